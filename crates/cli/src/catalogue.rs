@@ -1,0 +1,32 @@
+//! `layerone catalogue`: the registry as a table or as JSON.
+
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct CatalogueArgs {
+    /// Print the whole catalogue, with request and result schemas, as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: CatalogueArgs) -> anyhow::Result<()> {
+    let registry = ops::registry();
+    registry.check()?;
+    let catalogue = registry.catalogue();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "operations": catalogue }))?);
+        return Ok(());
+    }
+    println!("{:<22} {:<12} {:<7} {:<7} SUMMARY", "OPERATION", "FAMILY", "MODULE", "SCOPE");
+    for op in catalogue {
+        println!(
+            "{:<22} {:<12} {:<7} {:<7} {}",
+            op.operation,
+            op.family,
+            op.module.as_str(),
+            serde_json::to_value(op.scope)?.as_str().unwrap_or_default(),
+            op.summary
+        );
+    }
+    Ok(())
+}

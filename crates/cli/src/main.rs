@@ -1,0 +1,40 @@
+//! `layerone`: the node's command line.
+//!
+//! - `layerone dev`: the main job on its embedded defaults: a dev node with SQLite, the
+//!   simulated provider, a sandbox root and a self-signed certificate.
+//! - `layerone catalogue`: every operation, with family, module, scope and schemas.
+//! - `layerone job submit|show|wait`: jobs against a node, with its URL, key and pin from
+//!   flags or from a dev node's `dev.json`.
+
+mod catalogue;
+mod dev;
+mod job;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "layerone", version, about = "The layerone node command line")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a dev node: API over HTTPS plus a watching runner on the simulated provider.
+    Dev(dev::DevArgs),
+    /// List every operation this build offers.
+    Catalogue(catalogue::CatalogueArgs),
+    /// Submit, show or wait for jobs on a node.
+    #[command(subcommand)]
+    Job(job::JobCommand),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Dev(args) => dev::run(args),
+        Command::Catalogue(args) => catalogue::run(args),
+        Command::Job(cmd) => job::run(cmd),
+    }
+}

@@ -1,0 +1,56 @@
+//! Named crash points.
+//!
+//! The crash tests (DESIGN.md section 11) kill the real runner binary at a named point between
+//! two steps of the job lifecycle, or inside a multi-step handler, and then check that the next
+//! normal pass converges. A point is a call to [`point`] with a static name. It does nothing
+//! unless the process was started with `LAYERONE_CRASH_AT=<name>`, in which case reaching that
+//! point aborts the process at once, as `kill -9` would: no destructors, no flush, no unwinding.
+//!
+//! The variable is read once, when the first point is reached. The systemd units never set it.
+
+use std::sync::OnceLock;
+
+/// The environment variable that arms one crash point.
+pub const ENV: &str = "LAYERONE_CRASH_AT";
+
+static ARMED: OnceLock<Option<String>> = OnceLock::new();
+
+/// Arms the crash point named by `LAYERONE_CRASH_AT`, if any. The runner calls this first
+/// thing, before it clears its environment; later calls change nothing.
+pub fn arm_from_env() {
+    ARMED.get_or_init(|| std::env::var(ENV).ok().filter(|name| !name.is_empty()));
+}
+
+/// Aborts the process if `name` is the armed point; otherwise costs one atomic load and a
+/// string comparison.
+pub fn point(name: &'static str) {
+    if let Some(Some(armed)) = ARMED.get()
+        && armed == name
+    {
+        eprintln!("crash point {name} reached: aborting");
+        std::process::abort();
+    }
+}
+
+/// Every crash point the code can reach, so the crash tests can prove each one is exercised.
+/// A point missing from this list fails `crash_points_are_listed` in the runner's tests.
+pub const ALL: &[&str] = &[
+    "ingest.before_commit",
+    "ingest.after_commit",
+    "claim.after_commit",
+    "apply.before_handler",
+    "account.after_groupadd",
+    "account.after_useradd",
+    "account.after_usermod",
+    "account.purge.after_family",
+    "account.before_userdel",
+    "ssh_key.after_ssh_dir",
+    "ssh_key.after_write",
+    "web_domain.after_docroot",
+    "web_domain.after_vhost_write",
+    "web_domain.after_old_vhost_removed",
+    "batch.before_reload",
+    "batch.after_reload",
+    "complete.before_commit",
+    "complete.after_commit",
+];

@@ -1,0 +1,354 @@
+//! The `account` family: a tenant's system user and group, home and shell, and the quota
+//! figures the control plane set. `remove_account` is the purge sweep: every family's purge
+//! hook for the account, in reverse declaration order, so the account itself goes last.
+//!
+//! Ownership marker: the user's GECOS field is `layerone-<account id>`. A retry after a crash
+//! finds the user it created by that marker and adopts it; a user with the same name and
+//! another marker is someone else's, and the operation fails with `username_taken`.
+
+use std::path::PathBuf;
+
+use provider::programs::{Expire, UserAdd, UserMod};
+use registry::types::{Hex32, Inodes, MiB, Presence, Shell, Username};
+use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::context::{Ctx, provider_error};
+
+pub struct Account;
+
+impl Family for Account {
+    const NAME: &'static str = "account";
+    const MODULE: Module = Module::Core;
+    type Context = Ctx;
+
+    /// The account's own purge: the user, its group and its home. The other families' hooks
+    /// have run before this one (see [`purge_account`]).
+    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+        let Some(row) = ctx.state.resource(Account::NAME, account).map_err(store_error)? else {
+            return Ok(());
+        };
+        let username = row.data["username"].as_str().unwrap_or_default().to_owned();
+        crash::point("account.before_userdel");
+        if let Some(user) = ctx.provider.lookup_user(&username).map_err(provider_error)?
+            && user.gecos == marker(account)
+        {
+            ctx.provider.userdel(&username, true).map_err(provider_error)?;
+        }
+        if ctx.provider.lookup_group(&username).map_err(provider_error)?.is_some_and(|g| g.members.is_empty()) {
+            ctx.provider.groupdel(&username).map_err(provider_error)?;
+        }
+        ctx.forget_resource();
+        Ok(())
+    }
+}
+
+/// The GECOS marker that says a system user belongs to this account.
+pub fn marker(account: &Hex32) -> String {
+    format!("layerone-{account}")
+}
+
+/// The production path of a tenant's home.
+pub fn home_of(username: &Username) -> PathBuf {
+    PathBuf::from("/home").join(username.as_str())
+}
+
+pub(crate) fn store_error(e: store::StoreError) -> OpError {
+    OpError::retryable("state_unavailable", e.to_string())
+}
+
+/// An account as other families need it: who owns files, and where the home is.
+pub struct AccountInfo {
+    pub username: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// The production path of the home (`/home/<user>`).
+    pub home: PathBuf,
+}
+
+/// Looks up the account that owns a resource. Fails with `account_missing` when the account
+/// was never created here, or was removed.
+pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> {
+    let missing = || OpError::permanent("account_missing", format!("account {account} does not exist on this node"));
+    let row = ctx.state.resource(Account::NAME, account).map_err(store_error)?.ok_or_else(missing)?;
+    let username = row.data["username"].as_str().ok_or_else(missing)?;
+    let user = ctx.provider.lookup_user(username).map_err(provider_error)?.ok_or_else(missing)?;
+    if user.gecos != marker(account) {
+        return Err(missing());
+    }
+    Ok(AccountInfo { username: user.name, uid: user.uid, gid: user.gid, home: user.home.into() })
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// Create or converge a tenant's account.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnsureAccountRequest {
+    /// The account id; every other resource of the tenant names it as `account`.
+    pub id: Hex32,
+    /// The system user name. Fixed once created.
+    pub username: Username,
+    #[serde(default)]
+    pub shell: Shell,
+    /// Disk quota in MiB (0: unlimited). Recorded now; enforced by the quota module.
+    #[serde(default = "unlimited_mib")]
+    pub disk_quota_mib: MiB,
+    /// Inode quota (0: unlimited). Recorded now; enforced by the quota module.
+    #[serde(default = "unlimited_inodes")]
+    pub inode_quota: Inodes,
+}
+
+fn unlimited_mib() -> MiB {
+    MiB::try_from(0).expect("0 is within bounds")
+}
+
+fn unlimited_inodes() -> Inodes {
+    Inodes::try_from(0).expect("0 is within bounds")
+}
+
+impl Resource for EnsureAccountRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.id.clone())
+    }
+}
+
+/// The account as the OS shows it after the change.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountResult {
+    pub state: Presence,
+    pub username: Option<String>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub home: Option<String>,
+    pub shell: Option<String>,
+    pub suspended: Option<bool>,
+    pub disk_quota_mib: Option<u64>,
+    pub inode_quota: Option<u64>,
+}
+
+impl AccountResult {
+    fn absent() -> Self {
+        AccountResult {
+            state: Presence::Absent,
+            username: None,
+            uid: None,
+            gid: None,
+            home: None,
+            shell: None,
+            suspended: None,
+            disk_quota_mib: None,
+            inode_quota: None,
+        }
+    }
+}
+
+pub struct EnsureAccount;
+
+impl Operation for EnsureAccount {
+    const NAME: &'static str = "ensure_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Create or converge a tenant's system user, group and home";
+    type Family = Account;
+    type Request = EnsureAccountRequest;
+    type Result = AccountResult;
+
+    fn example() -> EnsureAccountRequest {
+        EnsureAccountRequest {
+            id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example"),
+            username: "shop1".parse().expect("valid example"),
+            shell: Shell::Bash,
+            disk_quota_mib: MiB::try_from(10_240).expect("valid example"),
+            inode_quota: Inodes::try_from(500_000).expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &EnsureAccountRequest) -> Result<AccountResult, OpError> {
+        let previous = ctx.state.resource(Account::NAME, &req.id).map_err(store_error)?;
+        if let Some(prev) = &previous
+            && prev.data["username"].as_str() != Some(req.username.as_str())
+        {
+            return Err(OpError::permanent(
+                "username_immutable",
+                format!("account {} already has the user name {}", req.id, prev.data["username"]),
+            ));
+        }
+        let name = req.username.as_str();
+        let home = home_of(&req.username);
+        let shell = req.shell.path();
+        let marker = marker(&req.id);
+        let user = match ctx.provider.lookup_user(name).map_err(provider_error)? {
+            Some(user) if user.gecos != marker => {
+                return Err(OpError::permanent("username_taken", format!("the user name {name} is taken on this node")));
+            }
+            Some(user) => user,
+            None => {
+                // A group of this name with members is not ours to adopt; an empty one is the
+                // group this operation created before a crash.
+                match ctx.provider.lookup_group(name).map_err(provider_error)? {
+                    Some(group) if !group.members.is_empty() => {
+                        return Err(OpError::permanent("username_taken", format!("the group {name} exists on this node")));
+                    }
+                    Some(_) => {}
+                    None => ctx.provider.groupadd(name).map_err(provider_error)?,
+                }
+                crash::point("account.after_groupadd");
+                ctx.provider
+                    .useradd(&UserAdd { name, group: name, home: &home, shell, comment: &marker, password_hash: None })
+                    .map_err(provider_error)?;
+                crash::point("account.after_useradd");
+                ctx.provider.lookup_user(name).map_err(provider_error)?.ok_or_else(|| {
+                    OpError::retryable("user_not_created", format!("useradd succeeded but {name} is not in passwd"))
+                })?
+            }
+        };
+        if user.shell != shell {
+            ctx.provider
+                .usermod(&UserMod { name, shell: Some(shell), ..UserMod::default() })
+                .map_err(provider_error)?;
+            crash::point("account.after_usermod");
+        }
+        let suspended = previous.as_ref().and_then(|p| p.data["suspended"].as_bool()).unwrap_or(false);
+        let data = json!({
+            "username": name,
+            "uid": user.uid,
+            "gid": user.gid,
+            "home": user.home,
+            "shell": shell,
+            "suspended": suspended,
+            "disk_quota_mib": req.disk_quota_mib.get(),
+            "inode_quota": req.inode_quota.get(),
+        });
+        ctx.set_resource(data);
+        Ok(AccountResult {
+            state: Presence::Present,
+            username: Some(name.to_owned()),
+            uid: Some(user.uid),
+            gid: Some(user.gid),
+            home: Some(user.home),
+            shell: Some(shell.to_owned()),
+            suspended: Some(suspended),
+            disk_quota_mib: Some(req.disk_quota_mib.get()),
+            inode_quota: Some(req.inode_quota.get()),
+        })
+    }
+}
+
+/// Names one existing account.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountRef {
+    pub id: Hex32,
+}
+
+impl Resource for AccountRef {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.id.clone())
+    }
+}
+
+fn example_ref() -> AccountRef {
+    AccountRef { id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example") }
+}
+
+/// Locks or unlocks the account's logins (password locked, account expired) and records it.
+fn set_suspended(ctx: &mut Ctx, req: &AccountRef, suspended: bool) -> Result<AccountResult, OpError> {
+    let info = account_info(ctx, &req.id)?;
+    let expire = if suspended { Expire::Expired } else { Expire::Never };
+    ctx.provider
+        .usermod(&UserMod { name: &info.username, lock: Some(suspended), expire: Some(expire), ..UserMod::default() })
+        .map_err(provider_error)?;
+    let mut row = ctx.state.resource(Account::NAME, &req.id).map_err(store_error)?.map(|r| r.data).unwrap_or_default();
+    row["suspended"] = json!(suspended);
+    let result = AccountResult {
+        state: Presence::Present,
+        username: Some(info.username.clone()),
+        uid: Some(info.uid),
+        gid: Some(info.gid),
+        home: Some(info.home.display().to_string()),
+        shell: row["shell"].as_str().map(str::to_owned),
+        suspended: Some(suspended),
+        disk_quota_mib: row["disk_quota_mib"].as_u64(),
+        inode_quota: row["inode_quota"].as_u64(),
+    };
+    ctx.set_resource(row);
+    Ok(result)
+}
+
+pub struct SuspendAccount;
+
+impl Operation for SuspendAccount {
+    const NAME: &'static str = "suspend_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Lock the account's logins (password locked, account expired)";
+    type Family = Account;
+    type Request = AccountRef;
+    type Result = AccountResult;
+
+    fn example() -> AccountRef {
+        example_ref()
+    }
+
+    fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountResult, OpError> {
+        set_suspended(ctx, req, true)
+    }
+}
+
+pub struct UnsuspendAccount;
+
+impl Operation for UnsuspendAccount {
+    const NAME: &'static str = "unsuspend_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Unlock the account's logins";
+    type Family = Account;
+    type Request = AccountRef;
+    type Result = AccountResult;
+
+    fn example() -> AccountRef {
+        example_ref()
+    }
+
+    fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountResult, OpError> {
+        set_suspended(ctx, req, false)
+    }
+}
+
+pub struct RemoveAccount;
+
+impl Operation for RemoveAccount {
+    const NAME: &'static str = "remove_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Remove the account and everything it owns on this node (every family's purge)";
+    type Family = Account;
+    type Request = AccountRef;
+    type Result = AccountResult;
+
+    fn example() -> AccountRef {
+        example_ref()
+    }
+
+    fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountResult, OpError> {
+        purge_account(ctx, &req.id)?;
+        Ok(AccountResult::absent())
+    }
+}
+
+/// The purge sweep derived from the registry: every family's purge hook for the account, in
+/// reverse declaration order (the account family is declared first, so it is purged last).
+/// Each hook is idempotent, so a crash anywhere in the sweep is finished by the retry.
+pub fn purge_account(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+    for family in crate::registry().families().iter().rev() {
+        (family.purge)(ctx, account)?;
+        crash::point("account.purge.after_family");
+    }
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! What a handler works with: the provider, state.db, and the bookkeeping that lets a runner
+//! pass coalesce reloads of shared services and revert their configuration when a reload fails.
+//!
+//! A change to a shared service's configuration goes through [`Ctx::write_service_config`] or
+//! [`Ctx::remove_service_config`]: the new file is written beside the old one, moved into
+//! place atomically, the service's configuration test is run, and on failure the old file is
+//! put back and the operation fails. The reload itself waits for the end of the batch
+//! ([`Ctx::finish_batch`]), once per service however many jobs touched it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use provider::{Provider, ProviderError};
+use registry::OpError;
+use serde_json::Value;
+use store::{ResourceChange, StateDb};
+
+/// A shared service whose configuration the node changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Service {
+    Apache,
+}
+
+impl Service {
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Apache => "apache",
+        }
+    }
+}
+
+/// A configuration file changed in this batch, with what to put back if the reload fails.
+#[derive(Debug)]
+struct Changed {
+    service: Service,
+    path: PathBuf,
+    previous: Option<Vec<u8>>,
+}
+
+pub struct Ctx {
+    pub provider: Arc<Provider>,
+    pub state: StateDb,
+    resource: ResourceChange,
+    job_services: BTreeSet<Service>,
+    changed: Vec<Changed>,
+}
+
+impl Ctx {
+    pub fn new(provider: Arc<Provider>, state: StateDb) -> Ctx {
+        Ctx { provider, state, resource: ResourceChange::Keep, job_services: BTreeSet::new(), changed: Vec::new() }
+    }
+
+    /// Records the resource row this job leaves behind (written with the job's completion).
+    pub fn set_resource(&mut self, data: Value) {
+        self.resource = ResourceChange::Upsert(data);
+    }
+
+    /// Records that this job removed its resource.
+    pub fn forget_resource(&mut self) {
+        self.resource = ResourceChange::Delete;
+    }
+
+    /// Called by the runner after each job: what the job did to its resource row and which
+    /// shared services it touched.
+    pub fn take_job_effects(&mut self) -> (ResourceChange, BTreeSet<Service>) {
+        (std::mem::replace(&mut self.resource, ResourceChange::Keep), std::mem::take(&mut self.job_services))
+    }
+
+    /// Installs a shared service's configuration file: written to a temporary file and moved
+    /// into place atomically, tested, and put back as it was if the test fails.
+    pub fn write_service_config(&mut self, service: Service, path: &Path, content: &[u8]) -> Result<(), OpError> {
+        // Written and tested even when unchanged: a crash may have put this content in place
+        // before it was tested, or before the service was reloaded.
+        let previous = self.provider.read_config(path).map_err(provider_error)?;
+        self.provider.write_config_atomic(path, content, 0o644).map_err(provider_error)?;
+        self.test_or_revert(service, path, previous)
+    }
+
+    /// Removes a shared service's configuration file, tested like a write.
+    pub fn remove_service_config(&mut self, service: Service, path: &Path) -> Result<(), OpError> {
+        let previous = self.provider.read_config(path).map_err(provider_error)?;
+        if previous.is_some() {
+            self.provider.remove_config(path).map_err(provider_error)?;
+        }
+        // Tested and reloaded even when already absent: a crash may have removed the file
+        // before the service was reloaded.
+        self.test_or_revert(service, path, previous)
+    }
+
+    fn test_or_revert(&mut self, service: Service, path: &Path, previous: Option<Vec<u8>>) -> Result<(), OpError> {
+        let tested = match service {
+            Service::Apache => self.provider.apache_configtest(),
+        };
+        if let Err(e) = tested {
+            restore(&self.provider, path, previous.as_deref());
+            return Err(OpError::permanent(
+                "config_test_failed",
+                format!("the {} configuration test failed; the change was reverted: {}", service.name(), e),
+            ));
+        }
+        self.job_services.insert(service);
+        // Keep the oldest known content: a revert puts back what was there before the batch.
+        if !self.changed.iter().any(|c| c.path == path) {
+            self.changed.push(Changed { service, path: path.to_owned(), previous });
+        }
+        Ok(())
+    }
+
+    /// Ends a batch: reloads each service touched in it, once. A service whose reload fails
+    /// gets its configuration files put back as they were before the batch and is reloaded
+    /// again; its name is returned so the runner fails the jobs that touched it.
+    pub fn finish_batch(&mut self) -> BTreeSet<Service> {
+        let services: BTreeSet<Service> = self.changed.iter().map(|c| c.service).collect();
+        let mut failed = BTreeSet::new();
+        for service in services {
+            crash::point("batch.before_reload");
+            let reloaded = match service {
+                Service::Apache => self.provider.apache_reload(),
+            };
+            crash::point("batch.after_reload");
+            if let Err(e) = reloaded {
+                tracing::error!(service = service.name(), error = %e, "reload failed; reverting this batch's configuration changes");
+                for changed in self.changed.iter().filter(|c| c.service == service) {
+                    restore(&self.provider, &changed.path, changed.previous.as_deref());
+                }
+                if let Err(e) = match service {
+                    Service::Apache => self.provider.apache_reload(),
+                } {
+                    tracing::error!(service = service.name(), error = %e, "reload after revert failed too");
+                }
+                failed.insert(service);
+            }
+        }
+        self.changed.clear();
+        failed
+    }
+}
+
+fn restore(provider: &Provider, path: &Path, previous: Option<&[u8]>) {
+    let restored = match previous {
+        Some(content) => provider.write_config_atomic(path, content, 0o644),
+        None => provider.remove_config(path),
+    };
+    if let Err(e) = restored {
+        tracing::error!(path = %path.display(), error = %e, "could not restore a configuration file");
+    }
+}
+
+/// Turns a provider failure into the operation's failure. Tenant paths are the tenant's
+/// problem (the operation fails, nothing else); the rest keeps the provider's stable code.
+pub fn provider_error(e: ProviderError) -> OpError {
+    let retryable = matches!(e.code(), "program_timeout" | "program_spawn_failed");
+    OpError { code: e.code().into(), message: e.to_string(), retryable }
+}

@@ -1,0 +1,188 @@
+//! The `ssh_key` family: the public keys in a tenant's `~/.ssh/authorized_keys`.
+//!
+//! The file is derived whole from the account's keys in state.db on every change, so a retry
+//! after a crash writes the same file and a key removed by the control plane cannot linger.
+//! Root writes it beneath the tenant's home without following any symlink the tenant placed
+//! there (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), owned by the tenant.
+
+use std::path::Path;
+
+use base64::Engine as _;
+use registry::types::{Hex32, Presence, SshPublicKey};
+use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::account::{AccountInfo, account_info, store_error};
+use crate::context::{Ctx, provider_error};
+
+pub struct SshKey;
+
+const SSH_DIR: &str = ".ssh";
+const AUTHORIZED_KEYS: &str = ".ssh/authorized_keys";
+
+impl Family for SshKey {
+    const NAME: &'static str = "ssh_key";
+    const MODULE: Module = Module::Core;
+    type Context = Ctx;
+
+    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+        let owner = Owner::Tenant(account.clone());
+        if ctx.state.resources_of(&owner, SshKey::NAME).map_err(store_error)?.is_empty() {
+            return Ok(());
+        }
+        if let Ok(info) = account_info(ctx, account) {
+            write_keys(ctx, &info, &[])?;
+        }
+        ctx.state.forget_resources_of(account, SshKey::NAME).map_err(store_error)?;
+        Ok(())
+    }
+}
+
+/// `SHA256:<base64>` of the key blob, as `ssh-keygen -l` prints it.
+pub fn fingerprint(key: &SshPublicKey) -> String {
+    let blob = key.as_str().split(' ').nth(1).unwrap_or_default();
+    let bytes = base64::engine::general_purpose::STANDARD.decode(blob).unwrap_or_default();
+    format!("SHA256:{}", base64::engine::general_purpose::STANDARD_NO_PAD.encode(Sha256::digest(bytes)))
+}
+
+/// The account's keys after this job: the recorded ones, with `change` applied.
+fn keys_after(ctx: &Ctx, account: &Hex32, id: &Hex32, change: Option<&SshPublicKey>) -> Result<Vec<String>, OpError> {
+    let owner = Owner::Tenant(account.clone());
+    let mut keys: Vec<(String, String)> = ctx
+        .state
+        .resources_of(&owner, SshKey::NAME)
+        .map_err(store_error)?
+        .into_iter()
+        .filter(|row| &row.resource_id != id)
+        .filter_map(|row| Some((row.resource_id.to_string(), row.data["key"].as_str()?.to_owned())))
+        .collect();
+    if let Some(key) = change {
+        keys.push((id.to_string(), key.to_string()));
+    }
+    keys.sort();
+    Ok(keys.into_iter().map(|(_, key)| key).collect())
+}
+
+fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpError> {
+    let home = ctx.provider.sysconf(&info.home);
+    let dir = ctx.provider.tenant_dir(&home, info.uid, info.gid).map_err(provider_error)?;
+    if keys.is_empty() {
+        return dir.remove_file(Path::new(AUTHORIZED_KEYS)).map_err(provider_error);
+    }
+    dir.mkdir_all(Path::new(SSH_DIR), 0o700).map_err(provider_error)?;
+    crash::point("ssh_key.after_ssh_dir");
+    let mut content = String::from("# Managed by layerone node: changes made here are replaced.\n");
+    for key in keys {
+        content.push_str(key);
+        content.push('\n');
+    }
+    dir.write_file_atomic(Path::new(AUTHORIZED_KEYS), content.as_bytes(), 0o600).map_err(provider_error)?;
+    crash::point("ssh_key.after_write");
+    Ok(())
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnsureSshKeyRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+    /// One OpenSSH public key line, without options.
+    pub key: SshPublicKey,
+}
+
+impl Resource for EnsureSshKeyRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveSshKeyRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for RemoveSshKeyRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SshKeyResult {
+    pub state: Presence,
+    /// `SHA256:...` of the key now in `authorized_keys`.
+    pub fingerprint: Option<String>,
+    /// How many keys the account's `authorized_keys` now holds.
+    pub keys_in_file: u32,
+}
+
+const EXAMPLE_KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example";
+
+pub struct EnsureSshKey;
+
+impl Operation for EnsureSshKey {
+    const NAME: &'static str = "ensure_ssh_key";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Authorize an SSH public key for the account's user";
+    type Family = SshKey;
+    type Request = EnsureSshKeyRequest;
+    type Result = SshKeyResult;
+
+    fn example() -> EnsureSshKeyRequest {
+        EnsureSshKeyRequest {
+            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2".parse().expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example"),
+            key: EXAMPLE_KEY.parse().expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &EnsureSshKeyRequest) -> Result<SshKeyResult, OpError> {
+        let info = account_info(ctx, &req.account)?;
+        let keys = keys_after(ctx, &req.account, &req.id, Some(&req.key))?;
+        write_keys(ctx, &info, &keys)?;
+        let fingerprint = fingerprint(&req.key);
+        ctx.set_resource(json!({"key": req.key, "fingerprint": fingerprint}));
+        Ok(SshKeyResult { state: Presence::Present, fingerprint: Some(fingerprint), keys_in_file: keys.len() as u32 })
+    }
+}
+
+pub struct RemoveSshKey;
+
+impl Operation for RemoveSshKey {
+    const NAME: &'static str = "remove_ssh_key";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Remove an SSH public key from the account's authorized keys";
+    type Family = SshKey;
+    type Request = RemoveSshKeyRequest;
+    type Result = SshKeyResult;
+
+    fn example() -> RemoveSshKeyRequest {
+        RemoveSshKeyRequest {
+            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2".parse().expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &RemoveSshKeyRequest) -> Result<SshKeyResult, OpError> {
+        let keys = keys_after(ctx, &req.account, &req.id, None)?;
+        // Without the account there is no file to change: the key is already gone.
+        if let Ok(info) = account_info(ctx, &req.account) {
+            write_keys(ctx, &info, &keys)?;
+        }
+        ctx.forget_resource();
+        Ok(SshKeyResult { state: Presence::Absent, fingerprint: None, keys_in_file: keys.len() as u32 })
+    }
+}

@@ -1,0 +1,594 @@
+//! The one place in the workspace that starts a program (DESIGN.md invariant 4).
+//!
+//! `execute` resolves a [`Program`] to its absolute path for the platform, then either starts
+//! it (Real, or Sim with the program listed as real) or hands the very same argument list to
+//! the simulation. Either way the invocation is written to the audit log and a non-zero exit
+//! becomes `ProviderError::Failed`. A started program gets a cleared environment (fixed
+//! `PATH`, `LC_ALL=C`), cwd `/`, a null or fed stdin, capped stdout/stderr, its own process
+//! group, and a deadline after which the whole group is killed and the child reaped. There is
+//! no shell: the argument list goes to `execve` as a list.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
+
+use crate::audit::{AuditLog, AuditRecord};
+use crate::error::ProviderError;
+use crate::program::Program;
+use crate::provider::Provider;
+
+/// The only `PATH` a program sees: programs that run helpers (apache2ctl is a shell script)
+/// find the system ones, never something from an inherited environment.
+pub const CHILD_PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// How much of stdout and of stderr is kept. Past this the output is still drained (so the
+/// child never blocks on a full pipe) but dropped, and the `*_truncated` flag is set.
+pub const OUTPUT_CAP: usize = 64 * 1024;
+
+/// How long to wait for a killed child to disappear, and for the output pipes to close after
+/// the child is gone. A pipe can outlive the child only if a grandchild escaped the process
+/// group; its output is then cut rather than waited for forever.
+const AFTER_EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// An argument list, with the positions that must not be written to the audit log.
+///
+/// Builders in `programs/` produce one; the simulation reads the same list, so what is tested
+/// is the argv production would run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Argv {
+    args: Vec<OsString>,
+    secret: Vec<bool>,
+}
+
+impl Argv {
+    pub fn new() -> Argv {
+        Argv::default()
+    }
+
+    /// Appends an ordinary argument.
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Argv {
+        self.args.push(arg.as_ref().to_owned());
+        self.secret.push(false);
+        self
+    }
+
+    /// Appends an argument that is logged as `<redacted>` (a password hash).
+    pub fn secret(&mut self, arg: impl AsRef<OsStr>) -> &mut Argv {
+        self.args.push(arg.as_ref().to_owned());
+        self.secret.push(true);
+        self
+    }
+
+    pub fn args(&self) -> &[OsString] {
+        &self.args
+    }
+
+    /// The list as written to the audit log.
+    pub fn for_audit(&self) -> Vec<String> {
+        self.args
+            .iter()
+            .zip(&self.secret)
+            .map(|(arg, &secret)| {
+                if secret {
+                    "<redacted>".to_owned()
+                } else {
+                    arg.to_string_lossy().into_owned()
+                }
+            })
+            .collect()
+    }
+}
+
+/// What a program that exited 0 printed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    pub status: i32,
+    pub stdout: Vec<u8>,
+    pub stdout_truncated: bool,
+    pub stderr: Vec<u8>,
+    pub stderr_truncated: bool,
+}
+
+impl Provider {
+    /// Runs `program` with `argv` (or simulates it), audits it, and checks its exit status.
+    ///
+    /// Only the typed wrappers in `programs/` call this, so that every argv the node can
+    /// produce is built by a reviewed builder.
+    pub(crate) fn execute(
+        &self,
+        program: Program,
+        argv: &Argv,
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Output, ProviderError> {
+        let Some(path) = program.path(self.platform) else {
+            return Err(ProviderError::Unsupported {
+                program,
+                platform: self.platform,
+            });
+        };
+        let real = self.backend.runs_real(program);
+        self.run_audited(program, Path::new(path), argv, stdin, timeout, real)
+    }
+
+    /// Test hook: runs an arbitrary absolute path for real, labelled as `label` in errors and
+    /// the audit log, so `execute`'s process handling can be tested with harmless programs.
+    #[cfg(test)]
+    pub(crate) fn execute_path_for_test(
+        &self,
+        label: Program,
+        path: &Path,
+        argv: &Argv,
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Output, ProviderError> {
+        self.run_audited(label, path, argv, stdin, timeout, true)
+    }
+
+    fn run_audited(
+        &self,
+        program: Program,
+        path: &Path,
+        argv: &Argv,
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+        real: bool,
+    ) -> Result<Output, ProviderError> {
+        // Opened first: an invocation that cannot be audited does not happen.
+        let mut audit = AuditLog::open(&self.audit_dir)?;
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let started = Instant::now();
+        let result = if real {
+            run_process(program, path, argv.args(), stdin, timeout)
+        } else {
+            Ok(crate::sim::run(self, program, argv.args(), stdin))
+        };
+        let ms = started.elapsed().as_millis() as u64;
+        let backend = if real { "real" } else { "sim" };
+        let record = AuditRecord {
+            at,
+            program: program.name().to_owned(),
+            path: path.to_string_lossy().into_owned(),
+            args: argv.for_audit(),
+            status: result.as_ref().ok().map(|o| o.status),
+            ms,
+            backend: backend.to_owned(),
+            error: result.as_ref().err().map(|e| e.code().to_owned()),
+        };
+        if let Err(error) = audit.append(&record) {
+            // The program has already run; failing the call now would misreport what
+            // happened to the OS. Say so loudly instead.
+            tracing::error!(
+                target: "audit",
+                path = %audit.path().display(),
+                %error,
+                "could not append to the audit log"
+            );
+        }
+        tracing::info!(
+            target: "audit",
+            program = program.name(),
+            path = %path.display(),
+            args = ?record.args,
+            status = ?record.status,
+            ms,
+            backend,
+            error = record.error.as_deref(),
+            "program invoked"
+        );
+        let output = result?;
+        if output.status != 0 {
+            return Err(ProviderError::Failed {
+                program,
+                status: output.status,
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            });
+        }
+        Ok(output)
+    }
+}
+
+/// Starts the process. This is the only `Command::new` in the workspace.
+#[allow(clippy::disallowed_methods)] // DESIGN.md invariant 4: the provider is the one crate allowed to start programs, and this is its one spawn.
+fn spawn(path: &Path, args: &[OsString], feed_stdin: bool) -> std::io::Result<Child> {
+    Command::new(path)
+        .args(args)
+        .env_clear()
+        .env("PATH", CHILD_PATH)
+        .env("LC_ALL", "C")
+        .current_dir("/")
+        .stdin(if feed_stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, so a timeout kills the helpers a wrapper script started too.
+        .process_group(0)
+        .spawn()
+}
+
+fn run_process(
+    program: Program,
+    path: &Path,
+    args: &[OsString],
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<Output, ProviderError> {
+    let deadline = Instant::now() + timeout;
+    let mut child = spawn(path, args, stdin.is_some()).map_err(|source| ProviderError::Spawn {
+        program,
+        path: path.to_owned(),
+        source,
+    })?;
+    let pid = Pid::from_child(&child);
+
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let bytes = bytes.to_vec();
+        // A writer thread, because a child that writes while we feed it (cat) would otherwise
+        // deadlock on two full pipes. EPIPE (the child stopped reading) is not our error: the
+        // exit status says what happened.
+        thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    let stdout = Capture::start(child.stdout.take().expect("stdout was piped at spawn"));
+    let stderr = Capture::start(child.stderr.take().expect("stderr was piped at spawn"));
+
+    // Wait for exit without reaping (WNOWAIT) in a helper thread, so the main thread can wait
+    // with a deadline, and the pid stays ours (a zombie) until `child.wait()` reaps it: a
+    // kill can never hit a recycled pid.
+    let (exited_tx, exited_rx) = mpsc::channel();
+    thread::spawn(move || {
+        loop {
+            match rustix::process::waitid(
+                WaitId::Pid(pid),
+                WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+            ) {
+                Err(rustix::io::Errno::INTR) => continue,
+                _ => break,
+            }
+        }
+        let _ = exited_tx.send(());
+    });
+
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let timed_out = exited_rx.recv_timeout(remaining).is_err();
+    if timed_out {
+        // The group id is the child's pid (process_group(0)); it is still unreaped, so the
+        // id cannot have been reused.
+        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+        if exited_rx.recv_timeout(AFTER_EXIT_GRACE).is_err() {
+            // Unkillable (stuck in the kernel). Leave it; reaping would block this pass.
+            tracing::error!(program = program.name(), pid = pid.as_raw_nonzero().get(), "timed-out program did not die after SIGKILL");
+            return Err(ProviderError::Timeout { program, timeout });
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| ProviderError::io("wait for", path, e))?;
+    let grace = Instant::now() + AFTER_EXIT_GRACE;
+    let (stdout, stdout_truncated) = stdout.finish(grace);
+    let (stderr, stderr_truncated) = stderr.finish(grace);
+    if timed_out {
+        return Err(ProviderError::Timeout { program, timeout });
+    }
+    Ok(Output {
+        status: status_code(status),
+        stdout,
+        stdout_truncated,
+        stderr,
+        stderr_truncated,
+    })
+}
+
+/// The exit code, or 128 + signal (the shell convention) when a signal ended the process.
+fn status_code(status: ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => -1,
+    }
+}
+
+/// Drains one output pipe in a thread, keeping the first `OUTPUT_CAP` bytes.
+struct Capture {
+    buf: Arc<Mutex<(Vec<u8>, bool)>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Capture {
+    fn start(mut pipe: impl Read + Send + 'static) -> Capture {
+        let buf = Arc::new(Mutex::new((Vec::new(), false)));
+        let (done_tx, done) = mpsc::channel();
+        let shared = Arc::clone(&buf);
+        thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let mut guard = shared.lock().unwrap_or_else(|p| p.into_inner());
+                        let (kept, truncated) = &mut *guard;
+                        let room = OUTPUT_CAP.saturating_sub(kept.len());
+                        kept.extend_from_slice(&chunk[..n.min(room)]);
+                        if n > room {
+                            *truncated = true;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = done_tx.send(());
+        });
+        Capture { buf, done }
+    }
+
+    /// What was captured, once the pipe closed or `until` passed (then marked truncated).
+    fn finish(self, until: Instant) -> (Vec<u8>, bool) {
+        let closed = self
+            .done
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+            .is_ok();
+        let mut guard = self.buf.lock().unwrap_or_else(|p| p.into_inner());
+        let (kept, truncated) = &mut *guard;
+        (std::mem::take(kept), *truncated || !closed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::audit::read_audit_log;
+    use crate::platform::Platform;
+    use crate::provider::{Backend, ProviderConfig};
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        provider: Provider,
+        audit_dir: PathBuf,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let audit_dir = dir.path().join("audit");
+        let provider = Provider::new(ProviderConfig {
+            platform: Platform::Debian,
+            root: dir.path().join("root"),
+            backend: Backend::Real,
+            audit_dir: audit_dir.clone(),
+        });
+        Fixture {
+            _dir: dir,
+            provider,
+            audit_dir,
+        }
+    }
+
+    fn run(
+        f: &Fixture,
+        path: &str,
+        args: &[&str],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Output, ProviderError> {
+        let mut argv = Argv::new();
+        for a in args {
+            argv.arg(a);
+        }
+        f.provider
+            .execute_path_for_test(Program::Openssl, Path::new(path), &argv, stdin, timeout)
+    }
+
+    #[test]
+    fn true_succeeds_and_is_audited() {
+        let f = fixture();
+        let out = run(&f, "/bin/true", &[], None, Duration::from_secs(10)).unwrap();
+        assert_eq!(out.status, 0);
+        let log = read_audit_log(&f.audit_dir).unwrap();
+        assert_eq!(log.len(), 1);
+        assert_eq!(log[0].path, "/bin/true");
+        assert_eq!(log[0].status, Some(0));
+        assert_eq!(log[0].backend, "real");
+    }
+
+    #[test]
+    fn nonzero_exit_is_failed_with_status_and_stderr() {
+        let f = fixture();
+        let err = run(&f, "/bin/false", &[], None, Duration::from_secs(10)).unwrap_err();
+        assert!(
+            matches!(err, ProviderError::Failed { status: 1, .. }),
+            "{err:?}"
+        );
+        assert_eq!(err.code(), "program_failed");
+
+        let err = run(
+            &f,
+            "/bin/ls",
+            &["/definitely/not/here"],
+            None,
+            Duration::from_secs(10),
+        )
+        .unwrap_err();
+        let ProviderError::Failed { stderr, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert!(stderr.contains("/definitely/not/here"), "{stderr}");
+        // Failures are audited too.
+        let log = read_audit_log(&f.audit_dir).unwrap();
+        assert_eq!(log.len(), 2);
+        assert!(log.iter().all(|r| r.status.is_some_and(|s| s != 0)));
+    }
+
+    #[test]
+    fn timeout_kills_and_reaps_the_child() {
+        let f = fixture();
+        let started = Instant::now();
+        let err = run(&f, "/bin/sleep", &["5"], None, Duration::from_millis(200)).unwrap_err();
+        assert!(matches!(err, ProviderError::Timeout { .. }), "{err:?}");
+        assert_eq!(err.code(), "program_timeout");
+        assert!(started.elapsed() < Duration::from_secs(4));
+        // Reaped: no zombie `sleep` child of ours remains.
+        assert_eq!(
+            rustix::process::waitid(
+                WaitId::All,
+                WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT
+            )
+            .map(|s| s.is_some())
+            .unwrap_or(false),
+            false,
+            "a child was left unreaped"
+        );
+        let log = read_audit_log(&f.audit_dir).unwrap();
+        assert_eq!(log[0].status, None);
+        assert_eq!(log[0].error.as_deref(), Some("program_timeout"));
+    }
+
+    #[test]
+    fn timeout_kills_grandchildren_holding_the_pipes() {
+        let f = fixture();
+        // sh starts a background sleep that inherits stdout; without the group kill the
+        // capture would wait for it.
+        let started = Instant::now();
+        let err = run(
+            &f,
+            "/bin/sh",
+            &["-c", "/bin/sleep 30 & /bin/sleep 30"],
+            None,
+            Duration::from_millis(200),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ProviderError::Timeout { .. }), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    #[test]
+    fn stdin_is_fed_and_output_is_capped() {
+        let f = fixture();
+        let input: Vec<u8> = (0..1024 * 1024).map(|i| (i % 251) as u8).collect();
+        let out = run(&f, "/bin/cat", &[], Some(&input), Duration::from_secs(30)).unwrap();
+        assert_eq!(out.stdout.len(), OUTPUT_CAP);
+        assert!(out.stdout_truncated);
+        assert_eq!(&out.stdout[..], &input[..OUTPUT_CAP]);
+        assert!(!out.stderr_truncated);
+
+        let out = run(&f, "/bin/cat", &[], Some(b"hello"), Duration::from_secs(10)).unwrap();
+        assert_eq!(out.stdout, b"hello");
+        assert!(!out.stdout_truncated);
+    }
+
+    #[test]
+    fn stdin_is_null_when_not_fed() {
+        let f = fixture();
+        // cat of a null stdin ends at once instead of waiting for input.
+        let out = run(&f, "/bin/cat", &[], None, Duration::from_secs(10)).unwrap();
+        assert!(out.stdout.is_empty());
+    }
+
+    #[test]
+    fn environment_is_cleared_to_path_and_locale() {
+        // SAFETY: not needed; set_var is unsafe in edition 2024 and we avoid it. The test
+        // relies on the test runner's own environment being non-empty instead.
+        assert!(std::env::vars_os().count() > 2, "the test needs an inherited environment");
+        let f = fixture();
+        let out = run(&f, "/usr/bin/env", &[], None, Duration::from_secs(10)).unwrap();
+        let mut lines: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        assert_eq!(lines, vec![format!("LC_ALL=C"), format!("PATH={CHILD_PATH}")]);
+    }
+
+    #[test]
+    fn cwd_is_root() {
+        let f = fixture();
+        let out = run(&f, "/bin/pwd", &[], None, Duration::from_secs(10)).unwrap();
+        assert_eq!(out.stdout, b"/\n");
+    }
+
+    #[test]
+    fn arguments_are_a_list_not_a_shell_line() {
+        let f = fixture();
+        let out = run(
+            &f,
+            "/bin/echo",
+            &["a b", "$(id)", "; true"],
+            None,
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(out.stdout, b"a b $(id) ; true\n");
+    }
+
+    #[test]
+    fn missing_executable_is_spawn_failed_and_audited() {
+        let f = fixture();
+        let err = run(&f, "/nonexistent/prog", &[], None, Duration::from_secs(10)).unwrap_err();
+        assert_eq!(err.code(), "program_spawn_failed");
+        let log = read_audit_log(&f.audit_dir).unwrap();
+        assert_eq!(log[0].error.as_deref(), Some("program_spawn_failed"));
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_the_audit_log() {
+        let f = fixture();
+        let mut argv = Argv::new();
+        argv.arg("--password").secret("$6$salt$hash");
+        f.provider
+            .execute_path_for_test(
+                Program::Usermod,
+                Path::new("/bin/true"),
+                &argv,
+                None,
+                Duration::from_secs(10),
+            )
+            .unwrap();
+        let text = std::fs::read_to_string(f.audit_dir.join("audit.log")).unwrap();
+        assert!(!text.contains("$6$salt$hash"), "{text}");
+        assert!(text.contains("<redacted>"), "{text}");
+    }
+
+    #[test]
+    fn audit_log_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let f = fixture();
+        run(&f, "/bin/true", &[], None, Duration::from_secs(10)).unwrap();
+        let mode = std::fs::metadata(f.audit_dir.join("audit.log"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn unsupported_program_starts_nothing() {
+        let f = fixture();
+        let err = f
+            .provider
+            .execute(
+                Program::Cagefsctl,
+                &Argv::new(),
+                None,
+                Duration::from_secs(1),
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), "unsupported_on_platform");
+        assert!(read_audit_log(&f.audit_dir).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,46 @@
+//! `provider`: the only code in layerone node that runs a program or touches a system path.
+//!
+//! Everything the node does to the operating system goes through a [`Provider`]:
+//!
+//! - programs are named by the closed [`Program`] enum (one absolute path per [`Platform`])
+//!   and run by one `execute` with a cleared environment, capped output, a timeout, an exit
+//!   status check and an audit line (`exec.rs`, `audit.rs`); each program has a module in
+//!   `programs/` with typed arguments and the argv builder;
+//! - system paths are mapped under a configurable root with [`Provider::sysconf`], so the
+//!   same code runs against `/` in production and a temporary sysroot in tests;
+//! - root-owned configuration files are replaced atomically (`files.rs`), and files inside a
+//!   tenant's home are reached only through [`TenantDir`], which never follows a symlink
+//!   (DESIGN.md invariant 7);
+//! - the [`Backend::Sim`] backend models each program's effect on the sysroot, so tests and
+//!   the dev node check real files; [`testing`] has the shared setup for them.
+//!
+//! The workspace's clippy configuration forbids `std::process::Command::new` everywhere;
+//! `exec.rs` holds the single, documented exception.
+
+mod audit;
+mod error;
+mod exec;
+mod files;
+mod platform;
+mod program;
+mod programs;
+mod provider;
+mod sim;
+mod sysconf;
+mod tenant_fs;
+pub mod testing;
+mod users;
+
+pub use audit::{AUDIT_FILE, AuditRecord, read_audit_log};
+pub use error::ProviderError;
+pub use exec::{CHILD_PATH, OUTPUT_CAP};
+pub use files::CONFIG_MODE;
+pub use platform::{Platform, UnknownPlatform};
+pub use program::{DEFAULT_TIMEOUT, Program};
+pub use programs::apachectl::ApacheLayout;
+pub use programs::useradd::{HOME_MODE, UserAdd};
+pub use programs::usermod::{Expire, UserMod};
+pub use provider::{Backend, Provider, ProviderConfig};
+pub use sim::SIM_RELOADS_FILE;
+pub use tenant_fs::{MAX_TENANT_READ, TenantDir};
+pub use users::{GroupEntry, PasswdEntry, ShadowEntry};

@@ -1,0 +1,220 @@
+//! The fixed table of executables the node may run (DESIGN.md invariant 4).
+//!
+//! A program is named by a symbol of this closed enum, never by a path or a string that came
+//! from a request, and each symbol maps to one absolute path per platform. A program that does
+//! not exist on a platform maps to `None`, which `execute` turns into the typed
+//! `unsupported_on_platform` error before anything is started. Adding an executable means
+//! adding a variant here, a row in `path`, and a module under `programs/` with its typed
+//! arguments.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::platform::Platform;
+
+/// An executable the provider is allowed to run.
+///
+/// PHP-FPM is deliberately absent: its binary is versioned (`php-fpm8.2`,
+/// `/opt/alt/php82/usr/sbin/php-fpm`), so it will be a variant carrying a closed PHP version
+/// enum rather than a single path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Program {
+    #[serde(rename = "useradd")]
+    Useradd,
+    #[serde(rename = "usermod")]
+    Usermod,
+    #[serde(rename = "userdel")]
+    Userdel,
+    #[serde(rename = "groupadd")]
+    Groupadd,
+    #[serde(rename = "groupdel")]
+    Groupdel,
+    /// `apache2ctl` on Debian, `apachectl` on CloudLinux.
+    #[serde(rename = "apachectl")]
+    ApacheCtl,
+    #[serde(rename = "postfix")]
+    Postfix,
+    #[serde(rename = "doveconf")]
+    Doveconf,
+    /// The MariaDB/MySQL command-line client.
+    #[serde(rename = "mariadb")]
+    Mariadb,
+    #[serde(rename = "openssl")]
+    Openssl,
+    #[serde(rename = "opendkim-genkey")]
+    OpendkimGenkey,
+    /// CloudLinux only.
+    #[serde(rename = "cagefsctl")]
+    Cagefsctl,
+    /// CloudLinux only.
+    #[serde(rename = "lvectl")]
+    Lvectl,
+    /// CloudLinux only.
+    #[serde(rename = "selectorctl")]
+    Selectorctl,
+}
+
+/// How long a program may run when its module does not say otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl Program {
+    /// Every program, so tests can check the whole table.
+    pub const ALL: &'static [Program] = &[
+        Program::Useradd,
+        Program::Usermod,
+        Program::Userdel,
+        Program::Groupadd,
+        Program::Groupdel,
+        Program::ApacheCtl,
+        Program::Postfix,
+        Program::Doveconf,
+        Program::Mariadb,
+        Program::Openssl,
+        Program::OpendkimGenkey,
+        Program::Cagefsctl,
+        Program::Lvectl,
+        Program::Selectorctl,
+    ];
+
+    /// The absolute path of the program on `platform`, or `None` where the platform has no
+    /// such program (the caller answers `unsupported_on_platform`).
+    pub fn path(self, platform: Platform) -> Option<&'static str> {
+        use Platform::{CloudLinux, Debian};
+        use Program::*;
+        match (self, platform) {
+            // shadow-utils live in the same place on both families.
+            (Useradd, _) => Some("/usr/sbin/useradd"),
+            (Usermod, _) => Some("/usr/sbin/usermod"),
+            (Userdel, _) => Some("/usr/sbin/userdel"),
+            (Groupadd, _) => Some("/usr/sbin/groupadd"),
+            (Groupdel, _) => Some("/usr/sbin/groupdel"),
+            (ApacheCtl, Debian) => Some("/usr/sbin/apache2ctl"),
+            (ApacheCtl, CloudLinux) => Some("/usr/sbin/apachectl"),
+            (Postfix, _) => Some("/usr/sbin/postfix"),
+            (Doveconf, _) => Some("/usr/bin/doveconf"),
+            (Mariadb, Debian) => Some("/usr/bin/mariadb"),
+            // CloudLinux ships MariaDB or MySQL through MySQL Governor; `mysql` is the client
+            // name both provide.
+            (Mariadb, CloudLinux) => Some("/usr/bin/mysql"),
+            (Openssl, _) => Some("/usr/bin/openssl"),
+            (OpendkimGenkey, _) => Some("/usr/sbin/opendkim-genkey"),
+            (Cagefsctl, Debian) | (Lvectl, Debian) | (Selectorctl, Debian) => None,
+            (Cagefsctl, CloudLinux) => Some("/usr/sbin/cagefsctl"),
+            (Lvectl, CloudLinux) => Some("/usr/sbin/lvectl"),
+            (Selectorctl, CloudLinux) => Some("/usr/bin/selectorctl"),
+        }
+    }
+
+    /// The stable symbolic name, used in the audit log, errors and serde.
+    pub fn name(self) -> &'static str {
+        match self {
+            Program::Useradd => "useradd",
+            Program::Usermod => "usermod",
+            Program::Userdel => "userdel",
+            Program::Groupadd => "groupadd",
+            Program::Groupdel => "groupdel",
+            Program::ApacheCtl => "apachectl",
+            Program::Postfix => "postfix",
+            Program::Doveconf => "doveconf",
+            Program::Mariadb => "mariadb",
+            Program::Openssl => "openssl",
+            Program::OpendkimGenkey => "opendkim-genkey",
+            Program::Cagefsctl => "cagefsctl",
+            Program::Lvectl => "lvectl",
+            Program::Selectorctl => "selectorctl",
+        }
+    }
+
+    /// How long one run may take before it is killed.
+    ///
+    /// Apache gets less than the default because a configuration test that hangs is holding
+    /// up every other tenant's web change in the same runner pass.
+    pub fn default_timeout(self) -> Duration {
+        match self {
+            Program::ApacheCtl => Duration::from_secs(30),
+            _ => DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    #[test]
+    fn every_program_path_is_absolute_and_clean() {
+        for &program in Program::ALL {
+            for &platform in Platform::ALL {
+                if let Some(path) = program.path(platform) {
+                    assert!(path.starts_with('/'), "{program} on {platform}: {path}");
+                    assert!(!path.contains(".."), "{program} on {platform}: {path}");
+                    assert!(!path.contains("//"), "{program} on {platform}: {path}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn program_names_are_unique_and_match_serde() {
+        let mut seen = HashSet::new();
+        for &program in Program::ALL {
+            assert!(seen.insert(program.name()), "duplicate name {program}");
+            let json = serde_json::to_string(&program).unwrap();
+            assert_eq!(json, format!("\"{}\"", program.name()));
+            assert_eq!(serde_json::from_str::<Program>(&json).unwrap(), program);
+        }
+    }
+
+    #[test]
+    fn isolation_programs_are_unsupported_on_debian_only() {
+        for program in [Program::Cagefsctl, Program::Lvectl, Program::Selectorctl] {
+            assert_eq!(program.path(Platform::Debian), None);
+            assert!(program.path(Platform::CloudLinux).is_some());
+        }
+        assert_eq!(
+            Program::ApacheCtl.path(Platform::Debian),
+            Some("/usr/sbin/apache2ctl")
+        );
+        assert_eq!(
+            Program::ApacheCtl.path(Platform::CloudLinux),
+            Some("/usr/sbin/apachectl")
+        );
+    }
+
+    #[test]
+    fn all_lists_every_variant_once() {
+        // A variant missing from ALL would escape the table tests above; matching here makes
+        // adding a variant without listing it a compile error in this test.
+        for &program in Program::ALL {
+            match program {
+                Program::Useradd
+                | Program::Usermod
+                | Program::Userdel
+                | Program::Groupadd
+                | Program::Groupdel
+                | Program::ApacheCtl
+                | Program::Postfix
+                | Program::Doveconf
+                | Program::Mariadb
+                | Program::Openssl
+                | Program::OpendkimGenkey
+                | Program::Cagefsctl
+                | Program::Lvectl
+                | Program::Selectorctl => {}
+            }
+        }
+        assert_eq!(Program::ALL.len(), 14);
+        let unique: HashSet<_> = Program::ALL.iter().collect();
+        assert_eq!(unique.len(), Program::ALL.len());
+    }
+}

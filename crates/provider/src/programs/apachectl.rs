@@ -1,0 +1,102 @@
+//! `apachectl` (`apache2ctl` on Debian): configuration test and graceful reload, plus where
+//! the platform keeps Apache's configuration.
+//!
+//! Changing a shared service's configuration follows DESIGN.md invariant 8: write to a
+//! temporary file, `apache_configtest`, move into place, `apache_reload`, revert on failure.
+//! With a sysroot (tests, dev node) the main configuration is passed with `-f` so the real
+//! `apache2ctl` reads the sysroot's config instead of `/etc`.
+
+use crate::error::ProviderError;
+use crate::exec::Argv;
+use crate::platform::Platform;
+use crate::program::Program;
+use crate::provider::Provider;
+
+/// Where the platform's Apache keeps the files the node cares about. All are system paths:
+/// map them with [`Provider::sysconf`] before touching them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApacheLayout {
+    /// The main configuration file.
+    pub main_config: &'static str,
+    /// The directory the node's vhost files (`*.conf`) go in. The node owns it entirely.
+    pub vhosts_dir: &'static str,
+    /// The line the main configuration needs so Apache reads the node's vhosts.
+    pub include_line: &'static str,
+}
+
+impl ApacheLayout {
+    pub fn for_platform(platform: Platform) -> ApacheLayout {
+        match platform {
+            Platform::Debian => ApacheLayout {
+                main_config: "/etc/apache2/apache2.conf",
+                vhosts_dir: "/etc/apache2/layerone/vhosts",
+                include_line: "IncludeOptional /etc/apache2/layerone/vhosts/*.conf",
+            },
+            Platform::CloudLinux => ApacheLayout {
+                main_config: "/etc/httpd/conf/httpd.conf",
+                vhosts_dir: "/etc/httpd/layerone/vhosts",
+                include_line: "IncludeOptional /etc/httpd/layerone/vhosts/*.conf",
+            },
+        }
+    }
+}
+
+impl Provider {
+    pub fn apache_layout(&self) -> ApacheLayout {
+        ApacheLayout::for_platform(self.platform)
+    }
+
+    /// `apachectl [-f CONF] -t`. `Err(ProviderError::Failed { stderr, .. })` carries Apache's
+    /// explanation (`AH00526: Syntax error on line N of FILE: ...`).
+    pub fn apache_configtest(&self) -> Result<(), ProviderError> {
+        let argv = self.apache_argv(ApacheAction::ConfigTest);
+        self.execute(
+            Program::ApacheCtl,
+            &argv,
+            None,
+            Program::ApacheCtl.default_timeout(),
+        )?;
+        Ok(())
+    }
+
+    /// A graceful reload: `apachectl graceful`, or `apachectl -f CONF -k graceful` with a
+    /// sysroot. Running requests finish on the old configuration.
+    pub fn apache_reload(&self) -> Result<(), ProviderError> {
+        let argv = self.apache_argv(ApacheAction::GracefulReload);
+        self.execute(
+            Program::ApacheCtl,
+            &argv,
+            None,
+            Program::ApacheCtl.default_timeout(),
+        )?;
+        Ok(())
+    }
+
+    pub(crate) fn apache_argv(&self, action: ApacheAction) -> Argv {
+        let mut argv = Argv::new();
+        if self.root_is_slash() {
+            match action {
+                ApacheAction::ConfigTest => argv.arg("-t"),
+                // The wrapper's own `graceful` tests the config first and refuses to signal
+                // a server whose config is broken.
+                ApacheAction::GracefulReload => argv.arg("graceful"),
+            };
+        } else {
+            // With arguments besides the verb, apache2ctl passes everything straight to the
+            // server binary, so the verb must be the server's own `-k graceful`.
+            argv.arg("-f")
+                .arg(self.sysconf(self.apache_layout().main_config));
+            match action {
+                ApacheAction::ConfigTest => argv.arg("-t"),
+                ApacheAction::GracefulReload => argv.arg("-k").arg("graceful"),
+            };
+        }
+        argv
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ApacheAction {
+    ConfigTest,
+    GracefulReload,
+}

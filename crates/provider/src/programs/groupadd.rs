@@ -1,0 +1,29 @@
+//! `groupadd`: creates a tenant's primary group.
+//!
+//! Exit codes callers rely on (shadow-utils): 9 = the group already exists, 3 = invalid name.
+
+use crate::error::ProviderError;
+use crate::exec::Argv;
+use crate::program::Program;
+use crate::provider::Provider;
+
+impl Provider {
+    /// `groupadd [--prefix ROOT] -- NAME`; the system picks the gid (GID_MIN..GID_MAX).
+    pub fn groupadd(&self, name: &str) -> Result<(), ProviderError> {
+        let argv = self.groupadd_argv(name);
+        self.execute(
+            Program::Groupadd,
+            &argv,
+            None,
+            Program::Groupadd.default_timeout(),
+        )?;
+        Ok(())
+    }
+
+    pub(crate) fn groupadd_argv(&self, name: &str) -> Argv {
+        let mut argv = self.shadow_argv();
+        // `--` so a name can never be read as an option, whatever validated it upstream.
+        argv.arg("--").arg(name);
+        argv
+    }
+}

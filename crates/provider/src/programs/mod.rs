@@ -1,0 +1,32 @@
+//! One module per allowed executable: its typed arguments, the argv builder, and the
+//! `Provider` method a handler calls.
+//!
+//! Keeping the builder next to the method means every argument list the node can produce is
+//! written in one reviewed place; the Sim backend parses the same list, so a test that passes
+//! under Sim exercised the argv production runs.
+
+pub mod apachectl;
+pub mod groupadd;
+pub mod groupdel;
+pub mod useradd;
+pub mod userdel;
+pub mod usermod;
+
+use crate::exec::Argv;
+use crate::provider::Provider;
+
+impl Provider {
+    /// The argv prefix shadow-utils need to work on the sysroot instead of `/`.
+    ///
+    /// `--prefix` (shadow-utils 4.6+) makes useradd and friends read and write
+    /// `<prefix>/etc/passwd` etc. and create homes under the prefix, so with a temporary root
+    /// a real shadow-utils program changes the sysroot, not this machine. Production (root
+    /// `/`) passes nothing, which keeps its argv identical to what an operator would type.
+    pub(crate) fn shadow_argv(&self) -> Argv {
+        let mut argv = Argv::new();
+        if !self.root_is_slash() {
+            argv.arg("--prefix").arg(&self.root);
+        }
+        argv
+    }
+}

@@ -1,0 +1,98 @@
+//! `useradd`: creates a tenant's system user with its home.
+//!
+//! Exit codes callers rely on: 9 = the user already exists, 6 = the group does not exist,
+//! 3 = an invalid argument (shadow-utils rejects a GECOS comment containing `:` or a
+//! newline, so an ownership marker stored there must not use `:`), 12 = the home could not
+//! be created.
+
+use std::path::Path;
+
+use rustix::fs::{Mode, OFlags};
+
+use crate::error::ProviderError;
+use crate::exec::Argv;
+use crate::program::Program;
+use crate::provider::Provider;
+
+/// The mode of a tenant home: the owner and its group (the web server reaches it through the
+/// group), nobody else. Set by the provider after `useradd`, because the mode `useradd`
+/// gives depends on login.defs (HOME_MODE exists only in newer shadow-utils, UMASK differs
+/// per distribution).
+pub const HOME_MODE: u32 = 0o750;
+
+/// The arguments of one `useradd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserAdd<'a> {
+    pub name: &'a str,
+    /// The primary group, which must already exist (`Provider::groupadd`).
+    pub group: &'a str,
+    /// The absolute system path of the home (mapped under the root by `--prefix` in tests).
+    pub home: &'a Path,
+    pub shell: &'a str,
+    /// Stored verbatim in the GECOS field. Must not contain `:` or a newline (useradd exits
+    /// 3).
+    pub comment: &'a str,
+    /// A crypt(3) hash (SHA-512 `$6$...`); `None` leaves the password locked (`!`).
+    pub password_hash: Option<&'a str>,
+}
+
+impl UserAdd<'_> {
+    pub(crate) fn push_args(&self, argv: &mut Argv) {
+        argv.arg("--gid")
+            .arg(self.group)
+            .arg("--home-dir")
+            .arg(self.home)
+            .arg("--create-home")
+            .arg("--shell")
+            .arg(self.shell)
+            .arg("--comment")
+            .arg(self.comment);
+        if let Some(hash) = self.password_hash {
+            argv.arg("--password").secret(hash);
+        }
+        argv.arg("--").arg(self.name);
+    }
+}
+
+impl Provider {
+    /// `useradd [--prefix ROOT] --gid G --home-dir H --create-home --shell S --comment C
+    /// [--password HASH] -- NAME`, then sets the home to [`HOME_MODE`].
+    ///
+    /// # Panics
+    /// If `user.home` is not absolute (a programmer error: homes are built from constants).
+    pub fn useradd(&self, user: &UserAdd<'_>) -> Result<(), ProviderError> {
+        assert!(
+            user.home.is_absolute(),
+            "UserAdd.home must be absolute, got {}",
+            user.home.display()
+        );
+        let argv = self.useradd_argv(user);
+        self.execute(
+            Program::Useradd,
+            &argv,
+            None,
+            Program::Useradd.default_timeout(),
+        )?;
+        self.set_home_mode(user.home)
+    }
+
+    pub(crate) fn useradd_argv(&self, user: &UserAdd<'_>) -> Argv {
+        let mut argv = self.shadow_argv();
+        user.push_args(&mut argv);
+        argv
+    }
+
+    /// `O_NOFOLLOW` so that a symlink planted at the home path (a pre-existing home the
+    /// tenant controls) is refused rather than followed to chmod something else.
+    fn set_home_mode(&self, home: &Path) -> Result<(), ProviderError> {
+        let path = self.sysconf(home);
+        let fd = rustix::fs::open(
+            &path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| ProviderError::io("open home", &path, e.into()))?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(HOME_MODE))
+            .map_err(|e| ProviderError::io("chmod home", &path, e.into()))
+    }
+}

@@ -1,0 +1,175 @@
+//! Helpers for tests (of every crate) and for the dev node: a Sim provider in a temporary
+//! sysroot, a seeded account database, a self-contained Apache configuration that the real
+//! `apache2ctl -t` accepts, and readers for what the Sim records.
+//!
+//! Nothing here is used by production code paths; it lives in the library (not behind
+//! `cfg(test)`) because other crates' tests and the dev node need the same setup, and one
+//! copy of it is easier to keep true than one per crate.
+
+use std::fmt::Write as _;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+
+use crate::audit::{AuditRecord, read_audit_log};
+use crate::error::ProviderError;
+use crate::files::CONFIG_MODE;
+use crate::platform::Platform;
+use crate::program::Program;
+use crate::provider::{Backend, Provider, ProviderConfig};
+use crate::sim::SIM_RELOADS_FILE;
+
+/// A Sim provider whose sysroot is `<dir>/root` and audit directory `<dir>/audit`; the
+/// programs in `real` run for real.
+pub fn sim_provider(platform: Platform, dir: &Path, real: Vec<Program>) -> Provider {
+    Provider::new(ProviderConfig {
+        platform,
+        root: dir.join("root"),
+        backend: Backend::Sim { real },
+        audit_dir: dir.join("audit"),
+    })
+}
+
+/// Writes the account databases of a fresh system (root, nogroup) into the sysroot, so the
+/// Sim and the real shadow-utils start from the same state.
+pub fn seed_accounts(provider: &Provider) -> Result<(), ProviderError> {
+    let etc = provider.sysconf("/etc");
+    provider.ensure_dir(&etc, 0o755)?;
+    let files: [(&str, &str, u32); 4] = [
+        (
+            "/etc/passwd",
+            "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+            0o644,
+        ),
+        ("/etc/group", "root:x:0:\nnogroup:x:65534:\n", 0o644),
+        (
+            "/etc/shadow",
+            "root:*:19000:0:99999:7:::\nnobody:*:19000:0:99999:7:::\n",
+            0o640,
+        ),
+        ("/etc/gshadow", "root:*::\nnogroup:*::\n", 0o640),
+    ];
+    for (path, text, mode) in files {
+        provider.write_config_atomic(&provider.sysconf(path), text.as_bytes(), mode)?;
+    }
+    Ok(())
+}
+
+/// Every audit record of `provider`, oldest first.
+pub fn audit_records(provider: &Provider) -> Result<Vec<AuditRecord>, ProviderError> {
+    read_audit_log(provider.audit_dir())
+}
+
+/// How many graceful reloads the Sim has recorded.
+pub fn sim_apache_reloads(provider: &Provider) -> Result<usize, ProviderError> {
+    let path = provider.sysconf(SIM_RELOADS_FILE);
+    Ok(provider
+        .read_config(&path)?
+        .map_or(0, |bytes| bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count()))
+}
+
+/// The real apachectl of this platform, or a panic telling what to install: tests that need
+/// it must fail, not skip, on a machine without it (the CI script installs apache2).
+pub fn require_apachectl(platform: Platform) -> &'static str {
+    let path = Program::ApacheCtl
+        .path(platform)
+        .expect("every platform has apachectl");
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: install Apache (`apt-get install -y apache2` on Debian; the CI script does this) to run the real-Apache tests"
+    );
+    path
+}
+
+/// What [`write_apache_test_config`] wrote.
+#[derive(Clone, Debug)]
+pub struct ApacheTestConfig {
+    /// The mapped path of the main configuration file.
+    pub main_config: PathBuf,
+    /// The mapped vhosts directory, created empty if missing.
+    pub vhosts_dir: PathBuf,
+    /// Where the configuration listens: loopback, on a port that was free when written.
+    pub listen: SocketAddr,
+}
+
+/// Modules the node's vhosts need beyond Debian's default set, loaded when not already
+/// enabled and when the module file exists.
+const EXTRA_MODULES: &[(&str, &str)] = &[
+    ("rewrite_module", "mod_rewrite.so"),
+    ("headers_module", "mod_headers.so"),
+    ("proxy_module", "mod_proxy.so"),
+    ("proxy_fcgi_module", "mod_proxy_fcgi.so"),
+    ("ssl_module", "mod_ssl.so"),
+];
+
+/// Writes a self-contained main Apache configuration at `sysconf(main_config)` that uses the
+/// machine's installed modules but keeps every writable path (pid file, runtime dir, logs)
+/// inside the sysroot and includes the sysroot's vhosts directory, so the real
+/// `apachectl -f <it> -t` checks the node's vhosts without touching `/etc/apache2`.
+///
+/// For tests and the dev node only. On CloudLinux the module directory is
+/// `/etc/httpd/modules`; the file is written the same way but is only checked on such a host.
+pub fn write_apache_test_config(provider: &Provider) -> Result<ApacheTestConfig, ProviderError> {
+    let layout = provider.apache_layout();
+    let main_config = provider.sysconf(layout.main_config);
+    let vhosts_dir = provider.sysconf(layout.vhosts_dir);
+    let run_dir = provider.sysconf("/run/apache2");
+    let log_dir = provider.sysconf("/var/log/apache2");
+    for dir in [&vhosts_dir, &run_dir, &log_dir] {
+        provider.ensure_dir(dir, 0o755)?;
+    }
+    if let Some(parent) = main_config.parent() {
+        provider.ensure_dir(parent, 0o755)?;
+    }
+    let listen = free_loopback_port()
+        .map_err(|e| ProviderError::io("find a free port", "127.0.0.1:0", e))?;
+
+    let (server_root, module_dir, includes): (&str, &str, &[&str]) = match provider.platform() {
+        Platform::Debian => (
+            "/etc/apache2",
+            "/usr/lib/apache2/modules",
+            &[
+                "/etc/apache2/mods-enabled/*.load",
+                "/etc/apache2/mods-enabled/*.conf",
+            ],
+        ),
+        Platform::CloudLinux => ("/etc/httpd", "/etc/httpd/modules", &["/etc/httpd/conf.modules.d/*.conf"]),
+    };
+    let mut conf = String::new();
+    // Writing to a String cannot fail; the results are ignored for that reason.
+    let _ = writeln!(conf, "# layerone test configuration (provider::testing): not for production.");
+    let _ = writeln!(conf, "ServerRoot \"{server_root}\"");
+    let _ = writeln!(conf, "DefaultRuntimeDir \"{}\"", run_dir.display());
+    let _ = writeln!(conf, "PidFile \"{}\"", run_dir.join("httpd.pid").display());
+    let _ = writeln!(conf, "Mutex file:{} default", run_dir.display());
+    let _ = writeln!(conf, "ErrorLog \"{}\"", log_dir.join("error.log").display());
+    let _ = writeln!(conf, "LogLevel warn");
+    let _ = writeln!(conf, "ServerName localhost");
+    let _ = writeln!(conf, "Listen {listen}");
+    for include in includes {
+        let _ = writeln!(conf, "IncludeOptional {include}");
+    }
+    for (module, file) in EXTRA_MODULES {
+        let so = Path::new(module_dir).join(file);
+        if so.exists() {
+            let _ = writeln!(
+                conf,
+                "<IfModule !{module}>\n    LoadModule {module} {}\n</IfModule>",
+                so.display()
+            );
+        }
+    }
+    let _ = writeln!(conf, "IncludeOptional \"{}/*.conf\"", vhosts_dir.display());
+    provider.write_config_atomic(&main_config, conf.as_bytes(), CONFIG_MODE)?;
+    Ok(ApacheTestConfig {
+        main_config,
+        vhosts_dir,
+        listen,
+    })
+}
+
+/// A loopback port that was free a moment ago. Nothing binds it during `-t`; a dev node that
+/// starts Apache on it may race another process, which then fails loudly at start.
+fn free_loopback_port() -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    listener.local_addr()
+}

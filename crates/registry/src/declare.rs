@@ -1,0 +1,118 @@
+//! The two traits an operation author implements, and the small closed vocabularies they use.
+//!
+//! A family's purge hook is a required method of [`Family`]: a family without one does not
+//! compile (DESIGN.md invariant 2).
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::OpError;
+use crate::types::Hex32;
+
+/// Whether an operation acts for one tenant (an account) or for the node itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    Tenant,
+    Node,
+}
+
+/// The module a family belongs to. A node's assignment (owned by the fleet, later) decides
+/// which modules it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Module {
+    Core,
+    Web,
+    Php,
+    Mysql,
+    Mail,
+    Tls,
+    Backup,
+}
+
+impl Module {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Module::Core => "core",
+            Module::Web => "web",
+            Module::Php => "php",
+            Module::Mysql => "mysql",
+            Module::Mail => "mail",
+            Module::Tls => "tls",
+            Module::Backup => "backup",
+        }
+    }
+}
+
+/// Who a resource belongs to. The node's own resources live under the reserved owner `node:`,
+/// which cannot collide with a tenant's 32-hex id and never takes part in a tenant purge.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Owner {
+    Tenant(Hex32),
+    Node,
+}
+
+impl Owner {
+    pub const NODE: &'static str = "node:";
+
+    /// The form stored in state.db.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Owner::Tenant(id) => id.as_str(),
+            Owner::Node => Self::NODE,
+        }
+    }
+
+    /// Parses the stored form; anything else is corruption of root's own database.
+    pub fn parse(stored: &str) -> Option<Owner> {
+        if stored == Self::NODE {
+            Some(Owner::Node)
+        } else {
+            stored.parse().ok().map(Owner::Tenant)
+        }
+    }
+}
+
+/// What every request exposes so the store can key, supersede and purge jobs without knowing
+/// the operation: the resource's id and its owner.
+pub trait Resource {
+    fn resource_id(&self) -> &Hex32;
+    fn owner(&self) -> Owner;
+}
+
+/// A family of operations on one kind of resource.
+pub trait Family: 'static {
+    /// The family's name, which is also the first half of every job key.
+    const NAME: &'static str;
+    const MODULE: Module;
+    /// What the family's handlers work with (the provider, state.db...).
+    type Context: 'static;
+
+    /// Removes every resource of this family that `account` owns, from the OS and from
+    /// state.db. Runs as part of `remove_account`; must be idempotent (a crash may run it
+    /// again) and must succeed when the account has nothing of this family.
+    fn purge(ctx: &mut Self::Context, account: &Hex32) -> Result<(), OpError>;
+}
+
+/// One typed operation: declared once, everything else derived.
+pub trait Operation: 'static + Send + Sync {
+    const NAME: &'static str;
+    const SCOPE: Scope;
+    /// One line for the catalogue.
+    const SUMMARY: &'static str;
+    type Family: Family;
+    /// Built only from validated types, with `deny_unknown_fields`.
+    type Request: Resource + DeserializeOwned + Serialize + JsonSchema;
+    /// The state observed after the change. Never carries the resource id: the store stamps it.
+    type Result: Serialize + JsonSchema;
+
+    /// A valid request, for the catalogue and for the tests that derive negative cases.
+    fn example() -> Self::Request;
+
+    fn apply(
+        ctx: &mut <Self::Family as Family>::Context,
+        request: &Self::Request,
+    ) -> Result<Self::Result, OpError>;
+}

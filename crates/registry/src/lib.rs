@@ -1,0 +1,24 @@
+//! The declarations machinery of the node.
+//!
+//! Every operation is declared once, as a type implementing [`Operation`], and every family
+//! once, as a type implementing [`Family`] (whose purge hook is a required method, so a family
+//! without one does not compile). A [`Registry`] lists the operations; from it, and from nothing
+//! else, the node derives request validation, result validation, job identity, supersession
+//! keys, scope, module, purge coverage, JSON Schemas, the OpenAPI document and the catalogue.
+//!
+//! This crate does no I/O: it knows nothing of SQLite, HTTP or the operating system.
+
+pub mod declare;
+pub mod envelope;
+pub mod error;
+pub mod job;
+pub mod openapi;
+pub mod registry;
+pub mod types;
+
+pub use declare::{Family, Module, Operation, Owner, Resource, Scope};
+pub use envelope::{Envelope, ValidatedJob};
+pub use error::{FieldError, OpError};
+pub use job::{Event, EventPage, JobState, JobView, Timings};
+pub use types::Hex32;
+pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Registry, RegistryError};

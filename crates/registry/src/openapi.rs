@@ -1,0 +1,151 @@
+//! The OpenAPI 3.1 document of the node's HTTP API, derived from the registry: every
+//! operation's request and result schema comes from its types, and the job envelope is the
+//! `oneOf` of the declared operations. Nothing here names an operation by hand.
+
+use serde_json::{Map, Value, json};
+
+use crate::declare::Scope;
+use crate::error::FieldError;
+use crate::job::{EventPage, JobView};
+use crate::registry::{Registry, schema_of};
+
+/// Strips the keys that only make sense at a schema document's root.
+fn component(mut schema: Value) -> Value {
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("$schema");
+    }
+    schema
+}
+
+fn reference(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn error_response(description: &str) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": reference("Error")}}})
+}
+
+pub fn document<C>(registry: &Registry<C>, version: &str) -> Value {
+    let mut schemas = Map::new();
+    let mut envelopes = Vec::new();
+    for op in registry.operations() {
+        let request = format!("{}_request", op.name());
+        let result = format!("{}_result", op.name());
+        schemas.insert(request.clone(), component(op.request_schema()));
+        schemas.insert(result, component(op.result_schema()));
+        let envelope = match op.scope() {
+            Scope::Tenant => json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["request_id", "operation", "resource"],
+                "properties": {
+                    "request_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+                    "operation": {"const": op.name()},
+                    "resource": reference(&request),
+                }
+            }),
+            Scope::Node => json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["request_id", "action", "node_id", "resource"],
+                "properties": {
+                    "request_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+                    "action": {"const": op.name()},
+                    "node_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+                    "resource": reference(&request),
+                }
+            }),
+        };
+        let name = format!("{}_envelope", op.name());
+        schemas.insert(name.clone(), envelope);
+        envelopes.push(reference(&name));
+    }
+    schemas.insert("JobRequest".into(), json!({"oneOf": envelopes}));
+    schemas.insert("Job".into(), component(schema_of::<JobView>()));
+    schemas.insert("EventPage".into(), component(schema_of::<EventPage>()));
+    schemas.insert("Error".into(), component(schema_of::<FieldError>()));
+
+    let key = json!([{"bearer": []}]);
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "layerone node",
+            "version": version,
+            "description": "Typed operations applied to one hosting server. Every request and result schema is derived from the node's operation registry."
+        },
+        "servers": [{"url": "/"}],
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": schemas,
+        },
+        "security": key,
+        "paths": {
+            "/v1/jobs": {"post": {
+                "operationId": "submitJob",
+                "summary": "Submit an operation; answers 202 once it is durably received",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": reference("JobRequest")}}},
+                "responses": {
+                    "202": {"description": "Received (or the same request seen before)", "content": {"application/json": {"schema": reference("Job")}}},
+                    "400": error_response("The request does not validate; `field` names the offending field"),
+                    "401": error_response("Missing or wrong API key"),
+                    "409": error_response("The same request_id was used with another body"),
+                    "413": error_response("The body is too large"),
+                    "429": error_response("Too many requests"),
+                    "503": error_response("State is briefly unreadable; retry after Retry-After seconds"),
+                }
+            }},
+            "/v1/jobs/{request_id}": {"get": {
+                "operationId": "getJob",
+                "summary": "One job's state, result or error",
+                "parameters": [{"name": "request_id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"}}],
+                "responses": {
+                    "200": {"description": "The job", "content": {"application/json": {"schema": reference("Job")}}},
+                    "400": error_response("Not a request id"),
+                    "401": error_response("Missing or wrong API key"),
+                    "404": error_response("No such job"),
+                    "503": error_response("State is briefly unreadable; retry after Retry-After seconds"),
+                }
+            }},
+            "/v1/events": {"get": {
+                "operationId": "getEvents",
+                "summary": "Job state changes after a cursor; waits up to `wait` seconds for the first one",
+                "parameters": [
+                    {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0}},
+                    {"name": "wait", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 60}},
+                    {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}
+                ],
+                "responses": {
+                    "200": {"description": "A page of events", "content": {"application/json": {"schema": reference("EventPage")}}},
+                    "400": error_response("A bad query parameter"),
+                    "401": error_response("Missing or wrong API key"),
+                    "503": error_response("State is briefly unreadable; retry after Retry-After seconds"),
+                }
+            }},
+            "/v1/catalogue": {"get": {
+                "operationId": "getCatalogue",
+                "summary": "Every operation this node offers, with its schemas",
+                "responses": {
+                    "200": {"description": "The catalogue", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "401": error_response("Missing or wrong API key"),
+                }
+            }},
+            "/v1/openapi.json": {"get": {
+                "operationId": "getOpenApi",
+                "summary": "This document",
+                "responses": {
+                    "200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "401": error_response("Missing or wrong API key"),
+                }
+            }},
+            "/v1/health": {"get": {
+                "operationId": "getHealth",
+                "summary": "Whether the API is up and state.db readable; needs no key",
+                "security": [],
+                "responses": {
+                    "200": {"description": "Healthy", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "503": {"description": "State is not readable", "content": {"application/json": {"schema": {"type": "object"}}}},
+                }
+            }},
+        }
+    })
+}

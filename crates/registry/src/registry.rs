@@ -1,0 +1,274 @@
+//! The registry: the one list of operations, and everything derived from it.
+//!
+//! Operations are added by type ([`RegistryBuilder::op`]); their families are collected from
+//! them, so every family is reachable by construction and its purge hook comes from the
+//! family's own declaration. What the compiler cannot check (unique names, one module per
+//! family, schemas that generate with `additionalProperties: false`, no `resource_id` in a
+//! result) is checked by [`Registry::check`], which the tests and every binary's start-up run.
+
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::declare::{Family, Module, Operation, Owner, Resource, Scope};
+use crate::envelope::{Envelope, ValidatedJob, from_value};
+use crate::error::{FieldError, OpError};
+use crate::types::Hex32;
+
+/// A self-contained JSON Schema (2020-12) for `T`, with every subschema inlined.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let settings = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    SchemaGenerator::new(settings).into_root_schema_for::<T>().to_value()
+}
+
+/// An operation with its types erased, as the store, the runner and the API see it.
+pub trait OperationEntry<C>: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn summary(&self) -> &'static str;
+    fn scope(&self) -> Scope;
+    fn family(&self) -> &'static str;
+    fn module(&self) -> Module;
+    fn request_schema(&self) -> Value;
+    fn result_schema(&self) -> Value;
+    fn example(&self) -> Value;
+    /// Parses a resource into the typed request: its id, its owner, and its canonical JSON.
+    fn parse(&self, resource: Value) -> Result<(Hex32, Owner, Value), FieldError>;
+    /// Parses again (root re-checks what it reads back from SQLite) and applies.
+    fn apply(&self, ctx: &mut C, resource: Value) -> Result<Value, OpError>;
+    /// Checks a result against this operation's result schema.
+    fn validate_result(&self, result: &Value) -> Result<(), String>;
+}
+
+struct Entry<O> {
+    result_validator: OnceLock<Result<jsonschema::Validator, String>>,
+    op: PhantomData<fn() -> O>,
+}
+
+impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
+    fn name(&self) -> &'static str {
+        O::NAME
+    }
+    fn summary(&self) -> &'static str {
+        O::SUMMARY
+    }
+    fn scope(&self) -> Scope {
+        O::SCOPE
+    }
+    fn family(&self) -> &'static str {
+        <O::Family as Family>::NAME
+    }
+    fn module(&self) -> Module {
+        <O::Family as Family>::MODULE
+    }
+    fn request_schema(&self) -> Value {
+        schema_of::<O::Request>()
+    }
+    fn result_schema(&self) -> Value {
+        schema_of::<O::Result>()
+    }
+    fn example(&self) -> Value {
+        serde_json::to_value(O::example()).expect("a typed request always serializes to JSON")
+    }
+    fn parse(&self, resource: Value) -> Result<(Hex32, Owner, Value), FieldError> {
+        let request: O::Request = from_value(resource, "resource")?;
+        let owner = request.owner();
+        let scope_matches = matches!((O::SCOPE, &owner), (Scope::Node, Owner::Node) | (Scope::Tenant, Owner::Tenant(_)));
+        assert!(scope_matches, "operation {} declares scope {:?} but its request names owner {owner:?}", O::NAME, O::SCOPE);
+        let canonical = serde_json::to_value(&request).expect("a typed request always serializes to JSON");
+        Ok((request.resource_id().clone(), owner, canonical))
+    }
+    fn apply(&self, ctx: &mut <O::Family as Family>::Context, resource: Value) -> Result<Value, OpError> {
+        let request: O::Request = from_value(resource, "resource")?;
+        let result = O::apply(ctx, &request)?;
+        serde_json::to_value(&result).map_err(|e| {
+            OpError::permanent("invalid_result", format!("the result does not serialize: {e}"))
+        })
+    }
+    fn validate_result(&self, result: &Value) -> Result<(), String> {
+        let validator = self.result_validator.get_or_init(|| {
+            jsonschema::validator_for(&schema_of::<O::Result>()).map_err(|e| e.to_string())
+        });
+        match validator {
+            Ok(v) => v.validate(result).map_err(|e| format!("{} at {}", e, e.instance_path())),
+            Err(e) => Err(format!("the result schema does not compile: {e}")),
+        }
+    }
+}
+
+/// A family as the purge sweep sees it.
+pub struct FamilyEntry<C> {
+    pub name: &'static str,
+    pub module: Module,
+    pub purge: fn(&mut C, &Hex32) -> Result<(), OpError>,
+}
+
+/// Why a registry is refused at start-up.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("operation {0} is declared twice")]
+    DuplicateOperation(&'static str),
+    #[error("family {family} is declared with two modules")]
+    FamilyModuleConflict { family: &'static str },
+    #[error("family name {0} is used by two different family types")]
+    DuplicateFamily(&'static str),
+    #[error("the {which} schema of {operation} is not a closed object: {reason}")]
+    BadSchema { operation: &'static str, which: &'static str, reason: String },
+    #[error("the example of {operation} does not validate: {error}")]
+    BadExample { operation: &'static str, error: FieldError },
+}
+
+/// The one list of operations.
+pub struct Registry<C: 'static> {
+    ops: Vec<Box<dyn OperationEntry<C>>>,
+    families: Vec<FamilyEntry<C>>,
+    family_types: Vec<std::any::TypeId>,
+}
+
+pub struct RegistryBuilder<C: 'static> {
+    registry: Registry<C>,
+}
+
+impl<C: 'static> RegistryBuilder<C> {
+    /// Adds an operation, and its family if this is the family's first operation.
+    pub fn op<O>(mut self) -> Self
+    where
+        O: Operation,
+        O::Family: Family<Context = C>,
+    {
+        let family_type = std::any::TypeId::of::<O::Family>();
+        if !self.registry.family_types.contains(&family_type) {
+            self.registry.family_types.push(family_type);
+            self.registry.families.push(FamilyEntry {
+                name: <O::Family as Family>::NAME,
+                module: <O::Family as Family>::MODULE,
+                purge: <O::Family as Family>::purge,
+            });
+        }
+        self.registry.ops.push(Box::new(Entry::<O> { result_validator: OnceLock::new(), op: PhantomData }));
+        self
+    }
+
+    pub fn build(self) -> Registry<C> {
+        self.registry
+    }
+}
+
+/// One line of the catalogue: what a control plane needs to offer and call an operation.
+#[derive(Clone, Debug, Serialize)]
+pub struct CatalogueEntry {
+    pub operation: &'static str,
+    pub family: &'static str,
+    pub module: Module,
+    pub scope: Scope,
+    pub summary: &'static str,
+    pub request_schema: Value,
+    pub result_schema: Value,
+    pub example: Value,
+}
+
+impl<C: 'static> Registry<C> {
+    pub fn builder() -> RegistryBuilder<C> {
+        RegistryBuilder { registry: Registry { ops: Vec::new(), families: Vec::new(), family_types: Vec::new() } }
+    }
+
+    pub fn operations(&self) -> impl Iterator<Item = &dyn OperationEntry<C>> {
+        self.ops.iter().map(|b| b.as_ref())
+    }
+
+    pub fn operation(&self, name: &str) -> Option<&dyn OperationEntry<C>> {
+        self.operations().find(|op| op.name() == name)
+    }
+
+    /// Families in declaration order. The purge sweep runs them in reverse, so the family
+    /// declared first (the account) is removed last.
+    pub fn families(&self) -> &[FamilyEntry<C>] {
+        &self.families
+    }
+
+    /// Everything that cannot be checked by the compiler. Binaries refuse to start on error.
+    pub fn check(&self) -> Result<(), RegistryError> {
+        for (i, op) in self.ops.iter().enumerate() {
+            if self.ops[..i].iter().any(|o| o.name() == op.name()) {
+                return Err(RegistryError::DuplicateOperation(op.name()));
+            }
+        }
+        for (i, fam) in self.families.iter().enumerate() {
+            if self.families[..i].iter().any(|f| f.name == fam.name) {
+                return Err(RegistryError::DuplicateFamily(fam.name));
+            }
+        }
+        for op in self.operations() {
+            let module = self.families.iter().find(|f| f.name == op.family()).map(|f| f.module);
+            if module != Some(op.module()) {
+                return Err(RegistryError::FamilyModuleConflict { family: op.family() });
+            }
+            let bad = |which, reason: String| RegistryError::BadSchema { operation: op.name(), which, reason };
+            let request = op.request_schema();
+            if request.get("type") != Some(&Value::from("object")) {
+                return Err(bad("request", "not an object".into()));
+            }
+            if request.get("additionalProperties") != Some(&Value::Bool(false)) {
+                return Err(bad("request", "unknown fields are not denied".into()));
+            }
+            jsonschema::validator_for(&request).map_err(|e| bad("request", e.to_string()))?;
+            let result = op.result_schema();
+            if result.get("type") != Some(&Value::from("object")) {
+                return Err(bad("result", "not an object".into()));
+            }
+            if result.pointer("/properties/resource_id").is_some() {
+                return Err(bad("result", "a result must not carry resource_id: the store stamps it".into()));
+            }
+            jsonschema::validator_for(&result).map_err(|e| bad("result", e.to_string()))?;
+            let example = op.example();
+            op.parse(example.clone())
+                .map_err(|error| RegistryError::BadExample { operation: op.name(), error })?;
+            if let Err(e) = jsonschema::validator_for(&request).map(|v| v.validate(&example).map_err(|e| e.to_string())) .map_err(|e| e.to_string()).and_then(|r| r) {
+                return Err(bad("request", format!("the example does not match the schema: {e}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates a request body into a job, exactly as the API does at admission and root does
+    /// again when it reads the inbox. `node_id` is this node's id: a node-scope request for
+    /// another node is refused.
+    pub fn validate(&self, body: &[u8], node_id: &Hex32) -> Result<ValidatedJob, FieldError> {
+        let envelope = Envelope::parse(body)?;
+        let field = match envelope.scope {
+            Scope::Tenant => "operation",
+            Scope::Node => "action",
+        };
+        let op = self
+            .operation(&envelope.operation)
+            .filter(|op| op.scope() == envelope.scope)
+            .ok_or_else(|| {
+                FieldError::new("unknown_operation", field, format!("no {:?}-scope operation is named {:?}", envelope.scope, envelope.operation))
+            })?;
+        if let Some(requested) = &envelope.node_id
+            && requested != node_id
+        {
+            return Err(FieldError::new("wrong_node", "node_id", "this request is for another node"));
+        }
+        let (resource_id, owner, canonical) = op.parse(envelope.resource.clone())?;
+        Ok(ValidatedJob::new(&envelope, op.name(), op.family(), op.module(), resource_id, owner, canonical))
+    }
+
+    pub fn catalogue(&self) -> Vec<CatalogueEntry> {
+        self.operations()
+            .map(|op| CatalogueEntry {
+                operation: op.name(),
+                family: op.family(),
+                module: op.module(),
+                scope: op.scope(),
+                summary: op.summary(),
+                request_schema: op.request_schema(),
+                result_schema: op.result_schema(),
+                example: op.example(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,87 @@
+//! The root runner (DESIGN.md section 7).
+//!
+//! [`run_once`] is one pass: a fixed list of steps, each run through [`steps::contain`], the one
+//! place that catches an error or a panic, logs it, records the step's failure in state.db and
+//! moves on. A failing step never stops the others, and a failing job never stops a step
+//! (DESIGN.md invariant 5). [`watch::watch`] runs passes on an inotify watch of the inbox plus
+//! the 15 s tick.
+//!
+//! A pass with nothing to do runs every 15 s forever: it reads a few rows, starts no program
+//! and commits nothing.
+
+pub mod apply;
+pub mod steps;
+pub mod watch;
+
+use std::fs::File;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use provider::Provider;
+use registry::Hex32;
+use store::{ApiIdentity, Layout, StateDb};
+
+/// Everything a pass needs.
+#[derive(Clone)]
+pub struct RunnerConfig {
+    pub layout: Layout,
+    pub provider: Arc<Provider>,
+    pub node_id: Hex32,
+    /// How long the apply step may keep claiming jobs in one pass.
+    pub budget: Duration,
+    /// The API's user and group, so state.db's directory and file get the owners and modes of
+    /// DESIGN.md section 6. `None` on a dev node run by an ordinary user.
+    pub api: Option<ApiIdentity>,
+}
+
+/// What one pass did.
+#[derive(Clone, Debug, Default)]
+pub struct PassReport {
+    /// False when another runner held the lock and this pass did nothing.
+    pub ran: bool,
+    pub admitted: usize,
+    pub rejected: usize,
+    pub applied: usize,
+    pub failed_steps: Vec<&'static str>,
+    pub elapsed: Duration,
+}
+
+/// Holds the runner lock for the length of a pass: two runners never run a pass at once.
+pub struct PassLock {
+    _file: File,
+}
+
+impl PassLock {
+    /// Takes the lock, or returns `None` if another runner holds it.
+    pub fn try_take(layout: &Layout) -> anyhow::Result<Option<PassLock>> {
+        let path = layout.runner_lock();
+        let file = File::options().create(true).truncate(false).write(true).open(&path)?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(PassLock { _file: file })),
+            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+            Err(e) => Err(anyhow::anyhow!("lock {}: {e}", path.display())),
+        }
+    }
+}
+
+/// One pass of the runner.
+pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
+    let started = Instant::now();
+    config.layout.prepare_root_side(config.api)?;
+    let Some(_lock) = PassLock::try_take(&config.layout)? else {
+        tracing::info!("another runner is running a pass; skipping this one");
+        return Ok(PassReport::default());
+    };
+    let registry = ops::registry();
+    registry.check()?;
+    let state = StateDb::open(&config.layout.state_db())?;
+    // The file may have just been created: give it the owner and mode the API reads it with.
+    config.layout.prepare_root_side(config.api)?;
+    // quick_check also rolls back a hot journal left by a crashed commit.
+    state.quick_check()?;
+    let mut ctx = ops::Ctx::new(config.provider.clone(), state);
+    let mut report = PassReport { ran: true, ..PassReport::default() };
+    steps::run_all(config, &mut ctx, &mut report);
+    report.elapsed = started.elapsed();
+    Ok(report)
+}

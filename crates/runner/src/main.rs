@@ -1,0 +1,153 @@
+//! `layerone-runner`: the root side of the node. Applies admitted operations to the OS.
+//!
+//! The process starts clean before it parses anything: inherited descriptors beyond stdio are
+//! closed, the crash point (tests only) is armed, and the environment is cleared, so nothing a
+//! caller left behind reaches root's work or the programs it runs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Parser;
+use provider::{Backend, Platform, Program, Provider, ProviderConfig};
+use registry::Hex32;
+use runner::RunnerConfig;
+use store::{ApiIdentity, Layout};
+
+/// Applies the operations the API admitted into inbox.db to this server.
+#[derive(Parser, Debug)]
+#[command(name = "layerone-runner", version)]
+struct Args {
+    /// The node's data directory (inbox/, state/, blobs/).
+    #[arg(long, default_value = "/var/lib/layerone")]
+    data_dir: PathBuf,
+    /// The system root every system path is mapped under: `/` in production.
+    #[arg(long, default_value = "/")]
+    root: PathBuf,
+    /// The platform profile: debian or cloudlinux.
+    #[arg(long, default_value = "debian")]
+    platform: Platform,
+    /// `real` runs programs; `sim` models them on the root (dev nodes and tests).
+    #[arg(long, default_value = "real")]
+    backend: String,
+    /// With `--backend sim`: programs to run for real anyway (`apachectl`).
+    #[arg(long = "sim-real", value_delimiter = ',')]
+    sim_real: Vec<String>,
+    /// This node's id: node-scope requests must name it.
+    #[arg(long)]
+    node_id: Hex32,
+    /// The API's user (its uid and gid own the inbox and read state.db).
+    #[arg(long)]
+    api_user: Option<String>,
+    /// Run one pass and exit (for the systemd oneshot service).
+    #[arg(long, conflicts_with = "watch")]
+    once: bool,
+    /// Run passes on inbox changes and every 15 s.
+    #[arg(long)]
+    watch: bool,
+    /// How long one pass may keep applying jobs, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    budget_ms: u64,
+    /// Refuse to run as a user other than root unless the backend is `sim`.
+    #[arg(long, default_value = "info")]
+    log: String,
+}
+
+fn sanitize_process() {
+    // SAFETY: called first thing in main, before any thread exists, so no other code can
+    // hold or use these descriptors or read the environment concurrently.
+    unsafe {
+        libc::close_range(3, u32::MAX, 0);
+    }
+    crash::arm_from_env();
+    let keys: Vec<_> = std::env::vars_os().map(|(k, _)| k).collect();
+    for key in keys {
+        // SAFETY: still single-threaded (see above).
+        unsafe { std::env::remove_var(key) };
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    sanitize_process();
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
+        .with_writer(std::io::stderr)
+        .init();
+    let backend = match args.backend.as_str() {
+        "real" => Backend::Real,
+        "sim" => Backend::Sim {
+            real: args
+                .sim_real
+                .iter()
+                .map(|name| Program::ALL.iter().copied().find(|p| p.name() == name).with_context(|| format!("unknown program {name}")))
+                .collect::<anyhow::Result<_>>()?,
+        },
+        other => anyhow::bail!("unknown backend {other:?}: expected real or sim"),
+    };
+    let is_root = rustix::process::geteuid().is_root();
+    if backend == Backend::Real && !is_root {
+        anyhow::bail!("layerone-runner applies changes to the system and must run as root");
+    }
+    let api = match &args.api_user {
+        Some(name) => Some(lookup_api_user(name)?),
+        None => None,
+    };
+    let data_dir = std::path::absolute(&args.data_dir)?;
+    let root = std::path::absolute(&args.root)?;
+    let config = RunnerConfig {
+        layout: Layout::new(&data_dir),
+        provider: Arc::new(Provider::new(ProviderConfig {
+            platform: args.platform,
+            root,
+            backend,
+            audit_dir: data_dir.join("log"),
+        })),
+        node_id: args.node_id,
+        budget: Duration::from_millis(args.budget_ms),
+        api,
+    };
+    ops::registry().check().context("the operation registry is inconsistent")?;
+    if args.watch {
+        let stop = Arc::new(AtomicBool::new(false));
+        for signal in [libc::SIGTERM, libc::SIGINT] {
+            signal_flag(signal, stop.clone());
+        }
+        runner::watch::watch(&config, &stop);
+        return Ok(());
+    }
+    let report = runner::run_once(&config)?;
+    if !report.failed_steps.is_empty() {
+        tracing::warn!(failed_steps = ?report.failed_steps, "pass finished with failed steps");
+    }
+    Ok(())
+}
+
+/// The API user's uid and gid, from the system's passwd.
+fn lookup_api_user(name: &str) -> anyhow::Result<ApiIdentity> {
+    let passwd = std::fs::read_to_string("/etc/passwd")?;
+    passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() >= 4 && f[0] == name)
+        .and_then(|f| Some(ApiIdentity { uid: f[2].parse().ok()?, gid: f[3].parse().ok()? }))
+        .with_context(|| format!("no user {name} in /etc/passwd"))
+}
+
+static STOP: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+
+extern "C" fn on_signal(_: libc::c_int) {
+    if let Some(stop) = STOP.get() {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+fn signal_flag(signal: libc::c_int, stop: Arc<AtomicBool>) {
+    let _ = STOP.set(stop);
+    // SAFETY: the handler only does an atomic store, which is async-signal-safe.
+    unsafe {
+        libc::signal(signal, on_signal as *const () as libc::sighandler_t);
+    }
+}

@@ -1,0 +1,162 @@
+//! The steps of a pass, and the one containment helper they all run through.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant, SystemTime};
+
+use ops::Ctx;
+use registry::{Family, Owner};
+
+use crate::{PassReport, RunnerConfig, apply};
+
+/// How many inbox rows one ingest transaction takes.
+const INGEST_BATCH: u32 = 1000;
+/// How many events the feed keeps.
+const EVENTS_KEPT: i64 = 100_000;
+/// How often the drift check runs (it reads every tracked resource's files).
+const OBSERVE_EVERY: Duration = Duration::from_secs(600);
+/// How long a produced blob is kept.
+const BLOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Runs `step`, catching its error or panic: logged, recorded in state.db, and the pass moves
+/// on. The only place a step's failure is handled.
+pub fn contain(ctx: &mut Ctx, report: &mut PassReport, name: &'static str, step: impl FnOnce(&mut Ctx) -> anyhow::Result<()>) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| step(ctx)));
+    let message = match outcome {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => format!("{e:#}"),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            format!("panicked: {what}")
+        }
+    };
+    tracing::error!(step = name, error = %message, "runner step failed; the pass goes on");
+    report.failed_steps.push(name);
+    if let Err(e) = ctx.state.record_step_failure(name, &message) {
+        tracing::error!(step = name, error = %e, "could not record the step failure");
+    }
+}
+
+/// The pass, in order. Each step is independent of the others' success.
+pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
+    let mut ingested = (0, 0);
+    contain(ctx, report, "ingest", |ctx| {
+        ingested = ingest(config, ctx)?;
+        Ok(())
+    });
+    (report.admitted, report.rejected) = ingested;
+    let deadline = Instant::now() + config.budget;
+    let mut applied = 0;
+    contain(ctx, report, "apply", |ctx| {
+        applied = apply::apply_pending(ctx, &config.node_id, deadline)?;
+        Ok(())
+    });
+    report.applied = applied;
+    contain(ctx, report, "purge_orphans", purge_orphans);
+    contain(ctx, report, "observe", |ctx| observe(config, ctx));
+    contain(ctx, report, "blob_gc", |_| blob_gc(config));
+    contain(ctx, report, "trim_events", |ctx| {
+        ctx.state.trim_events(EVENTS_KEPT)?;
+        Ok(())
+    });
+}
+
+/// Admits what the inbox holds beyond the watermark, in batches.
+/// Returns how many rows were admitted and rejected.
+fn ingest(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<(usize, usize)> {
+    let path = config.layout.inbox_db();
+    let (mut admitted, mut rejected) = (0, 0);
+    loop {
+        let after = ctx.state.watermark()?;
+        let rows = store::inbox::read_rows(&path, after, INGEST_BATCH)?;
+        if rows.is_empty() {
+            return Ok((admitted, rejected));
+        }
+        let got = rows.len();
+        let done = ctx.state.ingest(ops::registry(), &config.node_id, &rows)?;
+        admitted += done.admitted;
+        rejected += done.rejected;
+        if done.admitted + done.rejected > 0 {
+            tracing::info!(admitted = done.admitted, rejected = done.rejected, superseded = done.superseded, "ingested");
+        }
+        if got < INGEST_BATCH as usize {
+            return Ok((admitted, rejected));
+        }
+    }
+}
+
+/// A resource whose account no longer exists is an orphan (a node bug or a hand edit): its
+/// family's purge hook runs for that owner, so nothing is left behind.
+fn purge_orphans(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let orphans = ctx.state.orphan_owners(ops::account::Account::NAME)?;
+    for (family, owner) in orphans {
+        let Owner::Tenant(account) = owner else { continue };
+        let Some(entry) = ops::registry().families().iter().find(|f| f.name == family) else {
+            anyhow::bail!("state.db tracks resources of an unknown family {family:?}");
+        };
+        tracing::warn!(family, %account, "purging resources whose account is gone");
+        (entry.purge)(ctx, &account).map_err(|e| anyhow::anyhow!("purge {family} of {account}: {e}"))?;
+        let (_, services) = ctx.take_job_effects();
+        if !services.is_empty() && !ctx.finish_batch().is_empty() {
+            anyhow::bail!("a reload after purging {family} of {account} failed");
+        }
+    }
+    Ok(())
+}
+
+/// Periodic drift check: every account's user still exists with its marker, every web
+/// domain's vhost is in place. Runs at most every [`OBSERVE_EVERY`], tracked by the mtime of a
+/// marker file so an idle pass commits nothing. Drift is reported (logged and recorded as this
+/// step's failure); `rebuild_account` repairs it.
+fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
+    let marker = config.layout.state_dir().join("observed");
+    let due = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= OBSERVE_EVERY)
+        .unwrap_or(true);
+    if !due {
+        return Ok(());
+    }
+    std::fs::write(&marker, b"")?;
+    let mut drift = Vec::new();
+    for row in ctx.state.resources_of_family(ops::account::Account::NAME)? {
+        let name = row.data["username"].as_str().unwrap_or_default();
+        match ctx.provider.lookup_user(name)? {
+            Some(user) if user.gecos == ops::account::marker(&row.resource_id) => {}
+            _ => drift.push(format!("account {} has no user {name}", row.resource_id)),
+        }
+    }
+    for row in ctx.state.resources_of_family(ops::web_domain::WebDomain::NAME)? {
+        let path = ops::web_domain::vhost_path(ctx, &row.resource_id);
+        if ctx.provider.read_config(&path)?.is_none() {
+            drift.push(format!("web domain {} has no vhost {}", row.resource_id, path.display()));
+        }
+    }
+    if drift.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!("drift: {}", drift.join("; "))
+    }
+}
+
+/// Removes produced blobs older than the retention.
+fn blob_gc(config: &RunnerConfig) -> anyhow::Result<()> {
+    let dir = config.layout.blobs_out();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        let old = meta.modified().ok().and_then(|t| SystemTime::now().duration_since(t).ok()).is_some_and(|age| age > BLOB_RETENTION);
+        if meta.is_file() && old {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}

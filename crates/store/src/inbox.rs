@@ -1,0 +1,274 @@
+//! inbox.db: the only channel into the runner.
+//!
+//! The API owns it. Requests are admitted through one writer thread that batches whatever is
+//! waiting into one transaction (group commit) and answers each caller only after COMMIT
+//! returned, so a 202 means the request is on disk. Root reads it read-only through
+//! [`read_rows`], treats every row as hostile, and never writes it: the ingest watermark lives
+//! in state.db, and the API prunes the rows below it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+
+use registry::{JobState, JobView, Timings, ValidatedJob};
+use registry::envelope::MAX_BODY;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::{StoreError, now_ms, sqlite};
+
+const SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS requests (
+        seq         INTEGER PRIMARY KEY,
+        request_id  TEXT NOT NULL UNIQUE,
+        operation   TEXT NOT NULL,
+        body        BLOB NOT NULL,
+        body_sha256 TEXT NOT NULL,
+        received_at INTEGER NOT NULL
+    );
+";
+
+/// The most requests one group commit takes.
+const MAX_BATCH: usize = 1024;
+
+/// What admission did with a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Durably received under this inbox sequence number.
+    Received { seq: i64, received_at: i64 },
+    /// The same request id with the same body was received before: the same job.
+    Duplicate { seq: i64, received_at: i64 },
+    /// The same request id with another body: a 409.
+    Conflict,
+}
+
+type Reply = Box<dyn FnOnce(Result<Admission, StoreError>) + Send>;
+
+enum Command {
+    Admit(ValidatedJob, Reply),
+    Prune(i64),
+}
+
+/// The API's handle on its inbox: the group-commit writer and a read connection.
+pub struct Inbox {
+    writer: Mutex<Sender<Command>>,
+    reader: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl Inbox {
+    /// Opens (creating if needed) the inbox and starts its writer thread. The thread ends when
+    /// the `Inbox` is dropped.
+    pub fn open(path: &Path) -> Result<(Inbox, JoinHandle<()>), StoreError> {
+        let conn = sqlite::open_inbox_rw(path).map_err(StoreError::sqlite(format!("open {}", path.display())))?;
+        conn.execute_batch(SCHEMA).map_err(StoreError::sqlite("create the inbox schema"))?;
+        let reader = sqlite::open_inbox_rw(path).map_err(StoreError::sqlite("open an inbox reader"))?;
+        reader.pragma_update(None, "query_only", "ON").map_err(StoreError::sqlite("open an inbox reader"))?;
+        let (tx, rx) = mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name("inbox-writer".into())
+            .spawn(move || writer_loop(conn, rx))
+            .map_err(|source| StoreError::Io { path: path.to_owned(), source })?;
+        Ok((Inbox { writer: Mutex::new(tx), reader: Mutex::new(reader), path: path.to_owned() }, handle))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Queues a validated request for the next group commit; `reply` runs on the writer thread
+    /// once the commit returned.
+    pub fn admit(&self, job: ValidatedJob, reply: impl FnOnce(Result<Admission, StoreError>) + Send + 'static) {
+        let sent = self.writer.lock().expect("the inbox writer lock is never poisoned: nothing panics while holding it").send(Command::Admit(job, Box::new(reply)));
+        if let Err(mpsc::SendError(Command::Admit(_, reply))) = sent {
+            reply(Err(StoreError::WriterGone));
+        }
+    }
+
+    /// Blocking form of [`Inbox::admit`], for tools and tests.
+    pub fn admit_blocking(&self, job: ValidatedJob) -> Result<Admission, StoreError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.admit(job, move |r| {
+            let _ = tx.send(r);
+        });
+        rx.recv().unwrap_or(Err(StoreError::WriterGone))
+    }
+
+    /// Asks the writer to delete rows root has already admitted (at or below `watermark`).
+    pub fn prune(&self, watermark: i64) {
+        let _ = self.writer.lock().expect("the inbox writer lock is never poisoned: nothing panics while holding it").send(Command::Prune(watermark));
+    }
+
+    /// A request that is received but not yet admitted by root, as a job view.
+    pub fn received(&self, request_id: &str) -> Result<Option<(JobView, String)>, StoreError> {
+        let conn = self.reader.lock().expect("the inbox reader lock is never poisoned: nothing panics while holding it");
+        conn.prepare_cached("SELECT operation, received_at, body_sha256 FROM requests WHERE request_id = ?1")
+            .and_then(|mut s| {
+                s.query_row(params![request_id], |r| {
+                    Ok((
+                        JobView {
+                            request_id: request_id.to_owned(),
+                            operation: r.get(0)?,
+                            state: JobState::Received,
+                            resource_id: None,
+                            generation: None,
+                            result: None,
+                            error: None,
+                            superseded_by: None,
+                            attempts: 0,
+                            timings: Timings { received_at_ms: Some(r.get(1)?), ..Timings::default() },
+                        },
+                        r.get(2)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(StoreError::sqlite("read the inbox"))
+    }
+
+    /// How many rows wait in the inbox, for tests and status.
+    pub fn len(&self) -> Result<i64, StoreError> {
+        let conn = self.reader.lock().expect("the inbox reader lock is never poisoned: nothing panics while holding it");
+        conn.query_row("SELECT count(*) FROM requests", [], |r| r.get(0)).map_err(StoreError::sqlite("count the inbox"))
+    }
+
+    pub fn is_empty(&self) -> Result<bool, StoreError> {
+        self.len().map(|n| n == 0)
+    }
+}
+
+fn writer_loop(mut conn: Connection, rx: Receiver<Command>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = Vec::new();
+        let mut prune = None;
+        let mut next = Some(first);
+        while let Some(cmd) = next.take() {
+            match cmd {
+                Command::Admit(job, reply) => batch.push((job, reply)),
+                Command::Prune(w) => prune = Some(w),
+            }
+            if batch.len() < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        if !batch.is_empty() {
+            commit_batch(&mut conn, batch);
+        }
+        if let Some(watermark) = prune
+            && let Err(e) = conn.execute("DELETE FROM requests WHERE seq <= ?1", params![watermark])
+        {
+            tracing::warn!(error = %e, "pruning the inbox failed; it will be tried again");
+        }
+    }
+}
+
+fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>) {
+    let now = now_ms();
+    let outcome = (|| {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut admissions = Vec::with_capacity(batch.len());
+        {
+            let mut find = tx.prepare_cached("SELECT seq, body_sha256, received_at FROM requests WHERE request_id = ?1")?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO requests(request_id, operation, body, body_sha256, received_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq",
+            )?;
+            for (job, _) in &batch {
+                let existing: Option<(i64, String, i64)> = find
+                    .query_row(params![job.request_id.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()?;
+                admissions.push(match existing {
+                    Some((seq, sha, received_at)) if sha == job.body_sha256 => Admission::Duplicate { seq, received_at },
+                    Some(_) => Admission::Conflict,
+                    None => {
+                        let seq = insert.query_row(
+                            params![job.request_id.as_str(), job.operation, job.canonical.as_bytes(), job.body_sha256, now],
+                            |r| r.get(0),
+                        )?;
+                        Admission::Received { seq, received_at: now }
+                    }
+                });
+            }
+        }
+        tx.commit()?;
+        Ok::<_, rusqlite::Error>(admissions)
+    })();
+    match outcome {
+        Ok(admissions) => {
+            for ((_, reply), admission) in batch.into_iter().zip(admissions) {
+                reply(Ok(admission));
+            }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, requests = batch.len(), "inbox group commit failed");
+            for (_, reply) in batch {
+                reply(Err(StoreError::Busy { context: format!("inbox commit: {e}") }));
+            }
+        }
+    }
+}
+
+/// One inbox row as root reads it: nothing in it is trusted yet.
+#[derive(Clone, Debug)]
+pub struct InboxRow {
+    pub seq: i64,
+    pub request_id: String,
+    pub operation: String,
+    /// At most [`MAX_BODY`] + 1 bytes of the body: root never loads a hostile blob whole.
+    pub body: Vec<u8>,
+    /// The body's full length as stored.
+    pub body_len: i64,
+    pub received_at: Option<i64>,
+}
+
+impl InboxRow {
+    /// Checks what can be checked before parsing the body.
+    pub fn check(&self) -> Result<(), registry::FieldError> {
+        if self.body_len > MAX_BODY as i64 || self.body.len() > MAX_BODY {
+            return Err(registry::FieldError::new(
+                "body_too_large",
+                "",
+                format!("the body is {} bytes; at most {MAX_BODY} are accepted", self.body_len),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Root's read of the inbox: up to `limit` rows after `after`, in order. Opened read-only,
+/// without following a symlink, with the settings for an untrusted file. A value of the wrong
+/// type becomes a row that fails validation; a missing inbox is an empty one.
+pub fn read_rows(path: &Path, after: i64, limit: u32) -> Result<Vec<InboxRow>, StoreError> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(StoreError::Io { path: path.to_owned(), source }),
+        Ok(_) => {}
+    }
+    let conn = sqlite::open_inbox_untrusted(path).map_err(StoreError::sqlite(format!("open {}", path.display())))?;
+    let mut stmt = conn
+        .prepare("SELECT seq, request_id, operation, substr(body, 1, ?3), length(body), received_at
+             FROM requests WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        .map_err(StoreError::sqlite("read the inbox"))?;
+    let text = |v: rusqlite::types::ValueRef<'_>| match v {
+        rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).chars().take(128).collect(),
+        _ => String::new(),
+    };
+    let rows = stmt
+        .query_map(params![after, limit, MAX_BODY as i64 + 1], |r| {
+            let body = match r.get_ref(3)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b.to_vec(),
+                _ => Vec::new(),
+            };
+            Ok(InboxRow {
+                seq: r.get(0)?,
+                request_id: text(r.get_ref(1)?),
+                operation: text(r.get_ref(2)?),
+                body,
+                body_len: r.get_ref(4)?.as_i64().unwrap_or(i64::MAX),
+                received_at: r.get_ref(5)?.as_i64().ok(),
+            })
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(StoreError::sqlite("read the inbox"))?;
+    Ok(rows)
+}

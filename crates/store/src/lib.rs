@@ -1,0 +1,71 @@
+//! The node's two databases (DESIGN.md section 6).
+//!
+//! - [`inbox`]: `inbox.db`, owned by the unprivileged API. The API admits requests into it
+//!   through one group-commit writer thread; root reads it read-only, as hostile input.
+//! - [`state`]: `state.db`, owned by root. Admission, generations, supersession, claims,
+//!   completions, resources and the events feed. Only the runner writes it.
+//! - [`read`]: the API's read-only view of `state.db`, with the retry and the clean 503 that a
+//!   rollback journal calls for.
+//! - [`layout`]: where the files live and with which owners and modes.
+//!
+//! Nothing here assumes HTTP: the API and, later, the fleet daemon call the same admission.
+
+pub mod inbox;
+pub mod layout;
+mod migrations;
+pub mod read;
+pub mod sqlite;
+pub mod state;
+mod views;
+
+pub use inbox::{Admission, Inbox, InboxRow};
+pub use layout::{ApiIdentity, Layout};
+pub use read::{ReadError, StateReader};
+pub use state::{ClaimedJob, IngestReport, Outcome, ResourceChange, ResourceRow, StateDb};
+
+use std::path::PathBuf;
+
+/// Errors of the store. Busy and hot-journal conditions are their own variant so callers can
+/// answer 503 or retry the step instead of treating them as corruption.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{context}")]
+    Sqlite {
+        context: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("the database is busy or being recovered: {context}")]
+    Busy { context: String },
+    #[error("cannot prepare {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("state.db holds a value root did not write: {0}")]
+    Corrupt(String),
+    #[error("the inbox writer has stopped")]
+    WriterGone,
+}
+
+impl StoreError {
+    pub(crate) fn sqlite(context: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> StoreError {
+        let context = context.into();
+        move |source| {
+            if sqlite::is_transient(&source) {
+                StoreError::Busy { context }
+            } else {
+                StoreError::Sqlite { context, source }
+            }
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,94 @@
+//! state.db's schema, as versioned migrations applied in order (tracked in `user_version`).
+//! A migration is appended, never edited: nodes in the field have run the old ones.
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: jobs, generations, resources, the events feed, step failures, the ingest watermark.
+    r#"
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO meta(key, value) VALUES ('ingest_watermark', 0);
+
+    CREATE TABLE jobs (
+        seq           INTEGER PRIMARY KEY,
+        request_id    TEXT NOT NULL UNIQUE,
+        operation     TEXT NOT NULL,
+        family        TEXT,
+        resource_id   TEXT,
+        owner         TEXT,
+        generation    INTEGER,
+        body          TEXT,
+        body_sha256   TEXT,
+        state         TEXT NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'superseded')),
+        result        TEXT,
+        error         TEXT,
+        superseded_by TEXT,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        inbox_seq     INTEGER,
+        received_at   INTEGER,
+        queued_at     INTEGER NOT NULL,
+        started_at    INTEGER,
+        finished_at   INTEGER
+    );
+    CREATE INDEX jobs_pending ON jobs(state, seq) WHERE state IN ('queued', 'running');
+    CREATE INDEX jobs_key ON jobs(family, resource_id) WHERE state IN ('queued', 'running');
+
+    CREATE TABLE generations (
+        family      TEXT NOT NULL,
+        resource_id TEXT NOT NULL,
+        generation  INTEGER NOT NULL,
+        PRIMARY KEY (family, resource_id)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE resources (
+        family      TEXT NOT NULL,
+        resource_id TEXT NOT NULL,
+        owner       TEXT NOT NULL,
+        generation  INTEGER NOT NULL,
+        data        TEXT NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        PRIMARY KEY (family, resource_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX resources_owner ON resources(owner, family);
+
+    CREATE TABLE events (
+        cursor     INTEGER PRIMARY KEY,
+        request_id TEXT NOT NULL,
+        operation  TEXT NOT NULL,
+        state      TEXT NOT NULL,
+        at         INTEGER NOT NULL
+    );
+    -- Every job state change appends an event in the same transaction, so claiming stays one
+    -- UPDATE and the feed can never miss or invent a change.
+    CREATE TRIGGER jobs_event_insert AFTER INSERT ON jobs BEGIN
+        INSERT INTO events(request_id, operation, state, at)
+        VALUES (NEW.request_id, NEW.operation, NEW.state, CAST(unixepoch('subsec') * 1000 AS INTEGER));
+    END;
+    CREATE TRIGGER jobs_event_update AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+        INSERT INTO events(request_id, operation, state, at)
+        VALUES (NEW.request_id, NEW.operation, NEW.state, CAST(unixepoch('subsec') * 1000 AS INTEGER));
+    END;
+
+    CREATE TABLE step_failures (
+        id      INTEGER PRIMARY KEY,
+        step    TEXT NOT NULL,
+        at      INTEGER NOT NULL,
+        message TEXT NOT NULL
+    );
+    "#,
+];
+
+/// Applies the migrations this database has not seen, each in its own transaction.
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let current: usize = conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,524 @@
+//! state.db, root's database: admission, generations and supersession in one `BEGIN
+//! IMMEDIATE`; claiming as one `UPDATE … RETURNING`; completion as one `UPDATE` (with the
+//! resource it changed, in the same transaction); resources tracked with their owner so a purge
+//! knows what exists.
+//!
+//! Only the runner opens it read-write. OS changes happen outside these transactions, so
+//! handlers keep what they need to finish or undo a change on the OS side or here, and a job
+//! found `running` at the start of a pass is simply run again.
+
+use std::path::{Path, PathBuf};
+
+use registry::{FieldError, Hex32, JobView, OpError, Owner, Registry, ValidatedJob};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+
+use crate::inbox::InboxRow;
+use crate::{StoreError, migrations, now_ms, sqlite, views};
+
+pub struct StateDb {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// A job the runner claimed: everything it needs to apply it, re-read from state.db.
+#[derive(Clone, Debug)]
+pub struct ClaimedJob {
+    pub seq: i64,
+    pub request_id: String,
+    pub operation: String,
+    pub family: String,
+    pub resource_id: Hex32,
+    pub owner: Owner,
+    pub generation: i64,
+    /// The canonical envelope admitted; root parses it again before applying.
+    pub body: String,
+    pub attempts: i64,
+}
+
+/// What a handler's success does to the resource row that tracks it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResourceChange {
+    Keep,
+    Upsert(Value),
+    Delete,
+}
+
+/// How a job ended.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub result: Result<Value, OpError>,
+    pub resource: ResourceChange,
+}
+
+/// A tracked resource.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceRow {
+    pub family: String,
+    pub resource_id: Hex32,
+    pub owner: Owner,
+    pub generation: i64,
+    pub data: Value,
+}
+
+/// What one ingest did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IngestReport {
+    pub admitted: usize,
+    pub rejected: usize,
+    pub duplicates: usize,
+    pub superseded: usize,
+    pub watermark: i64,
+}
+
+impl StateDb {
+    /// Opens (creating if needed) and migrates state.db.
+    pub fn open(path: &Path) -> Result<StateDb, StoreError> {
+        let mut conn = sqlite::open_state_rw(path).map_err(StoreError::sqlite(format!("open {}", path.display())))?;
+        migrations::migrate(&mut conn).map_err(StoreError::sqlite("migrate state.db"))?;
+        Ok(StateDb { conn, path: path.to_owned() })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `PRAGMA quick_check`, run at the start of each pass. Opening the database for it also
+    /// rolls back a hot journal left by a crashed commit.
+    pub fn quick_check(&self) -> Result<(), StoreError> {
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .map_err(StoreError::sqlite("quick_check"))?;
+        if verdict == "ok" { Ok(()) } else { Err(StoreError::Corrupt(verdict)) }
+    }
+
+    /// `PRAGMA integrity_check`'s verdict, for the tests.
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(StoreError::sqlite("integrity_check"))
+    }
+
+    /// The highest inbox sequence number already admitted.
+    pub fn watermark(&self) -> Result<i64, StoreError> {
+        views::meta(&self.conn, "ingest_watermark").map_err(StoreError::sqlite("read the watermark"))
+    }
+
+    /// Admits inbox rows. Every row is hostile input: it is validated again through the
+    /// registry, and a row that fails becomes a failed job with the validation's code (and
+    /// changes nothing else). Admission, generation allocation, supersession and the watermark
+    /// move happen in one `BEGIN IMMEDIATE`.
+    pub fn ingest<C>(&mut self, registry: &Registry<C>, node_id: &Hex32, rows: &[InboxRow]) -> Result<IngestReport, StoreError> {
+        let mut report = IngestReport { watermark: self.watermark()?, ..IngestReport::default() };
+        if rows.is_empty() {
+            return Ok(report);
+        }
+        let now = now_ms();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("begin ingest"))?;
+        for row in rows {
+            report.watermark = report.watermark.max(row.seq);
+            match admit_row(&tx, registry, node_id, row, now).map_err(StoreError::sqlite("admit an inbox row"))? {
+                Admitted::Queued { superseded } => {
+                    report.admitted += 1;
+                    report.superseded += superseded;
+                }
+                Admitted::Rejected => report.rejected += 1,
+                Admitted::Duplicate => report.duplicates += 1,
+            }
+        }
+        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'ingest_watermark'", params![report.watermark])
+            .map_err(StoreError::sqlite("move the watermark"))?;
+        crash::point("ingest.before_commit");
+        tx.commit().map_err(StoreError::sqlite("commit ingest"))?;
+        crash::point("ingest.after_commit");
+        Ok(report)
+    }
+
+    /// Puts jobs left `running` by a runner that died back in the queue, in their original
+    /// admission order. Costs one read and no commit when there are none.
+    pub fn recover_running(&mut self) -> Result<usize, StoreError> {
+        let any: bool = self
+            .conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running')", [], |r| r.get(0))
+            .map_err(StoreError::sqlite("look for interrupted jobs"))?;
+        if !any {
+            return Ok(0);
+        }
+        self.conn
+            .execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'", [])
+            .map_err(StoreError::sqlite("requeue interrupted jobs"))
+    }
+
+    /// Claims the oldest queued job, unless a job for the same resource is running (the newer
+    /// one waits). One `UPDATE … RETURNING`, one durable commit.
+    pub fn claim_next(&self) -> Result<Option<ClaimedJob>, StoreError> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "UPDATE jobs SET state = 'running', started_at = ?1, attempts = attempts + 1
+                 WHERE seq = (SELECT seq FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1)
+                   AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state = 'running'
+                                   AND r.family = jobs.family AND r.resource_id = jobs.resource_id)
+                 RETURNING seq, request_id, operation, family, resource_id, owner, generation, body, attempts",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![now_ms()], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                        r.get::<_, i64>(6)?,
+                        r.get::<_, String>(7)?,
+                        r.get::<_, i64>(8)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(StoreError::sqlite("claim a job"))?;
+        let Some((seq, request_id, operation, family, resource_id, owner, generation, body, attempts)) = row else {
+            return Ok(None);
+        };
+        crash::point("claim.after_commit");
+        // Root wrote these columns itself from validated values; a value that does not parse
+        // means state.db was changed behind its back.
+        let resource_id = resource_id.parse().map_err(|_| StoreError::Corrupt(format!("job {seq} resource_id")))?;
+        let owner = Owner::parse(&owner).ok_or_else(|| StoreError::Corrupt(format!("job {seq} owner")))?;
+        Ok(Some(ClaimedJob { seq, request_id, operation, family, resource_id, owner, generation, body, attempts }))
+    }
+
+    /// Records how a claimed job ended, and what it did to its resource row, in one
+    /// transaction: one durable commit.
+    pub fn complete(&mut self, job: &ClaimedJob, outcome: &Outcome) -> Result<(), StoreError> {
+        let now = now_ms();
+        let (state, result, error) = match &outcome.result {
+            Ok(value) => ("succeeded", Some(value.to_string()), None),
+            Err(e) => ("failed", None, Some(serde_json::to_string(e).expect("an OpError always serializes"))),
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("begin completion"))?;
+        let updated = tx
+            .prepare_cached(
+                "UPDATE jobs SET state = ?1, result = ?2, error = ?3, finished_at = ?4
+                 WHERE seq = ?5 AND state = 'running'",
+            )
+            .and_then(|mut s| s.execute(params![state, result, error, now, job.seq]))
+            .map_err(StoreError::sqlite("complete a job"))?;
+        if updated == 1 && outcome.result.is_ok() {
+            match &outcome.resource {
+                ResourceChange::Keep => {}
+                ResourceChange::Upsert(data) => {
+                    tx.prepare_cached(
+                        "INSERT INTO resources(family, resource_id, owner, generation, data, updated_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                         ON CONFLICT (family, resource_id) DO UPDATE
+                         SET owner = excluded.owner, generation = excluded.generation,
+                             data = excluded.data, updated_at = excluded.updated_at",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            job.family,
+                            job.resource_id.as_str(),
+                            job.owner.as_str(),
+                            job.generation,
+                            data.to_string(),
+                            now
+                        ])
+                    })
+                    .map_err(StoreError::sqlite("record a resource"))?;
+                }
+                ResourceChange::Delete => {
+                    tx.execute(
+                        "DELETE FROM resources WHERE family = ?1 AND resource_id = ?2",
+                        params![job.family, job.resource_id.as_str()],
+                    )
+                    .map_err(StoreError::sqlite("forget a resource"))?;
+                }
+            }
+        }
+        crash::point("complete.before_commit");
+        tx.commit().map_err(StoreError::sqlite("commit completion"))?;
+        crash::point("complete.after_commit");
+        Ok(())
+    }
+
+    pub fn resource(&self, family: &str, id: &Hex32) -> Result<Option<ResourceRow>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT family, resource_id, owner, generation, data FROM resources WHERE family = ?1 AND resource_id = ?2")
+            .and_then(|mut s| s.query_row(params![family, id.as_str()], read_resource).optional())
+            .map_err(StoreError::sqlite("read a resource"))?
+            .transpose()
+    }
+
+    /// Every resource of one family that `owner` has, in a stable order.
+    pub fn resources_of(&self, owner: &Owner, family: &str) -> Result<Vec<ResourceRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT family, resource_id, owner, generation, data FROM resources
+                 WHERE owner = ?1 AND family = ?2 ORDER BY resource_id",
+            )
+            .map_err(StoreError::sqlite("list resources"))?;
+        let rows = stmt
+            .query_map(params![owner.as_str(), family], read_resource)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(StoreError::sqlite("list resources"))?;
+        rows.into_iter().collect()
+    }
+
+    /// Every resource of one family, whoever owns it.
+    pub fn resources_of_family(&self, family: &str) -> Result<Vec<ResourceRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT family, resource_id, owner, generation, data FROM resources
+                 WHERE family = ?1 ORDER BY resource_id",
+            )
+            .map_err(StoreError::sqlite("list resources"))?;
+        let rows = stmt
+            .query_map(params![family], read_resource)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(StoreError::sqlite("list resources"))?;
+        rows.into_iter().collect()
+    }
+
+    /// Owners (with the family) of resources whose account row is gone: what the orphan
+    /// purge sweeps. One indexed query; empty on a healthy node.
+    pub fn orphan_owners(&self, account_family: &str) -> Result<Vec<(String, Owner)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT r.family, r.owner FROM resources r
+                 WHERE r.family <> ?1 AND r.owner <> 'node:'
+                   AND NOT EXISTS (SELECT 1 FROM resources a WHERE a.family = ?1 AND a.resource_id = r.owner)
+                 ORDER BY r.owner, r.family",
+            )
+            .map_err(StoreError::sqlite("find orphans"))?;
+        let rows: Vec<(String, String)> = stmt
+            .query_map(params![account_family], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("find orphans"))?;
+        rows.into_iter()
+            .map(|(family, owner)| {
+                Owner::parse(&owner).map(|o| (family, o)).ok_or_else(|| StoreError::Corrupt(format!("owner {owner:?}")))
+            })
+            .collect()
+    }
+
+    /// Every tracked resource, for the tests that compare the OS with state.db.
+    pub fn all_resources(&self) -> Result<Vec<ResourceRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT family, resource_id, owner, generation, data FROM resources ORDER BY family, resource_id")
+            .map_err(StoreError::sqlite("list resources"))?;
+        let rows = stmt
+            .query_map([], read_resource)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(StoreError::sqlite("list resources"))?;
+        rows.into_iter().collect()
+    }
+
+    /// Forgets one family's resources of an account, after its purge hook removed them from
+    /// the OS. A crash before this runs leaves the rows, so the purge runs again.
+    pub fn forget_resources_of(&mut self, owner: &Hex32, family: &str) -> Result<usize, StoreError> {
+        self.conn
+            .execute("DELETE FROM resources WHERE owner = ?1 AND family = ?2", params![owner.as_str(), family])
+            .map_err(StoreError::sqlite("forget resources"))
+    }
+
+    /// Records that a runner step failed; the runner logs it too and moves on.
+    pub fn record_step_failure(&self, step: &str, message: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO step_failures(step, at, message) VALUES (?1, ?2, ?3)",
+                params![step, now_ms(), message],
+            )
+            .map_err(StoreError::sqlite("record a step failure"))?;
+        // Keep the table bounded: it is a recent history, not an archive.
+        self.conn
+            .execute("DELETE FROM step_failures WHERE id <= (SELECT max(id) FROM step_failures) - 1000", [])
+            .map_err(StoreError::sqlite("trim step failures"))?;
+        Ok(())
+    }
+
+    /// Recent step failures, newest first.
+    pub fn step_failures(&self, limit: u32) -> Result<Vec<(String, i64, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT step, at, message FROM step_failures ORDER BY id DESC LIMIT ?1")
+            .map_err(StoreError::sqlite("list step failures"))?;
+        let rows = stmt
+            .query_map(params![limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("list step failures"))?;
+        Ok(rows)
+    }
+
+    /// Drops the oldest events beyond `keep`. Costs one read when there is nothing to drop.
+    pub fn trim_events(&self, keep: i64) -> Result<usize, StoreError> {
+        let (min, max): (Option<i64>, Option<i64>) = self
+            .conn
+            .query_row("SELECT min(cursor), max(cursor) FROM events", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(StoreError::sqlite("measure events"))?;
+        match (min, max) {
+            (Some(min), Some(max)) if max - min >= keep => self
+                .conn
+                .execute("DELETE FROM events WHERE cursor <= ?1", params![max - keep])
+                .map_err(StoreError::sqlite("trim events")),
+            _ => Ok(0),
+        }
+    }
+
+    pub fn job(&self, request_id: &str) -> Result<Option<JobView>, StoreError> {
+        views::job(&self.conn, request_id).map_err(StoreError::sqlite("read a job"))
+    }
+
+    /// Counts of jobs by state, for the tests and `layerone status`.
+    pub fn job_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state")
+            .map_err(StoreError::sqlite("count jobs"))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("count jobs"))?;
+        Ok(rows)
+    }
+
+    pub fn events(&self, after: i64, limit: u32) -> Result<Vec<registry::Event>, StoreError> {
+        views::events(&self.conn, after, limit).map_err(StoreError::sqlite("read events"))
+    }
+}
+
+fn read_resource(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<ResourceRow, StoreError>> {
+    let family: String = r.get(0)?;
+    let id: String = r.get(1)?;
+    let owner: String = r.get(2)?;
+    let generation: i64 = r.get(3)?;
+    let data: String = r.get(4)?;
+    Ok((|| {
+        Ok(ResourceRow {
+            resource_id: id.parse().map_err(|_| StoreError::Corrupt(format!("resource id {id:?}")))?,
+            owner: Owner::parse(&owner).ok_or_else(|| StoreError::Corrupt(format!("owner {owner:?}")))?,
+            data: serde_json::from_str(&data).map_err(|_| StoreError::Corrupt(format!("resource data of {id}")))?,
+            family,
+            generation,
+        })
+    })())
+}
+
+enum Admitted {
+    Queued { superseded: usize },
+    Rejected,
+    Duplicate,
+}
+
+fn admit_row<C>(
+    tx: &rusqlite::Transaction<'_>,
+    registry: &Registry<C>,
+    node_id: &Hex32,
+    row: &InboxRow,
+    now: i64,
+) -> rusqlite::Result<Admitted> {
+    let validated = row
+        .check()
+        .and_then(|()| registry.validate(&row.body, node_id))
+        .and_then(|job| {
+            if job.request_id.as_str() == row.request_id {
+                Ok(job)
+            } else {
+                Err(FieldError::new("inbox_mismatch", "request_id", "the inbox row and its body name different request ids"))
+            }
+        });
+    let job = match validated {
+        Ok(job) => job,
+        Err(error) => return reject(tx, registry, row, &error, now),
+    };
+    if let Some(existing) = views::job_body_sha(tx, job.request_id.as_str())? {
+        if existing.as_deref() != Some(job.body_sha256.as_str()) {
+            // The API answers 409 for this; a row that still gets here bypassed the API.
+            tracing::warn!(request_id = %job.request_id, inbox_seq = row.seq, "inbox row reuses a request id with another body; dropped");
+        }
+        return Ok(Admitted::Duplicate);
+    }
+    admit(tx, &job, row, now)
+}
+
+fn admit(tx: &rusqlite::Transaction<'_>, job: &ValidatedJob, row: &InboxRow, now: i64) -> rusqlite::Result<Admitted> {
+    let generation: i64 = tx
+        .prepare_cached(
+            "INSERT INTO generations(family, resource_id, generation) VALUES (?1, ?2, 1)
+             ON CONFLICT (family, resource_id) DO UPDATE SET generation = generation + 1
+             RETURNING generation",
+        )?
+        .query_row(params![job.family, job.resource_id.as_str()], |r| r.get(0))?;
+    let superseded = tx
+        .prepare_cached(
+            "UPDATE jobs SET state = 'superseded', superseded_by = ?1, finished_at = ?2
+             WHERE family = ?3 AND resource_id = ?4 AND state = 'queued'",
+        )?
+        .execute(params![job.request_id.as_str(), now, job.family, job.resource_id.as_str()])?;
+    tx.prepare_cached(
+        "INSERT INTO jobs(request_id, operation, family, resource_id, owner, generation, body, body_sha256,
+                          state, inbox_seq, received_at, queued_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        job.request_id.as_str(),
+        job.operation,
+        job.family,
+        job.resource_id.as_str(),
+        job.owner.as_str(),
+        generation,
+        job.canonical,
+        job.body_sha256,
+        row.seq,
+        row.received_at,
+        now
+    ])?;
+    Ok(Admitted::Queued { superseded })
+}
+
+/// Records a hostile or invalid inbox row as a failed job, so the control plane sees why.
+fn reject<C>(
+    tx: &rusqlite::Transaction<'_>,
+    registry: &Registry<C>,
+    row: &InboxRow,
+    error: &FieldError,
+    now: i64,
+) -> rusqlite::Result<Admitted> {
+    // A usable request id keeps its own name; otherwise the job is named after its inbox row.
+    let request_id = match row.request_id.parse::<Hex32>() {
+        Ok(id) if views::job_body_sha(tx, id.as_str())?.is_none() => id.to_string(),
+        Ok(_) => return Ok(Admitted::Duplicate),
+        Err(_) => format!("inbox-{}", row.seq),
+    };
+    // Only a registered name is echoed back; anything else from the row stays out of state.db.
+    let operation = registry
+        .operation(&row.operation)
+        .map(|op| op.name())
+        .unwrap_or("unknown");
+    let field = if error.field.is_empty() { "body" } else { error.field.as_str() };
+    let error = OpError { code: error.code.clone(), message: format!("{field}: {}", error.message), retryable: false };
+    tx.prepare_cached(
+        "INSERT INTO jobs(request_id, operation, state, error, inbox_seq, received_at, queued_at, finished_at)
+         VALUES (?1, ?2, 'failed', ?3, ?4, ?5, ?6, ?6)
+         ON CONFLICT (request_id) DO NOTHING",
+    )?
+    .execute(params![
+        request_id,
+        operation,
+        serde_json::to_string(&error).expect("an OpError always serializes"),
+        row.seq,
+        row.received_at,
+        now
+    ])?;
+    Ok(Admitted::Rejected)
+}

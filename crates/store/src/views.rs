@@ -1,0 +1,74 @@
+//! The queries that turn state.db rows into what a control plane reads. Shared by root's
+//! [`crate::StateDb`] and the API's [`crate::StateReader`], so both see jobs the same way.
+
+use registry::{Event, JobState, JobView, OpError, Timings};
+use rusqlite::{Connection, OptionalExtension, params};
+
+fn corrupt(what: &str) -> rusqlite::Error {
+    rusqlite::Error::InvalidColumnType(0, what.to_owned(), rusqlite::types::Type::Text)
+}
+
+pub fn job(conn: &Connection, request_id: &str) -> rusqlite::Result<Option<JobView>> {
+    conn.prepare_cached(
+        "SELECT request_id, operation, state, resource_id, generation, result, error, superseded_by,
+                attempts, received_at, queued_at, started_at, finished_at
+         FROM jobs WHERE request_id = ?1",
+    )?
+    .query_row(params![request_id], |r| {
+        let state: String = r.get(2)?;
+        let result: Option<String> = r.get(5)?;
+        let error: Option<String> = r.get(6)?;
+        Ok(JobView {
+            request_id: r.get(0)?,
+            operation: r.get(1)?,
+            state: JobState::parse(&state).ok_or_else(|| corrupt("state"))?,
+            resource_id: r.get(3)?,
+            generation: r.get(4)?,
+            result: result.map(|s| serde_json::from_str(&s)).transpose().map_err(|_| corrupt("result"))?,
+            error: error
+                .map(|s| serde_json::from_str::<OpError>(&s))
+                .transpose()
+                .map_err(|_| corrupt("error"))?,
+            superseded_by: r.get(7)?,
+            attempts: r.get(8)?,
+            timings: Timings {
+                received_at_ms: r.get(9)?,
+                queued_at_ms: r.get(10)?,
+                started_at_ms: r.get(11)?,
+                finished_at_ms: r.get(12)?,
+            },
+        })
+    })
+    .optional()
+}
+
+/// The body hash of a job, to tell a repeated request from a conflicting one.
+pub fn job_body_sha(conn: &Connection, request_id: &str) -> rusqlite::Result<Option<Option<String>>> {
+    conn.prepare_cached("SELECT body_sha256 FROM jobs WHERE request_id = ?1")?
+        .query_row(params![request_id], |r| r.get(0))
+        .optional()
+}
+
+pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec<Event>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT cursor, request_id, operation, state, at FROM events WHERE cursor > ?1 ORDER BY cursor LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![after, limit], |r| {
+        let state: String = r.get(3)?;
+        Ok(Event {
+            cursor: r.get(0)?,
+            request_id: r.get(1)?,
+            operation: r.get(2)?,
+            state: JobState::parse(&state).ok_or_else(|| corrupt("event state"))?,
+            at_ms: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row(params![key], |r| r.get(0))
+        .optional()
+        .map(|v| v.unwrap_or(0))
+}
