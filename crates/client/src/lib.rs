@@ -1,1 +1,451 @@
-//! client
+//! A small synchronous HTTPS client for the node's API, used by the `layerone` CLI and by every
+//! integration test.
+//!
+//! HTTP/1.1 over rustls (ring) on a plain `TcpStream`: no async runtime, so a CLI command or a
+//! test thread can call it directly. Trust is a certificate pin, compared during the handshake
+//! before any header or body is sent ([`pin`]); there is no way to build a client without one.
+//! Connections are kept alive and reused (one per concurrent caller), and a reused connection
+//! the server closed while idle is replaced transparently.
+
+mod dev;
+mod error;
+mod http;
+pub mod pin;
+
+use std::io::{BufReader, ErrorKind};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use registry::{EventPage, JobView};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use dev::DevInfo;
+pub use error::{ClientError, TlsError};
+pub use http::{MAX_RESPONSE_BODY, Response};
+
+/// How long a request may wait for the server before [`ClientError::Timeout`], unless a call
+/// says otherwise (a long-poll adds its own wait to it).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Idle connections kept for reuse; more concurrent callers simply open more.
+const MAX_IDLE: usize = 16;
+/// The largest page the events feed serves.
+const EVENTS_PAGE: u32 = 1000;
+/// The longest wait the events feed accepts.
+const MAX_WAIT_SECS: u64 = 60;
+
+type Stream = StreamOwned<ClientConnection, TcpStream>;
+
+/// Where the API is: parsed once from the URL.
+#[derive(Clone, Debug)]
+struct Target {
+    host: String,
+    port: u16,
+    /// `host:port` as the `Host` header carries it (IPv6 in brackets).
+    authority: String,
+    /// A path prefix, for an API behind a proxy under a sub-path; empty or `/prefix`.
+    base_path: String,
+}
+
+fn parse_url(url: &str) -> Result<Target, ClientError> {
+    let bad = |why: &str| ClientError::Config(format!("{url:?}: {why}"));
+    let rest = url.strip_prefix("https://").ok_or_else(|| bad("the URL must start with https://"))?;
+    let (authority, path) = match rest.find(['/', '?', '#']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    if authority.contains('@') {
+        return Err(bad("credentials in the URL are not supported; pass the API key"));
+    }
+    if path.contains(['?', '#']) || !http::is_clean(path) || path.contains(' ') {
+        return Err(bad("the URL may carry a path prefix but no query or fragment"));
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (host, after) = v6.split_once(']').ok_or_else(|| bad("unclosed [ in the host"))?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(bad("no host"));
+    }
+    let port = match port {
+        Some(p) => p.parse::<u16>().ok().filter(|p| *p != 0).ok_or_else(|| bad("bad port"))?,
+        None => 443,
+    };
+    let authority = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+    Ok(Target { host: host.to_owned(), port, authority, base_path: path.trim_end_matches('/').to_owned() })
+}
+
+/// Percent-encodes one path segment, so any id a caller passes reaches the server as one
+/// segment (which then judges it).
+fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A client for one node's API. Cheap to share between threads: each concurrent request uses
+/// its own connection, and idle connections are reused.
+pub struct NodeClient {
+    target: Target,
+    server_name: ServerName<'static>,
+    api_key: Option<String>,
+    tls: Arc<ClientConfig>,
+    /// The pin in canonical lowercase hex, for error messages.
+    pin_hex: String,
+    idle: Mutex<Vec<Stream>>,
+    timeout: Duration,
+    /// The furthest events cursor this client has read, so [`NodeClient::wait`] does not page
+    /// through history it has already seen.
+    cursor: AtomicI64,
+}
+
+impl std::fmt::Debug for NodeClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("NodeClient")
+            .field("authority", &self.target.authority)
+            .field("base_path", &self.target.base_path)
+            .field("has_key", &self.api_key.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NodeClient {
+    /// A client for `url` (`https://host[:port][/prefix]`) that trusts only the certificate
+    /// whose SHA-256 is `pin_sha256`. No connection is made yet.
+    pub fn new(url: &str, api_key: Option<String>, pin_sha256: &str) -> Result<NodeClient, ClientError> {
+        let target = parse_url(url)?;
+        let pin = pin::parse_pin(pin_sha256).map_err(ClientError::Config)?;
+        if let Some(key) = &api_key
+            && (key.is_empty() || !http::is_clean(key) || key.contains(' '))
+        {
+            return Err(ClientError::Config("the API key must be one non-empty token".into()));
+        }
+        let server_name = ServerName::try_from(target.host.clone())
+            .map_err(|_| ClientError::Config(format!("{:?} is not a host name or an IP address", target.host)))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ClientError::Config(format!("TLS configuration: {e}")))?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(pin::PinVerifier::new(pin)))
+            .with_no_client_auth();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(NodeClient {
+            target,
+            server_name,
+            api_key,
+            tls: Arc::new(tls),
+            pin_hex: hex::encode(pin),
+            idle: Mutex::new(Vec::new()),
+            timeout: DEFAULT_TIMEOUT,
+            cursor: AtomicI64::new(0),
+        })
+    }
+
+    /// The same client with another per-request timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> NodeClient {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sends one request and returns whatever the server answered, error statuses included.
+    /// Adds `Authorization: Bearer` when the client has a key and `Content-Type:
+    /// application/json` when there is a body (unless `extra_headers` sets one).
+    pub fn request(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        body: Option<&[u8]>,
+        extra_headers: &[(&str, &str)],
+    ) -> Result<Response, ClientError> {
+        self.request_within(method, path_and_query, body, extra_headers, self.timeout)
+    }
+
+    fn request_within(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        body: Option<&[u8]>,
+        extra_headers: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Result<Response, ClientError> {
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(ClientError::Config(format!("bad method {method:?}")));
+        }
+        if !path_and_query.starts_with('/') || !http::is_clean(path_and_query) || path_and_query.contains(' ') {
+            return Err(ClientError::Config(format!("bad path {path_and_query:?}")));
+        }
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(extra_headers.len() + 2);
+        let bearer = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
+        if let Some(bearer) = &bearer
+            && !extra_headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+        {
+            headers.push(("Authorization", bearer));
+        }
+        if body.is_some() && !extra_headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+            headers.push(("Content-Type", "application/json"));
+        }
+        for (name, value) in extra_headers {
+            let name_ok = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+            if !name_ok || !http::is_clean(value) {
+                return Err(ClientError::Config(format!("bad header {name:?}")));
+            }
+            headers.push((name, value));
+        }
+        let target = format!("{}{}", self.target.base_path, path_and_query);
+        let head = http::request_head(method, &target, &self.target.authority, &headers, body.map(<[u8]>::len));
+
+        // One retry, only on a reused connection that ended before any byte of an answer: the
+        // server closed it while it sat idle. Submitting is idempotent by request_id, so even
+        // a POST is safe to send again.
+        loop {
+            let pooled = self.idle.lock().expect("the idle pool lock is never poisoned: nothing panics while holding it").pop();
+            let reused = pooled.is_some();
+            let mut stream = match pooled {
+                Some(stream) => stream,
+                None => self.connect()?,
+            };
+            stream.sock.set_read_timeout(Some(timeout)).map_err(ClientError::Io)?;
+            stream.sock.set_write_timeout(Some(timeout)).map_err(ClientError::Io)?;
+            let written = http::write_request(&mut stream, &head, body);
+            let answer = match written {
+                Ok(()) => {
+                    let mut reader = BufReader::new(&mut stream);
+                    let answer = http::read_response(&mut reader, method == "HEAD");
+                    // Bytes beyond the answer mean the connection is out of step: drop it.
+                    let clean = reader.buffer().is_empty();
+                    answer.map(|(resp, reusable)| (resp, reusable && clean))
+                }
+                Err(e) if reused && is_closed(&e) => Err(http::ReadFailure::ClosedBeforeAnswer),
+                Err(e) => Err(http::ReadFailure::Io(e)),
+            };
+            match answer {
+                Ok((response, reusable)) => {
+                    if reusable {
+                        let mut idle = self.idle.lock().expect("the idle pool lock is never poisoned: nothing panics while holding it");
+                        if idle.len() < MAX_IDLE {
+                            idle.push(stream);
+                        }
+                    }
+                    return Ok(response);
+                }
+                Err(http::ReadFailure::ClosedBeforeAnswer) if reused => continue,
+                Err(http::ReadFailure::ClosedBeforeAnswer) => {
+                    return Err(ClientError::Http("the server closed the connection without answering".into()));
+                }
+                Err(http::ReadFailure::Malformed(why)) => return Err(ClientError::Http(why)),
+                Err(http::ReadFailure::Io(e)) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    return Err(ClientError::Timeout(format!("no answer to {method} {path_and_query} within {timeout:?}")));
+                }
+                Err(http::ReadFailure::Io(e)) => return Err(ClientError::Io(e)),
+            }
+        }
+    }
+
+    /// Opens a TCP connection and completes the TLS handshake, which is where the pin is
+    /// checked: nothing of a request is written before this returns.
+    fn connect(&self) -> Result<Stream, ClientError> {
+        let addr_text = self.target.authority.clone();
+        let addrs = (self.target.host.as_str(), self.target.port)
+            .to_socket_addrs()
+            .map_err(|source| ClientError::Connect { addr: addr_text.clone(), source })?;
+        let mut last = None;
+        let mut sock = None;
+        for addr in addrs {
+            match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+                Ok(s) => {
+                    sock = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let sock = sock.ok_or_else(|| ClientError::Connect {
+            addr: addr_text.clone(),
+            source: last.unwrap_or_else(|| std::io::Error::new(ErrorKind::NotFound, "the host has no address")),
+        })?;
+        let setup = |s: &TcpStream| {
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(CONNECT_TIMEOUT))?;
+            s.set_write_timeout(Some(CONNECT_TIMEOUT))
+        };
+        setup(&sock).map_err(|source| ClientError::Connect { addr: addr_text.clone(), source })?;
+        let conn = ClientConnection::new(self.tls.clone(), self.server_name.clone())
+            .map_err(|e| ClientError::Tls(TlsError::Handshake(std::io::Error::other(e))))?;
+        let mut stream = StreamOwned::new(conn, sock);
+        while stream.conn.is_handshaking() {
+            if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+                if let Some(presented) = pin::pin_mismatch(&e) {
+                    return Err(TlsError::PinMismatch { expected: self.pin_hex.clone(), presented }.into());
+                }
+                if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
+                    return Err(ClientError::Timeout(format!("TLS handshake with {addr_text}")));
+                }
+                return Err(TlsError::Handshake(e).into());
+            }
+        }
+        Ok(stream)
+    }
+
+    /// Submits a job envelope. `Ok` is the 202's job view: received (or the same job again).
+    pub fn submit(&self, envelope: &Value) -> Result<JobView, ClientError> {
+        let body = serde_json::to_vec(envelope).map_err(|e| ClientError::Config(format!("the envelope does not serialize: {e}")))?;
+        let resp = self.request("POST", "/v1/jobs", Some(&body), &[])?;
+        expect_json(&resp)
+    }
+
+    /// One job's current view.
+    pub fn job(&self, request_id: &str) -> Result<JobView, ClientError> {
+        let resp = self.request("GET", &format!("/v1/jobs/{}", encode_segment(request_id)), None, &[])?;
+        expect_json(&resp)
+    }
+
+    /// Job changes after `after`, waiting up to `wait_secs` (0 to 60) for the first one.
+    pub fn events(&self, after: i64, wait_secs: u32, limit: u32) -> Result<EventPage, ClientError> {
+        let path = format!("/v1/events?after={after}&wait={wait_secs}&limit={limit}");
+        let timeout = self.timeout + Duration::from_secs(u64::from(wait_secs));
+        let resp = self.request_within("GET", &path, None, &[], timeout)?;
+        let page: EventPage = expect_json(&resp)?;
+        self.cursor.fetch_max(page.next, Ordering::Relaxed);
+        Ok(page)
+    }
+
+    /// Waits until the job reaches a terminal state (`succeeded`, `failed`, `superseded`) and
+    /// returns it. Blocks in the events feed's long-poll between looks at the job, so it costs
+    /// a request per change on the node, not a tight loop.
+    pub fn wait(&self, request_id: &str, timeout: Duration) -> Result<JobView, ClientError> {
+        let deadline = Instant::now() + timeout;
+        // Read the cursor before looking at the job: any change after the look has an event
+        // after this cursor, so it cannot slip between the two.
+        let mut cursor = self.cursor.load(Ordering::Relaxed);
+        loop {
+            let view = self.job(request_id)?;
+            if view.state.is_terminal() {
+                return Ok(view);
+            }
+            loop {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                if remaining.is_zero() {
+                    return Err(ClientError::Timeout(format!("job {request_id} is still {} after {timeout:?}", view.state.as_str())));
+                }
+                let wait = remaining.as_secs_f64().ceil().clamp(1.0, MAX_WAIT_SECS as f64) as u32;
+                let page = self.events(cursor, wait, EVENTS_PAGE)?;
+                cursor = page.next.max(cursor);
+                if page.events.iter().any(|e| e.request_id == request_id) {
+                    break;
+                }
+                // A full page means the feed has more already: keep reading without waiting
+                // for the job (the wait parameter only applies when nothing is there).
+            }
+        }
+    }
+
+    /// Every operation this node offers, with schemas and examples.
+    pub fn catalogue(&self) -> Result<Value, ClientError> {
+        expect_json(&self.request("GET", "/v1/catalogue", None, &[])?)
+    }
+
+    /// The node's OpenAPI 3.1 document.
+    pub fn openapi(&self) -> Result<Value, ClientError> {
+        expect_json(&self.request("GET", "/v1/openapi.json", None, &[])?)
+    }
+
+    /// `GET /v1/health` (no key needed): its status and JSON body, whatever the status.
+    pub fn health(&self) -> Result<(u16, Value), ClientError> {
+        let resp = self.request("GET", "/v1/health", None, &[])?;
+        Ok((resp.status, resp.json()?))
+    }
+}
+
+fn is_closed(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::BrokenPipe | ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::UnexpectedEof
+    )
+}
+
+/// A 2xx body as `T`, or the API's error.
+fn expect_json<T: DeserializeOwned>(resp: &Response) -> Result<T, ClientError> {
+    if !(200..300).contains(&resp.status) {
+        return Err(api_error(resp));
+    }
+    serde_json::from_slice(&resp.body)
+        .map_err(|e| ClientError::Http(format!("the body of a {} answer is not what the API documents: {e}", resp.status)))
+}
+
+/// The API's error body (`{code, message, field}`), or a stand-in when the body is not one
+/// (a proxy's page, hyper's empty 431).
+fn api_error(resp: &Response) -> ClientError {
+    #[derive(serde::Deserialize)]
+    struct Body {
+        code: String,
+        message: String,
+        #[serde(default)]
+        field: Option<String>,
+    }
+    let retry_after_secs = resp.header("retry-after").and_then(|v| v.trim().parse().ok());
+    match serde_json::from_slice::<Body>(&resp.body) {
+        Ok(b) => ClientError::Api {
+            status: resp.status,
+            code: b.code,
+            message: b.message,
+            field: b.field.unwrap_or_default(),
+            retry_after_secs,
+        },
+        Err(_) => ClientError::Api {
+            status: resp.status,
+            code: format!("http_{}", resp.status),
+            message: String::from_utf8_lossy(&resp.body).chars().take(200).collect(),
+            field: String::new(),
+            retry_after_secs,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_into_host_port_and_prefix() {
+        let t = parse_url("https://127.0.0.1:8443").unwrap();
+        assert_eq!((t.host.as_str(), t.port, t.authority.as_str(), t.base_path.as_str()), ("127.0.0.1", 8443, "127.0.0.1:8443", ""));
+        let t = parse_url("https://node.example.com/api/").unwrap();
+        assert_eq!((t.port, t.base_path.as_str()), (443, "/api"));
+        let t = parse_url("https://[::1]:9000").unwrap();
+        assert_eq!((t.host.as_str(), t.authority.as_str()), ("::1", "[::1]:9000"));
+        for bad in ["http://127.0.0.1", "https://", "https://u:p@h", "https://h:0", "https://h:x", "https://h/?q=1", "https://[::1"] {
+            assert!(parse_url(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn a_client_cannot_be_built_without_a_valid_pin() {
+        assert!(matches!(NodeClient::new("https://127.0.0.1:1", None, ""), Err(ClientError::Config(_))));
+        assert!(NodeClient::new("https://127.0.0.1:1", Some("k".into()), &"00".repeat(32)).is_ok());
+        assert!(NodeClient::new("https://127.0.0.1:1", Some("a\r\nb".into()), &"00".repeat(32)).is_err());
+    }
+
+    #[test]
+    fn path_segments_are_encoded() {
+        assert_eq!(encode_segment("ab-_.~9"), "ab-_.~9");
+        assert_eq!(encode_segment("../x y"), "..%2Fx%20y");
+    }
+}

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use provider::programs::{Expire, UserAdd, UserMod};
+use provider::{Expire, UserAdd, UserMod};
 use registry::types::{Hex32, Inodes, MiB, Presence, Shell, Username};
 use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
@@ -78,7 +78,7 @@ pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> 
     if user.gecos != marker(account) {
         return Err(missing());
     }
-    Ok(AccountInfo { username: user.name, uid: user.uid, gid: user.gid, home: user.home.into() })
+    Ok(AccountInfo { username: user.name, uid: user.uid, gid: user.gid, home: user.home })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -219,7 +219,7 @@ impl Operation for EnsureAccount {
             "username": name,
             "uid": user.uid,
             "gid": user.gid,
-            "home": user.home,
+            "home": user.home.display().to_string(),
             "shell": shell,
             "suspended": suspended,
             "disk_quota_mib": req.disk_quota_mib.get(),
@@ -231,7 +231,7 @@ impl Operation for EnsureAccount {
             username: Some(name.to_owned()),
             uid: Some(user.uid),
             gid: Some(user.gid),
-            home: Some(user.home),
+            home: Some(user.home.display().to_string()),
             shell: Some(shell.to_owned()),
             suspended: Some(suspended),
             disk_quota_mib: Some(req.disk_quota_mib.get()),

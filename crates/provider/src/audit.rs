@@ -108,7 +108,11 @@ pub fn read_audit_log(dir: &Path) -> Result<Vec<AuditRecord>, ProviderError> {
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
             serde_json::from_str(line).map_err(|e| {
-                ProviderError::io("parse audit log", &path, io::Error::new(io::ErrorKind::InvalidData, e))
+                ProviderError::io(
+                    "parse audit log",
+                    &path,
+                    io::Error::new(io::ErrorKind::InvalidData, e),
+                )
             })
         })
         .collect()

@@ -18,7 +18,10 @@ pub enum ProviderError {
     /// The program does not exist on this platform profile (for example `cagefsctl` on
     /// Debian).
     #[error("{program} is not available on the {platform} platform")]
-    Unsupported { program: Program, platform: Platform },
+    Unsupported {
+        program: Program,
+        platform: Platform,
+    },
 
     /// The program ran and exited non-zero (or was killed by a signal).
     #[error("{program} exited with status {status}{}", stderr_summary(stderr))]

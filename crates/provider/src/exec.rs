@@ -251,15 +251,10 @@ fn run_process(
     // kill can never hit a recycled pid.
     let (exited_tx, exited_rx) = mpsc::channel();
     thread::spawn(move || {
-        loop {
-            match rustix::process::waitid(
-                WaitId::Pid(pid),
-                WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-            ) {
-                Err(rustix::io::Errno::INTR) => continue,
-                _ => break,
-            }
-        }
+        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {}
         let _ = exited_tx.send(());
     });
 
@@ -271,7 +266,11 @@ fn run_process(
         let _ = rustix::process::kill_process_group(pid, Signal::KILL);
         if exited_rx.recv_timeout(AFTER_EXIT_GRACE).is_err() {
             // Unkillable (stuck in the kernel). Leave it; reaping would block this pass.
-            tracing::error!(program = program.name(), pid = pid.as_raw_nonzero().get(), "timed-out program did not die after SIGKILL");
+            tracing::error!(
+                program = program.name(),
+                pid = pid.as_raw_nonzero().get(),
+                "timed-out program did not die after SIGKILL"
+            );
             return Err(ProviderError::Timeout { program, timeout });
         }
     }
@@ -434,25 +433,50 @@ mod tests {
         assert!(log.iter().all(|r| r.status.is_some_and(|s| s != 0)));
     }
 
+    /// The pids of this process's children (zombies included) whose command line contains
+    /// `arg`; read from /proc so it works however the test harness shares the process.
+    fn children_running(arg: &str) -> Vec<String> {
+        let me = std::process::id().to_string();
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            if !pid.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // Field 4 (ppid) follows the parenthesised command name.
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            let ppid = after.split_whitespace().nth(1).unwrap_or("");
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            // A zombie has no command line left; its name still says what it was.
+            let zombie_sleep =
+                after.split_whitespace().next() == Some("Z") && stat.contains("(sleep)");
+            if ppid == me && (zombie_sleep || String::from_utf8_lossy(&cmdline).contains(arg)) {
+                found.push(pid);
+            }
+        }
+        found
+    }
+
     #[test]
     fn timeout_kills_and_reaps_the_child() {
         let f = fixture();
         let started = Instant::now();
-        let err = run(&f, "/bin/sleep", &["5"], None, Duration::from_millis(200)).unwrap_err();
+        let err = run(
+            &f,
+            "/bin/sleep",
+            &["7.31"],
+            None,
+            Duration::from_millis(200),
+        )
+        .unwrap_err();
         assert!(matches!(err, ProviderError::Timeout { .. }), "{err:?}");
         assert_eq!(err.code(), "program_timeout");
         assert!(started.elapsed() < Duration::from_secs(4));
-        // Reaped: no zombie `sleep` child of ours remains.
-        assert_eq!(
-            rustix::process::waitid(
-                WaitId::All,
-                WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT
-            )
-            .map(|s| s.is_some())
-            .unwrap_or(false),
-            false,
-            "a child was left unreaped"
-        );
+        // Killed and reaped: no process of ours, live or zombie, still runs `sleep 7.31`.
+        assert_eq!(children_running("7.31"), Vec::<String>::new());
         let log = read_audit_log(&f.audit_dir).unwrap();
         assert_eq!(log[0].status, None);
         assert_eq!(log[0].error.as_deref(), Some("program_timeout"));
@@ -501,9 +525,12 @@ mod tests {
 
     #[test]
     fn environment_is_cleared_to_path_and_locale() {
-        // SAFETY: not needed; set_var is unsafe in edition 2024 and we avoid it. The test
-        // relies on the test runner's own environment being non-empty instead.
-        assert!(std::env::vars_os().count() > 2, "the test needs an inherited environment");
+        // The test runner's own environment is never just two variables, so this proves
+        // something was cleared without calling the (unsafe in edition 2024) set_var.
+        assert!(
+            std::env::vars_os().count() > 2,
+            "the test needs an inherited environment"
+        );
         let f = fixture();
         let out = run(&f, "/usr/bin/env", &[], None, Duration::from_secs(10)).unwrap();
         let mut lines: Vec<String> = String::from_utf8(out.stdout)
@@ -512,7 +539,10 @@ mod tests {
             .map(str::to_owned)
             .collect();
         lines.sort();
-        assert_eq!(lines, vec![format!("LC_ALL=C"), format!("PATH={CHILD_PATH}")]);
+        assert_eq!(
+            lines,
+            vec![format!("LC_ALL=C"), format!("PATH={CHILD_PATH}")]
+        );
     }
 
     #[test]

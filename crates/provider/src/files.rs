@@ -81,7 +81,10 @@ pub(crate) fn ensure_dir(path: &Path, mode: u32) -> Result<(), ProviderError> {
             return Err(ProviderError::io(
                 "ensure directory",
                 path,
-                io::Error::new(io::ErrorKind::AlreadyExists, "exists and is not a directory"),
+                io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "exists and is not a directory",
+                ),
             ));
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -194,7 +197,10 @@ mod tests {
         let mode = std::fs::metadata(&file).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         // No temporary file is left behind.
-        let names: Vec<_> = std::fs::read_dir(&vhosts).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(&vhosts)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, vec![OsString::from("a.conf")]);
     }
 
@@ -209,9 +215,14 @@ mod tests {
         symlink(&victim, etc.join("x.conf")).unwrap();
         // A stale temp that is a symlink too.
         symlink(&victim, etc.join(".x.conf.layerone-tmp")).unwrap();
-        p.write_config_atomic(&etc.join("x.conf"), b"new", CONFIG_MODE).unwrap();
+        p.write_config_atomic(&etc.join("x.conf"), b"new", CONFIG_MODE)
+            .unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
-        assert!(!std::fs::symlink_metadata(etc.join("x.conf")).unwrap().is_symlink());
+        assert!(
+            !std::fs::symlink_metadata(etc.join("x.conf"))
+                .unwrap()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read(etc.join("x.conf")).unwrap(), b"new");
     }
 
@@ -231,7 +242,10 @@ mod tests {
         let d = p.sysconf("/etc/layerone");
         p.ensure_dir(&d, 0o700).unwrap();
         p.ensure_dir(&d, 0o750).unwrap();
-        assert_eq!(std::fs::metadata(&d).unwrap().permissions().mode() & 0o777, 0o750);
+        assert_eq!(
+            std::fs::metadata(&d).unwrap().permissions().mode() & 0o777,
+            0o750
+        );
         let f = p.sysconf("/etc/layerone/file");
         std::fs::write(&f, b"").unwrap();
         assert_eq!(p.ensure_dir(&f, 0o700).unwrap_err().code(), "io_error");

@@ -53,7 +53,10 @@ mod tests {
             map_under(Path::new("/tmp/r"), Path::new("/etc/apache2/apache2.conf")),
             PathBuf::from("/tmp/r/etc/apache2/apache2.conf")
         );
-        assert_eq!(map_under(Path::new("/tmp/r"), Path::new("/")), PathBuf::from("/tmp/r"));
+        assert_eq!(
+            map_under(Path::new("/tmp/r"), Path::new("/")),
+            PathBuf::from("/tmp/r")
+        );
     }
 
     #[test]

@@ -120,7 +120,12 @@ impl TenantDir {
 
     /// Atomically replaces `rel` with `bytes` (mode `mode`, owned by the tenant). The parent
     /// must exist. A symlink at `rel` is replaced by the new file, not followed.
-    pub fn write_file_atomic(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<(), ProviderError> {
+    pub fn write_file_atomic(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        mode: u32,
+    ) -> Result<(), ProviderError> {
         let (parent_rel, name) = self.split(rel)?;
         let parent = self.open_dir(parent_rel, OFlags::RDONLY)?;
         let tmp = temp_name(name);
@@ -232,7 +237,11 @@ impl TenantDir {
         rel: &Path,
         depth: usize,
     ) -> Result<(), ProviderError> {
-        let fd = match self.open_at(dir, name, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK) {
+        let fd = match self.open_at(
+            dir,
+            name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK,
+        ) {
             Ok(fd) => fd,
             // A symlink (ELOOP) or anything that is not a directory: unlink the entry itself.
             Err(Errno::LOOP) | Err(Errno::NOTDIR) => {
@@ -284,15 +293,19 @@ impl TenantDir {
     fn open_at(
         &self,
         dir: BorrowedFd<'_>,
-        path: impl rustix::path::Arg,
+        path: &(impl AsRef<Path> + ?Sized),
         flags: OFlags,
     ) -> Result<OwnedFd, Errno> {
-        // Mode only matters with O_CREAT; tenant files are never group/world writable by
-        // accident of a umask because callers fchmod to the exact mode afterwards.
         let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-        let mode = Mode::from_raw_mode(0o600);
+        // openat2 rejects a mode without O_CREAT (EINVAL). With it, 0600 keeps a new file
+        // private until the caller sets the exact mode.
+        let mode = if flags.contains(OFlags::CREATE) {
+            Mode::from_raw_mode(0o600)
+        } else {
+            Mode::empty()
+        };
         loop {
-            match rustix::fs::openat2(dir, &path, flags, mode, RESOLVE) {
+            match rustix::fs::openat2(dir, path.as_ref(), flags, mode, RESOLVE) {
                 // The kernel asks for a retry when a rename raced the lookup.
                 Err(Errno::AGAIN) => continue,
                 other => return other,
@@ -303,7 +316,11 @@ impl TenantDir {
     /// Only plain relative names: no `/` prefix, no `.` or `..`. `openat2` would catch an
     /// escape, but a `..` that stays inside is still not something root should resolve on a
     /// tenant's behalf.
-    fn check_rel<'r>(&self, rel: &'r Path, allow_empty: bool) -> Result<Vec<&'r OsStr>, ProviderError> {
+    fn check_rel<'r>(
+        &self,
+        rel: &'r Path,
+        allow_empty: bool,
+    ) -> Result<Vec<&'r OsStr>, ProviderError> {
         let mut parts = Vec::new();
         for component in rel.components() {
             match component {

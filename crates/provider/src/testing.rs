@@ -62,9 +62,12 @@ pub fn audit_records(provider: &Provider) -> Result<Vec<AuditRecord>, ProviderEr
 /// How many graceful reloads the Sim has recorded.
 pub fn sim_apache_reloads(provider: &Provider) -> Result<usize, ProviderError> {
     let path = provider.sysconf(SIM_RELOADS_FILE);
-    Ok(provider
-        .read_config(&path)?
-        .map_or(0, |bytes| bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count()))
+    Ok(provider.read_config(&path)?.map_or(0, |bytes| {
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count()
+    }))
 }
 
 /// The real apachectl of this platform, or a panic telling what to install: tests that need
@@ -132,11 +135,18 @@ pub fn write_apache_test_config(provider: &Provider) -> Result<ApacheTestConfig,
                 "/etc/apache2/mods-enabled/*.conf",
             ],
         ),
-        Platform::CloudLinux => ("/etc/httpd", "/etc/httpd/modules", &["/etc/httpd/conf.modules.d/*.conf"]),
+        Platform::CloudLinux => (
+            "/etc/httpd",
+            "/etc/httpd/modules",
+            &["/etc/httpd/conf.modules.d/*.conf"],
+        ),
     };
     let mut conf = String::new();
     // Writing to a String cannot fail; the results are ignored for that reason.
-    let _ = writeln!(conf, "# layerone test configuration (provider::testing): not for production.");
+    let _ = writeln!(
+        conf,
+        "# layerone test configuration (provider::testing): not for production."
+    );
     let _ = writeln!(conf, "ServerRoot \"{server_root}\"");
     let _ = writeln!(conf, "DefaultRuntimeDir \"{}\"", run_dir.display());
     let _ = writeln!(conf, "PidFile \"{}\"", run_dir.join("httpd.pid").display());

@@ -341,13 +341,13 @@ macro_rules! bounded_u64 {
 bounded_u64!(
     /// A size in MiB, 0 meaning unlimited, at most 16 TiB.
     MiB,
-    16 * 1024 * 1024
+    16u64 * 1024 * 1024
 );
 
 bounded_u64!(
     /// A count of inodes, 0 meaning unlimited, at most 2^32.
     Inodes,
-    1 << 32
+    4_294_967_296u64
 );
 
 /// Up to 32 distinct extra host names for one web domain.

@@ -11,21 +11,21 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use ops::{Ctx, Service};
-use registry::{Hex32, OpError};
+use registry::{Hex32, OpError, Registry};
 use store::{ClaimedJob, Outcome, ResourceChange};
 
 /// The most jobs applied before their batch is completed.
 const MAX_BATCH: usize = 64;
 
 /// Applies queued jobs until none is claimable or the deadline passes. Returns how many ran.
-pub fn apply_pending(ctx: &mut Ctx, node_id: &Hex32, deadline: Instant) -> anyhow::Result<usize> {
+pub fn apply_pending(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, deadline: Instant) -> anyhow::Result<usize> {
     ctx.state.recover_running()?;
     let mut applied = 0;
     loop {
         let mut batch: Vec<(ClaimedJob, Outcome, BTreeSet<Service>)> = Vec::new();
         while batch.len() < MAX_BATCH && Instant::now() < deadline {
             let Some(job) = ctx.state.claim_next()? else { break };
-            let (outcome, services) = apply_one(ctx, node_id, &job);
+            let (outcome, services) = apply_one(ctx, registry, node_id, &job);
             batch.push((job, outcome, services));
         }
         if batch.is_empty() {
@@ -55,8 +55,8 @@ pub fn apply_pending(ctx: &mut Ctx, node_id: &Hex32, deadline: Instant) -> anyho
 
 /// Applies one claimed job. Whatever happens (a failure, a panic, an invalid result) becomes
 /// the job's outcome: a failed operation never disables anything else.
-fn apply_one(ctx: &mut Ctx, node_id: &Hex32, job: &ClaimedJob) -> (Outcome, BTreeSet<Service>) {
-    let result = checked_apply(ctx, node_id, job);
+fn apply_one(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, job: &ClaimedJob) -> (Outcome, BTreeSet<Service>) {
+    let result = checked_apply(ctx, registry, node_id, job);
     let (resource, services) = ctx.take_job_effects();
     match result {
         Ok(value) => (Outcome { result: Ok(value), resource }, services),
@@ -67,8 +67,7 @@ fn apply_one(ctx: &mut Ctx, node_id: &Hex32, job: &ClaimedJob) -> (Outcome, BTre
     }
 }
 
-fn checked_apply(ctx: &mut Ctx, node_id: &Hex32, job: &ClaimedJob) -> Result<serde_json::Value, OpError> {
-    let registry = ops::registry();
+fn checked_apply(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, job: &ClaimedJob) -> Result<serde_json::Value, OpError> {
     // Root wrote this body itself, but reads it back from a file: check it again.
     let validated = registry.validate(job.body.as_bytes(), node_id).map_err(|e| {
         OpError::permanent("state_corrupt", format!("the admitted body no longer validates: {e}"))

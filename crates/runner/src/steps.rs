@@ -51,7 +51,7 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
     let deadline = Instant::now() + config.budget;
     let mut applied = 0;
     contain(ctx, report, "apply", |ctx| {
-        applied = apply::apply_pending(ctx, &config.node_id, deadline)?;
+        applied = apply::apply_pending(ctx, ops::registry(), &config.node_id, deadline)?;
         Ok(())
     });
     report.applied = applied;

@@ -137,7 +137,10 @@ mod tests {
             expire: Some(Expire::Expired),
             ..UserMod::default()
         };
-        assert_eq!(args(&suspend), ["--lock", "--expiredate", "1", "--", "acme"]);
+        assert_eq!(
+            args(&suspend),
+            ["--lock", "--expiredate", "1", "--", "acme"]
+        );
         let unsuspend = UserMod {
             name: "acme",
             lock: Some(false),

@@ -100,7 +100,10 @@ pub(super) fn apachectl(provider: &Provider, args: &[String]) -> Outcome {
     let file = provider.sysconf(SIM_RELOADS_FILE);
     match record_reload(&file) {
         Ok(()) => Outcome::ok(),
-        Err(e) => Outcome::fail(1, format!("layerone sim: record reload in {}: {e}\n", file.display())),
+        Err(e) => Outcome::fail(
+            1,
+            format!("layerone sim: record reload in {}: {e}\n", file.display()),
+        ),
     }
 }
 
@@ -139,13 +142,13 @@ fn syntax_error(file: &Path, line: usize, message: impl std::fmt::Display) -> St
     )
 }
 
-fn canonical<'a>(known: &'a [&'a str], word: &str) -> Option<&'a str> {
+fn canonical(known: &'static [&'static str], word: &str) -> Option<&'static str> {
     known.iter().copied().find(|k| k.eq_ignore_ascii_case(word))
 }
 
 pub(super) fn check_file(file: &Path, bytes: &[u8]) -> Result<(), String> {
     // (section name, line it opened on)
-    let mut open: Vec<(&str, usize)> = Vec::new();
+    let mut open: Vec<(&'static str, usize)> = Vec::new();
     let mut logical = String::new();
     let mut logical_start = 0;
     for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -176,23 +179,31 @@ pub(super) fn check_file(file: &Path, bytes: &[u8]) -> Result<(), String> {
         check_line(file, logical_start, line.trim(), &mut open)?;
     }
     if let Some((name, opened)) = open.pop() {
-        return Err(syntax_error(file, opened, format!("<{name}> was not closed.")));
+        return Err(syntax_error(
+            file,
+            opened,
+            format!("<{name}> was not closed."),
+        ));
     }
     Ok(())
 }
 
-fn check_line<'a>(
+fn check_line(
     file: &Path,
     number: usize,
     line: &str,
-    open: &mut Vec<(&'a str, usize)>,
+    open: &mut Vec<(&'static str, usize)>,
 ) -> Result<(), String> {
     if line.is_empty() || line.starts_with('#') {
         return Ok(());
     }
     if let Some(rest) = line.strip_prefix("</") {
         let Some(name) = rest.strip_suffix('>').map(str::trim) else {
-            return Err(syntax_error(file, number, format!("</{rest} directive missing closing '>'")));
+            return Err(syntax_error(
+                file,
+                number,
+                format!("</{rest} directive missing closing '>'"),
+            ));
         };
         return match open.pop() {
             Some((expected, _)) if expected.eq_ignore_ascii_case(name) => Ok(()),
@@ -209,7 +220,8 @@ fn check_line<'a>(
         };
     }
     if let Some(rest) = line.strip_prefix('<') {
-        let word = rest.split_whitespace().next().unwrap_or("");
+        // Split on the first whitespace only: `< VirtualHost` is not a section in Apache.
+        let word = rest.split(char::is_whitespace).next().unwrap_or("");
         let word = word.strip_suffix('>').unwrap_or(word);
         let Some(name) = canonical(SECTIONS, word) else {
             return Err(syntax_error(
@@ -221,7 +233,11 @@ fn check_line<'a>(
             ));
         };
         let Some(inner) = rest.strip_suffix('>') else {
-            return Err(syntax_error(file, number, format!("<{name}> directive missing closing '>'")));
+            return Err(syntax_error(
+                file,
+                number,
+                format!("<{name}> directive missing closing '>'"),
+            ));
         };
         if inner[word.len()..].trim().is_empty() {
             return Err(syntax_error(
@@ -245,7 +261,11 @@ fn check_line<'a>(
         ));
     };
     if words.next().is_none() {
-        return Err(syntax_error(file, number, format!("{name} takes at least one argument")));
+        return Err(syntax_error(
+            file,
+            number,
+            format!("{name} takes at least one argument"),
+        ));
     }
     Ok(())
 }
@@ -296,7 +316,12 @@ mod tests {
     #[test]
     fn rejects_unknown_directives_and_control_characters() {
         let err = check("<VirtualHost *:80>\nServerNmae a\n</VirtualHost>\n").unwrap_err();
-        assert!(err.starts_with("AH00526: Syntax error on line 2 of /v/a.conf:\nInvalid command 'ServerNmae'"), "{err}");
+        assert!(
+            err.starts_with(
+                "AH00526: Syntax error on line 2 of /v/a.conf:\nInvalid command 'ServerNmae'"
+            ),
+            "{err}"
+        );
         let err = check("<VirtualHost *:80>\nServerName a\0b\n</VirtualHost>\n").unwrap_err();
         assert!(err.contains("line 2"), "{err}");
         assert!(err.contains("control character 0x00"), "{err}");

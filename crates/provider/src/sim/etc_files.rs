@@ -28,7 +28,11 @@ impl Table {
         match std::fs::read(&path) {
             Ok(bytes) => {
                 let text = String::from_utf8(bytes).map_err(|e| {
-                    ProviderError::io("parse", &path, io::Error::new(io::ErrorKind::InvalidData, e))
+                    ProviderError::io(
+                        "parse",
+                        &path,
+                        io::Error::new(io::ErrorKind::InvalidData, e),
+                    )
                 })?;
                 Ok(Table {
                     path,
@@ -68,7 +72,8 @@ impl Table {
 
     pub(super) fn remove(&mut self, name: &str) -> bool {
         let before = self.lines.len();
-        self.lines.retain(|line| line.split(':').next() != Some(name));
+        self.lines
+            .retain(|line| line.split(':').next() != Some(name));
         self.lines.len() != before
     }
 

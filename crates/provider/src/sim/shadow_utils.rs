@@ -223,7 +223,10 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
         return Outcome::fail(6, format!("useradd: group '{group}' does not exist\n"));
     };
     let Some(uid) = next_id(ids_in(&db.passwd, 2)) else {
-        return Outcome::fail(4, "useradd: Can't get unique UID (no more available UIDs)\n");
+        return Outcome::fail(
+            4,
+            "useradd: Can't get unique UID (no more available UIDs)\n",
+        );
     };
     // Debian's useradd writes `!` for "no password yet", Red Hat's (CloudLinux) `!!`.
     let locked_empty = match provider.platform {
@@ -259,7 +262,10 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
                 ),
             }
         }
-        Err(e) => Outcome::fail(12, format!("useradd: cannot create directory {home}: {e}\n")),
+        Err(e) => Outcome::fail(
+            12,
+            format!("useradd: cannot create directory {home}: {e}\n"),
+        ),
     }
 }
 
@@ -335,7 +341,10 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
         };
         let mut sp = db.shadow.fields(sp_index);
         if sp.len() != 9 {
-            return Outcome::fail(1, format!("usermod: malformed /etc/shadow entry for '{name}'\n"));
+            return Outcome::fail(
+                1,
+                format!("usermod: malformed /etc/shadow entry for '{name}'\n"),
+            );
         }
         if unlock_flag && sp[1].starts_with('!') {
             if sp[1].len() == 1 {
@@ -361,7 +370,10 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
     if let Some(shell) = shell {
         let mut pw = db.passwd.fields(pw_index);
         if pw.len() != 7 {
-            return Outcome::fail(1, format!("usermod: malformed /etc/passwd entry for '{name}'\n"));
+            return Outcome::fail(
+                1,
+                format!("usermod: malformed /etc/passwd entry for '{name}'\n"),
+            );
         }
         pw[6] = shell.to_owned();
         db.passwd.set_fields(pw_index, &pw);
@@ -394,7 +406,10 @@ pub(super) fn userdel(provider: &Provider, args: &[String]) -> Outcome {
             let mut changed = false;
             for &f in member_fields {
                 if let Some(list) = fields.get_mut(f) {
-                    let kept: Vec<&str> = list.split(',').filter(|m| !m.is_empty() && *m != name).collect();
+                    let kept: Vec<&str> = list
+                        .split(',')
+                        .filter(|m| !m.is_empty() && *m != name)
+                        .collect();
                     let joined = kept.join(",");
                     if joined != *list {
                         *list = joined;
@@ -458,7 +473,10 @@ pub(super) fn userdel(provider: &Provider, args: &[String]) -> Outcome {
         )),
         Err(e) => Outcome::fail(
             12,
-            format!("userdel: error removing directory {}: {e}\n", user.home.display()),
+            format!(
+                "userdel: error removing directory {}: {e}\n",
+                user.home.display()
+            ),
         ),
         // std's remove_dir_all never follows symlinks inside the tree; a symlink at the home
         // path itself is unlinked, not followed.
@@ -472,7 +490,10 @@ pub(super) fn userdel(provider: &Provider, args: &[String]) -> Outcome {
                 Ok(()) => outcome,
                 Err(e) => Outcome::fail(
                     12,
-                    format!("userdel: error removing directory {}: {e}\n", user.home.display()),
+                    format!(
+                        "userdel: error removing directory {}: {e}\n",
+                        user.home.display()
+                    ),
                 ),
             }
         }
@@ -492,7 +513,10 @@ pub(super) fn groupadd(provider: &Provider, args: &[String]) -> Outcome {
         return Outcome::fail(9, format!("groupadd: group '{name}' already exists\n"));
     }
     let Some(gid) = next_id(ids_in(&db.group, 2)) else {
-        return Outcome::fail(4, "groupadd: Can't get unique GID (no more available GIDs)\n");
+        return Outcome::fail(
+            4,
+            "groupadd: Can't get unique GID (no more available GIDs)\n",
+        );
     };
     db.group.lines.push(format!("{name}:x:{gid}:"));
     if db.gshadow.exists() {
@@ -549,7 +573,16 @@ mod tests {
         for good in ["acme", "a_b-c", "web1", "u$"] {
             assert!(valid_name(good), "{good}");
         }
-        for bad in ["", "-x", "a:b", "a b", "a,b", "a/b", "a\nb", &"x".repeat(33)] {
+        for bad in [
+            "",
+            "-x",
+            "a:b",
+            "a b",
+            "a,b",
+            "a/b",
+            "a\nb",
+            &"x".repeat(33),
+        ] {
             assert!(!valid_name(bad), "{bad:?}");
         }
     }

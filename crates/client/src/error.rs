@@ -1,0 +1,81 @@
+//! The one error type of the client. A caller branches on the variant: a connection that could
+//! not be made, a TLS failure (a pin mismatch above all, which must never be retried against
+//! the same address without a human looking), a response that is not HTTP, an answer of the
+//! API with its stable code, or a timeout.
+
+use std::path::PathBuf;
+
+/// Everything a request through [`crate::NodeClient`] can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The URL, the pin, a header or the path given to the client is unusable.
+    #[error("invalid client configuration: {0}")]
+    Config(String),
+    /// No TCP connection could be made.
+    #[error("cannot connect to {addr}")]
+    Connect {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// An established connection failed while a request was written or its answer read.
+    #[error("the connection failed during a request")]
+    Io(#[source] std::io::Error),
+    /// The server's answer is not well-formed HTTP/1.1.
+    #[error("malformed HTTP response: {0}")]
+    Http(String),
+    /// The API answered with an error: its status, stable code, message and the field at fault
+    /// (empty when the error is not about one field).
+    #[error("the API answered {status} {code}: {message}")]
+    Api {
+        status: u16,
+        code: String,
+        message: String,
+        field: String,
+        /// The `Retry-After` of a 429 or 503, in seconds.
+        retry_after_secs: Option<u64>,
+    },
+    /// No answer in time (a socket timeout, or [`crate::NodeClient::wait`]'s deadline).
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// `dev.json` could not be read or parsed.
+    #[error("cannot load {path}")]
+    DevInfo {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Why a TLS session could not be established.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// The server's certificate is not the pinned one. Checked during the handshake, so
+    /// nothing of the request has been sent.
+    #[error("the server certificate (SHA-256 {presented}) does not match the pin {expected}")]
+    PinMismatch { expected: String, presented: String },
+    /// Any other handshake failure: a bad signature (a peer without the private key), no
+    /// common protocol version, an alert from the server.
+    #[error("the TLS handshake failed")]
+    Handshake(#[source] std::io::Error),
+}
+
+impl ClientError {
+    /// The stable API code, when the API answered with an error.
+    pub fn api_code(&self) -> Option<&str> {
+        match self {
+            ClientError::Api { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status, when the API answered with an error.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! apachectl: the Sim's configuration test and reload, the real `apache2ctl -t` on a
+//! sysroot configuration, and the two agreeing on the shapes of vhost the node writes.
+
+use provider::testing::{
+    audit_records, require_apachectl, sim_apache_reloads, write_apache_test_config,
+};
+use provider::{CONFIG_MODE, Platform, Program, ProviderError};
+
+use crate::common::Env;
+
+const VALID: &str = "\
+<VirtualHost 127.0.0.1:80>
+    ServerName example.com
+    ServerAlias www.example.com
+    DocumentRoot /home/acme/public_html
+    <Directory /home/acme/public_html>
+        Options -Indexes +SymLinksIfOwnerMatch
+        AllowOverride All
+        Require all granted
+    </Directory>
+    <FilesMatch \"\\.php$\">
+        SetHandler \"proxy:unix:/run/php/acme.sock|fcgi://localhost\"
+    </FilesMatch>
+    RewriteEngine On
+    Header always set X-Content-Type-Options nosniff
+    Protocols http/1.1
+</VirtualHost>
+";
+
+/// Vhosts the real Apache rejects; the Sim must reject them too.
+const BROKEN: &[(&str, &str)] = &[
+    (
+        "unclosed section",
+        "<VirtualHost 127.0.0.1:80>\n    ServerName a.example\n",
+    ),
+    (
+        "mismatched close",
+        "<VirtualHost 127.0.0.1:80>\n<Directory /x>\n</VirtualHost>\n</Directory>\n",
+    ),
+    (
+        "unknown directive",
+        "<VirtualHost 127.0.0.1:80>\n    ServerNmae a.example\n</VirtualHost>\n",
+    ),
+    ("close without open", "</Directory>\n"),
+    (
+        "section without argument",
+        "<VirtualHost>\n</VirtualHost>\n",
+    ),
+    (
+        "directive without argument",
+        "<VirtualHost 127.0.0.1:80>\n    ServerName\n</VirtualHost>\n",
+    ),
+];
+
+fn write_vhost(env: &Env, name: &str, text: &str) {
+    let dir = env
+        .provider
+        .sysconf(env.provider.apache_layout().vhosts_dir);
+    env.provider.ensure_dir(&dir, 0o755).unwrap();
+    env.provider
+        .write_config_atomic(&dir.join(name), text.as_bytes(), CONFIG_MODE)
+        .unwrap();
+}
+
+fn remove_vhost(env: &Env, name: &str) {
+    let dir = env
+        .provider
+        .sysconf(env.provider.apache_layout().vhosts_dir);
+    env.provider.remove_config(&dir.join(name)).unwrap();
+}
+
+#[test]
+fn apache_layout_names_the_platform_paths() {
+    let debian = Env::sim(Platform::Debian).provider.apache_layout();
+    assert_eq!(debian.main_config, "/etc/apache2/apache2.conf");
+    assert_eq!(debian.vhosts_dir, "/etc/apache2/layerone/vhosts");
+    assert_eq!(
+        debian.include_line,
+        "IncludeOptional /etc/apache2/layerone/vhosts/*.conf"
+    );
+    let cl = Env::sim(Platform::CloudLinux).provider.apache_layout();
+    assert_eq!(cl.main_config, "/etc/httpd/conf/httpd.conf");
+    assert_eq!(cl.vhosts_dir, "/etc/httpd/layerone/vhosts");
+    assert_eq!(
+        cl.include_line,
+        "IncludeOptional /etc/httpd/layerone/vhosts/*.conf"
+    );
+}
+
+#[test]
+fn sim_configtest_passes_a_valid_vhost_and_names_the_broken_file_and_line() {
+    let env = Env::sim(Platform::Debian);
+    env.provider.apache_configtest().unwrap();
+    write_vhost(&env, "a.conf", VALID);
+    env.provider.apache_configtest().unwrap();
+    write_vhost(
+        &env,
+        "b.conf",
+        "<VirtualHost *:80>\n    ServerName b\n    Bogus on\n</VirtualHost>\n",
+    );
+    let err = env.provider.apache_configtest().unwrap_err();
+    let ProviderError::Failed {
+        program,
+        status,
+        stderr,
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!((*program, *status), (Program::ApacheCtl, 1));
+    let file = env
+        .provider
+        .sysconf("/etc/apache2/layerone/vhosts/b.conf")
+        .display()
+        .to_string();
+    assert!(
+        stderr.starts_with(&format!("AH00526: Syntax error on line 3 of {file}:")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Invalid command 'Bogus'"), "{stderr}");
+}
+
+#[test]
+fn sim_configtest_rejects_control_characters() {
+    let env = Env::sim(Platform::Debian);
+    write_vhost(
+        &env,
+        "a.conf",
+        "<VirtualHost *:80>\n    ServerName a\u{1}b\n</VirtualHost>\n",
+    );
+    let err = env.provider.apache_configtest().unwrap_err();
+    assert!(err.to_string().contains("line 2"), "{err}");
+}
+
+#[test]
+fn sim_graceful_reload_is_counted_and_refused_on_a_broken_config() {
+    let env = Env::sim(Platform::Debian);
+    write_vhost(&env, "a.conf", VALID);
+    env.provider.apache_reload().unwrap();
+    env.provider.apache_reload().unwrap();
+    assert_eq!(sim_apache_reloads(&env.provider).unwrap(), 2);
+    write_vhost(&env, "b.conf", BROKEN[0].1);
+    assert!(env.provider.apache_reload().is_err());
+    assert_eq!(sim_apache_reloads(&env.provider).unwrap(), 2);
+
+    let records = audit_records(&env.provider).unwrap();
+    let main = env
+        .provider
+        .sysconf("/etc/apache2/apache2.conf")
+        .display()
+        .to_string();
+    assert_eq!(records[0].path, "/usr/sbin/apache2ctl");
+    assert_eq!(records[0].args, ["-f", main.as_str(), "-k", "graceful"]);
+    assert_eq!(records[0].backend, "sim");
+}
+
+#[test]
+fn cloudlinux_runs_apachectl_not_apache2ctl() {
+    let env = Env::sim(Platform::CloudLinux);
+    env.provider.apache_configtest().unwrap();
+    let records = audit_records(&env.provider).unwrap();
+    assert_eq!(records[0].path, "/usr/sbin/apachectl");
+    let main = env
+        .provider
+        .sysconf("/etc/httpd/conf/httpd.conf")
+        .display()
+        .to_string();
+    assert_eq!(records[0].args, ["-f", main.as_str(), "-t"]);
+}
+
+#[test]
+fn real_apache2ctl_configtest_passes_then_fails_on_a_broken_vhost() {
+    require_apachectl(Platform::Debian);
+    let env = Env::with_real(Platform::Debian, vec![Program::ApacheCtl]);
+    let config = write_apache_test_config(&env.provider).unwrap();
+    assert!(config.listen.ip().is_loopback());
+
+    env.provider.apache_configtest().unwrap();
+    write_vhost(&env, "a.conf", VALID);
+    env.provider.apache_configtest().unwrap();
+
+    write_vhost(&env, "b.conf", BROKEN[2].1);
+    let err = env.provider.apache_configtest().unwrap_err();
+    let ProviderError::Failed { stderr, .. } = &err else {
+        panic!("{err:?}")
+    };
+    let file = config.vhosts_dir.join("b.conf").display().to_string();
+    assert!(stderr.contains("Syntax error on line 2"), "{stderr}");
+    assert!(stderr.contains(&file), "{stderr}");
+    let records = audit_records(&env.provider).unwrap();
+    assert!(records.iter().all(|r| r.backend == "real"), "{records:?}");
+}
+
+#[test]
+fn sim_and_real_apache_agree_on_node_vhost_shapes() {
+    require_apachectl(Platform::Debian);
+    let real = Env::with_real(Platform::Debian, vec![Program::ApacheCtl]);
+    write_apache_test_config(&real.provider).unwrap();
+    let sim = Env::sim(Platform::Debian);
+
+    let mut cases: Vec<(&str, &str)> = vec![("valid", VALID)];
+    cases.extend_from_slice(BROKEN);
+    for (name, text) in cases {
+        let mut verdicts = Vec::new();
+        for env in [&real, &sim] {
+            write_vhost(env, "case.conf", text);
+            verdicts.push(env.provider.apache_configtest().map_err(|e| e.to_string()));
+            remove_vhost(env, "case.conf");
+        }
+        assert_eq!(
+            verdicts[0].is_ok(),
+            verdicts[1].is_ok(),
+            "{name}: real {:?} vs sim {:?}",
+            verdicts[0],
+            verdicts[1]
+        );
+        assert_eq!(
+            verdicts[0].is_ok(),
+            name == "valid",
+            "{name}: {:?}",
+            verdicts[0]
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! Integration tests of the provider: one binary (STYLE.md), real files in temporary
+//! sysroots, real programs where the machine has them (shadow-utils with `--prefix`,
+//! `apache2ctl -t`).
+
+mod apache;
+mod common;
+mod real_shadow_utils;
+mod sim_accounts;
+mod tenant_fs;
