@@ -1,1 +1,219 @@
-//! api
+//! The node's network-facing API (DESIGN.md sections 2 and 9): `layerone-api`, run as an
+//! unprivileged user.
+//!
+//! It validates a request through the registry, writes it to its own inbox (group commit, 202
+//! only after COMMIT), and answers reads from root's state.db opened read-only. It cannot
+//! change the OS and cannot forge a result: it has no write access to state.db, by file
+//! ownership, not by code.
+//!
+//! - [`config`]: what it is started with, and its [`Limits`].
+//! - `routes`: the endpoints; `error`: the one status mapping; `auth`: the bearer key;
+//!   `limits`: rate limiting and the streamed body cap; `watch`: state change notification
+//!   for the events long-poll.
+//! - [`tls`]: rustls configuration and the self-signed placeholder certificate.
+//!
+//! [`start`] binds and returns at once with the bound address (port 0 works), for tests and
+//! `layerone dev`; [`serve`] runs until a shutdown future resolves, for the binary.
+
+mod auth;
+pub mod config;
+mod error;
+mod limits;
+mod routes;
+pub mod tls;
+mod watch;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::body::Bytes;
+use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
+use store::{Inbox, Layout, StateReader};
+use tokio::task::JoinHandle;
+
+pub use auth::{generate_api_key, key_sha256, parse_key_sha256};
+pub use config::{ApiConfig, Limits};
+pub use error::ApiError;
+
+use routes::App;
+
+/// How long a graceful stop waits for requests in flight before closing connections.
+const GRACE: Duration = Duration::from_secs(5);
+/// How often rows root has already admitted are pruned from the inbox.
+const PRUNE_EVERY: Duration = Duration::from_secs(10);
+
+/// A running API: where it listens, and how to stop it.
+pub struct RunningApi {
+    pub addr: SocketAddr,
+    stopper: Stopper,
+    server: JoinHandle<std::io::Result<()>>,
+    background: Vec<JoinHandle<()>>,
+    app: Arc<App>,
+    writer: std::thread::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for RunningApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningApi").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
+/// Stops a running API from anywhere (a signal handler, a test). Cheap to clone.
+#[derive(Clone)]
+pub struct Stopper {
+    handle: axum_server::Handle<SocketAddr>,
+    stopping: tokio::sync::watch::Sender<bool>,
+}
+
+impl std::fmt::Debug for Stopper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stopper").finish_non_exhaustive()
+    }
+}
+
+impl Stopper {
+    /// Stops accepting connections, ends long-polls early, and lets requests in flight finish
+    /// (for a few seconds at most).
+    pub fn stop(&self) {
+        self.stopping.send_replace(true);
+        self.handle.graceful_shutdown(Some(GRACE));
+    }
+}
+
+impl RunningApi {
+    pub fn stopper(&self) -> Stopper {
+        self.stopper.clone()
+    }
+
+    /// Stops the API and waits until it has.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.stopper.stop();
+        self.join().await
+    }
+
+    /// Waits until the API has stopped (after [`Stopper::stop`]), then closes the inbox and
+    /// waits for its writer thread, so every admitted request is on disk when this returns.
+    pub async fn join(self) -> anyhow::Result<()> {
+        let served = self.server.await;
+        for task in &self.background {
+            task.abort();
+        }
+        for task in self.background {
+            let _ = task.await;
+        }
+        match Arc::into_inner(self.app) {
+            Some(app) => {
+                drop(app);
+                let writer = self.writer;
+                let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+            }
+            // A straggling blocking read still holds the state; the writer thread ends when it
+            // lets go, and every 202 was already sent after its COMMIT.
+            None => tracing::debug!("the API state is still referenced; not waiting for the inbox writer"),
+        }
+        served.context("the server task failed")?.context("the server failed")
+    }
+}
+
+/// Checks the registry, opens the inbox and the state reader, binds `config.listen` and starts
+/// serving in the background. Returns once the socket is bound.
+pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
+    // Explicit, so nothing in the process can pick another provider by accident; an earlier
+    // caller having installed ring already is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+
+    let registry = ops::registry();
+    registry.check().context("the operation registry is inconsistent; refusing to start")?;
+
+    let layout = Layout::new(&config.data_dir);
+    let tls = tls::server_config(&config.tls_cert, &config.tls_key).context("loading the TLS certificate and key")?;
+    let (inbox, writer) = Inbox::open(&layout.inbox_db()).with_context(|| format!("opening {}", layout.inbox_db().display()))?;
+    let reader = StateReader::new(&layout.state_db());
+
+    let openapi = serde_json::to_vec(&registry::openapi::document(registry, env!("CARGO_PKG_VERSION")))
+        .context("serializing the OpenAPI document")?;
+    let catalogue = serde_json::to_vec(&serde_json::json!({"operations": registry.catalogue()}))
+        .context("serializing the catalogue")?;
+
+    let listener = std::net::TcpListener::bind(config.listen).with_context(|| format!("binding {}", config.listen))?;
+    let addr = listener.local_addr().context("reading the bound address")?;
+
+    let (changes, watch_task) = watch::spawn(&layout.state_dir());
+    let (stopping, _) = tokio::sync::watch::channel(false);
+    let limits = config.limits.clone();
+    let app = Arc::new(App {
+        registry,
+        node_id: config.node_id.clone(),
+        key_sha256: config.key_sha256,
+        inbox,
+        reader,
+        changes,
+        stopping: stopping.clone(),
+        limiter: limits::RateLimiter::new(&limits),
+        limits: limits.clone(),
+        openapi: Bytes::from(openapi),
+        catalogue: Bytes::from(catalogue),
+    });
+
+    let handle = axum_server::Handle::new();
+    let acceptor = RustlsAcceptor::new(RustlsConfig::from_config(tls)).handshake_timeout(limits.handshake_timeout);
+    let mut server = axum_server::from_tcp(listener)
+        .context("preparing the listener")?
+        .acceptor(acceptor)
+        .handle(handle.clone())
+        .http1_only();
+    server
+        .http_builder()
+        .http1()
+        .keep_alive(true)
+        .header_read_timeout(limits.header_read_timeout)
+        // hyper refuses a buffer under 8 KiB; the head must fit in it.
+        .max_buf_size(limits.max_header_bytes.max(8192))
+        .max_headers(limits.max_headers);
+    let service = routes::router(app.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let server = tokio::spawn(server.serve(service));
+
+    let prune_task = tokio::spawn(prune_inbox(app.clone()));
+    tracing::info!(%addr, node_id = %config.node_id, "layerone-api listening");
+    Ok(RunningApi {
+        addr,
+        stopper: Stopper { handle, stopping },
+        server,
+        background: vec![watch_task, prune_task],
+        app,
+        writer,
+    })
+}
+
+/// Runs the API until `shutdown` resolves, then stops it gracefully.
+pub async fn serve(config: ApiConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    let running = start(config).await?;
+    let stopper = running.stopper();
+    let waiter = tokio::spawn(async move {
+        shutdown.await;
+        tracing::info!("stopping");
+        stopper.stop();
+    });
+    let result = running.join().await;
+    waiter.abort();
+    result
+}
+
+/// Deletes inbox rows root has admitted (at or below its watermark in state.db).
+async fn prune_inbox(app: Arc<App>) {
+    let mut tick = tokio::time::interval(PRUNE_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let reader_app = app.clone();
+        match tokio::task::spawn_blocking(move || reader_app.reader.watermark()).await {
+            Ok(Ok(watermark)) if watermark > 0 => app.inbox.prune(watermark),
+            Ok(Ok(_)) | Ok(Err(store::ReadError::Unavailable { .. })) => {}
+            Ok(Err(e)) => tracing::warn!(error = ?e, "cannot read the ingest watermark; the inbox is not pruned this time"),
+            Err(e) => tracing::warn!(error = %e, "the prune task's read did not finish"),
+        }
+    }
+}

@@ -69,7 +69,11 @@ pub(crate) fn request_head(
         head.push_str(value);
         head.push_str("\r\n");
     }
+    // A caller that frames the body itself (chunked, for tests of the server's stream limit)
+    // says so with its own Transfer-Encoding; the two framings must never be sent together.
+    let framed = headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("transfer-encoding"));
     match body_len {
+        _ if framed => {}
         Some(len) => head.push_str(&format!("Content-Length: {len}\r\n")),
         // A body-less POST still says so, or a server would wait for one.
         None if method != "GET" && method != "HEAD" => head.push_str("Content-Length: 0\r\n"),

@@ -67,8 +67,7 @@ fn keys_after(ctx: &Ctx, account: &Hex32, id: &Hex32, change: Option<&SshPublicK
 }
 
 fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpError> {
-    let home = ctx.provider.sysconf(&info.home);
-    let dir = ctx.provider.tenant_dir(&home, info.uid, info.gid).map_err(provider_error)?;
+    let dir = ctx.provider.tenant_dir(&info.home, info.uid, info.gid).map_err(provider_error)?;
     if keys.is_empty() {
         return dir.remove_file(Path::new(AUTHORIZED_KEYS)).map_err(provider_error);
     }

@@ -146,7 +146,7 @@ impl Operation for EnsureWebDomain {
             None => Path::new("web").join(req.domain.as_str()).join("public_html"),
         };
         let home = ctx.provider.sysconf(&info.home);
-        let dir = ctx.provider.tenant_dir(&home, info.uid, info.gid).map_err(provider_error)?;
+        let dir = ctx.provider.tenant_dir(&info.home, info.uid, info.gid).map_err(provider_error)?;
         dir.mkdir_all(&relative, 0o755).map_err(provider_error)?;
         crash::point("web_domain.after_docroot");
         let docroot = home.join(&relative);

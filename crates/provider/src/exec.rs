@@ -43,7 +43,7 @@ const AFTER_EXIT_GRACE: Duration = Duration::from_secs(5);
 /// Builders in `programs/` produce one; the simulation reads the same list, so what is tested
 /// is the argv production would run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Argv {
+pub(crate) struct Argv {
     args: Vec<OsString>,
     secret: Vec<bool>,
 }
@@ -89,7 +89,7 @@ impl Argv {
 
 /// What a program that exited 0 printed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Output {
+pub(crate) struct Output {
     pub status: i32,
     pub stdout: Vec<u8>,
     pub stdout_truncated: bool,
@@ -265,12 +265,16 @@ fn run_process(
         // id cannot have been reused.
         let _ = rustix::process::kill_process_group(pid, Signal::KILL);
         if exited_rx.recv_timeout(AFTER_EXIT_GRACE).is_err() {
-            // Unkillable (stuck in the kernel). Leave it; reaping would block this pass.
+            // Unkillable (stuck in the kernel). Reap it in the background whenever it dies,
+            // rather than block this pass or leave a zombie for the runner's lifetime.
             tracing::error!(
                 program = program.name(),
                 pid = pid.as_raw_nonzero().get(),
                 "timed-out program did not die after SIGKILL"
             );
+            thread::spawn(move || {
+                let _ = child.wait();
+            });
             return Err(ProviderError::Timeout { program, timeout });
         }
     }

@@ -193,8 +193,9 @@ mod tests {
 
     #[test]
     fn all_lists_every_variant_once() {
-        // A variant missing from ALL would escape the table tests above; matching here makes
-        // adding a variant without listing it a compile error in this test.
+        // A variant missing from ALL would escape the table tests above. This match stops
+        // compiling when a variant is added, which is the reminder to list it in ALL and
+        // update the count below.
         for &program in Program::ALL {
             match program {
                 Program::Useradd

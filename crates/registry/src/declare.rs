@@ -83,6 +83,31 @@ pub trait Resource {
 }
 
 /// A family of operations on one kind of resource.
+///
+/// The purge hook is required: a family without one does not compile.
+///
+/// ```compile_fail
+/// use registry::{Family, Module};
+/// struct Unpurgeable;
+/// impl Family for Unpurgeable {
+///     const NAME: &'static str = "unpurgeable";
+///     const MODULE: Module = Module::Core;
+///     type Context = ();
+/// }
+/// ```
+///
+/// ```
+/// use registry::{Family, Hex32, Module, OpError};
+/// struct Purgeable;
+/// impl Family for Purgeable {
+///     const NAME: &'static str = "purgeable";
+///     const MODULE: Module = Module::Core;
+///     type Context = ();
+///     fn purge(_: &mut (), _: &Hex32) -> Result<(), OpError> {
+///         Ok(())
+///     }
+/// }
+/// ```
 pub trait Family: 'static {
     /// The family's name, which is also the first half of every job key.
     const NAME: &'static str;

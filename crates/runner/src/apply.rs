@@ -2,9 +2,12 @@
 //! operation, and complete them in batches so that a shared service touched by many jobs is
 //! reloaded once.
 //!
-//! A job's completion waits for the end of its batch: a job is reported succeeded only after
-//! the service it changed took the change. If the runner dies before that, the job is still
-//! `running` and the next pass runs it again (handlers are idempotent).
+//! A job that changed a shared service's configuration waits for the end of its batch: it is
+//! reported succeeded only after the service took the change. If the runner dies before that,
+//! the job is still `running` and the next pass runs it again (handlers are idempotent). A job
+//! that touched no shared service is completed at once. A batch ends before a job whose
+//! account has a job still waiting in it, so every job sees its account's earlier changes
+//! recorded.
 
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -23,12 +26,24 @@ pub fn apply_pending(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, d
     let mut applied = 0;
     loop {
         let mut batch: Vec<(ClaimedJob, Outcome, BTreeSet<Service>)> = Vec::new();
+        let mut claimed = 0;
         while batch.len() < MAX_BATCH && Instant::now() < deadline {
+            if let Some(owner) = ctx.state.next_queued_owner()?
+                && batch.iter().any(|(job, _, _)| job.owner.as_str() == owner)
+            {
+                break;
+            }
             let Some(job) = ctx.state.claim_next()? else { break };
+            claimed += 1;
             let (outcome, services) = apply_one(ctx, registry, node_id, &job);
-            batch.push((job, outcome, services));
+            if services.is_empty() {
+                ctx.state.complete(&job, &outcome)?;
+                applied += 1;
+            } else {
+                batch.push((job, outcome, services));
+            }
         }
-        if batch.is_empty() {
+        if claimed == 0 {
             return Ok(applied);
         }
         let failed = ctx.finish_batch();

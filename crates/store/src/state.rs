@@ -191,6 +191,14 @@ impl StateDb {
         Ok(Some(ClaimedJob { seq, request_id, operation, family, resource_id, owner, generation, body, attempts }))
     }
 
+    /// The owner of the job [`StateDb::claim_next`] would claim next, if any. A read.
+    pub fn next_queued_owner(&self) -> Result<Option<String>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT owner FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
+            .map_err(StoreError::sqlite("peek at the queue"))
+    }
+
     /// Records how a claimed job ended, and what it did to its resource row, in one
     /// transaction: one durable commit.
     pub fn complete(&mut self, job: &ClaimedJob, outcome: &Outcome) -> Result<(), StoreError> {

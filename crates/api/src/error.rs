@@ -1,0 +1,154 @@
+//! Every error the API answers, and the one place that maps each to a status.
+//!
+//! The body is always JSON `{code, message, field}`: `code` is stable (a control plane branches
+//! on it), `message` is safe to show, `field` names the offending field or is empty. Details
+//! that help an operator (a SQLite error, a path) go to the log, never to the client. The only
+//! 5xx is 503 with `Retry-After`: state briefly unreadable, or the inbox writer unavailable.
+
+use std::borrow::Cow;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use registry::FieldError;
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The request body does not validate; the code is the registry's
+    /// (`invalid_json`, `unknown_field`, `missing_field`, `invalid_field`, `wrong_node`...).
+    #[error("invalid request: {0}")]
+    Invalid(FieldError),
+    #[error("the body is larger than {limit} bytes")]
+    BodyTooLarge { limit: usize },
+    #[error("the body must be application/json")]
+    ContentType,
+    #[error("the body could not be read")]
+    BodyUnreadable,
+    #[error("the body did not arrive in time")]
+    BodyTimeout,
+    #[error("bad query parameter {field}: {message}")]
+    Query { field: String, message: String },
+    #[error("not a request id")]
+    RequestId,
+    #[error("missing or wrong API key")]
+    Unauthorized,
+    #[error("no such endpoint")]
+    NoRoute,
+    #[error("method not allowed")]
+    Method,
+    #[error("no such job")]
+    JobNotFound,
+    #[error("the request id was used with another body")]
+    Conflict,
+    #[error("too many requests")]
+    RateLimited { retry_after_secs: u32 },
+    #[error("state is briefly unavailable")]
+    StateUnavailable { retry_after_secs: u32 },
+    #[error("the inbox is unavailable")]
+    InboxUnavailable,
+}
+
+impl From<FieldError> for ApiError {
+    fn from(e: FieldError) -> Self {
+        // The registry re-checks the size it was given; the stream limit normally fires first.
+        if e.code == "body_too_large" {
+            ApiError::BodyTooLarge { limit: registry::envelope::MAX_BODY }
+        } else {
+            ApiError::Invalid(e)
+        }
+    }
+}
+
+impl From<store::ReadError> for ApiError {
+    fn from(e: store::ReadError) -> Self {
+        match e {
+            store::ReadError::Unavailable { retry_after_secs } => ApiError::StateUnavailable { retry_after_secs },
+            store::ReadError::Failed(e) => {
+                // Not the client's doing, and not something it can fix: log it whole, answer
+                // the same clean 503 as a busy database.
+                tracing::error!(error = ?e, "reading state.db failed");
+                ApiError::StateUnavailable { retry_after_secs: 1 }
+            }
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    code: &'a str,
+    message: &'a str,
+    field: &'a str,
+}
+
+struct Parts {
+    status: StatusCode,
+    code: Cow<'static, str>,
+    field: String,
+    message: String,
+    retry_after_secs: Option<u32>,
+}
+
+impl ApiError {
+    fn parts(self) -> Parts {
+        let p = |status, code: &'static str, field: &str, message: String| Parts {
+            status,
+            code: Cow::Borrowed(code),
+            field: field.to_owned(),
+            message,
+            retry_after_secs: None,
+        };
+        let message = self.to_string();
+        match self {
+            ApiError::Invalid(e) => Parts {
+                status: StatusCode::BAD_REQUEST,
+                code: e.code,
+                field: e.field,
+                message: e.message,
+                retry_after_secs: None,
+            },
+            ApiError::BodyTooLarge { .. } => p(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "", message),
+            ApiError::ContentType => p(StatusCode::BAD_REQUEST, "invalid_content_type", "content-type", message),
+            ApiError::BodyUnreadable => p(StatusCode::BAD_REQUEST, "invalid_body", "", message),
+            ApiError::BodyTimeout => p(StatusCode::REQUEST_TIMEOUT, "request_timeout", "", message),
+            ApiError::Query { field, message } => p(StatusCode::BAD_REQUEST, "invalid_query", &field, message),
+            ApiError::RequestId => p(StatusCode::BAD_REQUEST, "invalid_request_id", "request_id", "expected 32 lowercase hexadecimal digits".into()),
+            ApiError::Unauthorized => p(StatusCode::UNAUTHORIZED, "unauthorized", "", message),
+            ApiError::NoRoute => p(StatusCode::NOT_FOUND, "not_found", "", message),
+            ApiError::Method => p(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "", message),
+            ApiError::JobNotFound => p(StatusCode::NOT_FOUND, "job_not_found", "request_id", message),
+            ApiError::Conflict => p(StatusCode::CONFLICT, "request_id_conflict", "request_id", message),
+            ApiError::RateLimited { retry_after_secs } => Parts {
+                retry_after_secs: Some(retry_after_secs),
+                ..p(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "", message)
+            },
+            ApiError::StateUnavailable { retry_after_secs } => Parts {
+                retry_after_secs: Some(retry_after_secs),
+                ..p(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", "", message)
+            },
+            ApiError::InboxUnavailable => Parts {
+                retry_after_secs: Some(1),
+                ..p(StatusCode::SERVICE_UNAVAILABLE, "inbox_unavailable", "", message)
+            },
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let parts = self.parts();
+        if parts.status.is_server_error() {
+            tracing::warn!(code = %parts.code, "answering {}", parts.status);
+        } else {
+            tracing::debug!(code = %parts.code, field = %parts.field, "answering {}", parts.status);
+        }
+        let body = Body { code: &parts.code, message: &parts.message, field: &parts.field };
+        let mut response = crate::routes::json_response(parts.status, &body);
+        if let Some(secs) = parts.retry_after_secs {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if parts.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}

@@ -1,0 +1,210 @@
+//! The limits a client cannot talk its way past: a token bucket per client address, and a
+//! request body read from the stream with a hard cap and a deadline (header size, header count
+//! and header read timeout are set on hyper's builder in [`crate::start`]).
+
+use std::collections::HashMap;
+use std::future::poll_fn;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::http::{HeaderMap, header};
+
+use crate::config::Limits;
+use crate::error::ApiError;
+
+/// After refusing an oversized body, read (and discard) up to this much more of it, briefly,
+/// so the client gets to read the 413 instead of a connection reset.
+const DRAIN_BYTES: usize = 1024 * 1024;
+const DRAIN_TIME: Duration = Duration::from_secs(2);
+
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    tokens: f64,
+    last: Instant,
+}
+
+/// One token bucket per client address, in a bounded map.
+pub(crate) struct RateLimiter {
+    rate: f64,
+    burst: f64,
+    max_clients: usize,
+    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    /// Shared by the addresses that arrive while the map is full of active clients.
+    overflow: Mutex<Bucket>,
+}
+
+/// IPv6 clients usually own a whole /64: count them by it, or one host gets 2^64 buckets.
+fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let mut seg = v6.segments();
+                seg[4..].fill(0);
+                IpAddr::V6(seg.into())
+            }
+        },
+    }
+}
+
+impl RateLimiter {
+    pub fn new(limits: &Limits) -> RateLimiter {
+        let now = Instant::now();
+        let burst = f64::from(limits.burst.max(1));
+        RateLimiter {
+            rate: f64::from(limits.rate_per_sec),
+            burst,
+            max_clients: limits.max_tracked_clients.max(1),
+            buckets: Mutex::new(HashMap::new()),
+            overflow: Mutex::new(Bucket { tokens: burst, last: now }),
+        }
+    }
+
+    /// Takes one token for `ip`; `Err` carries the seconds until one is available again.
+    pub fn check(&self, ip: IpAddr, now: Instant) -> Result<(), u32> {
+        if self.rate <= 0.0 {
+            return Ok(());
+        }
+        let key = client_key(ip);
+        let mut buckets = self.buckets.lock().expect("the rate limiter lock is never poisoned: nothing panics while holding it");
+        if !buckets.contains_key(&key) && buckets.len() >= self.max_clients {
+            // A bucket that has refilled is the same as no bucket: forget those first.
+            let (rate, burst) = (self.rate, self.burst);
+            buckets.retain(|_, b| b.tokens + now.saturating_duration_since(b.last).as_secs_f64() * rate < burst);
+            if buckets.len() >= self.max_clients {
+                drop(buckets);
+                let mut overflow = self.overflow.lock().expect("the rate limiter lock is never poisoned: nothing panics while holding it");
+                return self.take(&mut overflow, now);
+            }
+        }
+        let bucket = buckets.entry(key).or_insert(Bucket { tokens: self.burst, last: now });
+        self.take(bucket, now)
+    }
+
+    fn take(&self, bucket: &mut Bucket, now: Instant) -> Result<(), u32> {
+        let elapsed = now.saturating_duration_since(bucket.last).as_secs_f64();
+        bucket.tokens = (bucket.tokens + elapsed * self.rate).min(self.burst);
+        bucket.last = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(((1.0 - bucket.tokens) / self.rate).ceil().max(1.0) as u32)
+        }
+    }
+}
+
+enum Read {
+    Done(Vec<u8>),
+    TooLarge,
+    Broken,
+}
+
+async fn next_chunk(body: &mut Body) -> Option<Result<Option<Bytes>, axum::Error>> {
+    let frame = poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await?;
+    Some(frame.map(|f| f.into_data().ok()))
+}
+
+/// Reads at most `limit` bytes of body from the stream: an oversized body is refused as soon
+/// as its `Content-Length` or its bytes so far say so, never buffered whole.
+pub(crate) async fn read_body(headers: &HeaderMap, mut body: Body, limit: usize, timeout: Duration) -> Result<Bytes, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        drain(&mut body).await;
+        return Err(ApiError::BodyTooLarge { limit });
+    }
+    let read = async {
+        let mut buf = Vec::with_capacity(declared.map_or(1024, |n| n as usize));
+        while let Some(chunk) = next_chunk(&mut body).await {
+            match chunk {
+                Ok(Some(data)) => {
+                    if buf.len() + data.len() > limit {
+                        return Read::TooLarge;
+                    }
+                    buf.extend_from_slice(&data);
+                }
+                Ok(None) => {}
+                Err(_) => return Read::Broken,
+            }
+        }
+        Read::Done(buf)
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(Read::Done(buf)) => Ok(Bytes::from(buf)),
+        Ok(Read::TooLarge) => {
+            drain(&mut body).await;
+            Err(ApiError::BodyTooLarge { limit })
+        }
+        Ok(Read::Broken) => Err(ApiError::BodyUnreadable),
+        Err(_) => Err(ApiError::BodyTimeout),
+    }
+}
+
+async fn drain(body: &mut Body) {
+    let drain = async {
+        let mut seen = 0usize;
+        while let Some(Ok(chunk)) = next_chunk(body).await {
+            seen += chunk.map_or(0, |d| d.len());
+            if seen > DRAIN_BYTES {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIME, drain).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv6Addr;
+
+    use super::*;
+
+    fn limiter(rate: u32, burst: u32, max: usize) -> RateLimiter {
+        RateLimiter::new(&Limits { rate_per_sec: rate, burst, max_tracked_clients: max, ..Limits::default() })
+    }
+
+    #[test]
+    fn a_bucket_allows_its_burst_then_its_rate() {
+        let l = limiter(10, 3, 100);
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        let t = Instant::now();
+        for _ in 0..3 {
+            assert!(l.check(ip, t).is_ok());
+        }
+        assert_eq!(l.check(ip, t), Err(1));
+        assert!(l.check(ip, t + Duration::from_millis(150)).is_ok());
+        // Another client has its own bucket.
+        assert!(l.check("192.0.2.2".parse().unwrap(), t).is_ok());
+    }
+
+    #[test]
+    fn the_map_stays_bounded_and_ipv6_counts_by_slash_64() {
+        let l = limiter(1, 1, 2);
+        let t = Instant::now();
+        let a: IpAddr = "2001:db8::1".parse().unwrap();
+        let b: IpAddr = "2001:db8::2".parse().unwrap();
+        assert!(l.check(a, t).is_ok());
+        assert!(l.check(b, t).is_err(), "same /64, same bucket");
+        for i in 0..100u16 {
+            let ip = IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, i + 1, 0, 0, 0, 0, 1));
+            let _ = l.check(ip, t);
+        }
+        assert!(l.buckets.lock().unwrap().len() <= 2);
+    }
+
+    #[test]
+    fn zero_rate_means_no_limit() {
+        let l = limiter(0, 1, 1);
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        for _ in 0..100 {
+            assert!(l.check(ip, Instant::now()).is_ok());
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! `GET /v1/events?after=&wait=&limit=`: the feed of job state changes, so a control plane
+//! follows every job with one long-poll instead of polling job by job.
+//!
+//! A waiter reads; if nothing is there and it may wait, it sleeps until the state directory
+//! watch reports a change (or one second passes, a safety net for a missed notification, or
+//! the deadline comes), then reads again. It marks the notification seen *before* each read,
+//! so a change that lands during the read wakes it at once instead of being lost.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{StatusCode, Uri};
+use axum::response::Response;
+use registry::{Event, EventPage};
+use tokio::time::Instant;
+
+use super::{AppState, blocking, json_response};
+use crate::error::ApiError;
+
+pub(crate) const MAX_WAIT_SECS: u64 = 60;
+pub(crate) const MAX_LIMIT: u32 = 1000;
+const DEFAULT_LIMIT: u32 = 100;
+/// The longest a waiter sleeps without reading, whatever the watch says.
+const SAFETY: Duration = Duration::from_secs(1);
+
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct EventsQuery {
+    pub after: i64,
+    pub wait_secs: u64,
+    pub limit: u32,
+}
+
+/// Parses the query by hand: every problem is a 400 naming the parameter.
+pub(crate) fn parse_query(query: Option<&str>) -> Result<EventsQuery, ApiError> {
+    let mut q = EventsQuery { after: 0, wait_secs: 0, limit: DEFAULT_LIMIT };
+    let mut seen = [false; 3];
+    for pair in query.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let bad = |message: String| ApiError::Query { field: key.chars().take(64).collect(), message };
+        let slot = match key {
+            "after" => 0,
+            "wait" => 1,
+            "limit" => 2,
+            _ => return Err(bad("unknown parameter; expected after, wait or limit".into())),
+        };
+        if std::mem::replace(&mut seen[slot], true) {
+            return Err(bad("given more than once".into()));
+        }
+        let number: u64 = value.parse().map_err(|_| bad(format!("expected a non-negative integer, got {:?}", value.chars().take(32).collect::<String>())))?;
+        match slot {
+            0 => q.after = i64::try_from(number).map_err(|_| bad("too large".into()))?,
+            1 if number <= MAX_WAIT_SECS => q.wait_secs = number,
+            1 => return Err(bad(format!("at most {MAX_WAIT_SECS} seconds"))),
+            _ if (1..=u64::from(MAX_LIMIT)).contains(&number) => q.limit = number as u32,
+            _ => return Err(bad(format!("between 1 and {MAX_LIMIT}"))),
+        }
+    }
+    Ok(q)
+}
+
+/// Resolves when the receiver's value changes; never, if its sender is gone (so a select on it
+/// cannot spin).
+async fn changed<T>(rx: &mut tokio::sync::watch::Receiver<T>) {
+    if rx.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+pub(crate) async fn list(State(app): AppState, uri: Uri) -> Result<Response, ApiError> {
+    let q = parse_query(uri.query())?;
+    let deadline = Instant::now() + Duration::from_secs(q.wait_secs);
+    let mut changes = app.changes.clone();
+    let mut stopping = app.stopping.subscribe();
+    let mut first = true;
+    let events = loop {
+        changes.borrow_and_update();
+        let (after, limit) = (q.after, q.limit);
+        let read: Result<Vec<Event>, ApiError> = blocking(&app, move |app| Ok(app.reader.events(after, limit)?)).await;
+        let events = match read {
+            Ok(events) => events,
+            // Woken by root's commit while it still holds the lock: wait for the next change
+            // rather than failing a long-poll that has time left.
+            Err(ApiError::StateUnavailable { .. }) if !first && Instant::now() < deadline => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        first = false;
+        let now = Instant::now();
+        if !events.is_empty() || now >= deadline || *stopping.borrow_and_update() {
+            break events;
+        }
+        let step = (deadline - now).min(SAFETY);
+        tokio::select! {
+            () = changed(&mut changes) => {}
+            () = changed(&mut stopping) => {}
+            () = tokio::time::sleep(step) => {}
+        }
+    };
+    let next = events.last().map_or(q.after, |e| e.cursor);
+    Ok(json_response(StatusCode::OK, &EventPage { events, next }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of(query: &str) -> String {
+        match parse_query(Some(query)) {
+            Err(ApiError::Query { field, .. }) => field,
+            other => panic!("{query}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn queries_parse_with_defaults_and_bounds() {
+        assert_eq!(parse_query(None).unwrap(), EventsQuery { after: 0, wait_secs: 0, limit: 100 });
+        assert_eq!(
+            parse_query(Some("after=42&wait=60&limit=1000&")).unwrap(),
+            EventsQuery { after: 42, wait_secs: 60, limit: 1000 }
+        );
+        assert_eq!(field_of("after=abc"), "after");
+        assert_eq!(field_of("after=-1"), "after");
+        assert_eq!(field_of("wait=9999"), "wait");
+        assert_eq!(field_of("wait=61"), "wait");
+        assert_eq!(field_of("limit=0"), "limit");
+        assert_eq!(field_of("limit=1001"), "limit");
+        assert_eq!(field_of("after=1&after=2"), "after");
+        assert_eq!(field_of("bogus=1"), "bogus");
+        assert_eq!(field_of("after"), "after");
+        assert_eq!(field_of("after=99999999999999999999"), "after");
+    }
+}

@@ -1,0 +1,151 @@
+//! `POST /v1/jobs` and `GET /v1/jobs/{request_id}`.
+//!
+//! Admission is idempotent by request id: the same id with the same body is the same job (202
+//! with its current view), with another body a 409. State.db is asked first, because root may
+//! have admitted the request and the API pruned it from the inbox since; otherwise the request
+//! goes through the inbox's group commit, and the 202 is sent only after that COMMIT returned.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::Response;
+use registry::envelope::MAX_BODY;
+use registry::{Hex32, JobState, JobView, Timings};
+use store::Admission;
+use tokio::sync::oneshot;
+
+use super::{App, AppState, blocking, json_response};
+use crate::error::ApiError;
+use crate::limits::read_body;
+
+/// `application/json`, with or without parameters such as `charset=utf-8`.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+pub(crate) async fn submit(State(app): AppState, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+    if !is_json(&headers) {
+        return Err(ApiError::ContentType);
+    }
+    let body = read_body(&headers, body, MAX_BODY, app.limits.body_read_timeout).await?;
+    let job = app.registry.validate(&body, &app.node_id)?;
+    let request_id = job.request_id.to_string();
+    let sha = job.body_sha256.clone();
+    let operation = job.operation;
+
+    if let Some(view) = admitted(&app, &request_id, &sha).await? {
+        return Ok(accepted(&view));
+    }
+
+    let (tx, rx) = oneshot::channel();
+    app.inbox.admit(job, move |result| {
+        // The handler may be gone (client disconnected); the request is durable all the same.
+        let _ = tx.send(result);
+    });
+    let admission = match rx.await {
+        Ok(Ok(admission)) => admission,
+        Ok(Err(e)) => {
+            tracing::error!(error = ?e, request_id, "the inbox did not take a request");
+            return Err(ApiError::InboxUnavailable);
+        }
+        Err(_) => {
+            tracing::error!(request_id, "the inbox writer dropped a request without answering");
+            return Err(ApiError::InboxUnavailable);
+        }
+    };
+    match admission {
+        Admission::Conflict => Err(ApiError::Conflict),
+        Admission::Received { received_at, .. } | Admission::Duplicate { received_at, .. } => {
+            // Look again: root may have admitted this request id between the first look and
+            // the commit (a duplicate of one received long ago, or a prune in between). The
+            // request is durable now, so a state.db that is briefly unreadable only means the
+            // received view is answered.
+            match admitted(&app, &request_id, &sha).await {
+                Ok(Some(view)) => Ok(accepted(&view)),
+                Err(ApiError::Conflict) => Err(ApiError::Conflict),
+                Ok(None) | Err(_) => Ok(accepted(&received(request_id, operation, received_at))),
+            }
+        }
+    }
+}
+
+/// State.db's view of a request root has admitted: `Ok(None)` if it has not, a conflict if it
+/// was admitted with another body (or is a rejected inbox row, which has none).
+async fn admitted(app: &Arc<App>, request_id: &str, sha: &str) -> Result<Option<JobView>, ApiError> {
+    let (request_id, sha) = (request_id.to_owned(), sha.to_owned());
+    blocking(app, move |app| match app.reader.job_body_sha(&request_id)? {
+        None => Ok(None),
+        Some(Some(existing)) if existing == sha => Ok(app.reader.job(&request_id)?),
+        Some(_) => Err(ApiError::Conflict),
+    })
+    .await
+}
+
+fn received(request_id: String, operation: &str, received_at: i64) -> JobView {
+    JobView {
+        request_id,
+        operation: operation.to_owned(),
+        state: JobState::Received,
+        resource_id: None,
+        generation: None,
+        result: None,
+        error: None,
+        superseded_by: None,
+        attempts: 0,
+        timings: Timings { received_at_ms: Some(received_at), ..Timings::default() },
+    }
+}
+
+fn accepted(view: &JobView) -> Response {
+    json_response(StatusCode::ACCEPTED, view)
+}
+
+pub(crate) async fn get(State(app): AppState, uri: Uri) -> Result<Response, ApiError> {
+    // The router matched `/v1/jobs/{request_id}`; the raw segment is parsed here so a bad one
+    // gets this API's error, not the framework's.
+    let raw = uri.path().strip_prefix("/v1/jobs/").unwrap_or_default();
+    let request_id: Hex32 = raw.parse().map_err(|_| ApiError::RequestId)?;
+    let view = blocking(&app, move |app| {
+        if let Some(view) = app.reader.job(request_id.as_str())? {
+            return Ok(view);
+        }
+        match app.inbox.received(request_id.as_str()) {
+            Ok(Some((view, _sha))) => Ok(view),
+            // Root may have admitted it and the inbox row been pruned between the two looks.
+            Ok(None) => app.reader.job(request_id.as_str())?.ok_or(ApiError::JobNotFound),
+            Err(e) => {
+                tracing::error!(error = ?e, "reading the inbox failed");
+                Err(ApiError::InboxUnavailable)
+            }
+        }
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn json_content_types_are_recognised_with_parameters() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
+            is_json(&h)
+        };
+        assert!(with("application/json"));
+        assert!(with("Application/JSON; charset=utf-8"));
+        assert!(!with("text/plain"));
+        assert!(!with("application/jsonx"));
+        assert!(!is_json(&HeaderMap::new()));
+    }
+}

@@ -1,0 +1,127 @@
+//! The HTTP surface: one module per endpoint group, the shared state they read, and the guard
+//! every request passes first (rate limit, then the key).
+//!
+//! Handlers take only extractors that cannot fail (`State`, `HeaderMap`, `Uri`, `Body`) and
+//! parse the rest themselves, so no axum rejection ever answers in plain text; unknown paths
+//! and methods have JSON fallbacks.
+
+pub(crate) mod events;
+pub(crate) mod jobs;
+pub(crate) mod meta;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use registry::{Hex32, Registry};
+use serde::Serialize;
+use store::{Inbox, StateReader};
+use tokio::sync::watch;
+
+use crate::config::Limits;
+use crate::error::ApiError;
+use crate::limits::RateLimiter;
+
+/// What every handler shares.
+pub(crate) struct App {
+    pub registry: &'static Registry<ops::Ctx>,
+    pub node_id: Hex32,
+    pub key_sha256: [u8; 32],
+    pub inbox: Inbox,
+    pub reader: StateReader,
+    /// Bumped by the state directory watch ([`crate::watch`]).
+    pub changes: watch::Receiver<u64>,
+    /// Set when the API is stopping, so long-polls answer at once instead of holding the
+    /// graceful shutdown for up to a minute.
+    pub stopping: watch::Sender<bool>,
+    pub limiter: RateLimiter,
+    pub limits: Limits,
+    /// Computed once at start: the registry cannot change while the process runs.
+    pub openapi: Bytes,
+    pub catalogue: Bytes,
+}
+
+pub(crate) type AppState = State<Arc<App>>;
+
+pub(crate) fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/v1/jobs", post(jobs::submit))
+        .route("/v1/jobs/{request_id}", get(jobs::get))
+        .route("/v1/events", get(events::list))
+        .route("/v1/catalogue", get(meta::catalogue))
+        .route("/v1/openapi.json", get(meta::openapi))
+        .route("/v1/health", get(meta::health))
+        .fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(middleware::from_fn_with_state(app.clone(), guard))
+        .with_state(app)
+}
+
+/// The only endpoint a client may call without the key.
+const PUBLIC: &str = "/v1/health";
+
+/// Rate limit first (so guessing keys costs tokens too), then the key.
+async fn guard(State(app): AppState, request: Request, next: Next) -> Response {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
+    let mut response = if let Err(retry_after_secs) = app.limiter.check(peer, Instant::now()) {
+        ApiError::RateLimited { retry_after_secs }.into_response()
+    } else if request.uri().path() != PUBLIC && !crate::auth::authorized(request.headers(), &app.key_sha256) {
+        ApiError::Unauthorized.into_response()
+    } else {
+        next.run(request).await
+    };
+    // Job views and keys' effects are never to be cached by anything in between.
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn no_route() -> ApiError {
+    ApiError::NoRoute
+}
+
+async fn wrong_method() -> ApiError {
+    ApiError::Method
+}
+
+/// A JSON response. Serializing the API's own types cannot fail; if it ever did, the client
+/// still gets JSON.
+pub(crate) fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "a response did not serialize");
+        br#"{"code":"internal","message":"the response could not be serialized","field":""}"#.to_vec()
+    });
+    json_bytes(status, Bytes::from(body))
+}
+
+pub(crate) fn json_bytes(status: StatusCode, body: Bytes) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// Runs a blocking store call (SQLite, with its short retry sleeps) off the async workers.
+pub(crate) async fn blocking<T, F>(app: &Arc<App>, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&App) -> Result<T, ApiError> + Send + 'static,
+{
+    let app = app.clone();
+    match tokio::task::spawn_blocking(move || f(&app)).await {
+        Ok(result) => result,
+        Err(e) => {
+            tracing::error!(error = %e, "a blocking store call did not finish");
+            Err(ApiError::StateUnavailable { retry_after_secs: 1 })
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The harness: a real API on 127.0.0.1:0 over real HTTPS, with real SQLite databases in a
+//! temporary data directory, reached through the real client. Root's side is simulated with
+//! the store's own root handles: [`Node::ingest`] reads the inbox as the runner does and admits
+//! it into state.db, [`Node::finish_next`] claims and completes a job.
+
+#![allow(dead_code)] // Each test uses a part of the harness.
+
+use std::sync::Mutex;
+
+use api::{ApiConfig, Limits, RunningApi};
+use client::NodeClient;
+use registry::Hex32;
+use serde_json::{Value, json};
+use store::{IngestReport, Layout, Outcome, ResourceChange, StateDb};
+
+pub struct Node {
+    pub dir: tempfile::TempDir,
+    pub layout: Layout,
+    pub node_id: Hex32,
+    pub key: String,
+    pub pin: String,
+    pub url: String,
+    state: Mutex<StateDb>,
+    api: Option<RunningApi>,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// A fresh 32-hex id.
+pub fn hex32() -> Hex32 {
+    api::generate_api_key()[..32].parse().expect("32 hex digits of a fresh key are a Hex32")
+}
+
+impl Node {
+    pub fn start() -> Node {
+        Node::start_with(Limits::default())
+    }
+
+    pub fn start_with(limits: Limits) -> Node {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let layout = Layout::new(dir.path().join("data"));
+        layout.prepare_root_side(None).expect("prepare root's side");
+        layout.prepare_api_side(None).expect("prepare the API's side");
+        // Root creates state.db before the API ever reads it.
+        let state = StateDb::open(&layout.state_db()).expect("create state.db");
+        let tls_dir = dir.path().join("tls");
+        std::fs::create_dir(&tls_dir).expect("a TLS directory");
+        let (cert, key_pem) = api::tls::write_key_pair(&tls_dir, "node.test").expect("a self-signed pair");
+        let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert).expect("cert.pem")).expect("a pin");
+        let key = api::generate_api_key();
+        let node_id = hex32();
+        let config = ApiConfig {
+            data_dir: layout.root().to_owned(),
+            listen: "127.0.0.1:0".parse().expect("an address"),
+            tls_cert: cert,
+            tls_key: key_pem,
+            key_sha256: api::key_sha256(&key),
+            node_id: node_id.clone(),
+            limits,
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let api = runtime.block_on(api::start(config)).expect("the API starts");
+        let url = format!("https://{}", api.addr);
+        Node { dir, layout, node_id, key, pin, url, state: Mutex::new(state), api: Some(api), runtime }
+    }
+
+    /// A client with the right key and pin.
+    pub fn client(&self) -> NodeClient {
+        NodeClient::new(&self.url, Some(self.key.clone()), &self.pin).expect("a client")
+    }
+
+    pub fn client_with(&self, key: Option<&str>, pin: &str) -> NodeClient {
+        NodeClient::new(&self.url, key.map(str::to_owned), pin).expect("a client")
+    }
+
+    /// What root's runner does first in a pass: admit the inbox rows above its watermark.
+    pub fn ingest(&self) -> IngestReport {
+        let mut state = self.state.lock().expect("state lock");
+        let watermark = state.watermark().expect("the watermark");
+        let rows = store::inbox::read_rows(&self.layout.inbox_db(), watermark, 1000).expect("read the inbox as root");
+        state.ingest(ops::registry(), &self.node_id, &rows).expect("ingest")
+    }
+
+    /// Claims the next queued job and completes it with `result`, as the runner would after
+    /// applying it.
+    pub fn finish_next(&self, result: Value) -> Option<String> {
+        let mut state = self.state.lock().expect("state lock");
+        let job = state.claim_next().expect("claim")?;
+        state
+            .complete(&job, &Outcome { result: Ok(result), resource: ResourceChange::Keep })
+            .expect("complete");
+        Some(job.request_id)
+    }
+
+    /// How many rows the inbox holds, read the way root reads it.
+    pub fn inbox_len(&self) -> usize {
+        store::inbox::read_rows(&self.layout.inbox_db(), 0, 100_000).expect("read the inbox").len()
+    }
+
+    /// A valid envelope for the first tenant-scope operation's example, under `request_id`.
+    pub fn example_envelope(&self, request_id: &Hex32) -> Value {
+        let op = ops::registry()
+            .operations()
+            .find(|op| op.scope() == registry::Scope::Tenant)
+            .expect("the registry has a tenant operation");
+        json!({"request_id": request_id, "operation": op.name(), "resource": op.example()})
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Some(api) = self.api.take() {
+            let stopped = self.runtime.block_on(api.stop());
+            if let Err(e) = stopped
+                && !std::thread::panicking()
+            {
+                panic!("the API did not stop cleanly: {e:#}");
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! `layerone-api`: the node's HTTPS API, run as the unprivileged `layerone-api` user.
+//!
+//! Parses flags, refuses to run as root (the API is the unprivileged side of the node; running
+//! it as root would let a bug in it write root's state), and serves until SIGTERM or SIGINT.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use api::{ApiConfig, Limits};
+use clap::Parser;
+use registry::Hex32;
+
+/// The layerone node's HTTPS API. Validates requests, writes them to its inbox for the runner,
+/// and answers reads from the runner's state database (read-only).
+#[derive(Debug, Parser)]
+#[command(name = "layerone-api", version)]
+struct Args {
+    /// The node's data directory (holds inbox/, state/ and blobs/).
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
+    /// The address and port to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8443")]
+    listen: SocketAddr,
+    /// The TLS certificate chain (PEM, end-entity first).
+    #[arg(long, value_name = "PEM")]
+    tls_cert: PathBuf,
+    /// The TLS private key (PEM).
+    #[arg(long, value_name = "PEM")]
+    tls_key: PathBuf,
+    /// A file holding the hex SHA-256 of the API key (the key itself is never on the node).
+    #[arg(long, value_name = "FILE")]
+    api_key_sha256_file: PathBuf,
+    /// This node's id (32 lowercase hex digits); node-scope requests must name it.
+    #[arg(long, value_name = "HEX32")]
+    node_id: Hex32,
+    /// Requests per second allowed from one client address (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().rate_per_sec)]
+    rate_per_sec: u32,
+    /// Requests one client address may send in a burst.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().burst)]
+    rate_burst: u32,
+    /// Run even as root. For development and tests only: in production the API runs as an
+    /// unprivileged user so that the kernel keeps it from writing root's state.
+    #[arg(long)]
+    allow_root: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    if rustix::process::geteuid().is_root() && !args.allow_root {
+        eprintln!(
+            "layerone-api: refusing to run as root. The API is the unprivileged side of the node: run it as the \
+             layerone-api user (pass --allow-root only for development and tests)."
+        );
+        return ExitCode::from(2);
+    }
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("layerone-api: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let hash_text = std::fs::read_to_string(&args.api_key_sha256_file)
+        .with_context(|| format!("reading {}", args.api_key_sha256_file.display()))?;
+    let key_sha256 = api::parse_key_sha256(&hash_text)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("parsing {}", args.api_key_sha256_file.display()))?;
+    let config = ApiConfig {
+        data_dir: args.data_dir,
+        listen: args.listen,
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        key_sha256,
+        node_id: args.node_id,
+        limits: Limits { rate_per_sec: args.rate_per_sec, burst: args.rate_burst, ..Limits::default() },
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    runtime.block_on(api::serve(config, shutdown_signal()))
+}
+
+/// Resolves on SIGTERM (systemd's stop) or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGTERM; stopping on SIGINT only");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! `layerone dev`: the main job on its embedded defaults.
+//!
+//! A sandbox directory (default `./.layerone-dev`) holds a simulated system root
+//! (`sysroot/`), the node's data (`data/`: inbox, state, blobs, audit log) and its TLS pair
+//! (`tls/`). The API serves HTTPS on loopback and a watching runner applies jobs to the
+//! sysroot through the Sim provider. Starting again reuses everything: the key, the node id,
+//! the certificate and the state.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use client::DevInfo;
+use provider::{Backend, Platform, Provider, ProviderConfig};
+use registry::Hex32;
+use runner::RunnerConfig;
+use store::Layout;
+
+#[derive(Args, Debug)]
+pub struct DevArgs {
+    /// The sandbox directory: the simulated system root, the node's data, its TLS pair.
+    #[arg(long, default_value = ".layerone-dev")]
+    root: PathBuf,
+    /// Where the API listens (loopback; port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:8443")]
+    listen: SocketAddr,
+}
+
+/// The identity a dev node keeps across restarts.
+fn identity(dev_json: &Path) -> anyhow::Result<(String, Hex32)> {
+    if let Ok(info) = DevInfo::load(dev_json) {
+        return Ok((info.api_key, info.node_id));
+    }
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    Ok((api::generate_api_key(), hex::encode(bytes).parse().expect("32 hex digits")))
+}
+
+pub fn run(args: DevArgs) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    std::fs::create_dir_all(&args.root).with_context(|| format!("create {}", args.root.display()))?;
+    let root = std::path::absolute(&args.root)?;
+    let sysroot = root.join("sysroot");
+    let layout = Layout::new(root.join("data"));
+    let dev_json = root.join("dev.json");
+    let (api_key, node_id) = identity(&dev_json)?;
+    let (cert, key) = api::tls::write_key_pair(&root.join("tls"), "localhost")?;
+    let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert)?)?;
+
+    std::fs::create_dir_all(&sysroot)?;
+    let provider = Arc::new(Provider::new(ProviderConfig {
+        platform: Platform::Debian,
+        root: sysroot.clone(),
+        backend: Backend::Sim { real: vec![] },
+        audit_dir: layout.root().join("log"),
+    }));
+    if provider.lookup_user("root")?.is_none() {
+        provider::testing::seed_accounts(&provider)?;
+    }
+    provider.ensure_dir(&provider.sysconf(provider.apache_layout().vhosts_dir), 0o755)?;
+    layout.prepare_api_side(None)?;
+    let config = RunnerConfig { layout: layout.clone(), provider, node_id: node_id.clone(), budget: Duration::from_secs(5), api: None };
+    // One pass first, so state.db exists before the API reads it.
+    runner::run_once(&config)?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let api = runtime.block_on(api::start(api::ApiConfig {
+        data_dir: layout.root().to_owned(),
+        listen: args.listen,
+        tls_cert: cert.clone(),
+        tls_key: key,
+        key_sha256: api::key_sha256(&api_key),
+        node_id: node_id.clone(),
+        limits: api::Limits::default(),
+    }))?;
+    let info = DevInfo { url: format!("https://{}", api.addr), api_key, pin_sha256: pin, node_id };
+    info.save(&dev_json)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let stop = stop.clone();
+        std::thread::Builder::new().name("runner".into()).spawn(move || runner::watch::watch(&config, &stop))?
+    };
+    println!("layerone dev node");
+    println!("  url        {}", info.url);
+    println!("  api key    {}", info.api_key);
+    println!("  pin        {}", info.pin_sha256);
+    println!("  node id    {}", info.node_id);
+    println!("  sysroot    {}", sysroot.display());
+    println!("  written to {}", dev_json.display());
+    println!("Ctrl-C stops it; starting it again reuses {}.", root.display());
+
+    runtime.block_on(async {
+        let _ = tokio::signal::ctrl_c().await;
+    });
+    eprintln!("stopping");
+    stop.store(true, Ordering::Relaxed);
+    runtime.block_on(api.stop())?;
+    watcher.join().map_err(|_| anyhow::anyhow!("the runner thread panicked"))?;
+    Ok(())
+}

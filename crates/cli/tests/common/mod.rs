@@ -1,0 +1,219 @@
+//! The end-to-end harness: a node in a temporary directory (a Sim sysroot and a data
+//! directory), requests admitted into the real inbox exactly as the API admits them, and the
+//! real `layerone-runner` binary run as a child process, optionally told to abort at a crash
+//! point. Nothing here mocks the store, the lock or the transaction.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+
+use provider::{Platform, Program, Provider, testing};
+use registry::{Hex32, JobState};
+use serde_json::{Value, json};
+use store::{Admission, Inbox, Layout, StateDb};
+
+pub const RUNNER: &str = env!("CARGO_BIN_EXE_layerone-runner");
+
+pub struct Node {
+    pub dir: tempfile::TempDir,
+    pub layout: Layout,
+    pub provider: Provider,
+    pub node_id: Hex32,
+    pub inbox: Option<Inbox>,
+    real_apache: bool,
+}
+
+pub fn id(n: u64) -> String {
+    format!("{n:032x}")
+}
+
+impl Node {
+    pub fn new() -> Node {
+        Node::with(false)
+    }
+
+    /// A node whose Apache configuration test is the real `apache2ctl -t`.
+    pub fn with_real_apache() -> Node {
+        Node::with(true)
+    }
+
+    fn with(real_apache: bool) -> Node {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        // Traversable by the unprivileged API user of the privilege tests.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let real = if real_apache { vec![Program::ApacheCtl] } else { vec![] };
+        let provider = testing::sim_provider(Platform::Debian, dir.path(), real);
+        testing::seed_accounts(&provider).unwrap();
+        if real_apache {
+            testing::require_apachectl(Platform::Debian);
+            testing::write_apache_test_config(&provider).unwrap();
+        } else {
+            provider.ensure_dir(&provider.sysconf(provider.apache_layout().vhosts_dir), 0o755).unwrap();
+        }
+        let layout = Layout::new(dir.path().join("data"));
+        layout.prepare_api_side(None).unwrap();
+        layout.prepare_root_side(None).unwrap();
+        Node { dir, layout, provider, node_id: id(0xfeed).parse().unwrap(), inbox: None, real_apache }
+    }
+
+    pub fn inbox(&mut self) -> &Inbox {
+        if self.inbox.is_none() {
+            self.inbox = Some(Inbox::open(&self.layout.inbox_db()).unwrap().0);
+        }
+        self.inbox.as_ref().unwrap()
+    }
+
+    /// Admits a request exactly as the API does: validated, then group-committed.
+    pub fn submit(&mut self, body: &Value) -> Admission {
+        let job = ops::registry().validate(body.to_string().as_bytes(), &self.node_id.clone()).expect("a valid request");
+        self.inbox().admit_blocking(job).unwrap()
+    }
+
+    /// Writes a row straight into inbox.db, bypassing the API: hostile input for root.
+    pub fn submit_raw(&mut self, request_id: &str, operation: &str, body: &[u8]) {
+        self.inbox();
+        let conn = rusqlite::Connection::open(self.layout.inbox_db()).unwrap();
+        conn.execute(
+            "INSERT INTO requests(request_id, operation, body, body_sha256, received_at) VALUES (?1, ?2, ?3, 'x', 0)",
+            rusqlite::params![request_id, operation, body],
+        )
+        .unwrap();
+    }
+
+    /// Runs the real runner binary for one pass; `crash` arms a crash point.
+    pub fn run(&self, crash: Option<&str>) -> ExitStatus {
+        #[allow(clippy::disallowed_methods)] // Tests start the real runner binary.
+        let mut cmd = std::process::Command::new(RUNNER);
+        cmd.arg("--once")
+            .arg("--data-dir")
+            .arg(self.layout.root())
+            .arg("--root")
+            .arg(self.provider.root())
+            .args(["--backend", "sim", "--node-id", self.node_id.as_str(), "--log", "warn"]);
+        if self.real_apache {
+            cmd.args(["--sim-real", "apachectl"]);
+        }
+        if let Some(point) = crash {
+            cmd.env(crash::ENV, point);
+        }
+        cmd.status().expect("the runner binary starts")
+    }
+
+    /// A normal pass that must succeed.
+    pub fn pass(&self) {
+        let status = self.run(None);
+        assert!(status.success(), "a normal runner pass failed: {status}");
+    }
+
+    pub fn state(&self) -> StateDb {
+        StateDb::open(&self.layout.state_db()).unwrap()
+    }
+
+    pub fn job_state(&self, request_id: &str) -> Option<JobState> {
+        self.state().job(request_id).unwrap().map(|j| j.state)
+    }
+
+    pub fn path(&self, system_path: &str) -> PathBuf {
+        self.provider.sysconf(system_path)
+    }
+
+    pub fn vhosts(&self) -> BTreeSet<String> {
+        let dir = self.path(self.provider.apache_layout().vhosts_dir);
+        std::fs::read_dir(dir)
+            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".conf")).collect())
+            .unwrap_or_default()
+    }
+
+    /// Users the node created (their GECOS marker says so).
+    pub fn node_users(&self) -> BTreeSet<String> {
+        let passwd = std::fs::read_to_string(self.path("/etc/passwd")).unwrap_or_default();
+        passwd
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(':').collect();
+                (f.len() > 4 && f[4].starts_with("layerone-")).then(|| f[0].to_owned())
+            })
+            .collect()
+    }
+
+    /// The invariants every converged node satisfies: SQLite intact, no job left pending, and
+    /// the sysroot exactly what state.db records — nothing missing, nothing extra.
+    pub fn check_converged(&self) {
+        let state = self.state();
+        assert_eq!(state.integrity_check().unwrap(), "ok");
+        for (st, n) in state.job_counts().unwrap() {
+            assert!(st != "queued" && st != "running", "{n} jobs still {st} after a normal pass");
+        }
+        let rows = state.all_resources().unwrap();
+        let of = |family: &'static str| rows.iter().filter(move |r| r.family == family);
+        let users: BTreeSet<String> = of("account").map(|r| r.data["username"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(self.node_users(), users, "passwd and state.db disagree on accounts");
+        for account in of("account") {
+            let home = self.path(account.data["home"].as_str().unwrap());
+            assert!(home.is_dir(), "the home {} is missing", home.display());
+        }
+        let vhosts: BTreeSet<String> = of("web_domain").map(|r| format!("{}.conf", r.resource_id)).collect();
+        assert_eq!(self.vhosts(), vhosts, "vhosts and state.db disagree");
+        for domain in of("web_domain") {
+            let file = self.path(self.provider.apache_layout().vhosts_dir).join(format!("{}.conf", domain.resource_id));
+            let text = std::fs::read_to_string(file).unwrap();
+            assert!(text.contains(&format!("ServerName {}", domain.data["domain"].as_str().unwrap())));
+        }
+        for account in of("account") {
+            let keys: BTreeSet<String> =
+                of("ssh_key").filter(|k| k.owner.as_str() == account.resource_id.as_str()).map(|k| k.data["key"].as_str().unwrap().to_owned()).collect();
+            let file = self.path(account.data["home"].as_str().unwrap()).join(".ssh/authorized_keys");
+            let in_file: BTreeSet<String> = std::fs::read_to_string(&file)
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.is_empty())
+                .map(str::to_owned)
+                .collect();
+            assert_eq!(in_file, keys, "authorized_keys of {} and state.db disagree", account.resource_id);
+        }
+        for row in &rows {
+            if row.family != "account" {
+                assert!(of("account").any(|a| a.resource_id.as_str() == row.owner.as_str()), "an orphan {} row", row.family);
+            }
+        }
+    }
+
+    pub fn audit_count(&self) -> usize {
+        testing::audit_records(&self.provider).map(|r| r.len()).unwrap_or(0)
+    }
+
+    pub fn root_path(&self) -> &Path {
+        self.provider.root()
+    }
+}
+
+pub const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example";
+
+pub fn ensure_account(req: u64, account: u64, username: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_account",
+           "resource": {"id": id(account), "username": username, "shell": "bash"}})
+}
+
+pub fn account_op(req: u64, op: &str, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": op, "resource": {"id": id(account)}})
+}
+
+pub fn ensure_key(req: u64, key: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_ssh_key",
+           "resource": {"id": id(key), "account": id(account), "key": KEY}})
+}
+
+pub fn remove_key(req: u64, key: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_ssh_key", "resource": {"id": id(key), "account": id(account)}})
+}
+
+pub fn ensure_domain(req: u64, domain_id: u64, account: u64, domain: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_web_domain",
+           "resource": {"id": id(domain_id), "account": id(account), "domain": domain, "aliases": [format!("www.{domain}")]}})
+}
+
+pub fn remove_domain(req: u64, domain_id: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_web_domain", "resource": {"id": id(domain_id), "account": id(account)}})
+}
