@@ -8,7 +8,8 @@ use subtle::ConstantTimeEq;
 /// A new API key: 32 random bytes from the OS, as 64 hex digits.
 pub fn generate_api_key() -> String {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the OS random source is available on every supported Linux");
+    getrandom::fill(&mut bytes)
+        .expect("the OS random source is available on every supported Linux");
     hex::encode(bytes)
 }
 
@@ -66,8 +67,14 @@ mod tests {
         assert!(!authorized(&headers(&[&key]), &hash));
         assert!(!authorized(&headers(&[&format!("Basic {key}")]), &hash));
         assert!(!authorized(&headers(&[&format!("Bearer {key}x")]), &hash));
-        assert!(!authorized(&headers(&[&format!("Bearer {key}"), &format!("Bearer {key}")]), &hash));
-        assert_eq!(parse_key_sha256(&format!("{}\n", hex::encode(hash))).unwrap(), hash);
+        assert!(!authorized(
+            &headers(&[&format!("Bearer {key}"), &format!("Bearer {key}")]),
+            &hash
+        ));
+        assert_eq!(
+            parse_key_sha256(&format!("{}\n", hex::encode(hash))).unwrap(),
+            hash
+        );
         assert!(parse_key_sha256("abc").is_err());
     }
 }

@@ -52,7 +52,9 @@ impl From<FieldError> for ApiError {
     fn from(e: FieldError) -> Self {
         // The registry re-checks the size it was given; the stream limit normally fires first.
         if e.code == "body_too_large" {
-            ApiError::BodyTooLarge { limit: registry::envelope::MAX_BODY }
+            ApiError::BodyTooLarge {
+                limit: registry::envelope::MAX_BODY,
+            }
         } else {
             ApiError::Invalid(e)
         }
@@ -62,12 +64,16 @@ impl From<FieldError> for ApiError {
 impl From<store::ReadError> for ApiError {
     fn from(e: store::ReadError) -> Self {
         match e {
-            store::ReadError::Unavailable { retry_after_secs } => ApiError::StateUnavailable { retry_after_secs },
+            store::ReadError::Unavailable { retry_after_secs } => {
+                ApiError::StateUnavailable { retry_after_secs }
+            }
             store::ReadError::Failed(e) => {
                 // Not the client's doing, and not something it can fix: log it whole, answer
                 // the same clean 503 as a busy database.
                 tracing::error!(error = ?e, "reading state.db failed");
-                ApiError::StateUnavailable { retry_after_secs: 1 }
+                ApiError::StateUnavailable {
+                    retry_after_secs: 1,
+                }
             }
         }
     }
@@ -106,28 +112,67 @@ impl ApiError {
                 message: e.message,
                 retry_after_secs: None,
             },
-            ApiError::BodyTooLarge { .. } => p(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "", message),
-            ApiError::ContentType => p(StatusCode::BAD_REQUEST, "invalid_content_type", "content-type", message),
+            ApiError::BodyTooLarge { .. } => {
+                p(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "", message)
+            }
+            ApiError::ContentType => p(
+                StatusCode::BAD_REQUEST,
+                "invalid_content_type",
+                "content-type",
+                message,
+            ),
             ApiError::BodyUnreadable => p(StatusCode::BAD_REQUEST, "invalid_body", "", message),
             ApiError::BodyTimeout => p(StatusCode::REQUEST_TIMEOUT, "request_timeout", "", message),
-            ApiError::Query { field, message } => p(StatusCode::BAD_REQUEST, "invalid_query", &field, message),
-            ApiError::RequestId => p(StatusCode::BAD_REQUEST, "invalid_request_id", "request_id", "expected 32 lowercase hexadecimal digits".into()),
+            ApiError::Query { field, message } => {
+                p(StatusCode::BAD_REQUEST, "invalid_query", &field, message)
+            }
+            ApiError::RequestId => p(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_id",
+                "request_id",
+                "expected 32 lowercase hexadecimal digits".into(),
+            ),
             ApiError::Unauthorized => p(StatusCode::UNAUTHORIZED, "unauthorized", "", message),
             ApiError::NoRoute => p(StatusCode::NOT_FOUND, "not_found", "", message),
-            ApiError::Method => p(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "", message),
-            ApiError::JobNotFound => p(StatusCode::NOT_FOUND, "job_not_found", "request_id", message),
-            ApiError::Conflict => p(StatusCode::CONFLICT, "request_id_conflict", "request_id", message),
+            ApiError::Method => p(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "",
+                message,
+            ),
+            ApiError::JobNotFound => p(
+                StatusCode::NOT_FOUND,
+                "job_not_found",
+                "request_id",
+                message,
+            ),
+            ApiError::Conflict => p(
+                StatusCode::CONFLICT,
+                "request_id_conflict",
+                "request_id",
+                message,
+            ),
             ApiError::RateLimited { retry_after_secs } => Parts {
                 retry_after_secs: Some(retry_after_secs),
                 ..p(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "", message)
             },
             ApiError::StateUnavailable { retry_after_secs } => Parts {
                 retry_after_secs: Some(retry_after_secs),
-                ..p(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", "", message)
+                ..p(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "state_unavailable",
+                    "",
+                    message,
+                )
             },
             ApiError::InboxUnavailable => Parts {
                 retry_after_secs: Some(1),
-                ..p(StatusCode::SERVICE_UNAVAILABLE, "inbox_unavailable", "", message)
+                ..p(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "inbox_unavailable",
+                    "",
+                    message,
+                )
             },
         }
     }
@@ -141,13 +186,21 @@ impl IntoResponse for ApiError {
         } else {
             tracing::debug!(code = %parts.code, field = %parts.field, "answering {}", parts.status);
         }
-        let body = Body { code: &parts.code, message: &parts.message, field: &parts.field };
+        let body = Body {
+            code: &parts.code,
+            message: &parts.message,
+            field: &parts.field,
+        };
         let mut response = crate::routes::json_response(parts.status, &body);
         if let Some(secs) = parts.retry_after_secs {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         if parts.status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
     }

@@ -57,7 +57,9 @@ pub struct RunningApi {
 
 impl std::fmt::Debug for RunningApi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunningApi").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("RunningApi")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
@@ -112,9 +114,13 @@ impl RunningApi {
             }
             // A straggling blocking read still holds the state; the writer thread ends when it
             // lets go, and every 202 was already sent after its COMMIT.
-            None => tracing::debug!("the API state is still referenced; not waiting for the inbox writer"),
+            None => tracing::debug!(
+                "the API state is still referenced; not waiting for the inbox writer"
+            ),
         }
-        served.context("the server task failed")?.context("the server failed")
+        served
+            .context("the server task failed")?
+            .context("the server failed")
     }
 }
 
@@ -126,19 +132,27 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     let _ = rustls::crypto::ring::default_provider().install_default();
 
     let registry = ops::registry();
-    registry.check().context("the operation registry is inconsistent; refusing to start")?;
+    registry
+        .check()
+        .context("the operation registry is inconsistent; refusing to start")?;
 
     let layout = Layout::new(&config.data_dir);
-    let tls = tls::server_config(&config.tls_cert, &config.tls_key).context("loading the TLS certificate and key")?;
-    let (inbox, writer) = Inbox::open(&layout.inbox_db()).with_context(|| format!("opening {}", layout.inbox_db().display()))?;
+    let tls = tls::server_config(&config.tls_cert, &config.tls_key)
+        .context("loading the TLS certificate and key")?;
+    let (inbox, writer) = Inbox::open(&layout.inbox_db())
+        .with_context(|| format!("opening {}", layout.inbox_db().display()))?;
     let reader = StateReader::new(&layout.state_db());
 
-    let openapi = serde_json::to_vec(&registry::openapi::document(registry, env!("CARGO_PKG_VERSION")))
-        .context("serializing the OpenAPI document")?;
+    let openapi = serde_json::to_vec(&registry::openapi::document(
+        registry,
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .context("serializing the OpenAPI document")?;
     let catalogue = serde_json::to_vec(&serde_json::json!({"operations": registry.catalogue()}))
         .context("serializing the catalogue")?;
 
-    let listener = std::net::TcpListener::bind(config.listen).with_context(|| format!("binding {}", config.listen))?;
+    let listener = std::net::TcpListener::bind(config.listen)
+        .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr().context("reading the bound address")?;
 
     let (changes, watch_task) = watch::spawn(&layout.state_dir());
@@ -159,7 +173,8 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     });
 
     let handle = axum_server::Handle::new();
-    let acceptor = RustlsAcceptor::new(RustlsConfig::from_config(tls)).handshake_timeout(limits.handshake_timeout);
+    let acceptor = RustlsAcceptor::new(RustlsConfig::from_config(tls))
+        .handshake_timeout(limits.handshake_timeout);
     let mut server = axum_server::from_tcp(listener)
         .context("preparing the listener")?
         .acceptor(acceptor)
@@ -189,7 +204,10 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
 }
 
 /// Runs the API until `shutdown` resolves, then stops it gracefully.
-pub async fn serve(config: ApiConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+pub async fn serve(
+    config: ApiConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let running = start(config).await?;
     let stopper = running.stopper();
     let waiter = tokio::spawn(async move {
@@ -212,7 +230,9 @@ async fn prune_inbox(app: Arc<App>) {
         match tokio::task::spawn_blocking(move || reader_app.reader.watermark()).await {
             Ok(Ok(watermark)) if watermark > 0 => app.inbox.prune(watermark),
             Ok(Ok(_)) | Ok(Err(store::ReadError::Unavailable { .. })) => {}
-            Ok(Err(e)) => tracing::warn!(error = ?e, "cannot read the ingest watermark; the inbox is not pruned this time"),
+            Ok(Err(e)) => {
+                tracing::warn!(error = ?e, "cannot read the ingest watermark; the inbox is not pruned this time")
+            }
             Err(e) => tracing::warn!(error = %e, "the prune task's read did not finish"),
         }
     }

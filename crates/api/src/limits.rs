@@ -60,7 +60,10 @@ impl RateLimiter {
             burst,
             max_clients: limits.max_tracked_clients.max(1),
             buckets: Mutex::new(HashMap::new()),
-            overflow: Mutex::new(Bucket { tokens: burst, last: now }),
+            overflow: Mutex::new(Bucket {
+                tokens: burst,
+                last: now,
+            }),
         }
     }
 
@@ -70,18 +73,28 @@ impl RateLimiter {
             return Ok(());
         }
         let key = client_key(ip);
-        let mut buckets = self.buckets.lock().expect("the rate limiter lock is never poisoned: nothing panics while holding it");
+        let mut buckets = self
+            .buckets
+            .lock()
+            .expect("the rate limiter lock is never poisoned: nothing panics while holding it");
         if !buckets.contains_key(&key) && buckets.len() >= self.max_clients {
             // A bucket that has refilled is the same as no bucket: forget those first.
             let (rate, burst) = (self.rate, self.burst);
-            buckets.retain(|_, b| b.tokens + now.saturating_duration_since(b.last).as_secs_f64() * rate < burst);
+            buckets.retain(|_, b| {
+                b.tokens + now.saturating_duration_since(b.last).as_secs_f64() * rate < burst
+            });
             if buckets.len() >= self.max_clients {
                 drop(buckets);
-                let mut overflow = self.overflow.lock().expect("the rate limiter lock is never poisoned: nothing panics while holding it");
+                let mut overflow = self.overflow.lock().expect(
+                    "the rate limiter lock is never poisoned: nothing panics while holding it",
+                );
                 return self.take(&mut overflow, now);
             }
         }
-        let bucket = buckets.entry(key).or_insert(Bucket { tokens: self.burst, last: now });
+        let bucket = buckets.entry(key).or_insert(Bucket {
+            tokens: self.burst,
+            last: now,
+        });
         self.take(bucket, now)
     }
 
@@ -111,7 +124,12 @@ async fn next_chunk(body: &mut Body) -> Option<Result<Option<Bytes>, axum::Error
 
 /// Reads at most `limit` bytes of body from the stream: an oversized body is refused as soon
 /// as its `Content-Length` or its bytes so far say so, never buffered whole.
-pub(crate) async fn read_body(headers: &HeaderMap, mut body: Body, limit: usize, timeout: Duration) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body(
+    headers: &HeaderMap,
+    mut body: Body,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, ApiError> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -167,7 +185,12 @@ mod tests {
     use super::*;
 
     fn limiter(rate: u32, burst: u32, max: usize) -> RateLimiter {
-        RateLimiter::new(&Limits { rate_per_sec: rate, burst, max_tracked_clients: max, ..Limits::default() })
+        RateLimiter::new(&Limits {
+            rate_per_sec: rate,
+            burst,
+            max_tracked_clients: max,
+            ..Limits::default()
+        })
     }
 
     #[test]

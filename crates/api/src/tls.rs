@@ -49,16 +49,22 @@ pub fn self_signed(name: &str) -> Result<(String, String), TlsError> {
             names.push(extra.to_owned());
         }
     }
-    let certified = rcgen::generate_simple_self_signed(names)
-        .map_err(|source| TlsError::Generate { name: name.to_owned(), source })?;
+    let certified =
+        rcgen::generate_simple_self_signed(names).map_err(|source| TlsError::Generate {
+            name: name.to_owned(),
+            source,
+        })?;
     Ok((certified.cert.pem(), certified.signing_key.serialize_pem()))
 }
 
 /// The pin of a certificate: hex SHA-256 of the DER of the first (end-entity) certificate in
 /// the PEM.
 pub fn pin_sha256(cert_pem: &str) -> Result<String, TlsError> {
-    let der = CertificateDer::from_pem_slice(cert_pem.as_bytes())
-        .map_err(|source| TlsError::Pem { what: "the certificate".into(), source })?;
+    let der =
+        CertificateDer::from_pem_slice(cert_pem.as_bytes()).map_err(|source| TlsError::Pem {
+            what: "the certificate".into(),
+            source,
+        })?;
     Ok(hex::encode(Sha256::digest(der.as_ref())))
 }
 
@@ -79,11 +85,19 @@ pub fn write_key_pair(dir: &Path, name: &str) -> Result<(PathBuf, PathBuf), TlsE
 }
 
 fn write_new(path: &Path, content: &[u8], mode: u32) -> Result<(), TlsError> {
-    let io = |source| TlsError::Io { path: path.to_owned(), source };
+    let io = |source| TlsError::Io {
+        path: path.to_owned(),
+        source,
+    };
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&tmp).map_err(io)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)
+        .map_err(io)?;
     file.write_all(content).map_err(io)?;
     file.sync_all().map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
@@ -101,15 +115,18 @@ pub(crate) fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>
         .collect::<Result<Vec<_>, _>>()
         .map_err(pem(cert))?;
     if chain.is_empty() {
-        return Err(TlsError::NoCertificate { path: cert.to_owned() });
+        return Err(TlsError::NoCertificate {
+            path: cert.to_owned(),
+        });
     }
     let key = PrivateKeyDer::from_pem_file(key).map_err(pem(key))?;
-    let mut config = ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(TlsError::Config)?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(TlsError::Config)?;
+    let mut config =
+        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(TlsError::Config)?
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .map_err(TlsError::Config)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
@@ -133,7 +150,10 @@ mod tests {
         assert_eq!(pin.len(), 64);
         // A second call keeps the existing pair: the pin a client holds stays valid.
         write_key_pair(dir.path(), "node1.example.com").unwrap();
-        assert_eq!(pin_sha256(&std::fs::read_to_string(&cert).unwrap()).unwrap(), pin);
+        assert_eq!(
+            pin_sha256(&std::fs::read_to_string(&cert).unwrap()).unwrap(),
+            pin
+        );
     }
 
     #[test]

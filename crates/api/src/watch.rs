@@ -26,11 +26,16 @@ pub(crate) fn spawn(dir: &Path) -> (watch::Receiver<u64>, JoinHandle<()>) {
     let (tx, rx) = watch::channel(0u64);
     let watched = (|| {
         let inotify = Inotify::init()?;
-        let mask = WatchMask::MODIFY | WatchMask::CLOSE_WRITE | WatchMask::MOVED_TO | WatchMask::CREATE | WatchMask::DELETE;
+        let mask = WatchMask::MODIFY
+            | WatchMask::CLOSE_WRITE
+            | WatchMask::MOVED_TO
+            | WatchMask::CREATE
+            | WatchMask::DELETE;
         inotify.watches().add(dir, mask)?;
         // SAFETY: `Inotify` owns its descriptor and closes it only when dropped; the AsyncFd
         // owns the `Inotify`, so the descriptor stays open and the same for its whole life.
-        unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }.map_err(std::io::Error::from)
+        unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }
+            .map_err(std::io::Error::from)
     })();
     let task = match watched {
         Ok(fd) => tokio::spawn(run(fd, tx)),
@@ -56,7 +61,12 @@ async fn run(mut fd: AsyncFd<Inotify>, tx: watch::Sender<u64>) {
                 return;
             }
         };
-        match guard.try_io(|inner| inner.get_mut().read_events(&mut buf).map(|events| events.count())) {
+        match guard.try_io(|inner| {
+            inner
+                .get_mut()
+                .read_events(&mut buf)
+                .map(|events| events.count())
+        }) {
             Ok(Ok(0)) => {}
             Ok(Ok(_)) => {
                 tx.send_modify(|n| *n = n.wrapping_add(1));
@@ -84,7 +94,10 @@ mod tests {
         let (mut rx, task) = spawn(dir.path());
         rx.borrow_and_update();
         std::fs::write(dir.path().join("state.db"), b"x").unwrap();
-        tokio::time::timeout(Duration::from_secs(5), rx.changed()).await.expect("woken").unwrap();
+        tokio::time::timeout(Duration::from_secs(5), rx.changed())
+            .await
+            .expect("woken")
+            .unwrap();
         task.abort();
     }
 }

@@ -24,17 +24,28 @@ const FIELD_CODES: &[&str] = &[
 
 /// Asserts `resp` is a JSON error with exactly `{code, message, field}`, and returns it.
 fn error_body(resp: &Response) -> (String, String) {
-    assert_eq!(resp.header("content-type"), Some("application/json"), "status {}: {:?}", resp.status, String::from_utf8_lossy(&resp.body));
+    assert_eq!(
+        resp.header("content-type"),
+        Some("application/json"),
+        "status {}: {:?}",
+        resp.status,
+        String::from_utf8_lossy(&resp.body)
+    );
     let body = resp.json().expect("a JSON error body");
     let obj = body.as_object().expect("an object");
     let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(keys, ["code", "field", "message"], "{body}");
-    (body["code"].as_str().expect("a code").to_owned(), body["field"].as_str().expect("a field").to_owned())
+    (
+        body["code"].as_str().expect("a code").to_owned(),
+        body["field"].as_str().expect("a field").to_owned(),
+    )
 }
 
 fn post_json(client: &client::NodeClient, value: &Value) -> Response {
-    client.request("POST", "/v1/jobs", Some(value.to_string().as_bytes()), &[]).expect("an answer")
+    client
+        .request("POST", "/v1/jobs", Some(value.to_string().as_bytes()), &[])
+        .expect("an answer")
 }
 
 // ---------------------------------------------------------------------------------------
@@ -56,7 +67,10 @@ fn paths(value: &Value, prefix: &[Seg], out: &mut Vec<Vec<Seg>>) {
     };
     match value {
         Value::Object(map) => map.iter().for_each(|(k, v)| push(Seg::Key(k.clone()), v)),
-        Value::Array(items) => items.iter().enumerate().for_each(|(i, v)| push(Seg::Index(i), v)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| push(Seg::Index(i), v)),
         _ => {}
     }
 }
@@ -76,7 +90,10 @@ fn set(value: &mut Value, path: &[Seg], new: Value) {
     });
     match last {
         Seg::Key(k) => {
-            parent.as_object_mut().expect("an object").insert(k.clone(), new);
+            parent
+                .as_object_mut()
+                .expect("an object")
+                .insert(k.clone(), new);
         }
         Seg::Index(i) => parent[*i] = new,
     }
@@ -124,9 +141,15 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
     // Every mismatch is collected, so one run lists them all.
     let mut failures: Vec<String> = Vec::new();
 
-    let mut expect_field_error = |op: &str, what: &str, body: &Value, field: &str, schema_allows: bool| {
+    let mut expect_field_error = |op: &str,
+                                  what: &str,
+                                  body: &Value,
+                                  field: &str,
+                                  schema_allows: bool| {
         let resp = post_json(&client, body);
-        let covered = coverage.entry((op.to_owned(), field.to_owned())).or_default();
+        let covered = coverage
+            .entry((op.to_owned(), field.to_owned()))
+            .or_default();
         if resp.status == 202 {
             if !schema_allows {
                 failures.push(format!("{op}: {what} at {field} was accepted, but the request schema forbids it: {body}"));
@@ -135,14 +158,20 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
             return;
         }
         if resp.status != 400 {
-            failures.push(format!("{op}: {what} at {field}: {} {}", resp.status, String::from_utf8_lossy(&resp.body)));
+            failures.push(format!(
+                "{op}: {what} at {field}: {} {}",
+                resp.status,
+                String::from_utf8_lossy(&resp.body)
+            ));
             return;
         }
         let (code, got_field) = error_body(&resp);
         if !FIELD_CODES.contains(&code.as_str()) {
             failures.push(format!("{op}: {what} at {field}: unstable code {code}"));
         } else if got_field != field {
-            failures.push(format!("{op}: {what} at {field} was reported at {got_field:?} ({code})"));
+            failures.push(format!(
+                "{op}: {what} at {field} was reported at {got_field:?} ({code})"
+            ));
         } else {
             *covered += 1;
             checked += 1;
@@ -154,7 +183,9 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
         let schema = op.request_schema();
         let validator = jsonschema::validator_for(&schema).expect("the request schema compiles");
         let envelope = |resource: Value| match op.scope() {
-            registry::Scope::Tenant => json!({"request_id": hex32(), "operation": op.name(), "resource": resource}),
+            registry::Scope::Tenant => {
+                json!({"request_id": hex32(), "operation": op.name(), "resource": resource})
+            }
             registry::Scope::Node => {
                 json!({"request_id": hex32(), "action": op.name(), "node_id": node.node_id, "resource": resource})
             }
@@ -163,7 +194,9 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
         // Every field of the example, and every property of the schema the example leaves out.
         let mut fields = Vec::new();
         paths(&example, &[], &mut fields);
-        let properties = schema["properties"].as_object().expect("a request schema lists its properties");
+        let properties = schema["properties"]
+            .as_object()
+            .expect("a request schema lists its properties");
         for name in properties.keys() {
             if example.get(name).is_none() {
                 fields.push(vec![Seg::Key(name.clone())]);
@@ -181,16 +214,33 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
         }
 
         // Each required field removed.
-        for name in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        for name in schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             let mut resource = example.clone();
             resource.as_object_mut().expect("an object").remove(name);
-            expect_field_error(op.name(), "removed", &envelope(resource), &format!("resource.{name}"), false);
+            expect_field_error(
+                op.name(),
+                "removed",
+                &envelope(resource),
+                &format!("resource.{name}"),
+                false,
+            );
         }
 
         // An unknown field in the resource.
         let mut resource = example.clone();
         resource["unexpected_field"] = json!(1);
-        expect_field_error(op.name(), "unknown field", &envelope(resource), "resource.unexpected_field", false);
+        expect_field_error(
+            op.name(),
+            "unknown field",
+            &envelope(resource),
+            "resource.unexpected_field",
+            false,
+        );
 
         // The envelope's own fields: each mutated, each removed, and one unknown added.
         let valid = envelope(example.clone());
@@ -198,7 +248,11 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
             for (what, value) in mutations(valid.get(key)) {
                 let mut body = valid.clone();
                 body[key.as_str()] = value;
-                body["request_id"] = if key == "request_id" { body["request_id"].clone() } else { json!(hex32()) };
+                body["request_id"] = if key == "request_id" {
+                    body["request_id"].clone()
+                } else {
+                    json!(hex32())
+                };
                 expect_field_error(op.name(), what, &body, key, false);
             }
             // Without `action`, a node-scope envelope reads as a tenant one: whichever field
@@ -211,15 +265,38 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
         }
         let mut body = valid.clone();
         body["unexpected_field"] = json!(true);
-        expect_field_error(op.name(), "unknown envelope field", &body, "unexpected_field", false);
+        expect_field_error(
+            op.name(),
+            "unknown envelope field",
+            &body,
+            "unexpected_field",
+            false,
+        );
     }
 
-    assert!(failures.is_empty(), "{} bad inputs were not refused as expected:\n{}", failures.len(), failures.join("\n"));
-    let uncovered: Vec<_> = coverage.iter().filter(|(_, n)| **n == 0).map(|(k, _)| k).collect();
-    assert!(uncovered.is_empty(), "fields no mutation was refused for: {uncovered:?}");
+    assert!(
+        failures.is_empty(),
+        "{} bad inputs were not refused as expected:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let uncovered: Vec<_> = coverage
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        uncovered.is_empty(),
+        "fields no mutation was refused for: {uncovered:?}"
+    );
     let operations = ops::registry().operations().count();
-    assert!(checked >= operations * 20, "only {checked} bad inputs checked for {operations} operations");
-    eprintln!("{checked} bad inputs refused with the field named; {allowed} accepted where the schema allows them");
+    assert!(
+        checked >= operations * 20,
+        "only {checked} bad inputs checked for {operations} operations"
+    );
+    eprintln!(
+        "{checked} bad inputs refused with the field named; {allowed} accepted where the schema allows them"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -232,16 +309,21 @@ fn openapi_document_validates_as_openapi_3() {
     let document = node.client().openapi().expect("the OpenAPI document");
     assert_eq!(document["openapi"], "3.1.0");
     let path = node.dir.path().join("openapi.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&document).expect("JSON")).expect("write the document");
+    std::fs::write(&path, serde_json::to_vec_pretty(&document).expect("JSON"))
+        .expect("write the document");
 
-    let probe = std::process::Command::new("python3").args(["-c", "import openapi_spec_validator"]).output();
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import openapi_spec_validator"])
+        .output();
     match probe {
         Ok(out) if out.status.success() => {}
         Ok(out) => panic!(
             "the OpenAPI validator is missing: install it with `pip install openapi-spec-validator` ({})",
             String::from_utf8_lossy(&out.stderr).trim()
         ),
-        Err(e) => panic!("python3 is needed to validate the OpenAPI document ({e}); then `pip install openapi-spec-validator`"),
+        Err(e) => panic!(
+            "python3 is needed to validate the OpenAPI document ({e}); then `pip install openapi-spec-validator`"
+        ),
     }
     let out = std::process::Command::new("python3")
         .args(["-m", "openapi_spec_validator"])
@@ -287,7 +369,9 @@ fn idempotent_resubmission_returns_the_same_job() {
     assert_eq!(again, first, "the same received job");
     // The same request formatted differently is the same request.
     let pretty = serde_json::to_vec_pretty(&envelope).expect("JSON");
-    let resp = client.request("POST", "/v1/jobs", Some(&pretty), &[]).expect("an answer");
+    let resp = client
+        .request("POST", "/v1/jobs", Some(&pretty), &[])
+        .expect("an answer");
     assert_eq!(resp.status, 202);
     assert_eq!(node.inbox_len(), 1, "one inbox row for three submissions");
     assert_eq!(client.job(id.as_str()).expect("the job"), first);
@@ -313,18 +397,29 @@ fn same_request_id_with_another_body_is_409() {
         .filter(|op| op.scope() == registry::Scope::Tenant)
         .nth(1)
         .expect("a second tenant operation");
-    let other = json!({"request_id": id, "operation": other_op.name(), "resource": other_op.example()});
+    let other =
+        json!({"request_id": id, "operation": other_op.name(), "resource": other_op.example()});
 
     client.submit(&envelope).expect("202");
     let conflict = |when: &str| {
         let resp = post_json(&client, &other);
         assert_eq!(resp.status, 409, "{when}");
-        assert_eq!(error_body(&resp), ("request_id_conflict".to_owned(), "request_id".to_owned()), "{when}");
+        assert_eq!(
+            error_body(&resp),
+            ("request_id_conflict".to_owned(), "request_id".to_owned()),
+            "{when}"
+        );
     };
     conflict("while received");
     node.ingest();
     conflict("after root admitted it");
-    assert_eq!(client.submit(&envelope).expect("the original still resolves").state, JobState::Queued);
+    assert_eq!(
+        client
+            .submit(&envelope)
+            .expect("the original still resolves")
+            .state,
+        JobState::Queued
+    );
 }
 
 #[test]
@@ -339,7 +434,10 @@ fn wait_follows_a_job_to_its_end_through_the_events_feed() {
         std::thread::spawn(move || client.wait(&id, Duration::from_secs(30)))
     };
     node.ingest();
-    assert_eq!(node.finish_next(json!({"state": "present"})).as_deref(), Some(id.as_str()));
+    assert_eq!(
+        node.finish_next(json!({"state": "present"})).as_deref(),
+        Some(id.as_str())
+    );
     let done = waiter.join().expect("the waiter").expect("the job ended");
     assert_eq!(done.state, JobState::Succeeded);
     assert_eq!(done.result, Some(json!({"state": "present"})));
@@ -352,10 +450,20 @@ fn wait_follows_a_job_to_its_end_through_the_events_feed() {
 fn missing_or_wrong_key_is_401() {
     let node = Node::start();
     let wrong = api::generate_api_key();
-    for client in [node.client_with(None, &node.pin), node.client_with(Some(&wrong), &node.pin)] {
-        for (method, path) in [("GET", "/v1/catalogue"), ("GET", "/v1/openapi.json"), ("GET", "/v1/events"), ("POST", "/v1/jobs")] {
+    for client in [
+        node.client_with(None, &node.pin),
+        node.client_with(Some(&wrong), &node.pin),
+    ] {
+        for (method, path) in [
+            ("GET", "/v1/catalogue"),
+            ("GET", "/v1/openapi.json"),
+            ("GET", "/v1/events"),
+            ("POST", "/v1/jobs"),
+        ] {
             let body = (method == "POST").then(|| node.example_envelope(&hex32()).to_string());
-            let resp = client.request(method, path, body.as_deref().map(str::as_bytes), &[]).expect("an answer");
+            let resp = client
+                .request(method, path, body.as_deref().map(str::as_bytes), &[])
+                .expect("an answer");
             assert_eq!(resp.status, 401, "{method} {path}");
             assert_eq!(error_body(&resp).0, "unauthorized");
             assert_eq!(resp.header("www-authenticate"), Some("Bearer"));
@@ -363,7 +471,12 @@ fn missing_or_wrong_key_is_401() {
     }
     let basic = node.client_with(None, &node.pin);
     let resp = basic
-        .request("GET", "/v1/catalogue", None, &[("Authorization", &format!("Basic {}", node.key))])
+        .request(
+            "GET",
+            "/v1/catalogue",
+            None,
+            &[("Authorization", &format!("Basic {}", node.key))],
+        )
         .expect("an answer");
     assert_eq!(resp.status, 401, "only a bearer key counts");
     assert_eq!(node.inbox_len(), 0, "nothing was admitted without the key");
@@ -390,7 +503,9 @@ fn state_briefly_unreadable_is_503_with_retry_after() {
     let (status, body) = client.health().expect("health");
     assert_eq!(status, 503);
     assert_eq!(body["state_readable"], false);
-    let resp = client.request("GET", &format!("/v1/jobs/{}", hex32()), None, &[]).expect("an answer");
+    let resp = client
+        .request("GET", &format!("/v1/jobs/{}", hex32()), None, &[])
+        .expect("an answer");
     // A pooled connection may still read the unlinked file; a fresh one cannot.
     assert!(resp.status == 404 || resp.status == 503, "{}", resp.status);
     if resp.status == 503 {
@@ -403,31 +518,170 @@ fn state_briefly_unreadable_is_503_with_retry_after() {
 fn unknown_path_and_method_are_json_errors() {
     let node = Node::start();
     let client = node.client();
-    let check = |method: &str, path: &str, body: Option<&[u8]>, headers: &[(&str, &str)], status: u16, code: &str, field: &str| {
-        let resp = client.request(method, path, body, headers).expect("an answer");
-        assert_eq!(resp.status, status, "{method} {path}: {}", String::from_utf8_lossy(&resp.body));
-        assert_eq!(error_body(&resp), (code.to_owned(), field.to_owned()), "{method} {path}");
+    let check = |method: &str,
+                 path: &str,
+                 body: Option<&[u8]>,
+                 headers: &[(&str, &str)],
+                 status: u16,
+                 code: &str,
+                 field: &str| {
+        let resp = client
+            .request(method, path, body, headers)
+            .expect("an answer");
+        assert_eq!(
+            resp.status,
+            status,
+            "{method} {path}: {}",
+            String::from_utf8_lossy(&resp.body)
+        );
+        assert_eq!(
+            error_body(&resp),
+            (code.to_owned(), field.to_owned()),
+            "{method} {path}"
+        );
     };
     check("GET", "/v1/nope", None, &[], 404, "not_found", "");
     check("GET", "/", None, &[], 404, "not_found", "");
     check("GET", "/v1/jobs/", None, &[], 404, "not_found", "");
-    check("DELETE", "/v1/jobs", None, &[], 405, "method_not_allowed", "");
+    check(
+        "DELETE",
+        "/v1/jobs",
+        None,
+        &[],
+        405,
+        "method_not_allowed",
+        "",
+    );
     check("GET", "/v1/jobs", None, &[], 405, "method_not_allowed", "");
-    check("PUT", "/v1/health", None, &[], 405, "method_not_allowed", "");
-    check("POST", "/v1/events", Some(b"{}"), &[], 405, "method_not_allowed", "");
-    check("GET", "/v1/events?after=abc", None, &[], 400, "invalid_query", "after");
-    check("GET", "/v1/events?wait=9999", None, &[], 400, "invalid_query", "wait");
-    check("GET", "/v1/events?limit=0", None, &[], 400, "invalid_query", "limit");
-    check("GET", "/v1/events?colour=blue", None, &[], 400, "invalid_query", "colour");
-    check("GET", "/v1/jobs/not-a-request-id", None, &[], 400, "invalid_request_id", "request_id");
-    check("GET", "/v1/jobs/%00%2e%2e", None, &[], 400, "invalid_request_id", "request_id");
-    check("GET", &format!("/v1/jobs/{}", hex32()), None, &[], 404, "job_not_found", "request_id");
-    check("POST", "/v1/jobs", Some(b"{\"request_id\": "), &[], 400, "invalid_json", "");
-    check("POST", "/v1/jobs", Some(b"[1, 2]"), &[], 400, "invalid_envelope", "");
-    check("POST", "/v1/jobs", Some(b"\xff\xfe"), &[], 400, "invalid_json", "");
-    check("POST", "/v1/jobs", None, &[], 400, "invalid_content_type", "content-type");
+    let resp = client.request("DELETE", "/v1/jobs", None, &[]).expect("an answer");
+    assert_eq!(resp.header("allow"), Some("POST"), "a 405 says what is allowed");
+    check(
+        "PUT",
+        "/v1/health",
+        None,
+        &[],
+        405,
+        "method_not_allowed",
+        "",
+    );
+    check(
+        "POST",
+        "/v1/events",
+        Some(b"{}"),
+        &[],
+        405,
+        "method_not_allowed",
+        "",
+    );
+    check(
+        "GET",
+        "/v1/events?after=abc",
+        None,
+        &[],
+        400,
+        "invalid_query",
+        "after",
+    );
+    check(
+        "GET",
+        "/v1/events?wait=9999",
+        None,
+        &[],
+        400,
+        "invalid_query",
+        "wait",
+    );
+    check(
+        "GET",
+        "/v1/events?limit=0",
+        None,
+        &[],
+        400,
+        "invalid_query",
+        "limit",
+    );
+    check(
+        "GET",
+        "/v1/events?colour=blue",
+        None,
+        &[],
+        400,
+        "invalid_query",
+        "colour",
+    );
+    check(
+        "GET",
+        "/v1/jobs/not-a-request-id",
+        None,
+        &[],
+        400,
+        "invalid_request_id",
+        "request_id",
+    );
+    check(
+        "GET",
+        "/v1/jobs/%00%2e%2e",
+        None,
+        &[],
+        400,
+        "invalid_request_id",
+        "request_id",
+    );
+    check(
+        "GET",
+        &format!("/v1/jobs/{}", hex32()),
+        None,
+        &[],
+        404,
+        "job_not_found",
+        "request_id",
+    );
+    check(
+        "POST",
+        "/v1/jobs",
+        Some(b"{\"request_id\": "),
+        &[],
+        400,
+        "invalid_json",
+        "",
+    );
+    check(
+        "POST",
+        "/v1/jobs",
+        Some(b"[1, 2]"),
+        &[],
+        400,
+        "invalid_envelope",
+        "",
+    );
+    check(
+        "POST",
+        "/v1/jobs",
+        Some(b"\xff\xfe"),
+        &[],
+        400,
+        "invalid_json",
+        "",
+    );
+    check(
+        "POST",
+        "/v1/jobs",
+        None,
+        &[],
+        400,
+        "invalid_content_type",
+        "content-type",
+    );
     let valid = node.example_envelope(&hex32()).to_string();
-    check("POST", "/v1/jobs", Some(valid.as_bytes()), &[("Content-Type", "text/plain")], 400, "invalid_content_type", "content-type");
+    check(
+        "POST",
+        "/v1/jobs",
+        Some(valid.as_bytes()),
+        &[("Content-Type", "text/plain")],
+        400,
+        "invalid_content_type",
+        "content-type",
+    );
     check("POST", "/v1/jobs", Some(b""), &[], 400, "invalid_json", "");
     assert_eq!(node.inbox_len(), 0);
 }
@@ -439,7 +693,9 @@ fn oversized_body_is_413() {
     let max = registry::envelope::MAX_BODY;
     // Announced by Content-Length.
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(max));
-    let resp = client.request("POST", "/v1/jobs", Some(big.as_bytes()), &[]).expect("an answer");
+    let resp = client
+        .request("POST", "/v1/jobs", Some(big.as_bytes()), &[])
+        .expect("an answer");
     assert_eq!(resp.status, 413);
     assert_eq!(error_body(&resp).0, "body_too_large");
     // Streamed without a length: refused once the bytes so far exceed the cap.
@@ -451,24 +707,37 @@ fn oversized_body_is_413() {
     }
     chunked.extend_from_slice(b"0\r\n\r\n");
     let resp = client
-        .request("POST", "/v1/jobs", Some(&chunked), &[("Transfer-Encoding", "chunked")])
+        .request(
+            "POST",
+            "/v1/jobs",
+            Some(&chunked),
+            &[("Transfer-Encoding", "chunked")],
+        )
         .expect("an answer");
     assert_eq!(resp.status, 413);
     assert_eq!(error_body(&resp).0, "body_too_large");
     // A body just under the cap is read and judged on its content.
     let fits = format!("{{\"pad\":\"{}\"}}", "x".repeat(max - 20));
-    let resp = client.request("POST", "/v1/jobs", Some(fits.as_bytes()), &[]).expect("an answer");
+    let resp = client
+        .request("POST", "/v1/jobs", Some(fits.as_bytes()), &[])
+        .expect("an answer");
     assert_eq!(resp.status, 400);
     assert_eq!(node.inbox_len(), 0);
 }
 
 #[test]
 fn rate_limit_answers_429_with_retry_after() {
-    let node = Node::start_with(api::Limits { rate_per_sec: 2, burst: 5, ..api::Limits::default() });
+    let node = Node::start_with(api::Limits {
+        rate_per_sec: 2,
+        burst: 5,
+        ..api::Limits::default()
+    });
     let client = node.client();
     let mut limited = None;
     for _ in 0..50 {
-        let resp = client.request("GET", "/v1/health", None, &[]).expect("an answer");
+        let resp = client
+            .request("GET", "/v1/health", None, &[])
+            .expect("an answer");
         if resp.status == 429 {
             limited = Some(resp);
             break;
@@ -477,10 +746,17 @@ fn rate_limit_answers_429_with_retry_after() {
     }
     let resp = limited.expect("a 429 within 50 requests at 2/s with a burst of 5");
     assert_eq!(error_body(&resp).0, "rate_limited");
-    let retry: u64 = resp.header("retry-after").expect("Retry-After").parse().expect("seconds");
+    let retry: u64 = resp
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .expect("seconds");
     assert!(retry >= 1);
     // Unauthenticated requests spend tokens too, so guessing keys is limited as well.
-    let resp = node.client_with(None, &node.pin).request("GET", "/v1/catalogue", None, &[]).expect("an answer");
+    let resp = node
+        .client_with(None, &node.pin)
+        .request("GET", "/v1/catalogue", None, &[])
+        .expect("an answer");
     assert_eq!(resp.status, 429);
 }
 
@@ -500,10 +776,16 @@ fn events_long_poll_wakes_on_a_state_change() {
     // assertion below holds either way).
     std::thread::sleep(Duration::from_millis(300));
     let id = hex32();
-    node.client().submit(&node.example_envelope(&id)).expect("202");
+    node.client()
+        .submit(&node.example_envelope(&id))
+        .expect("202");
     node.ingest();
     let page = waiter.join().expect("the waiter").expect("a page");
-    let event = page.events.iter().find(|e| e.request_id == id.as_str()).expect("the waiter returned with the new job's event");
+    let event = page
+        .events
+        .iter()
+        .find(|e| e.request_id == id.as_str())
+        .expect("the waiter returned with the new job's event");
     assert_eq!(event.state, JobState::Queued);
     assert_eq!(page.next, page.events.last().expect("an event").cursor);
     assert!(page.next > start);
@@ -522,13 +804,19 @@ fn wrong_pin_is_refused_before_any_request_is_sent() {
     let wrong = node.client_with(Some(&node.key), &"00".repeat(32));
     let envelope = node.example_envelope(&hex32());
     match wrong.submit(&envelope) {
-        Err(ClientError::Tls(TlsError::PinMismatch { expected, presented })) => {
+        Err(ClientError::Tls(TlsError::PinMismatch {
+            expected,
+            presented,
+        })) => {
             assert_eq!(expected, "00".repeat(32));
             assert_eq!(presented, node.pin);
         }
         other => panic!("expected a pin mismatch, got {other:?}"),
     }
-    assert!(matches!(wrong.health(), Err(ClientError::Tls(TlsError::PinMismatch { .. }))));
+    assert!(matches!(
+        wrong.health(),
+        Err(ClientError::Tls(TlsError::PinMismatch { .. }))
+    ));
     assert_eq!(node.inbox_len(), 0, "the server saw no request");
     // The same request with the right pin goes through, so the pin was the only difference.
     let upper = node.client_with(Some(&node.key), &node.pin.to_uppercase());

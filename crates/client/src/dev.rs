@@ -23,7 +23,10 @@ pub struct DevInfo {
 
 impl DevInfo {
     pub fn load(path: &Path) -> Result<DevInfo, ClientError> {
-        let fail = |source: Box<dyn std::error::Error + Send + Sync>| ClientError::DevInfo { path: path.to_owned(), source };
+        let fail = |source: Box<dyn std::error::Error + Send + Sync>| ClientError::DevInfo {
+            path: path.to_owned(),
+            source,
+        };
         let text = std::fs::read(path).map_err(|e| fail(Box::new(e)))?;
         serde_json::from_slice(&text).map_err(|e| fail(Box::new(e)))
     }
@@ -32,11 +35,21 @@ impl DevInfo {
     /// with that mode, then renamed over `path`, so the key is never readable by others even
     /// for a moment and a reader never sees half a file.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("dev.json");
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("dev.json");
         let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         file.write_all(&json)?;
         file.write_all(b"\n")?;
@@ -68,8 +81,14 @@ mod tests {
         };
         info.save(&path).unwrap();
         assert_eq!(DevInfo::load(&path).unwrap(), info);
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         std::fs::write(&path, b"{").unwrap();
-        assert!(matches!(DevInfo::load(&path), Err(ClientError::DevInfo { .. })));
+        assert!(matches!(
+            DevInfo::load(&path),
+            Err(ClientError::DevInfo { .. })
+        ));
     }
 }

@@ -23,13 +23,20 @@ pub struct Response {
 impl Response {
     /// The first header of that name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     /// The body parsed as JSON.
     pub fn json(&self) -> Result<serde_json::Value, crate::ClientError> {
-        serde_json::from_slice(&self.body)
-            .map_err(|e| crate::ClientError::Http(format!("the body of a {} answer is not JSON: {e}", self.status)))
+        serde_json::from_slice(&self.body).map_err(|e| {
+            crate::ClientError::Http(format!(
+                "the body of a {} answer is not JSON: {e}",
+                self.status
+            ))
+        })
     }
 }
 
@@ -62,7 +69,10 @@ pub(crate) fn request_head(
     headers: &[(&str, &str)],
     body_len: Option<usize>,
 ) -> Vec<u8> {
-    let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: layerone-client/{}\r\nAccept: application/json\r\n", env!("CARGO_PKG_VERSION"));
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: layerone-client/{}\r\nAccept: application/json\r\n",
+        env!("CARGO_PKG_VERSION")
+    );
     for (name, value) in headers {
         head.push_str(name);
         head.push_str(": ");
@@ -71,7 +81,9 @@ pub(crate) fn request_head(
     }
     // A caller that frames the body itself (chunked, for tests of the server's stream limit)
     // says so with its own Transfer-Encoding; the two framings must never be sent together.
-    let framed = headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("transfer-encoding"));
+    let framed = headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("transfer-encoding"));
     match body_len {
         _ if framed => {}
         Some(len) => head.push_str(&format!("Content-Length: {len}\r\n")),
@@ -90,7 +102,10 @@ fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> Result<usize, ReadFailu
         return Err(if n as u64 >= MAX_LINE {
             ReadFailure::Malformed("a header line is too long".into())
         } else {
-            ReadFailure::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "the connection ended inside a line"))
+            ReadFailure::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the connection ended inside a line",
+            ))
         });
     }
     while matches!(buf.last(), Some(b'\n' | b'\r')) {
@@ -100,7 +115,10 @@ fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> Result<usize, ReadFailu
 }
 
 /// Reads one response. Returns it with whether the connection may carry another request.
-pub(crate) fn read_response(r: &mut impl BufRead, head_request: bool) -> Result<(Response, bool), ReadFailure> {
+pub(crate) fn read_response(
+    r: &mut impl BufRead,
+    head_request: bool,
+) -> Result<(Response, bool), ReadFailure> {
     let mut line = Vec::new();
     let n = match read_line(r, &mut line) {
         Ok(n) => n,
@@ -108,7 +126,10 @@ pub(crate) fn read_response(r: &mut impl BufRead, head_request: bool) -> Result<
         Err(ReadFailure::Io(e))
             if matches!(
                 e.kind(),
-                io::ErrorKind::ConnectionReset | io::ErrorKind::UnexpectedEof | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted
+                io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::UnexpectedEof
+                    | io::ErrorKind::BrokenPipe
+                    | io::ErrorKind::ConnectionAborted
             ) =>
         {
             return Err(ReadFailure::ClosedBeforeAnswer);
@@ -129,13 +150,20 @@ pub(crate) fn read_response(r: &mut impl BufRead, head_request: bool) -> Result<
     let http11 = match version {
         "HTTP/1.1" => true,
         "HTTP/1.0" => false,
-        _ => return Err(ReadFailure::Malformed(format!("bad status line {status_line:?}"))),
+        _ => {
+            return Err(ReadFailure::Malformed(format!(
+                "bad status line {status_line:?}"
+            )));
+        }
     };
 
     let mut headers = Vec::new();
     loop {
         if read_line(r, &mut line)? == 0 {
-            return Err(ReadFailure::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "the connection ended inside the headers")));
+            return Err(ReadFailure::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the connection ended inside the headers",
+            )));
         }
         if line.is_empty() {
             break;
@@ -149,15 +177,30 @@ pub(crate) fn read_response(r: &mut impl BufRead, head_request: bool) -> Result<
             .ok_or_else(|| ReadFailure::Malformed(format!("bad header line {text:?}")))?;
         headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
     }
-    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
-    let connection = header("connection").unwrap_or_default().to_ascii_lowercase();
-    let mut reusable = if http11 { !connection.contains("close") } else { connection.contains("keep-alive") };
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let connection = header("connection")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let mut reusable = if http11 {
+        !connection.contains("close")
+    } else {
+        connection.contains("keep-alive")
+    };
 
     // 1xx, 204 and 304 carry no body, and neither does any answer to HEAD.
     let no_body = head_request || status < 200 || status == 204 || status == 304;
-    let chunked = header("transfer-encoding").is_some_and(|te| te.to_ascii_lowercase().contains("chunked"));
+    let chunked =
+        header("transfer-encoding").is_some_and(|te| te.to_ascii_lowercase().contains("chunked"));
     let length = header("content-length")
-        .map(|v| v.parse::<usize>().map_err(|_| ReadFailure::Malformed(format!("bad Content-Length {v:?}"))))
+        .map(|v| {
+            v.parse::<usize>()
+                .map_err(|_| ReadFailure::Malformed(format!("bad Content-Length {v:?}")))
+        })
         .transpose()?;
     let body = if no_body {
         Vec::new()
@@ -165,7 +208,9 @@ pub(crate) fn read_response(r: &mut impl BufRead, head_request: bool) -> Result<
         read_chunked(r)?
     } else if let Some(len) = length {
         if len > MAX_RESPONSE_BODY {
-            return Err(ReadFailure::Malformed(format!("a body of {len} bytes is more than this client accepts")));
+            return Err(ReadFailure::Malformed(format!(
+                "a body of {len} bytes is more than this client accepts"
+            )));
         }
         let mut body = vec![0; len];
         r.read_exact(&mut body)?;
@@ -174,13 +219,24 @@ pub(crate) fn read_response(r: &mut impl BufRead, head_request: bool) -> Result<
         // No length: the body runs to the end of the connection, which cannot be reused.
         reusable = false;
         let mut body = Vec::new();
-        r.by_ref().take(MAX_RESPONSE_BODY as u64 + 1).read_to_end(&mut body)?;
+        r.by_ref()
+            .take(MAX_RESPONSE_BODY as u64 + 1)
+            .read_to_end(&mut body)?;
         if body.len() > MAX_RESPONSE_BODY {
-            return Err(ReadFailure::Malformed("the body is more than this client accepts".into()));
+            return Err(ReadFailure::Malformed(
+                "the body is more than this client accepts".into(),
+            ));
         }
         body
     };
-    Ok((Response { status, headers, body }, reusable))
+    Ok((
+        Response {
+            status,
+            headers,
+            body,
+        },
+        reusable,
+    ))
 }
 
 fn read_chunked(r: &mut impl BufRead) -> Result<Vec<u8>, ReadFailure> {
@@ -201,20 +257,28 @@ fn read_chunked(r: &mut impl BufRead) -> Result<Vec<u8>, ReadFailure> {
             }
         }
         if body.len().saturating_add(size) > MAX_RESPONSE_BODY {
-            return Err(ReadFailure::Malformed("the body is more than this client accepts".into()));
+            return Err(ReadFailure::Malformed(
+                "the body is more than this client accepts".into(),
+            ));
         }
         let start = body.len();
         body.resize(start + size, 0);
         r.read_exact(&mut body[start..])?;
         read_line(r, &mut line)?;
         if !line.is_empty() {
-            return Err(ReadFailure::Malformed("a chunk is not followed by CRLF".into()));
+            return Err(ReadFailure::Malformed(
+                "a chunk is not followed by CRLF".into(),
+            ));
         }
     }
 }
 
 /// Writes a request head and body in one buffer, so a small request is one TLS record.
-pub(crate) fn write_request(w: &mut impl Write, head: &[u8], body: Option<&[u8]>) -> io::Result<()> {
+pub(crate) fn write_request(
+    w: &mut impl Write,
+    head: &[u8],
+    body: Option<&[u8]>,
+) -> io::Result<()> {
     match body {
         Some(body) if !body.is_empty() => {
             let mut all = Vec::with_capacity(head.len() + body.len());
@@ -255,7 +319,8 @@ mod tests {
 
     #[test]
     fn connection_close_and_unframed_bodies_end_reuse() {
-        let (_, reusable) = parse("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").unwrap();
+        let (_, reusable) =
+            parse("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").unwrap();
         assert!(!reusable);
         let (resp, reusable) = parse("HTTP/1.1 200 OK\r\n\r\nto the end").unwrap();
         assert_eq!(resp.body, b"to the end");
@@ -276,18 +341,35 @@ mod tests {
             "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
         ] {
-            assert!(matches!(parse(raw), Err(ReadFailure::Malformed(_))), "{raw:?}");
+            assert!(
+                matches!(parse(raw), Err(ReadFailure::Malformed(_))),
+                "{raw:?}"
+            );
         }
-        assert!(matches!(parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"), Err(ReadFailure::Io(_))));
+        assert!(matches!(
+            parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"),
+            Err(ReadFailure::Io(_))
+        ));
     }
 
     #[test]
     fn request_heads_frame_the_body() {
-        let head = String::from_utf8(request_head("POST", "/v1/jobs", "h:1", &[("X-A", "b")], Some(2))).unwrap();
+        let head = String::from_utf8(request_head(
+            "POST",
+            "/v1/jobs",
+            "h:1",
+            &[("X-A", "b")],
+            Some(2),
+        ))
+        .unwrap();
         assert!(head.starts_with("POST /v1/jobs HTTP/1.1\r\nHost: h:1\r\n"));
         assert!(head.contains("X-A: b\r\n"));
         assert!(head.ends_with("Content-Length: 2\r\n\r\n"));
-        assert!(String::from_utf8(request_head("DELETE", "/x", "h", &[], None)).unwrap().contains("Content-Length: 0"));
+        assert!(
+            String::from_utf8(request_head("DELETE", "/x", "h", &[], None))
+                .unwrap()
+                .contains("Content-Length: 0")
+        );
         assert!(!is_clean("a\r\nInjected: 1"));
     }
 }

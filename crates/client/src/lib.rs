@@ -54,19 +54,27 @@ struct Target {
 
 fn parse_url(url: &str) -> Result<Target, ClientError> {
     let bad = |why: &str| ClientError::Config(format!("{url:?}: {why}"));
-    let rest = url.strip_prefix("https://").ok_or_else(|| bad("the URL must start with https://"))?;
+    let rest = url
+        .strip_prefix("https://")
+        .ok_or_else(|| bad("the URL must start with https://"))?;
     let (authority, path) = match rest.find(['/', '?', '#']) {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
     if authority.contains('@') {
-        return Err(bad("credentials in the URL are not supported; pass the API key"));
+        return Err(bad(
+            "credentials in the URL are not supported; pass the API key",
+        ));
     }
     if path.contains(['?', '#']) || !http::is_clean(path) || path.contains(' ') {
-        return Err(bad("the URL may carry a path prefix but no query or fragment"));
+        return Err(bad(
+            "the URL may carry a path prefix but no query or fragment",
+        ));
     }
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (host, after) = v6.split_once(']').ok_or_else(|| bad("unclosed [ in the host"))?;
+        let (host, after) = v6
+            .split_once(']')
+            .ok_or_else(|| bad("unclosed [ in the host"))?;
         (host, after.strip_prefix(':'))
     } else {
         match authority.rsplit_once(':') {
@@ -78,11 +86,24 @@ fn parse_url(url: &str) -> Result<Target, ClientError> {
         return Err(bad("no host"));
     }
     let port = match port {
-        Some(p) => p.parse::<u16>().ok().filter(|p| *p != 0).ok_or_else(|| bad("bad port"))?,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| bad("bad port"))?,
         None => 443,
     };
-    let authority = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-    Ok(Target { host: host.to_owned(), port, authority, base_path: path.trim_end_matches('/').to_owned() })
+    let authority = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    Ok(Target {
+        host: host.to_owned(),
+        port,
+        authority,
+        base_path: path.trim_end_matches('/').to_owned(),
+    })
 }
 
 /// Percent-encodes one path segment, so any id a caller passes reaches the server as one
@@ -129,16 +150,26 @@ impl std::fmt::Debug for NodeClient {
 impl NodeClient {
     /// A client for `url` (`https://host[:port][/prefix]`) that trusts only the certificate
     /// whose SHA-256 is `pin_sha256`. No connection is made yet.
-    pub fn new(url: &str, api_key: Option<String>, pin_sha256: &str) -> Result<NodeClient, ClientError> {
+    pub fn new(
+        url: &str,
+        api_key: Option<String>,
+        pin_sha256: &str,
+    ) -> Result<NodeClient, ClientError> {
         let target = parse_url(url)?;
         let pin = pin::parse_pin(pin_sha256).map_err(ClientError::Config)?;
         if let Some(key) = &api_key
             && (key.is_empty() || !http::is_clean(key) || key.contains(' '))
         {
-            return Err(ClientError::Config("the API key must be one non-empty token".into()));
+            return Err(ClientError::Config(
+                "the API key must be one non-empty token".into(),
+            ));
         }
-        let server_name = ServerName::try_from(target.host.clone())
-            .map_err(|_| ClientError::Config(format!("{:?} is not a host name or an IP address", target.host)))?;
+        let server_name = ServerName::try_from(target.host.clone()).map_err(|_| {
+            ClientError::Config(format!(
+                "{:?} is not a host name or an IP address",
+                target.host
+            ))
+        })?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut tls = ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -189,41 +220,67 @@ impl NodeClient {
         if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
             return Err(ClientError::Config(format!("bad method {method:?}")));
         }
-        if !path_and_query.starts_with('/') || !http::is_clean(path_and_query) || path_and_query.contains(' ') {
+        if !path_and_query.starts_with('/')
+            || !http::is_clean(path_and_query)
+            || path_and_query.contains(' ')
+        {
             return Err(ClientError::Config(format!("bad path {path_and_query:?}")));
         }
         let mut headers: Vec<(&str, &str)> = Vec::with_capacity(extra_headers.len() + 2);
         let bearer = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
         if let Some(bearer) = &bearer
-            && !extra_headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            && !extra_headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
         {
             headers.push(("Authorization", bearer));
         }
-        if body.is_some() && !extra_headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+        if body.is_some()
+            && !extra_headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        {
             headers.push(("Content-Type", "application/json"));
         }
         for (name, value) in extra_headers {
-            let name_ok = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+            let name_ok =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
             if !name_ok || !http::is_clean(value) {
                 return Err(ClientError::Config(format!("bad header {name:?}")));
             }
             headers.push((name, value));
         }
         let target = format!("{}{}", self.target.base_path, path_and_query);
-        let head = http::request_head(method, &target, &self.target.authority, &headers, body.map(<[u8]>::len));
+        let head = http::request_head(
+            method,
+            &target,
+            &self.target.authority,
+            &headers,
+            body.map(<[u8]>::len),
+        );
 
         // One retry, only on a reused connection that ended before any byte of an answer: the
         // server closed it while it sat idle. Submitting is idempotent by request_id, so even
         // a POST is safe to send again.
         loop {
-            let pooled = self.idle.lock().expect("the idle pool lock is never poisoned: nothing panics while holding it").pop();
+            let pooled = self
+                .idle
+                .lock()
+                .expect("the idle pool lock is never poisoned: nothing panics while holding it")
+                .pop();
             let reused = pooled.is_some();
             let mut stream = match pooled {
                 Some(stream) => stream,
                 None => self.connect()?,
             };
-            stream.sock.set_read_timeout(Some(timeout)).map_err(ClientError::Io)?;
-            stream.sock.set_write_timeout(Some(timeout)).map_err(ClientError::Io)?;
+            stream
+                .sock
+                .set_read_timeout(Some(timeout))
+                .map_err(ClientError::Io)?;
+            stream
+                .sock
+                .set_write_timeout(Some(timeout))
+                .map_err(ClientError::Io)?;
             let written = http::write_request(&mut stream, &head, body);
             let answer = match written {
                 Ok(()) => {
@@ -239,7 +296,9 @@ impl NodeClient {
             match answer {
                 Ok((response, reusable)) => {
                     if reusable {
-                        let mut idle = self.idle.lock().expect("the idle pool lock is never poisoned: nothing panics while holding it");
+                        let mut idle = self.idle.lock().expect(
+                            "the idle pool lock is never poisoned: nothing panics while holding it",
+                        );
                         if idle.len() < MAX_IDLE {
                             idle.push(stream);
                         }
@@ -248,11 +307,17 @@ impl NodeClient {
                 }
                 Err(http::ReadFailure::ClosedBeforeAnswer) if reused => continue,
                 Err(http::ReadFailure::ClosedBeforeAnswer) => {
-                    return Err(ClientError::Http("the server closed the connection without answering".into()));
+                    return Err(ClientError::Http(
+                        "the server closed the connection without answering".into(),
+                    ));
                 }
                 Err(http::ReadFailure::Malformed(why)) => return Err(ClientError::Http(why)),
-                Err(http::ReadFailure::Io(e)) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    return Err(ClientError::Timeout(format!("no answer to {method} {path_and_query} within {timeout:?}")));
+                Err(http::ReadFailure::Io(e))
+                    if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
+                {
+                    return Err(ClientError::Timeout(format!(
+                        "no answer to {method} {path_and_query} within {timeout:?}"
+                    )));
                 }
                 Err(http::ReadFailure::Io(e)) => return Err(ClientError::Io(e)),
             }
@@ -265,7 +330,10 @@ impl NodeClient {
         let addr_text = self.target.authority.clone();
         let addrs = (self.target.host.as_str(), self.target.port)
             .to_socket_addrs()
-            .map_err(|source| ClientError::Connect { addr: addr_text.clone(), source })?;
+            .map_err(|source| ClientError::Connect {
+                addr: addr_text.clone(),
+                source,
+            })?;
         let mut last = None;
         let mut sock = None;
         for addr in addrs {
@@ -279,24 +347,35 @@ impl NodeClient {
         }
         let sock = sock.ok_or_else(|| ClientError::Connect {
             addr: addr_text.clone(),
-            source: last.unwrap_or_else(|| std::io::Error::new(ErrorKind::NotFound, "the host has no address")),
+            source: last.unwrap_or_else(|| {
+                std::io::Error::new(ErrorKind::NotFound, "the host has no address")
+            }),
         })?;
         let setup = |s: &TcpStream| {
             s.set_nodelay(true)?;
             s.set_read_timeout(Some(CONNECT_TIMEOUT))?;
             s.set_write_timeout(Some(CONNECT_TIMEOUT))
         };
-        setup(&sock).map_err(|source| ClientError::Connect { addr: addr_text.clone(), source })?;
+        setup(&sock).map_err(|source| ClientError::Connect {
+            addr: addr_text.clone(),
+            source,
+        })?;
         let conn = ClientConnection::new(self.tls.clone(), self.server_name.clone())
             .map_err(|e| ClientError::Tls(TlsError::Handshake(std::io::Error::other(e))))?;
         let mut stream = StreamOwned::new(conn, sock);
         while stream.conn.is_handshaking() {
             if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
                 if let Some(presented) = pin::pin_mismatch(&e) {
-                    return Err(TlsError::PinMismatch { expected: self.pin_hex.clone(), presented }.into());
+                    return Err(TlsError::PinMismatch {
+                        expected: self.pin_hex.clone(),
+                        presented,
+                    }
+                    .into());
                 }
                 if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
-                    return Err(ClientError::Timeout(format!("TLS handshake with {addr_text}")));
+                    return Err(ClientError::Timeout(format!(
+                        "TLS handshake with {addr_text}"
+                    )));
                 }
                 return Err(TlsError::Handshake(e).into());
             }
@@ -306,14 +385,20 @@ impl NodeClient {
 
     /// Submits a job envelope. `Ok` is the 202's job view: received (or the same job again).
     pub fn submit(&self, envelope: &Value) -> Result<JobView, ClientError> {
-        let body = serde_json::to_vec(envelope).map_err(|e| ClientError::Config(format!("the envelope does not serialize: {e}")))?;
+        let body = serde_json::to_vec(envelope)
+            .map_err(|e| ClientError::Config(format!("the envelope does not serialize: {e}")))?;
         let resp = self.request("POST", "/v1/jobs", Some(&body), &[])?;
         expect_json(&resp)
     }
 
     /// One job's current view.
     pub fn job(&self, request_id: &str) -> Result<JobView, ClientError> {
-        let resp = self.request("GET", &format!("/v1/jobs/{}", encode_segment(request_id)), None, &[])?;
+        let resp = self.request(
+            "GET",
+            &format!("/v1/jobs/{}", encode_segment(request_id)),
+            None,
+            &[],
+        )?;
         expect_json(&resp)
     }
 
@@ -343,9 +428,15 @@ impl NodeClient {
             loop {
                 let remaining = deadline.saturating_duration_since(Instant::now());
                 if remaining.is_zero() {
-                    return Err(ClientError::Timeout(format!("job {request_id} is still {} after {timeout:?}", view.state.as_str())));
+                    return Err(ClientError::Timeout(format!(
+                        "job {request_id} is still {} after {timeout:?}",
+                        view.state.as_str()
+                    )));
                 }
-                let wait = remaining.as_secs_f64().ceil().clamp(1.0, MAX_WAIT_SECS as f64) as u32;
+                let wait = remaining
+                    .as_secs_f64()
+                    .ceil()
+                    .clamp(1.0, MAX_WAIT_SECS as f64) as u32;
                 let page = self.events(cursor, wait, EVENTS_PAGE)?;
                 cursor = page.next.max(cursor);
                 if page.events.iter().any(|e| e.request_id == request_id) {
@@ -377,7 +468,10 @@ impl NodeClient {
 fn is_closed(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
-        ErrorKind::BrokenPipe | ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::UnexpectedEof
+        ErrorKind::BrokenPipe
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::UnexpectedEof
     )
 }
 
@@ -386,8 +480,12 @@ fn expect_json<T: DeserializeOwned>(resp: &Response) -> Result<T, ClientError> {
     if !(200..300).contains(&resp.status) {
         return Err(api_error(resp));
     }
-    serde_json::from_slice(&resp.body)
-        .map_err(|e| ClientError::Http(format!("the body of a {} answer is not what the API documents: {e}", resp.status)))
+    serde_json::from_slice(&resp.body).map_err(|e| {
+        ClientError::Http(format!(
+            "the body of a {} answer is not what the API documents: {e}",
+            resp.status
+        ))
+    })
 }
 
 /// The API's error body (`{code, message, field}`), or a stand-in when the body is not one
@@ -400,7 +498,9 @@ fn api_error(resp: &Response) -> ClientError {
         #[serde(default)]
         field: Option<String>,
     }
-    let retry_after_secs = resp.header("retry-after").and_then(|v| v.trim().parse().ok());
+    let retry_after_secs = resp
+        .header("retry-after")
+        .and_then(|v| v.trim().parse().ok());
     match serde_json::from_slice::<Body>(&resp.body) {
         Ok(b) => ClientError::Api {
             status: resp.status,
@@ -412,7 +512,10 @@ fn api_error(resp: &Response) -> ClientError {
         Err(_) => ClientError::Api {
             status: resp.status,
             code: format!("http_{}", resp.status),
-            message: String::from_utf8_lossy(&resp.body).chars().take(200).collect(),
+            message: String::from_utf8_lossy(&resp.body)
+                .chars()
+                .take(200)
+                .collect(),
             field: String::new(),
             retry_after_secs,
         },
@@ -426,21 +529,50 @@ mod tests {
     #[test]
     fn urls_parse_into_host_port_and_prefix() {
         let t = parse_url("https://127.0.0.1:8443").unwrap();
-        assert_eq!((t.host.as_str(), t.port, t.authority.as_str(), t.base_path.as_str()), ("127.0.0.1", 8443, "127.0.0.1:8443", ""));
+        assert_eq!(
+            (
+                t.host.as_str(),
+                t.port,
+                t.authority.as_str(),
+                t.base_path.as_str()
+            ),
+            ("127.0.0.1", 8443, "127.0.0.1:8443", "")
+        );
         let t = parse_url("https://node.example.com/api/").unwrap();
         assert_eq!((t.port, t.base_path.as_str()), (443, "/api"));
         let t = parse_url("https://[::1]:9000").unwrap();
-        assert_eq!((t.host.as_str(), t.authority.as_str()), ("::1", "[::1]:9000"));
-        for bad in ["http://127.0.0.1", "https://", "https://u:p@h", "https://h:0", "https://h:x", "https://h/?q=1", "https://[::1"] {
+        assert_eq!(
+            (t.host.as_str(), t.authority.as_str()),
+            ("::1", "[::1]:9000")
+        );
+        for bad in [
+            "http://127.0.0.1",
+            "https://",
+            "https://u:p@h",
+            "https://h:0",
+            "https://h:x",
+            "https://h/?q=1",
+            "https://[::1",
+        ] {
             assert!(parse_url(bad).is_err(), "{bad} accepted");
         }
     }
 
     #[test]
     fn a_client_cannot_be_built_without_a_valid_pin() {
-        assert!(matches!(NodeClient::new("https://127.0.0.1:1", None, ""), Err(ClientError::Config(_))));
+        assert!(matches!(
+            NodeClient::new("https://127.0.0.1:1", None, ""),
+            Err(ClientError::Config(_))
+        ));
         assert!(NodeClient::new("https://127.0.0.1:1", Some("k".into()), &"00".repeat(32)).is_ok());
-        assert!(NodeClient::new("https://127.0.0.1:1", Some("a\r\nb".into()), &"00".repeat(32)).is_err());
+        assert!(
+            NodeClient::new(
+                "https://127.0.0.1:1",
+                Some("a\r\nb".into()),
+                &"00".repeat(32)
+            )
+            .is_err()
+        );
     }
 
     #[test]

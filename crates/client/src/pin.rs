@@ -48,7 +48,10 @@ pub(crate) struct PinVerifier {
 
 impl PinVerifier {
     pub fn new(pin: [u8; 32]) -> PinVerifier {
-        PinVerifier { pin, algorithms: rustls::crypto::ring::default_provider().signature_verification_algorithms }
+        PinVerifier {
+            pin,
+            algorithms: rustls::crypto::ring::default_provider().signature_verification_algorithms,
+        }
     }
 }
 
@@ -67,9 +70,11 @@ impl ServerCertVerifier for PinVerifier {
         if bool::from(presented.ct_eq(&self.pin)) {
             Ok(ServerCertVerified::assertion())
         } else {
-            Err(rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(PinMismatch {
-                presented: hex::encode(presented),
-            })))))
+            Err(rustls::Error::InvalidCertificate(CertificateError::Other(
+                OtherError(Arc::new(PinMismatch {
+                    presented: hex::encode(presented),
+                })),
+            )))
         }
     }
 
@@ -100,9 +105,9 @@ impl ServerCertVerifier for PinVerifier {
 pub(crate) fn pin_mismatch(err: &std::io::Error) -> Option<String> {
     let tls = err.get_ref()?.downcast_ref::<rustls::Error>()?;
     match tls {
-        rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(inner))) => {
-            inner.downcast_ref::<PinMismatch>().map(|m| m.presented.clone())
-        }
+        rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(inner))) => inner
+            .downcast_ref::<PinMismatch>()
+            .map(|m| m.presented.clone()),
         _ => None,
     }
 }
@@ -120,7 +125,13 @@ mod tests {
         let colons = vec!["AB"; 32].join(":");
         assert_eq!(parse_pin(&colons).unwrap(), expected);
         assert_eq!(parse_pin(&format!("sha256:{hex}")).unwrap(), expected);
-        for bad in ["", "abc", &"ab".repeat(31), &"zz".repeat(32), &"ab".repeat(33)] {
+        for bad in [
+            "",
+            "abc",
+            &"ab".repeat(31),
+            &"zz".repeat(32),
+            &"ab".repeat(33),
+        ] {
             assert!(parse_pin(bad).is_err(), "{bad} accepted");
         }
     }

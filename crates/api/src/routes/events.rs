@@ -32,21 +32,41 @@ pub(crate) struct EventsQuery {
 
 /// Parses the query by hand: every problem is a 400 naming the parameter.
 pub(crate) fn parse_query(query: Option<&str>) -> Result<EventsQuery, ApiError> {
-    let mut q = EventsQuery { after: 0, wait_secs: 0, limit: DEFAULT_LIMIT };
+    let mut q = EventsQuery {
+        after: 0,
+        wait_secs: 0,
+        limit: DEFAULT_LIMIT,
+    };
     let mut seen = [false; 3];
-    for pair in query.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+    for pair in query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let bad = |message: String| ApiError::Query { field: key.chars().take(64).collect(), message };
+        let bad = |message: String| ApiError::Query {
+            field: key.chars().take(64).collect(),
+            message,
+        };
         let slot = match key {
             "after" => 0,
             "wait" => 1,
             "limit" => 2,
-            _ => return Err(bad("unknown parameter; expected after, wait or limit".into())),
+            _ => {
+                return Err(bad(
+                    "unknown parameter; expected after, wait or limit".into()
+                ));
+            }
         };
         if std::mem::replace(&mut seen[slot], true) {
             return Err(bad("given more than once".into()));
         }
-        let number: u64 = value.parse().map_err(|_| bad(format!("expected a non-negative integer, got {:?}", value.chars().take(32).collect::<String>())))?;
+        let number: u64 = value.parse().map_err(|_| {
+            bad(format!(
+                "expected a non-negative integer, got {:?}",
+                value.chars().take(32).collect::<String>()
+            ))
+        })?;
         match slot {
             0 => q.after = i64::try_from(number).map_err(|_| bad("too large".into()))?,
             1 if number <= MAX_WAIT_SECS => q.wait_secs = number,
@@ -75,12 +95,15 @@ pub(crate) async fn list(State(app): AppState, uri: Uri) -> Result<Response, Api
     let events = loop {
         changes.borrow_and_update();
         let (after, limit) = (q.after, q.limit);
-        let read: Result<Vec<Event>, ApiError> = blocking(&app, move |app| Ok(app.reader.events(after, limit)?)).await;
+        let read: Result<Vec<Event>, ApiError> =
+            blocking(&app, move |app| Ok(app.reader.events(after, limit)?)).await;
         let events = match read {
             Ok(events) => events,
             // Woken by root's commit while it still holds the lock: wait for the next change
             // rather than failing a long-poll that has time left.
-            Err(ApiError::StateUnavailable { .. }) if !first && Instant::now() < deadline => Vec::new(),
+            Err(ApiError::StateUnavailable { .. }) if !first && Instant::now() < deadline => {
+                Vec::new()
+            }
             Err(e) => return Err(e),
         };
         first = false;
@@ -112,10 +135,21 @@ mod tests {
 
     #[test]
     fn queries_parse_with_defaults_and_bounds() {
-        assert_eq!(parse_query(None).unwrap(), EventsQuery { after: 0, wait_secs: 0, limit: 100 });
+        assert_eq!(
+            parse_query(None).unwrap(),
+            EventsQuery {
+                after: 0,
+                wait_secs: 0,
+                limit: 100
+            }
+        );
         assert_eq!(
             parse_query(Some("after=42&wait=60&limit=1000&")).unwrap(),
-            EventsQuery { after: 42, wait_secs: 60, limit: 1000 }
+            EventsQuery {
+                after: 42,
+                wait_secs: 60,
+                limit: 1000
+            }
         );
         assert_eq!(field_of("after=abc"), "after");
         assert_eq!(field_of("after=-1"), "after");

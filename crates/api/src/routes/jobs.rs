@@ -29,7 +29,11 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-pub(crate) async fn submit(State(app): AppState, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+pub(crate) async fn submit(
+    State(app): AppState,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
     if !is_json(&headers) {
         return Err(ApiError::ContentType);
     }
@@ -55,7 +59,10 @@ pub(crate) async fn submit(State(app): AppState, headers: HeaderMap, body: Body)
             return Err(ApiError::InboxUnavailable);
         }
         Err(_) => {
-            tracing::error!(request_id, "the inbox writer dropped a request without answering");
+            tracing::error!(
+                request_id,
+                "the inbox writer dropped a request without answering"
+            );
             return Err(ApiError::InboxUnavailable);
         }
     };
@@ -77,12 +84,18 @@ pub(crate) async fn submit(State(app): AppState, headers: HeaderMap, body: Body)
 
 /// State.db's view of a request root has admitted: `Ok(None)` if it has not, a conflict if it
 /// was admitted with another body (or is a rejected inbox row, which has none).
-async fn admitted(app: &Arc<App>, request_id: &str, sha: &str) -> Result<Option<JobView>, ApiError> {
+async fn admitted(
+    app: &Arc<App>,
+    request_id: &str,
+    sha: &str,
+) -> Result<Option<JobView>, ApiError> {
     let (request_id, sha) = (request_id.to_owned(), sha.to_owned());
-    blocking(app, move |app| match app.reader.job_body_sha(&request_id)? {
-        None => Ok(None),
-        Some(Some(existing)) if existing == sha => Ok(app.reader.job(&request_id)?),
-        Some(_) => Err(ApiError::Conflict),
+    blocking(app, move |app| {
+        match app.reader.job_body_sha(&request_id)? {
+            None => Ok(None),
+            Some(Some(existing)) if existing == sha => Ok(app.reader.job(&request_id)?),
+            Some(_) => Err(ApiError::Conflict),
+        }
     })
     .await
 }
@@ -98,7 +111,10 @@ fn received(request_id: String, operation: &str, received_at: i64) -> JobView {
         error: None,
         superseded_by: None,
         attempts: 0,
-        timings: Timings { received_at_ms: Some(received_at), ..Timings::default() },
+        timings: Timings {
+            received_at_ms: Some(received_at),
+            ..Timings::default()
+        },
     }
 }
 
@@ -118,7 +134,10 @@ pub(crate) async fn get(State(app): AppState, uri: Uri) -> Result<Response, ApiE
         match app.inbox.received(request_id.as_str()) {
             Ok(Some((view, _sha))) => Ok(view),
             // Root may have admitted it and the inbox row been pruned between the two looks.
-            Ok(None) => app.reader.job(request_id.as_str())?.ok_or(ApiError::JobNotFound),
+            Ok(None) => app
+                .reader
+                .job(request_id.as_str())?
+                .ok_or(ApiError::JobNotFound),
             Err(e) => {
                 tracing::error!(error = ?e, "reading the inbox failed");
                 Err(ApiError::InboxUnavailable)

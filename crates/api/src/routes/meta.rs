@@ -18,7 +18,9 @@ pub(crate) async fn openapi(State(app): AppState) -> Response {
 }
 
 pub(crate) async fn health(State(app): AppState) -> Response {
-    let readable = blocking(&app, |app| Ok(app.reader.last_cursor()?)).await.is_ok();
+    let readable = blocking(&app, |app| Ok(app.reader.last_cursor()?))
+        .await
+        .is_ok();
     let body = json!({
         "status": if readable { "ok" } else { "degraded" },
         "state_readable": readable,
@@ -29,7 +31,9 @@ pub(crate) async fn health(State(app): AppState) -> Response {
         json_response(StatusCode::OK, &body)
     } else {
         let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         response
     }
 }

@@ -75,13 +75,17 @@ async fn guard(State(app): AppState, request: Request, next: Next) -> Response {
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
     let mut response = if let Err(retry_after_secs) = app.limiter.check(peer, Instant::now()) {
         ApiError::RateLimited { retry_after_secs }.into_response()
-    } else if request.uri().path() != PUBLIC && !crate::auth::authorized(request.headers(), &app.key_sha256) {
+    } else if request.uri().path() != PUBLIC
+        && !crate::auth::authorized(request.headers(), &app.key_sha256)
+    {
         ApiError::Unauthorized.into_response()
     } else {
         next.run(request).await
     };
     // Job views and keys' effects are never to be cached by anything in between.
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
 
@@ -98,7 +102,8 @@ async fn wrong_method() -> ApiError {
 pub(crate) fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
     let body = serde_json::to_vec(value).unwrap_or_else(|e| {
         tracing::error!(error = %e, "a response did not serialize");
-        br#"{"code":"internal","message":"the response could not be serialized","field":""}"#.to_vec()
+        br#"{"code":"internal","message":"the response could not be serialized","field":""}"#
+            .to_vec()
     });
     json_bytes(status, Bytes::from(body))
 }
@@ -106,7 +111,10 @@ pub(crate) fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Resp
 pub(crate) fn json_bytes(status: StatusCode, body: Bytes) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 
@@ -121,7 +129,9 @@ where
         Ok(result) => result,
         Err(e) => {
             tracing::error!(error = %e, "a blocking store call did not finish");
-            Err(ApiError::StateUnavailable { retry_after_secs: 1 })
+            Err(ApiError::StateUnavailable {
+                retry_after_secs: 1,
+            })
         }
     }
 }

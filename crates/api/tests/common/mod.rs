@@ -27,7 +27,9 @@ pub struct Node {
 
 /// A fresh 32-hex id.
 pub fn hex32() -> Hex32 {
-    api::generate_api_key()[..32].parse().expect("32 hex digits of a fresh key are a Hex32")
+    api::generate_api_key()[..32]
+        .parse()
+        .expect("32 hex digits of a fresh key are a Hex32")
 }
 
 impl Node {
@@ -39,13 +41,17 @@ impl Node {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let layout = Layout::new(dir.path().join("data"));
         layout.prepare_root_side(None).expect("prepare root's side");
-        layout.prepare_api_side(None).expect("prepare the API's side");
+        layout
+            .prepare_api_side(None)
+            .expect("prepare the API's side");
         // Root creates state.db before the API ever reads it.
         let state = StateDb::open(&layout.state_db()).expect("create state.db");
         let tls_dir = dir.path().join("tls");
         std::fs::create_dir(&tls_dir).expect("a TLS directory");
-        let (cert, key_pem) = api::tls::write_key_pair(&tls_dir, "node.test").expect("a self-signed pair");
-        let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert).expect("cert.pem")).expect("a pin");
+        let (cert, key_pem) =
+            api::tls::write_key_pair(&tls_dir, "node.test").expect("a self-signed pair");
+        let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert).expect("cert.pem"))
+            .expect("a pin");
         let key = api::generate_api_key();
         let node_id = hex32();
         let config = ApiConfig {
@@ -62,9 +68,21 @@ impl Node {
             .enable_all()
             .build()
             .expect("a runtime");
-        let api = runtime.block_on(api::start(config)).expect("the API starts");
+        let api = runtime
+            .block_on(api::start(config))
+            .expect("the API starts");
         let url = format!("https://{}", api.addr);
-        Node { dir, layout, node_id, key, pin, url, state: Mutex::new(state), api: Some(api), runtime }
+        Node {
+            dir,
+            layout,
+            node_id,
+            key,
+            pin,
+            url,
+            state: Mutex::new(state),
+            api: Some(api),
+            runtime,
+        }
     }
 
     /// A client with the right key and pin.
@@ -80,8 +98,11 @@ impl Node {
     pub fn ingest(&self) -> IngestReport {
         let mut state = self.state.lock().expect("state lock");
         let watermark = state.watermark().expect("the watermark");
-        let rows = store::inbox::read_rows(&self.layout.inbox_db(), watermark, 1000).expect("read the inbox as root");
-        state.ingest(ops::registry(), &self.node_id, &rows).expect("ingest")
+        let rows = store::inbox::read_rows(&self.layout.inbox_db(), watermark, 1000)
+            .expect("read the inbox as root");
+        state
+            .ingest(ops::registry(), &self.node_id, &rows)
+            .expect("ingest")
     }
 
     /// Claims the next queued job and completes it with `result`, as the runner would after
@@ -90,14 +111,22 @@ impl Node {
         let mut state = self.state.lock().expect("state lock");
         let job = state.claim_next().expect("claim")?;
         state
-            .complete(&job, &Outcome { result: Ok(result), resource: ResourceChange::Keep })
+            .complete(
+                &job,
+                &Outcome {
+                    result: Ok(result),
+                    resource: ResourceChange::Keep,
+                },
+            )
             .expect("complete");
         Some(job.request_id)
     }
 
     /// How many rows the inbox holds, read the way root reads it.
     pub fn inbox_len(&self) -> usize {
-        store::inbox::read_rows(&self.layout.inbox_db(), 0, 100_000).expect("read the inbox").len()
+        store::inbox::read_rows(&self.layout.inbox_db(), 0, 100_000)
+            .expect("read the inbox")
+            .len()
     }
 
     /// A valid envelope for the first tenant-scope operation's example, under `request_id`.
