@@ -553,8 +553,14 @@ fn unknown_path_and_method_are_json_errors() {
         "",
     );
     check("GET", "/v1/jobs", None, &[], 405, "method_not_allowed", "");
-    let resp = client.request("DELETE", "/v1/jobs", None, &[]).expect("an answer");
-    assert_eq!(resp.header("allow"), Some("POST"), "a 405 says what is allowed");
+    let resp = client
+        .request("DELETE", "/v1/jobs", None, &[])
+        .expect("an answer");
+    assert_eq!(
+        resp.header("allow"),
+        Some("POST"),
+        "a 405 says what is allowed"
+    );
     check(
         "PUT",
         "/v1/health",
@@ -822,4 +828,29 @@ fn wrong_pin_is_refused_before_any_request_is_sent() {
     let upper = node.client_with(Some(&node.key), &node.pin.to_uppercase());
     upper.submit(&envelope).expect("202 with the right pin");
     assert_eq!(node.inbox_len(), 1);
+}
+
+#[test]
+fn oversized_or_too_many_headers_are_refused_not_served() {
+    let node = Node::start();
+    let client = node.client();
+    let big = "x".repeat(20 * 1024);
+    let too_many: Vec<(String, String)> = (0..100)
+        .map(|i| (format!("X-Filler-{i}"), "1".to_owned()))
+        .collect();
+    let too_many: Vec<(&str, &str)> = too_many
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    for headers in [vec![("X-Big", big.as_str())], too_many] {
+        match client.request("GET", "/v1/health", None, &headers) {
+            // hyper refuses the head itself (431) before any handler runs.
+            Ok(resp) => assert_eq!(resp.status, 431),
+            // Or it closed the connection with part of the head unread.
+            Err(ClientError::Io(_) | ClientError::Http(_)) => {}
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+    }
+    // The server is fine afterwards.
+    assert_eq!(client.health().expect("health").0, 200);
 }

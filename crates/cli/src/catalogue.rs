@@ -14,10 +14,16 @@ pub fn run(args: CatalogueArgs) -> anyhow::Result<()> {
     registry.check()?;
     let catalogue = registry.catalogue();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "operations": catalogue }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "operations": catalogue }))?
+        );
         return Ok(());
     }
-    println!("{:<22} {:<12} {:<7} {:<7} SUMMARY", "OPERATION", "FAMILY", "MODULE", "SCOPE");
+    println!(
+        "{:<22} {:<12} {:<7} {:<7} SUMMARY",
+        "OPERATION", "FAMILY", "MODULE", "SCOPE"
+    );
     for op in catalogue {
         println!(
             "{:<22} {:<12} {:<7} {:<7} {}",

@@ -37,15 +37,21 @@ fn identity(dev_json: &Path) -> anyhow::Result<(String, Hex32)> {
     }
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes)?;
-    Ok((api::generate_api_key(), hex::encode(bytes).parse().expect("32 hex digits")))
+    Ok((
+        api::generate_api_key(),
+        hex::encode(bytes).parse().expect("32 hex digits"),
+    ))
 }
 
 pub fn run(args: DevArgs) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
-    std::fs::create_dir_all(&args.root).with_context(|| format!("create {}", args.root.display()))?;
+    std::fs::create_dir_all(&args.root)
+        .with_context(|| format!("create {}", args.root.display()))?;
     let root = std::path::absolute(&args.root)?;
     let sysroot = root.join("sysroot");
     let layout = Layout::new(root.join("data"));
@@ -64,13 +70,25 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     if provider.lookup_user("root")?.is_none() {
         provider::testing::seed_accounts(&provider)?;
     }
-    provider.ensure_dir(&provider.sysconf(provider.apache_layout().vhosts_dir), 0o755)?;
+    provider.ensure_dir(
+        &provider.sysconf(provider.apache_layout().vhosts_dir),
+        0o755,
+    )?;
     layout.prepare_api_side(None)?;
-    let config = RunnerConfig { layout: layout.clone(), provider, node_id: node_id.clone(), budget: Duration::from_secs(5), api: None };
+    let config = RunnerConfig {
+        layout: layout.clone(),
+        provider,
+        node_id: node_id.clone(),
+        budget: Duration::from_secs(5),
+        api: None,
+    };
     // One pass first, so state.db exists before the API reads it.
     runner::run_once(&config)?;
 
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let api = runtime.block_on(api::start(api::ApiConfig {
         data_dir: layout.root().to_owned(),
         listen: args.listen,
@@ -80,13 +98,20 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         node_id: node_id.clone(),
         limits: api::Limits::default(),
     }))?;
-    let info = DevInfo { url: format!("https://{}", api.addr), api_key, pin_sha256: pin, node_id };
+    let info = DevInfo {
+        url: format!("https://{}", api.addr),
+        api_key,
+        pin_sha256: pin,
+        node_id,
+    };
     info.save(&dev_json)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {
         let stop = stop.clone();
-        std::thread::Builder::new().name("runner".into()).spawn(move || runner::watch::watch(&config, &stop))?
+        std::thread::Builder::new()
+            .name("runner".into())
+            .spawn(move || runner::watch::watch(&config, &stop))?
     };
     println!("layerone dev node");
     println!("  url        {}", info.url);
@@ -95,7 +120,10 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     println!("  node id    {}", info.node_id);
     println!("  sysroot    {}", sysroot.display());
     println!("  written to {}", dev_json.display());
-    println!("Ctrl-C stops it; starting it again reuses {}.", root.display());
+    println!(
+        "Ctrl-C stops it; starting it again reuses {}.",
+        root.display()
+    );
 
     runtime.block_on(async {
         let _ = tokio::signal::ctrl_c().await;
@@ -103,6 +131,8 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     eprintln!("stopping");
     stop.store(true, Ordering::Relaxed);
     runtime.block_on(api.stop())?;
-    watcher.join().map_err(|_| anyhow::anyhow!("the runner thread panicked"))?;
+    watcher
+        .join()
+        .map_err(|_| anyhow::anyhow!("the runner thread panicked"))?;
     Ok(())
 }

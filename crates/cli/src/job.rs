@@ -74,9 +74,16 @@ pub enum JobCommand {
 
 pub fn run(cmd: JobCommand) -> anyhow::Result<()> {
     match cmd {
-        JobCommand::Submit { target, envelope, file, wait, timeout } => {
+        JobCommand::Submit {
+            target,
+            envelope,
+            file,
+            wait,
+            timeout,
+        } => {
             let text = match (envelope.as_deref(), file) {
-                (_, Some(path)) => std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?,
+                (_, Some(path)) => std::fs::read_to_string(&path)
+                    .with_context(|| format!("read {}", path.display()))?,
                 (Some("-") | None, None) => {
                     let mut s = String::new();
                     std::io::stdin().read_to_string(&mut s)?;
@@ -84,7 +91,8 @@ pub fn run(cmd: JobCommand) -> anyhow::Result<()> {
                 }
                 (Some(text), None) => text.to_owned(),
             };
-            let mut body: serde_json::Value = serde_json::from_str(&text).context("the envelope is not JSON")?;
+            let mut body: serde_json::Value =
+                serde_json::from_str(&text).context("the envelope is not JSON")?;
             if let Some(map) = body.as_object_mut()
                 && !map.contains_key("request_id")
             {
@@ -100,10 +108,19 @@ pub fn run(cmd: JobCommand) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&job)?);
         }
         JobCommand::Show { target, request_id } => {
-            println!("{}", serde_json::to_string_pretty(&target.connect()?.job(&request_id)?)?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&target.connect()?.job(&request_id)?)?
+            );
         }
-        JobCommand::Wait { target, request_id, timeout } => {
-            let job = target.connect()?.wait(&request_id, Duration::from_secs(timeout))?;
+        JobCommand::Wait {
+            target,
+            request_id,
+            timeout,
+        } => {
+            let job = target
+                .connect()?
+                .wait(&request_id, Duration::from_secs(timeout))?;
             println!("{}", serde_json::to_string_pretty(&job)?);
         }
     }

@@ -22,13 +22,37 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             body["resource"]["shell"] = json!("sh");
             body
         }),
-        ("suspend_account", vec![account()], account_op(100, "suspend_account", 10)),
-        ("unsuspend_account", vec![account(), account_op(4, "suspend_account", 10)], account_op(100, "unsuspend_account", 10)),
-        ("remove_account", vec![account(), key(), domain()], account_op(100, "remove_account", 10)),
+        (
+            "suspend_account",
+            vec![account()],
+            account_op(100, "suspend_account", 10),
+        ),
+        (
+            "unsuspend_account",
+            vec![account(), account_op(4, "suspend_account", 10)],
+            account_op(100, "unsuspend_account", 10),
+        ),
+        (
+            "remove_account",
+            vec![account(), key(), domain()],
+            account_op(100, "remove_account", 10),
+        ),
         ("ensure_ssh_key", vec![account()], ensure_key(100, 20, 10)),
-        ("remove_ssh_key", vec![account(), key()], remove_key(100, 20, 10)),
-        ("ensure_web_domain", vec![account()], ensure_domain(100, 30, 10, "shop.example.com")),
-        ("remove_web_domain", vec![account(), domain()], remove_domain(100, 30, 10)),
+        (
+            "remove_ssh_key",
+            vec![account(), key()],
+            remove_key(100, 20, 10),
+        ),
+        (
+            "ensure_web_domain",
+            vec![account()],
+            ensure_domain(100, 30, 10, "shop.example.com"),
+        ),
+        (
+            "remove_web_domain",
+            vec![account(), domain()],
+            remove_domain(100, 30, 10),
+        ),
     ]
 }
 
@@ -55,13 +79,22 @@ fn crash_matrix_converges_at_every_point() {
             runs += 1;
             let rid = target["request_id"].as_str().unwrap();
             let state = node.state();
-            let job = state.job(rid).unwrap().unwrap_or_else(|| panic!("{name} at {point}: the job was lost"));
+            let job = state
+                .job(rid)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{name} at {point}: the job was lost"));
             assert_eq!(job.state, JobState::Succeeded, "{name} at {point}: {job:?}");
             node.check_converged();
         }
     }
-    let missed: Vec<_> = crash::ALL.iter().filter(|p| !reached.contains(*p)).collect();
-    assert!(missed.is_empty(), "crash points no scenario reaches: {missed:?}");
+    let missed: Vec<_> = crash::ALL
+        .iter()
+        .filter(|p| !reached.contains(*p))
+        .collect();
+    assert!(
+        missed.is_empty(),
+        "crash points no scenario reaches: {missed:?}"
+    );
     assert_eq!(runs, scenarios().len() * crash::ALL.len());
 }
 
@@ -87,10 +120,23 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     match rng.below(9) {
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
-        3 => account_op(req, if rng.below(2) == 0 { "suspend_account" } else { "unsuspend_account" }, account),
+        3 => account_op(
+            req,
+            if rng.below(2) == 0 {
+                "suspend_account"
+            } else {
+                "unsuspend_account"
+            },
+            account,
+        ),
         4 => ensure_key(req, 20 + account * 2 + thing, account),
         5 => remove_key(req, 20 + account * 2 + thing, account),
-        6 | 7 => ensure_domain(req, 40 + account * 2 + thing, account, &format!("d{}.example.com", account * 2 + thing)),
+        6 | 7 => ensure_domain(
+            req,
+            40 + account * 2 + thing,
+            account,
+            &format!("d{}.example.com", account * 2 + thing),
+        ),
         _ => remove_domain(req, 40 + account * 2 + thing, account),
     }
 }
@@ -114,13 +160,20 @@ fn run_history(seed: u64) {
             // A duplicate: the same request again is the same job.
             3 if !submitted.is_empty() => {
                 let body = submitted[rng.below(submitted.len() as u64) as usize].clone();
-                assert!(matches!(node.submit(&body), Admission::Duplicate { .. }), "seed {seed}: a duplicate was not recognised");
+                assert!(
+                    matches!(node.submit(&body), Admission::Duplicate { .. }),
+                    "seed {seed}: a duplicate was not recognised"
+                );
             }
             // A crash somewhere, then whatever the next step does.
             4 => {
                 let point = crash::ALL[rng.below(crash::ALL.len() as u64) as usize];
                 node.run(Some(point));
-                assert_eq!(node.state().integrity_check().unwrap(), "ok", "seed {seed}: integrity after a crash at {point}");
+                assert_eq!(
+                    node.state().integrity_check().unwrap(),
+                    "ok",
+                    "seed {seed}: integrity after a crash at {point}"
+                );
             }
             _ => {
                 node.pass();
@@ -134,14 +187,24 @@ fn run_history(seed: u64) {
     let state = node.state();
     for body in &submitted {
         let rid = body["request_id"].as_str().unwrap();
-        let job = state.job(rid).unwrap().unwrap_or_else(|| panic!("seed {seed}: request {rid} was lost"));
-        assert!(job.state.is_terminal(), "seed {seed}: {rid} is {:?}", job.state);
+        let job = state
+            .job(rid)
+            .unwrap()
+            .unwrap_or_else(|| panic!("seed {seed}: request {rid} was lost"));
+        assert!(
+            job.state.is_terminal(),
+            "seed {seed}: {rid} is {:?}",
+            job.state
+        );
     }
 }
 
 #[test]
 fn seeded_histories_keep_the_invariants() {
-    let base: u64 = std::env::var("LAYERONE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20_261_129);
+    let base: u64 = std::env::var("LAYERONE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_261_129);
     for seed in base..base + 16 {
         let outcome = std::panic::catch_unwind(|| run_history(seed));
         if let Err(panic) = outcome {
@@ -159,10 +222,17 @@ fn supersession_and_idempotency() {
     second["resource"]["shell"] = json!("sh");
     assert!(matches!(node.submit(&first), Admission::Received { .. }));
     assert!(matches!(node.submit(&second), Admission::Received { .. }));
-    assert!(matches!(node.submit(&second), Admission::Duplicate { .. }), "same id and body: same job");
+    assert!(
+        matches!(node.submit(&second), Admission::Duplicate { .. }),
+        "same id and body: same job"
+    );
     let mut conflicting = second.clone();
     conflicting["resource"]["shell"] = json!("bash");
-    assert_eq!(node.submit(&conflicting), Admission::Conflict, "same id, other body: a conflict");
+    assert_eq!(
+        node.submit(&conflicting),
+        Admission::Conflict,
+        "same id, other body: a conflict"
+    );
     node.pass();
     let state = node.state();
     let old = state.job(&id(1)).unwrap().unwrap();
@@ -202,14 +272,34 @@ fn hostile_inbox_rows_become_failed_jobs_and_change_nothing() {
     node.pass();
     let state = node.state();
     for (i, (rid, _, _, code)) in cases.iter().enumerate() {
-        let name = if rid.len() == 32 { rid.clone() } else { format!("inbox-{}", i + 1) };
-        let job = state.job(&name).unwrap().unwrap_or_else(|| panic!("row {i} left no failed job"));
+        let name = if rid.len() == 32 {
+            rid.clone()
+        } else {
+            format!("inbox-{}", i + 1)
+        };
+        let job = state
+            .job(&name)
+            .unwrap()
+            .unwrap_or_else(|| panic!("row {i} left no failed job"));
         assert_eq!(job.state, JobState::Failed, "row {i}");
-        assert_eq!(job.error.as_ref().unwrap().code, *code, "row {i}: {:?}", job.error);
-        assert!(job.operation == "ensure_account" || job.operation == "unknown", "row {i}: hostile text echoed: {}", job.operation);
+        assert_eq!(
+            job.error.as_ref().unwrap().code,
+            *code,
+            "row {i}: {:?}",
+            job.error
+        );
+        assert!(
+            job.operation == "ensure_account" || job.operation == "unknown",
+            "row {i}: hostile text echoed: {}",
+            job.operation
+        );
     }
     assert!(state.all_resources().unwrap().is_empty());
-    assert_eq!(std::fs::read(node.path("/etc/passwd")).unwrap(), passwd_before, "a hostile row changed the system");
+    assert_eq!(
+        std::fs::read(node.path("/etc/passwd")).unwrap(),
+        passwd_before,
+        "a hostile row changed the system"
+    );
     assert_eq!(node.audit_count(), 0, "a hostile row started a program");
 }
 
@@ -222,21 +312,39 @@ fn purge_leaves_nothing_for_every_family() {
     node.pass();
     node.check_converged();
     let state = node.state();
-    let families: std::collections::BTreeSet<String> = state.all_resources().unwrap().into_iter().map(|r| r.family).collect();
-    let declared: std::collections::BTreeSet<String> = ops::registry().families().iter().map(|f| f.name.to_owned()).collect();
-    assert_eq!(families, declared, "the test must create one resource of every family");
+    let families: std::collections::BTreeSet<String> = state
+        .all_resources()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.family)
+        .collect();
+    let declared: std::collections::BTreeSet<String> = ops::registry()
+        .families()
+        .iter()
+        .map(|f| f.name.to_owned())
+        .collect();
+    assert_eq!(
+        families, declared,
+        "the test must create one resource of every family"
+    );
     node.submit(&account_op(4, "remove_account", 10));
     node.pass();
     assert_eq!(node.job_state(&id(4)), Some(JobState::Succeeded));
     let state = node.state();
-    assert!(state.all_resources().unwrap().is_empty(), "state.db still tracks resources");
+    assert!(
+        state.all_resources().unwrap().is_empty(),
+        "state.db still tracks resources"
+    );
     let passwd = std::fs::read_to_string(node.path("/etc/passwd")).unwrap();
     let group = std::fs::read_to_string(node.path("/etc/group")).unwrap();
     let shadow = std::fs::read_to_string(node.path("/etc/shadow")).unwrap();
     for (file, text) in [("passwd", &passwd), ("group", &group), ("shadow", &shadow)] {
         assert!(!text.contains("shop1"), "{file} still names the account");
     }
-    assert!(!node.path("/home/shop1").exists(), "the home is still there");
+    assert!(
+        !node.path("/home/shop1").exists(),
+        "the home is still there"
+    );
     assert!(node.vhosts().is_empty(), "a vhost is still there");
     node.check_converged();
 }
@@ -256,8 +364,16 @@ fn ssh_key_through_a_symlink_fails_only_that_job() {
     let key = state.job(&id(2)).unwrap().unwrap();
     assert_eq!(key.state, JobState::Failed);
     assert_eq!(key.error.unwrap().code, "tenant_path_unsafe");
-    assert_eq!(node.job_state(&id(3)), Some(JobState::Succeeded), "the tenant's symlink affected another job");
-    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "root wrote through the tenant's symlink");
+    assert_eq!(
+        node.job_state(&id(3)),
+        Some(JobState::Succeeded),
+        "the tenant's symlink affected another job"
+    );
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "root wrote through the tenant's symlink"
+    );
 }
 
 #[test]
@@ -270,14 +386,23 @@ fn reloads_are_coalesced_per_batch() {
     let before = provider::testing::sim_apache_reloads(&node.provider).unwrap();
     assert_eq!(before, 0);
     for i in 0..5 {
-        node.submit(&ensure_domain(10 + i, 30 + i, 10 + i, &format!("site{i}.example.com")));
+        node.submit(&ensure_domain(
+            10 + i,
+            30 + i,
+            10 + i,
+            &format!("site{i}.example.com"),
+        ));
     }
     node.pass();
     for i in 0..5 {
         let job = node.state().job(&id(10 + i)).unwrap().unwrap();
         assert_eq!(job.state, JobState::Succeeded, "{job:?}");
     }
-    assert_eq!(provider::testing::sim_apache_reloads(&node.provider).unwrap(), 1, "five vhosts, one reload");
+    assert_eq!(
+        provider::testing::sim_apache_reloads(&node.provider).unwrap(),
+        1,
+        "five vhosts, one reload"
+    );
     node.check_converged();
 }
 
@@ -287,11 +412,19 @@ fn a_vhost_failing_the_config_test_is_reverted() {
     node.submit(&ensure_account(1, 10, "shop1"));
     node.submit(&ensure_domain(2, 30, 10, "shop.example.com"));
     node.pass();
-    assert_eq!(node.job_state(&id(2)), Some(JobState::Succeeded), "the real apache2ctl -t rejected the node's vhost");
+    assert_eq!(
+        node.job_state(&id(2)),
+        Some(JobState::Succeeded),
+        "the real apache2ctl -t rejected the node's vhost"
+    );
     let vhosts = node.path(node.provider.apache_layout().vhosts_dir);
     let good = std::fs::read_to_string(vhosts.join(format!("{}.conf", id(30)))).unwrap();
     // Someone else's broken file makes every configuration test fail from now on.
-    std::fs::write(vhosts.join("zz-foreign.conf"), "<VirtualHost *:80>\nNoSuchDirective on\n").unwrap();
+    std::fs::write(
+        vhosts.join("zz-foreign.conf"),
+        "<VirtualHost *:80>\nNoSuchDirective on\n",
+    )
+    .unwrap();
     node.submit(&ensure_domain(3, 30, 10, "renamed.example.com"));
     node.pass();
     let state = node.state();
@@ -313,5 +446,9 @@ fn idle_pass_starts_no_program_and_commits_nothing() {
         node.pass();
     }
     assert_eq!(node.audit_count(), audit, "an idle pass started a program");
-    assert_eq!(std::fs::read(&db).unwrap(), before, "an idle pass changed state.db");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "an idle pass changed state.db"
+    );
 }

@@ -27,17 +27,31 @@ impl Family for Account {
     /// The account's own purge: the user, its group and its home. The other families' hooks
     /// have run before this one (see [`purge_account`]).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let Some(row) = ctx.state.resource(Account::NAME, account).map_err(store_error)? else {
+        let Some(row) = ctx
+            .state
+            .resource(Account::NAME, account)
+            .map_err(store_error)?
+        else {
             return Ok(());
         };
         let username = row.data["username"].as_str().unwrap_or_default().to_owned();
         crash::point("account.before_userdel");
-        if let Some(user) = ctx.provider.lookup_user(&username).map_err(provider_error)?
+        if let Some(user) = ctx
+            .provider
+            .lookup_user(&username)
+            .map_err(provider_error)?
             && user.gecos == marker(account)
         {
-            ctx.provider.userdel(&username, true).map_err(provider_error)?;
+            ctx.provider
+                .userdel(&username, true)
+                .map_err(provider_error)?;
         }
-        if ctx.provider.lookup_group(&username).map_err(provider_error)?.is_some_and(|g| g.members.is_empty()) {
+        if ctx
+            .provider
+            .lookup_group(&username)
+            .map_err(provider_error)?
+            .is_some_and(|g| g.members.is_empty())
+        {
             ctx.provider.groupdel(&username).map_err(provider_error)?;
         }
         ctx.forget_resource();
@@ -71,14 +85,32 @@ pub struct AccountInfo {
 /// Looks up the account that owns a resource. Fails with `account_missing` when the account
 /// was never created here, or was removed.
 pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> {
-    let missing = || OpError::permanent("account_missing", format!("account {account} does not exist on this node"));
-    let row = ctx.state.resource(Account::NAME, account).map_err(store_error)?.ok_or_else(missing)?;
+    let missing = || {
+        OpError::permanent(
+            "account_missing",
+            format!("account {account} does not exist on this node"),
+        )
+    };
+    let row = ctx
+        .state
+        .resource(Account::NAME, account)
+        .map_err(store_error)?
+        .ok_or_else(missing)?;
     let username = row.data["username"].as_str().ok_or_else(missing)?;
-    let user = ctx.provider.lookup_user(username).map_err(provider_error)?.ok_or_else(missing)?;
+    let user = ctx
+        .provider
+        .lookup_user(username)
+        .map_err(provider_error)?
+        .ok_or_else(missing)?;
     if user.gecos != marker(account) {
         return Err(missing());
     }
-    Ok(AccountInfo { username: user.name, uid: user.uid, gid: user.gid, home: user.home })
+    Ok(AccountInfo {
+        username: user.name,
+        uid: user.uid,
+        gid: user.gid,
+        home: user.home,
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -161,7 +193,9 @@ impl Operation for EnsureAccount {
 
     fn example() -> EnsureAccountRequest {
         EnsureAccountRequest {
-            id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example"),
+            id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
             username: "shop1".parse().expect("valid example"),
             shell: Shell::Bash,
             disk_quota_mib: MiB::try_from(10_240).expect("valid example"),
@@ -170,13 +204,19 @@ impl Operation for EnsureAccount {
     }
 
     fn apply(ctx: &mut Ctx, req: &EnsureAccountRequest) -> Result<AccountResult, OpError> {
-        let previous = ctx.state.resource(Account::NAME, &req.id).map_err(store_error)?;
+        let previous = ctx
+            .state
+            .resource(Account::NAME, &req.id)
+            .map_err(store_error)?;
         if let Some(prev) = &previous
             && prev.data["username"].as_str() != Some(req.username.as_str())
         {
             return Err(OpError::permanent(
                 "username_immutable",
-                format!("account {} already has the user name {}", req.id, prev.data["username"]),
+                format!(
+                    "account {} already has the user name {}",
+                    req.id, prev.data["username"]
+                ),
             ));
         }
         let name = req.username.as_str();
@@ -185,7 +225,10 @@ impl Operation for EnsureAccount {
         let marker = marker(&req.id);
         let user = match ctx.provider.lookup_user(name).map_err(provider_error)? {
             Some(user) if user.gecos != marker => {
-                return Err(OpError::permanent("username_taken", format!("the user name {name} is taken on this node")));
+                return Err(OpError::permanent(
+                    "username_taken",
+                    format!("the user name {name} is taken on this node"),
+                ));
             }
             Some(user) => user,
             None => {
@@ -193,28 +236,51 @@ impl Operation for EnsureAccount {
                 // group this operation created before a crash.
                 match ctx.provider.lookup_group(name).map_err(provider_error)? {
                     Some(group) if !group.members.is_empty() => {
-                        return Err(OpError::permanent("username_taken", format!("the group {name} exists on this node")));
+                        return Err(OpError::permanent(
+                            "username_taken",
+                            format!("the group {name} exists on this node"),
+                        ));
                     }
                     Some(_) => {}
                     None => ctx.provider.groupadd(name).map_err(provider_error)?,
                 }
                 crash::point("account.after_groupadd");
                 ctx.provider
-                    .useradd(&UserAdd { name, group: name, home: &home, shell, comment: &marker, password_hash: None })
+                    .useradd(&UserAdd {
+                        name,
+                        group: name,
+                        home: &home,
+                        shell,
+                        comment: &marker,
+                        password_hash: None,
+                    })
                     .map_err(provider_error)?;
                 crash::point("account.after_useradd");
-                ctx.provider.lookup_user(name).map_err(provider_error)?.ok_or_else(|| {
-                    OpError::retryable("user_not_created", format!("useradd succeeded but {name} is not in passwd"))
-                })?
+                ctx.provider
+                    .lookup_user(name)
+                    .map_err(provider_error)?
+                    .ok_or_else(|| {
+                        OpError::retryable(
+                            "user_not_created",
+                            format!("useradd succeeded but {name} is not in passwd"),
+                        )
+                    })?
             }
         };
         if user.shell != shell {
             ctx.provider
-                .usermod(&UserMod { name, shell: Some(shell), ..UserMod::default() })
+                .usermod(&UserMod {
+                    name,
+                    shell: Some(shell),
+                    ..UserMod::default()
+                })
                 .map_err(provider_error)?;
             crash::point("account.after_usermod");
         }
-        let suspended = previous.as_ref().and_then(|p| p.data["suspended"].as_bool()).unwrap_or(false);
+        let suspended = previous
+            .as_ref()
+            .and_then(|p| p.data["suspended"].as_bool())
+            .unwrap_or(false);
         let data = json!({
             "username": name,
             "uid": user.uid,
@@ -257,17 +323,39 @@ impl Resource for AccountRef {
 }
 
 fn example_ref() -> AccountRef {
-    AccountRef { id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example") }
+    AccountRef {
+        id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+            .parse()
+            .expect("valid example"),
+    }
 }
 
 /// Locks or unlocks the account's logins (password locked, account expired) and records it.
-fn set_suspended(ctx: &mut Ctx, req: &AccountRef, suspended: bool) -> Result<AccountResult, OpError> {
+fn set_suspended(
+    ctx: &mut Ctx,
+    req: &AccountRef,
+    suspended: bool,
+) -> Result<AccountResult, OpError> {
     let info = account_info(ctx, &req.id)?;
-    let expire = if suspended { Expire::Expired } else { Expire::Never };
+    let expire = if suspended {
+        Expire::Expired
+    } else {
+        Expire::Never
+    };
     ctx.provider
-        .usermod(&UserMod { name: &info.username, lock: Some(suspended), expire: Some(expire), ..UserMod::default() })
+        .usermod(&UserMod {
+            name: &info.username,
+            lock: Some(suspended),
+            expire: Some(expire),
+            ..UserMod::default()
+        })
         .map_err(provider_error)?;
-    let mut row = ctx.state.resource(Account::NAME, &req.id).map_err(store_error)?.map(|r| r.data).unwrap_or_default();
+    let mut row = ctx
+        .state
+        .resource(Account::NAME, &req.id)
+        .map_err(store_error)?
+        .map(|r| r.data)
+        .unwrap_or_default();
     row["suspended"] = json!(suspended);
     let result = AccountResult {
         state: Presence::Present,
@@ -327,7 +415,8 @@ pub struct RemoveAccount;
 impl Operation for RemoveAccount {
     const NAME: &'static str = "remove_account";
     const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Remove the account and everything it owns on this node (every family's purge)";
+    const SUMMARY: &'static str =
+        "Remove the account and everything it owns on this node (every family's purge)";
     type Family = Account;
     type Request = AccountRef;
     type Result = AccountResult;

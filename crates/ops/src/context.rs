@@ -48,7 +48,13 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(provider: Arc<Provider>, state: StateDb) -> Ctx {
-        Ctx { provider, state, resource: ResourceChange::Keep, job_services: BTreeSet::new(), changed: Vec::new() }
+        Ctx {
+            provider,
+            state,
+            resource: ResourceChange::Keep,
+            job_services: BTreeSet::new(),
+            changed: Vec::new(),
+        }
     }
 
     /// Records the resource row this job leaves behind (written with the job's completion).
@@ -64,16 +70,26 @@ impl Ctx {
     /// Called by the runner after each job: what the job did to its resource row and which
     /// shared services it touched.
     pub fn take_job_effects(&mut self) -> (ResourceChange, BTreeSet<Service>) {
-        (std::mem::replace(&mut self.resource, ResourceChange::Keep), std::mem::take(&mut self.job_services))
+        (
+            std::mem::replace(&mut self.resource, ResourceChange::Keep),
+            std::mem::take(&mut self.job_services),
+        )
     }
 
     /// Installs a shared service's configuration file: written to a temporary file and moved
     /// into place atomically, tested, and put back as it was if the test fails.
-    pub fn write_service_config(&mut self, service: Service, path: &Path, content: &[u8]) -> Result<(), OpError> {
+    pub fn write_service_config(
+        &mut self,
+        service: Service,
+        path: &Path,
+        content: &[u8],
+    ) -> Result<(), OpError> {
         // Written and tested even when unchanged: a crash may have put this content in place
         // before it was tested, or before the service was reloaded.
         let previous = self.provider.read_config(path).map_err(provider_error)?;
-        self.provider.write_config_atomic(path, content, 0o644).map_err(provider_error)?;
+        self.provider
+            .write_config_atomic(path, content, 0o644)
+            .map_err(provider_error)?;
         self.test_or_revert(service, path, previous)
     }
 
@@ -88,7 +104,12 @@ impl Ctx {
         self.test_or_revert(service, path, previous)
     }
 
-    fn test_or_revert(&mut self, service: Service, path: &Path, previous: Option<Vec<u8>>) -> Result<(), OpError> {
+    fn test_or_revert(
+        &mut self,
+        service: Service,
+        path: &Path,
+        previous: Option<Vec<u8>>,
+    ) -> Result<(), OpError> {
         let tested = match service {
             Service::Apache => self.provider.apache_configtest(),
         };
@@ -96,13 +117,21 @@ impl Ctx {
             restore(&self.provider, path, previous.as_deref());
             return Err(OpError::permanent(
                 "config_test_failed",
-                format!("the {} configuration test failed; the change was reverted: {}", service.name(), e),
+                format!(
+                    "the {} configuration test failed; the change was reverted: {}",
+                    service.name(),
+                    e
+                ),
             ));
         }
         self.job_services.insert(service);
         // Keep the oldest known content: a revert puts back what was there before the batch.
         if !self.changed.iter().any(|c| c.path == path) {
-            self.changed.push(Changed { service, path: path.to_owned(), previous });
+            self.changed.push(Changed {
+                service,
+                path: path.to_owned(),
+                previous,
+            });
         }
         Ok(())
     }
@@ -151,5 +180,9 @@ fn restore(provider: &Provider, path: &Path, previous: Option<&[u8]>) {
 /// problem (the operation fails, nothing else); the rest keeps the provider's stable code.
 pub fn provider_error(e: ProviderError) -> OpError {
     let retryable = matches!(e.code(), "program_timeout" | "program_spawn_failed");
-    OpError { code: e.code().into(), message: e.to_string(), retryable }
+    OpError {
+        code: e.code().into(),
+        message: e.to_string(),
+        retryable,
+    }
 }

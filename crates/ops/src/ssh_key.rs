@@ -30,13 +30,20 @@ impl Family for SshKey {
 
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let owner = Owner::Tenant(account.clone());
-        if ctx.state.resources_of(&owner, SshKey::NAME).map_err(store_error)?.is_empty() {
+        if ctx
+            .state
+            .resources_of(&owner, SshKey::NAME)
+            .map_err(store_error)?
+            .is_empty()
+        {
             return Ok(());
         }
         if let Ok(info) = account_info(ctx, account) {
             write_keys(ctx, &info, &[])?;
         }
-        ctx.state.forget_resources_of(account, SshKey::NAME).map_err(store_error)?;
+        ctx.state
+            .forget_resources_of(account, SshKey::NAME)
+            .map_err(store_error)?;
         Ok(())
     }
 }
@@ -44,12 +51,22 @@ impl Family for SshKey {
 /// `SHA256:<base64>` of the key blob, as `ssh-keygen -l` prints it.
 pub fn fingerprint(key: &SshPublicKey) -> String {
     let blob = key.as_str().split(' ').nth(1).unwrap_or_default();
-    let bytes = base64::engine::general_purpose::STANDARD.decode(blob).unwrap_or_default();
-    format!("SHA256:{}", base64::engine::general_purpose::STANDARD_NO_PAD.encode(Sha256::digest(bytes)))
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(blob)
+        .unwrap_or_default();
+    format!(
+        "SHA256:{}",
+        base64::engine::general_purpose::STANDARD_NO_PAD.encode(Sha256::digest(bytes))
+    )
 }
 
 /// The account's keys after this job: the recorded ones, with `change` applied.
-fn keys_after(ctx: &Ctx, account: &Hex32, id: &Hex32, change: Option<&SshPublicKey>) -> Result<Vec<String>, OpError> {
+fn keys_after(
+    ctx: &Ctx,
+    account: &Hex32,
+    id: &Hex32,
+    change: Option<&SshPublicKey>,
+) -> Result<Vec<String>, OpError> {
     let owner = Owner::Tenant(account.clone());
     let mut keys: Vec<(String, String)> = ctx
         .state
@@ -57,7 +74,12 @@ fn keys_after(ctx: &Ctx, account: &Hex32, id: &Hex32, change: Option<&SshPublicK
         .map_err(store_error)?
         .into_iter()
         .filter(|row| &row.resource_id != id)
-        .filter_map(|row| Some((row.resource_id.to_string(), row.data["key"].as_str()?.to_owned())))
+        .filter_map(|row| {
+            Some((
+                row.resource_id.to_string(),
+                row.data["key"].as_str()?.to_owned(),
+            ))
+        })
         .collect();
     if let Some(key) = change {
         keys.push((id.to_string(), key.to_string()));
@@ -67,18 +89,25 @@ fn keys_after(ctx: &Ctx, account: &Hex32, id: &Hex32, change: Option<&SshPublicK
 }
 
 fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpError> {
-    let dir = ctx.provider.tenant_dir(&info.home, info.uid, info.gid).map_err(provider_error)?;
+    let dir = ctx
+        .provider
+        .tenant_dir(&info.home, info.uid, info.gid)
+        .map_err(provider_error)?;
     if keys.is_empty() {
-        return dir.remove_file(Path::new(AUTHORIZED_KEYS)).map_err(provider_error);
+        return dir
+            .remove_file(Path::new(AUTHORIZED_KEYS))
+            .map_err(provider_error);
     }
-    dir.mkdir_all(Path::new(SSH_DIR), 0o700).map_err(provider_error)?;
+    dir.mkdir_all(Path::new(SSH_DIR), 0o700)
+        .map_err(provider_error)?;
     crash::point("ssh_key.after_ssh_dir");
     let mut content = String::from("# Managed by layerone node: changes made here are replaced.\n");
     for key in keys {
         content.push_str(key);
         content.push('\n');
     }
-    dir.write_file_atomic(Path::new(AUTHORIZED_KEYS), content.as_bytes(), 0o600).map_err(provider_error)?;
+    dir.write_file_atomic(Path::new(AUTHORIZED_KEYS), content.as_bytes(), 0o600)
+        .map_err(provider_error)?;
     crash::point("ssh_key.after_write");
     Ok(())
 }
@@ -142,8 +171,12 @@ impl Operation for EnsureSshKey {
 
     fn example() -> EnsureSshKeyRequest {
         EnsureSshKeyRequest {
-            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2".parse().expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example"),
+            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
             key: EXAMPLE_KEY.parse().expect("valid example"),
         }
     }
@@ -154,7 +187,11 @@ impl Operation for EnsureSshKey {
         write_keys(ctx, &info, &keys)?;
         let fingerprint = fingerprint(&req.key);
         ctx.set_resource(json!({"key": req.key, "fingerprint": fingerprint}));
-        Ok(SshKeyResult { state: Presence::Present, fingerprint: Some(fingerprint), keys_in_file: keys.len() as u32 })
+        Ok(SshKeyResult {
+            state: Presence::Present,
+            fingerprint: Some(fingerprint),
+            keys_in_file: keys.len() as u32,
+        })
     }
 }
 
@@ -170,8 +207,12 @@ impl Operation for RemoveSshKey {
 
     fn example() -> RemoveSshKeyRequest {
         RemoveSshKeyRequest {
-            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2".parse().expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example"),
+            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
         }
     }
 
@@ -182,6 +223,10 @@ impl Operation for RemoveSshKey {
             write_keys(ctx, &info, &keys)?;
         }
         ctx.forget_resource();
-        Ok(SshKeyResult { state: Presence::Absent, fingerprint: None, keys_in_file: keys.len() as u32 })
+        Ok(SshKeyResult {
+            state: Presence::Absent,
+            fingerprint: None,
+            keys_in_file: keys.len() as u32,
+        })
     }
 }

@@ -26,13 +26,18 @@ impl Family for WebDomain {
 
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let owner = Owner::Tenant(account.clone());
-        let rows = ctx.state.resources_of(&owner, WebDomain::NAME).map_err(store_error)?;
+        let rows = ctx
+            .state
+            .resources_of(&owner, WebDomain::NAME)
+            .map_err(store_error)?;
         for row in &rows {
             let path = vhost_path(ctx, &row.resource_id);
             ctx.remove_service_config(Service::Apache, &path)?;
         }
         if !rows.is_empty() {
-            ctx.state.forget_resources_of(account, WebDomain::NAME).map_err(store_error)?;
+            ctx.state
+                .forget_resources_of(account, WebDomain::NAME)
+                .map_err(store_error)?;
         }
         Ok(())
     }
@@ -40,13 +45,21 @@ impl Family for WebDomain {
 
 /// The vhost file of one web domain (mapped under the provider's root).
 pub fn vhost_path(ctx: &Ctx, id: &Hex32) -> PathBuf {
-    ctx.provider.sysconf(&ctx.provider.apache_layout().vhosts_dir).join(format!("{id}.conf"))
+    ctx.provider
+        .sysconf(ctx.provider.apache_layout().vhosts_dir)
+        .join(format!("{id}.conf"))
 }
 
 /// Renders the virtual host. Every value in it comes from a validated type (a domain name is
 /// lowercase LDH, a home path is `[A-Za-z0-9._-]` components), so nothing a tenant sends can
 /// open a new directive or section.
-pub fn render_vhost(id: &Hex32, account: &Hex32, domain: &DomainName, aliases: &DomainAliases, docroot: &Path) -> String {
+pub fn render_vhost(
+    id: &Hex32,
+    account: &Hex32,
+    domain: &DomainName,
+    aliases: &DomainAliases,
+    docroot: &Path,
+) -> String {
     let docroot = docroot.display();
     let mut out = format!(
         "# Managed by layerone node for web domain {id} of account {account}.\n\
@@ -123,17 +136,23 @@ pub struct EnsureWebDomain;
 impl Operation for EnsureWebDomain {
     const NAME: &'static str = "ensure_web_domain";
     const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Serve a domain (and its aliases) from a document root in the account's home";
+    const SUMMARY: &'static str =
+        "Serve a domain (and its aliases) from a document root in the account's home";
     type Family = WebDomain;
     type Request = EnsureWebDomainRequest;
     type Result = WebDomainResult;
 
     fn example() -> EnsureWebDomainRequest {
         EnsureWebDomainRequest {
-            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3".parse().expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example"),
+            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
             domain: "shop.example.com".parse().expect("valid example"),
-            aliases: serde_json::from_value(json!(["www.shop.example.com"])).expect("valid example"),
+            aliases: serde_json::from_value(json!(["www.shop.example.com"]))
+                .expect("valid example"),
             docroot: None,
         }
     }
@@ -143,10 +162,15 @@ impl Operation for EnsureWebDomain {
         check_names_free(ctx, req)?;
         let relative = match &req.docroot {
             Some(path) => PathBuf::from(path.as_str()),
-            None => Path::new("web").join(req.domain.as_str()).join("public_html"),
+            None => Path::new("web")
+                .join(req.domain.as_str())
+                .join("public_html"),
         };
         let home = ctx.provider.sysconf(&info.home);
-        let dir = ctx.provider.tenant_dir(&info.home, info.uid, info.gid).map_err(provider_error)?;
+        let dir = ctx
+            .provider
+            .tenant_dir(&info.home, info.uid, info.gid)
+            .map_err(provider_error)?;
         dir.mkdir_all(&relative, 0o755).map_err(provider_error)?;
         crash::point("web_domain.after_docroot");
         let docroot = home.join(&relative);
@@ -170,14 +194,27 @@ impl Operation for EnsureWebDomain {
 
 /// A host name is served by one vhost on a node: refuse one another web domain already has.
 fn check_names_free(ctx: &Ctx, req: &EnsureWebDomainRequest) -> Result<(), OpError> {
-    let wanted: Vec<&str> = std::iter::once(req.domain.as_str()).chain(req.aliases.iter().map(DomainName::as_str)).collect();
-    for row in ctx.state.resources_of_family(WebDomain::NAME).map_err(store_error)? {
+    let wanted: Vec<&str> = std::iter::once(req.domain.as_str())
+        .chain(req.aliases.iter().map(DomainName::as_str))
+        .collect();
+    for row in ctx
+        .state
+        .resources_of_family(WebDomain::NAME)
+        .map_err(store_error)?
+    {
         if row.resource_id == req.id {
             continue;
         }
-        let names = std::iter::once(&row.data["domain"]).chain(row.data["aliases"].as_array().into_iter().flatten());
-        if let Some(taken) = names.filter_map(|n| n.as_str()).find(|n| wanted.contains(n)) {
-            return Err(OpError::permanent("domain_taken", format!("{taken} is already served by another web domain on this node")));
+        let names = std::iter::once(&row.data["domain"])
+            .chain(row.data["aliases"].as_array().into_iter().flatten());
+        if let Some(taken) = names
+            .filter_map(|n| n.as_str())
+            .find(|n| wanted.contains(n))
+        {
+            return Err(OpError::permanent(
+                "domain_taken",
+                format!("{taken} is already served by another web domain on this node"),
+            ));
         }
     }
     Ok(())
@@ -188,15 +225,20 @@ pub struct RemoveWebDomain;
 impl Operation for RemoveWebDomain {
     const NAME: &'static str = "remove_web_domain";
     const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Stop serving a domain; the files in its document root are left to the tenant";
+    const SUMMARY: &'static str =
+        "Stop serving a domain; the files in its document root are left to the tenant";
     type Family = WebDomain;
     type Request = RemoveWebDomainRequest;
     type Result = WebDomainResult;
 
     fn example() -> RemoveWebDomainRequest {
         RemoveWebDomainRequest {
-            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3".parse().expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1".parse().expect("valid example"),
+            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
         }
     }
 
@@ -204,6 +246,11 @@ impl Operation for RemoveWebDomain {
         ctx.remove_service_config(Service::Apache, &vhost_path(ctx, &req.id))?;
         crash::point("web_domain.after_old_vhost_removed");
         ctx.forget_resource();
-        Ok(WebDomainResult { state: Presence::Absent, domain: None, aliases: Vec::new(), document_root: None })
+        Ok(WebDomainResult {
+            state: Presence::Absent,
+            domain: None,
+            aliases: Vec::new(),
+            document_root: None,
+        })
     }
 }

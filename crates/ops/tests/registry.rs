@@ -20,23 +20,44 @@ fn registry_is_consistent_and_derives_everything() {
         "ensure_web_domain",
         "remove_web_domain",
     ] {
-        assert!(names.contains(&expected), "{expected} is not in the registry");
+        assert!(
+            names.contains(&expected),
+            "{expected} is not in the registry"
+        );
     }
     let families: BTreeSet<&str> = registry.families().iter().map(|f| f.name).collect();
     let used: BTreeSet<&str> = registry.operations().map(|op| op.family()).collect();
-    assert_eq!(families, used, "every family of an operation has a purge hook, and no other family exists");
-    assert_eq!(registry.families()[0].name, "account", "the account family is declared first, so it is purged last");
+    assert_eq!(
+        families, used,
+        "every family of an operation has a purge hook, and no other family exists"
+    );
+    assert_eq!(
+        registry.families()[0].name,
+        "account",
+        "the account family is declared first, so it is purged last"
+    );
     for op in registry.operations() {
         let request = op.request_schema();
-        assert_eq!(request["additionalProperties"], false, "{}: unknown fields must be denied", op.name());
+        assert_eq!(
+            request["additionalProperties"],
+            false,
+            "{}: unknown fields must be denied",
+            op.name()
+        );
         assert_eq!(op.scope(), Scope::Tenant);
         let example = serde_json::to_vec(&serde_json::json!({
             "request_id": "9".repeat(32), "operation": op.name(), "resource": op.example()
         }))
         .unwrap();
-        let job = registry.validate(&example, &"0".repeat(32).parse().unwrap()).expect("the example validates");
+        let job = registry
+            .validate(&example, &"0".repeat(32).parse().unwrap())
+            .expect("the example validates");
         assert_eq!(job.family, op.family());
-        assert_eq!(job.resource_id.as_str(), op.example()["id"].as_str().unwrap(), "the job key comes from the request");
+        assert_eq!(
+            job.resource_id.as_str(),
+            op.example()["id"].as_str().unwrap(),
+            "the job key comes from the request"
+        );
     }
     let catalogue = serde_json::to_value(registry.catalogue()).unwrap();
     assert_eq!(catalogue.as_array().unwrap().len(), names.len());
@@ -51,7 +72,15 @@ fn registry_is_consistent_and_derives_everything() {
 fn results_never_carry_resource_id_and_the_store_stamps_it() {
     for op in ops::registry().operations() {
         let result = op.result_schema();
-        assert!(result["properties"].get("resource_id").is_none(), "{} has resource_id in its result", op.name());
-        assert!(result["properties"].get("id").is_none(), "{} echoes the id in its result", op.name());
+        assert!(
+            result["properties"].get("resource_id").is_none(),
+            "{} has resource_id in its result",
+            op.name()
+        );
+        assert!(
+            result["properties"].get("id").is_none(),
+            "{} echoes the id in its result",
+            op.name()
+        );
     }
 }

@@ -48,13 +48,20 @@ impl Envelope {
             return Err(FieldError::new(
                 "body_too_large",
                 "",
-                format!("the body is {} bytes; at most {MAX_BODY} are accepted", body.len()),
+                format!(
+                    "the body is {} bytes; at most {MAX_BODY} are accepted",
+                    body.len()
+                ),
             ));
         }
         let value: Value = serde_json::from_slice(body)
             .map_err(|e| FieldError::new("invalid_json", "", e.to_string()))?;
         let Value::Object(map) = &value else {
-            return Err(FieldError::new("invalid_envelope", "", "the body must be a JSON object"));
+            return Err(FieldError::new(
+                "invalid_envelope",
+                "",
+                "the body must be a JSON object",
+            ));
         };
         if map.contains_key("action") {
             let env: NodeEnvelope = from_value(value, "")?;
@@ -80,7 +87,10 @@ impl Envelope {
 
 /// Deserializes `value` as `T`, turning the first error into a [`FieldError`] that names the
 /// offending field by its JSON path under `prefix`.
-pub fn from_value<T: serde::de::DeserializeOwned>(value: Value, prefix: &str) -> Result<T, FieldError> {
+pub fn from_value<T: serde::de::DeserializeOwned>(
+    value: Value,
+    prefix: &str,
+) -> Result<T, FieldError> {
     serde_path_to_error::deserialize(value).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
@@ -95,7 +105,11 @@ pub fn from_value<T: serde::de::DeserializeOwned>(value: Value, prefix: &str) ->
         let named = |msg: &str| msg.split('`').nth(1).map(str::to_owned);
         if message.starts_with("unknown field") {
             let name = named(&message).unwrap_or_default();
-            let field = if path.ends_with(&name) { base } else { join(&base, &name) };
+            let field = if path.ends_with(&name) {
+                base
+            } else {
+                join(&base, &name)
+            };
             FieldError::new("unknown_field", field, message)
         } else if message.starts_with("missing field") {
             let field = join(&base, &named(&message).unwrap_or_default());
@@ -133,7 +147,10 @@ impl ValidatedJob {
         resource: Value,
     ) -> ValidatedJob {
         let mut body = serde_json::Map::new();
-        body.insert("request_id".into(), Value::String(envelope.request_id.to_string()));
+        body.insert(
+            "request_id".into(),
+            Value::String(envelope.request_id.to_string()),
+        );
         match &envelope.node_id {
             Some(node) => {
                 body.insert("action".into(), Value::String(operation.into()));

@@ -21,7 +21,11 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(code: &'static str, field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError { code: Cow::Borrowed(code), field: field.into(), message: message.into() }
+        FieldError {
+            code: Cow::Borrowed(code),
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -38,17 +42,29 @@ pub struct OpError {
 impl OpError {
     /// A failure that the same request will meet again: bad state, conflict, unsupported.
     pub fn permanent(code: &'static str, message: impl Into<String>) -> Self {
-        OpError { code: Cow::Borrowed(code), message: message.into(), retryable: false }
+        OpError {
+            code: Cow::Borrowed(code),
+            message: message.into(),
+            retryable: false,
+        }
     }
 
     /// A failure that may clear by itself: a busy service, a reload that failed.
     pub fn retryable(code: &'static str, message: impl Into<String>) -> Self {
-        OpError { code: Cow::Borrowed(code), message: message.into(), retryable: true }
+        OpError {
+            code: Cow::Borrowed(code),
+            message: message.into(),
+            retryable: true,
+        }
     }
 }
 
 impl From<FieldError> for OpError {
     fn from(e: FieldError) -> Self {
-        OpError { code: e.code, message: format!("{}: {}", e.field, e.message), retryable: false }
+        OpError {
+            code: e.code,
+            message: format!("{}: {}", e.field, e.message),
+            retryable: false,
+        }
     }
 }

@@ -46,7 +46,10 @@ impl JobState {
     }
 
     pub fn is_terminal(self) -> bool {
-        matches!(self, JobState::Succeeded | JobState::Failed | JobState::Superseded)
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Superseded
+        )
     }
 }
 

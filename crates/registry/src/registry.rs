@@ -22,7 +22,9 @@ use crate::types::Hex32;
 /// A self-contained JSON Schema (2020-12) for `T`, with every subschema inlined.
 pub fn schema_of<T: JsonSchema>() -> Value {
     let settings = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
-    SchemaGenerator::new(settings).into_root_schema_for::<T>().to_value()
+    SchemaGenerator::new(settings)
+        .into_root_schema_for::<T>()
+        .to_value()
 }
 
 /// An operation with its types erased, as the store, the runner and the API see it.
@@ -76,16 +78,32 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
     fn parse(&self, resource: Value) -> Result<(Hex32, Owner, Value), FieldError> {
         let request: O::Request = from_value(resource, "resource")?;
         let owner = request.owner();
-        let scope_matches = matches!((O::SCOPE, &owner), (Scope::Node, Owner::Node) | (Scope::Tenant, Owner::Tenant(_)));
-        assert!(scope_matches, "operation {} declares scope {:?} but its request names owner {owner:?}", O::NAME, O::SCOPE);
-        let canonical = serde_json::to_value(&request).expect("a typed request always serializes to JSON");
+        let scope_matches = matches!(
+            (O::SCOPE, &owner),
+            (Scope::Node, Owner::Node) | (Scope::Tenant, Owner::Tenant(_))
+        );
+        assert!(
+            scope_matches,
+            "operation {} declares scope {:?} but its request names owner {owner:?}",
+            O::NAME,
+            O::SCOPE
+        );
+        let canonical =
+            serde_json::to_value(&request).expect("a typed request always serializes to JSON");
         Ok((request.resource_id().clone(), owner, canonical))
     }
-    fn apply(&self, ctx: &mut <O::Family as Family>::Context, resource: Value) -> Result<Value, OpError> {
+    fn apply(
+        &self,
+        ctx: &mut <O::Family as Family>::Context,
+        resource: Value,
+    ) -> Result<Value, OpError> {
         let request: O::Request = from_value(resource, "resource")?;
         let result = O::apply(ctx, &request)?;
         serde_json::to_value(&result).map_err(|e| {
-            OpError::permanent("invalid_result", format!("the result does not serialize: {e}"))
+            OpError::permanent(
+                "invalid_result",
+                format!("the result does not serialize: {e}"),
+            )
         })
     }
     fn validate_result(&self, result: &Value) -> Result<(), String> {
@@ -93,7 +111,9 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
             jsonschema::validator_for(&schema_of::<O::Result>()).map_err(|e| e.to_string())
         });
         match validator {
-            Ok(v) => v.validate(result).map_err(|e| format!("{} at {}", e, e.instance_path())),
+            Ok(v) => v
+                .validate(result)
+                .map_err(|e| format!("{} at {}", e, e.instance_path())),
             Err(e) => Err(format!("the result schema does not compile: {e}")),
         }
     }
@@ -116,9 +136,16 @@ pub enum RegistryError {
     #[error("family name {0} is used by two different family types")]
     DuplicateFamily(&'static str),
     #[error("the {which} schema of {operation} is not a closed object: {reason}")]
-    BadSchema { operation: &'static str, which: &'static str, reason: String },
+    BadSchema {
+        operation: &'static str,
+        which: &'static str,
+        reason: String,
+    },
     #[error("the example of {operation} does not validate: {error}")]
-    BadExample { operation: &'static str, error: FieldError },
+    BadExample {
+        operation: &'static str,
+        error: FieldError,
+    },
 }
 
 /// The one list of operations.
@@ -148,7 +175,10 @@ impl<C: 'static> RegistryBuilder<C> {
                 purge: <O::Family as Family>::purge,
             });
         }
-        self.registry.ops.push(Box::new(Entry::<O> { result_validator: OnceLock::new(), op: PhantomData }));
+        self.registry.ops.push(Box::new(Entry::<O> {
+            result_validator: OnceLock::new(),
+            op: PhantomData,
+        }));
         self
     }
 
@@ -172,7 +202,13 @@ pub struct CatalogueEntry {
 
 impl<C: 'static> Registry<C> {
     pub fn builder() -> RegistryBuilder<C> {
-        RegistryBuilder { registry: Registry { ops: Vec::new(), families: Vec::new(), family_types: Vec::new() } }
+        RegistryBuilder {
+            registry: Registry {
+                ops: Vec::new(),
+                families: Vec::new(),
+                family_types: Vec::new(),
+            },
+        }
     }
 
     pub fn operations(&self) -> impl Iterator<Item = &dyn OperationEntry<C>> {
@@ -202,11 +238,21 @@ impl<C: 'static> Registry<C> {
             }
         }
         for op in self.operations() {
-            let module = self.families.iter().find(|f| f.name == op.family()).map(|f| f.module);
+            let module = self
+                .families
+                .iter()
+                .find(|f| f.name == op.family())
+                .map(|f| f.module);
             if module != Some(op.module()) {
-                return Err(RegistryError::FamilyModuleConflict { family: op.family() });
+                return Err(RegistryError::FamilyModuleConflict {
+                    family: op.family(),
+                });
             }
-            let bad = |which, reason: String| RegistryError::BadSchema { operation: op.name(), which, reason };
+            let bad = |which, reason: String| RegistryError::BadSchema {
+                operation: op.name(),
+                which,
+                reason,
+            };
             let request = op.request_schema();
             if request.get("type") != Some(&Value::from("object")) {
                 return Err(bad("request", "not an object".into()));
@@ -220,14 +266,27 @@ impl<C: 'static> Registry<C> {
                 return Err(bad("result", "not an object".into()));
             }
             if result.pointer("/properties/resource_id").is_some() {
-                return Err(bad("result", "a result must not carry resource_id: the store stamps it".into()));
+                return Err(bad(
+                    "result",
+                    "a result must not carry resource_id: the store stamps it".into(),
+                ));
             }
             jsonschema::validator_for(&result).map_err(|e| bad("result", e.to_string()))?;
             let example = op.example();
             op.parse(example.clone())
-                .map_err(|error| RegistryError::BadExample { operation: op.name(), error })?;
-            if let Err(e) = jsonschema::validator_for(&request).map(|v| v.validate(&example).map_err(|e| e.to_string())) .map_err(|e| e.to_string()).and_then(|r| r) {
-                return Err(bad("request", format!("the example does not match the schema: {e}")));
+                .map_err(|error| RegistryError::BadExample {
+                    operation: op.name(),
+                    error,
+                })?;
+            if let Err(e) = jsonschema::validator_for(&request)
+                .map(|v| v.validate(&example).map_err(|e| e.to_string()))
+                .map_err(|e| e.to_string())
+                .and_then(|r| r)
+            {
+                return Err(bad(
+                    "request",
+                    format!("the example does not match the schema: {e}"),
+                ));
             }
         }
         Ok(())
@@ -246,15 +305,34 @@ impl<C: 'static> Registry<C> {
             .operation(&envelope.operation)
             .filter(|op| op.scope() == envelope.scope)
             .ok_or_else(|| {
-                FieldError::new("unknown_operation", field, format!("no {:?}-scope operation is named {:?}", envelope.scope, envelope.operation))
+                FieldError::new(
+                    "unknown_operation",
+                    field,
+                    format!(
+                        "no {:?}-scope operation is named {:?}",
+                        envelope.scope, envelope.operation
+                    ),
+                )
             })?;
         if let Some(requested) = &envelope.node_id
             && requested != node_id
         {
-            return Err(FieldError::new("wrong_node", "node_id", "this request is for another node"));
+            return Err(FieldError::new(
+                "wrong_node",
+                "node_id",
+                "this request is for another node",
+            ));
         }
         let (resource_id, owner, canonical) = op.parse(envelope.resource.clone())?;
-        Ok(ValidatedJob::new(&envelope, op.name(), op.family(), op.module(), resource_id, owner, canonical))
+        Ok(ValidatedJob::new(
+            &envelope,
+            op.name(),
+            op.family(),
+            op.module(),
+            resource_id,
+            owner,
+            canonical,
+        ))
     }
 
     pub fn catalogue(&self) -> Vec<CatalogueEntry> {

@@ -100,11 +100,51 @@ string_type!(
 
 /// Names that belong to the system and can never be a tenant's.
 const RESERVED_USERNAMES: &[&str] = &[
-    "root", "daemon", "bin", "sys", "sync", "games", "man", "lp", "mail", "news", "uucp",
-    "proxy", "www-data", "backup", "list", "irc", "gnats", "nobody", "nogroup", "systemd",
-    "messagebus", "sshd", "mysql", "postfix", "dovecot", "dovenull", "opendkim", "apache",
-    "httpd", "nginx", "ftp", "admin", "administrator", "layerone", "layerone-api", "wheel",
-    "sudo", "adm", "staff", "users", "operator", "halt", "shutdown", "vmail", "clamav",
+    "root",
+    "daemon",
+    "bin",
+    "sys",
+    "sync",
+    "games",
+    "man",
+    "lp",
+    "mail",
+    "news",
+    "uucp",
+    "proxy",
+    "www-data",
+    "backup",
+    "list",
+    "irc",
+    "gnats",
+    "nobody",
+    "nogroup",
+    "systemd",
+    "messagebus",
+    "sshd",
+    "mysql",
+    "postfix",
+    "dovecot",
+    "dovenull",
+    "opendkim",
+    "apache",
+    "httpd",
+    "nginx",
+    "ftp",
+    "admin",
+    "administrator",
+    "layerone",
+    "layerone-api",
+    "wheel",
+    "sudo",
+    "adm",
+    "staff",
+    "users",
+    "operator",
+    "halt",
+    "shutdown",
+    "vmail",
+    "clamav",
 ];
 
 string_type!(
@@ -368,11 +408,16 @@ impl<'de> Deserialize<'de> for DomainAliases {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let names = Vec::<DomainName>::deserialize(d)?;
         if names.len() > Self::MAX {
-            return Err(serde::de::Error::custom(format!("at most {} aliases", Self::MAX)));
+            return Err(serde::de::Error::custom(format!(
+                "at most {} aliases",
+                Self::MAX
+            )));
         }
         let mut seen = std::collections::HashSet::new();
         if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
-            return Err(serde::de::Error::custom(format!("alias {dup} is listed twice")));
+            return Err(serde::de::Error::custom(format!(
+                "alias {dup} is listed twice"
+            )));
         }
         Ok(DomainAliases(names))
     }
@@ -420,16 +465,42 @@ mod tests {
     fn username_rejects_system_names_and_bad_shapes() {
         assert!(ok::<Username>("shop1"));
         assert!(ok::<Username>("a_b-c"));
-        for bad in ["root", "www-data", "1abc", "Abc", "a.b", "", &"a".repeat(32), "layerone-x", "a b"] {
+        for bad in [
+            "root",
+            "www-data",
+            "1abc",
+            "Abc",
+            "a.b",
+            "",
+            &"a".repeat(32),
+            "layerone-x",
+            "a b",
+        ] {
             assert!(!ok::<Username>(bad), "{bad} accepted");
         }
     }
 
     #[test]
     fn domain_names_become_lowercase_punycode() {
-        assert_eq!("Example.COM".parse::<DomainName>().unwrap().as_str(), "example.com");
-        assert_eq!("bücher.de".parse::<DomainName>().unwrap().as_str(), "xn--bcher-kva.de");
-        for bad in ["localhost", "example.com.", "-a.com", "a..com", "*.a.com", "a_b.com", "1.2.3.4", "a/b.com", ""] {
+        assert_eq!(
+            "Example.COM".parse::<DomainName>().unwrap().as_str(),
+            "example.com"
+        );
+        assert_eq!(
+            "bücher.de".parse::<DomainName>().unwrap().as_str(),
+            "xn--bcher-kva.de"
+        );
+        for bad in [
+            "localhost",
+            "example.com.",
+            "-a.com",
+            "a..com",
+            "*.a.com",
+            "a_b.com",
+            "1.2.3.4",
+            "a/b.com",
+            "",
+        ] {
             assert!(!ok::<DomainName>(bad), "{bad} accepted");
         }
     }
@@ -438,7 +509,10 @@ mod tests {
     fn password_hash_is_crypt_sha512_only() {
         let good = format!("$6$saltsalt${}", "a".repeat(86));
         assert!(ok::<PasswordHash>(&good));
-        assert!(ok::<PasswordHash>(&format!("$6$rounds=5000$salt${}", "b".repeat(86))));
+        assert!(ok::<PasswordHash>(&format!(
+            "$6$rounds=5000$salt${}",
+            "b".repeat(86)
+        )));
         assert!(!ok::<PasswordHash>("hunter2"));
         assert!(!ok::<PasswordHash>(&format!("$1$salt${}", "a".repeat(22))));
         assert!(!ok::<PasswordHash>(&format!("$6$salt${}", "a".repeat(85))));
@@ -451,14 +525,26 @@ mod tests {
         assert!(ok::<SshPublicKey>(key));
         assert!(!ok::<SshPublicKey>(&format!("command=\"/bin/sh\" {key}")));
         assert!(!ok::<SshPublicKey>(&format!("{key}\nssh-rsa AAAA")));
-        assert!(!ok::<SshPublicKey>("ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN"));
+        assert!(!ok::<SshPublicKey>(
+            "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN"
+        ));
         assert!(!ok::<SshPublicKey>("ssh-ed25519 not-base64!"));
     }
 
     #[test]
     fn home_paths_stay_beneath_the_home() {
         assert!(ok::<HomePath>("web/example.com/public_html"));
-        for bad in ["/etc", "../x", "a/../b", "a//b", ".ssh", "a/.", "", "a\0b", "a/b/c/d/e/f/g/h/i"] {
+        for bad in [
+            "/etc",
+            "../x",
+            "a/../b",
+            "a//b",
+            ".ssh",
+            "a/.",
+            "",
+            "a\0b",
+            "a/b/c/d/e/f/g/h/i",
+        ] {
             assert!(!ok::<HomePath>(bad), "{bad} accepted");
         }
     }

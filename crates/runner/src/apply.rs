@@ -21,7 +21,12 @@ use store::{ClaimedJob, Outcome, ResourceChange};
 const MAX_BATCH: usize = 64;
 
 /// Applies queued jobs until none is claimable or the deadline passes. Returns how many ran.
-pub fn apply_pending(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, deadline: Instant) -> anyhow::Result<usize> {
+pub fn apply_pending(
+    ctx: &mut Ctx,
+    registry: &Registry<Ctx>,
+    node_id: &Hex32,
+    deadline: Instant,
+) -> anyhow::Result<usize> {
     ctx.state.recover_running()?;
     let mut applied = 0;
     loop {
@@ -33,7 +38,9 @@ pub fn apply_pending(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, d
             {
                 break;
             }
-            let Some(job) = ctx.state.claim_next()? else { break };
+            let Some(job) = ctx.state.claim_next()? else {
+                break;
+            };
             claimed += 1;
             let (outcome, services) = apply_one(ctx, registry, node_id, &job);
             if services.is_empty() {
@@ -54,7 +61,10 @@ pub fn apply_pending(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, d
                 outcome = Outcome {
                     result: Err(OpError::retryable(
                         "reload_failed",
-                        format!("{} did not take the change and it was reverted", service.name()),
+                        format!(
+                            "{} did not take the change and it was reverted",
+                            service.name()
+                        ),
                     )),
                     resource: ResourceChange::Keep,
                 };
@@ -70,50 +80,112 @@ pub fn apply_pending(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, d
 
 /// Applies one claimed job. Whatever happens (a failure, a panic, an invalid result) becomes
 /// the job's outcome: a failed operation never disables anything else.
-fn apply_one(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, job: &ClaimedJob) -> (Outcome, BTreeSet<Service>) {
+fn apply_one(
+    ctx: &mut Ctx,
+    registry: &Registry<Ctx>,
+    node_id: &Hex32,
+    job: &ClaimedJob,
+) -> (Outcome, BTreeSet<Service>) {
     let result = checked_apply(ctx, registry, node_id, job);
     let (resource, services) = ctx.take_job_effects();
     match result {
-        Ok(value) => (Outcome { result: Ok(value), resource }, services),
+        Ok(value) => (
+            Outcome {
+                result: Ok(value),
+                resource,
+            },
+            services,
+        ),
         Err(error) => {
             tracing::warn!(request_id = job.request_id, operation = job.operation, code = %error.code, message = error.message, "job failed");
-            (Outcome { result: Err(error), resource: ResourceChange::Keep }, services)
+            (
+                Outcome {
+                    result: Err(error),
+                    resource: ResourceChange::Keep,
+                },
+                services,
+            )
         }
     }
 }
 
-fn checked_apply(ctx: &mut Ctx, registry: &Registry<Ctx>, node_id: &Hex32, job: &ClaimedJob) -> Result<serde_json::Value, OpError> {
+fn checked_apply(
+    ctx: &mut Ctx,
+    registry: &Registry<Ctx>,
+    node_id: &Hex32,
+    job: &ClaimedJob,
+) -> Result<serde_json::Value, OpError> {
     // Root wrote this body itself, but reads it back from a file: check it again.
-    let validated = registry.validate(job.body.as_bytes(), node_id).map_err(|e| {
-        OpError::permanent("state_corrupt", format!("the admitted body no longer validates: {e}"))
-    })?;
+    let validated = registry
+        .validate(job.body.as_bytes(), node_id)
+        .map_err(|e| {
+            OpError::permanent(
+                "state_corrupt",
+                format!("the admitted body no longer validates: {e}"),
+            )
+        })?;
     if validated.operation != job.operation
         || validated.family != job.family
         || validated.resource_id != job.resource_id
         || validated.owner != job.owner
     {
-        return Err(OpError::permanent("state_corrupt", "the admitted body does not match its job row"));
+        return Err(OpError::permanent(
+            "state_corrupt",
+            "the admitted body does not match its job row",
+        ));
     }
-    let existing = ctx.state.resource(&job.family, &job.resource_id).map_err(|e| OpError::retryable("state_unavailable", e.to_string()))?;
+    let existing = ctx
+        .state
+        .resource(&job.family, &job.resource_id)
+        .map_err(|e| OpError::retryable("state_unavailable", e.to_string()))?;
     if let Some(row) = existing
         && row.owner != job.owner
     {
-        return Err(OpError::permanent("resource_owner_mismatch", format!("{} {} belongs to another owner", job.family, job.resource_id)));
+        return Err(OpError::permanent(
+            "resource_owner_mismatch",
+            format!(
+                "{} {} belongs to another owner",
+                job.family, job.resource_id
+            ),
+        ));
     }
-    let op = registry.operation(&job.operation).ok_or_else(|| OpError::permanent("state_corrupt", "unknown operation"))?;
+    let op = registry
+        .operation(&job.operation)
+        .ok_or_else(|| OpError::permanent("state_corrupt", "unknown operation"))?;
     let resource = serde_json::from_str::<serde_json::Value>(&job.body)
         .ok()
         .and_then(|mut body| body.get_mut("resource").map(serde_json::Value::take))
         .ok_or_else(|| OpError::permanent("state_corrupt", "the admitted body has no resource"))?;
     crash::point("apply.before_handler");
-    let applied = catch_unwind(AssertUnwindSafe(|| op.apply(ctx, resource))).unwrap_or_else(|panic| {
-        let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
-        tracing::error!(request_id = job.request_id, operation = job.operation, panic = what, "handler panicked: a node bug");
-        Err(OpError::permanent("handler_panicked", "the handler failed unexpectedly; this is a bug in the node"))
-    })?;
+    let applied =
+        catch_unwind(AssertUnwindSafe(|| op.apply(ctx, resource))).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(
+                request_id = job.request_id,
+                operation = job.operation,
+                panic = what,
+                "handler panicked: a node bug"
+            );
+            Err(OpError::permanent(
+                "handler_panicked",
+                "the handler failed unexpectedly; this is a bug in the node",
+            ))
+        })?;
     if let Err(reason) = op.validate_result(&applied) {
-        tracing::error!(request_id = job.request_id, operation = job.operation, reason, "handler returned an invalid result: a node bug");
-        return Err(OpError::permanent("invalid_result", format!("the result does not match its schema: {reason}")));
+        tracing::error!(
+            request_id = job.request_id,
+            operation = job.operation,
+            reason,
+            "handler returned an invalid result: a node bug"
+        );
+        return Err(OpError::permanent(
+            "invalid_result",
+            format!("the result does not match its schema: {reason}"),
+        ));
     }
     Ok(applied)
 }

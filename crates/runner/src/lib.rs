@@ -55,7 +55,11 @@ impl PassLock {
     /// Takes the lock, or returns `None` if another runner holds it.
     pub fn try_take(layout: &Layout) -> anyhow::Result<Option<PassLock>> {
         let path = layout.runner_lock();
-        let file = File::options().create(true).truncate(false).write(true).open(&path)?;
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
         match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => Ok(Some(PassLock { _file: file })),
             Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
@@ -80,7 +84,10 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
     // quick_check also rolls back a hot journal left by a crashed commit.
     state.quick_check()?;
     let mut ctx = ops::Ctx::new(config.provider.clone(), state);
-    let mut report = PassReport { ran: true, ..PassReport::default() };
+    let mut report = PassReport {
+        ran: true,
+        ..PassReport::default()
+    };
     steps::run_all(config, &mut ctx, &mut report);
     report.elapsed = started.elapsed();
     Ok(report)

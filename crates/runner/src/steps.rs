@@ -19,7 +19,12 @@ const BLOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Runs `step`, catching its error or panic: logged, recorded in state.db, and the pass moves
 /// on. The only place a step's failure is handled.
-pub fn contain(ctx: &mut Ctx, report: &mut PassReport, name: &'static str, step: impl FnOnce(&mut Ctx) -> anyhow::Result<()>) {
+pub fn contain(
+    ctx: &mut Ctx,
+    report: &mut PassReport,
+    name: &'static str,
+    step: impl FnOnce(&mut Ctx) -> anyhow::Result<()>,
+) {
     let outcome = catch_unwind(AssertUnwindSafe(|| step(ctx)));
     let message = match outcome {
         Ok(Ok(())) => return,
@@ -80,7 +85,12 @@ fn ingest(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<(usize, usize)
         admitted += done.admitted;
         rejected += done.rejected;
         if done.admitted + done.rejected > 0 {
-            tracing::info!(admitted = done.admitted, rejected = done.rejected, superseded = done.superseded, "ingested");
+            tracing::info!(
+                admitted = done.admitted,
+                rejected = done.rejected,
+                superseded = done.superseded,
+                "ingested"
+            );
         }
         if got < INGEST_BATCH as usize {
             return Ok((admitted, rejected));
@@ -93,12 +103,15 @@ fn ingest(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<(usize, usize)
 fn purge_orphans(ctx: &mut Ctx) -> anyhow::Result<()> {
     let orphans = ctx.state.orphan_owners(ops::account::Account::NAME)?;
     for (family, owner) in orphans {
-        let Owner::Tenant(account) = owner else { continue };
+        let Owner::Tenant(account) = owner else {
+            continue;
+        };
         let Some(entry) = ops::registry().families().iter().find(|f| f.name == family) else {
             anyhow::bail!("state.db tracks resources of an unknown family {family:?}");
         };
         tracing::warn!(family, %account, "purging resources whose account is gone");
-        (entry.purge)(ctx, &account).map_err(|e| anyhow::anyhow!("purge {family} of {account}: {e}"))?;
+        (entry.purge)(ctx, &account)
+            .map_err(|e| anyhow::anyhow!("purge {family} of {account}: {e}"))?;
         let (_, services) = ctx.take_job_effects();
         if !services.is_empty() && !ctx.finish_batch().is_empty() {
             anyhow::bail!("a reload after purging {family} of {account} failed");
@@ -129,10 +142,17 @@ fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
             _ => drift.push(format!("account {} has no user {name}", row.resource_id)),
         }
     }
-    for row in ctx.state.resources_of_family(ops::web_domain::WebDomain::NAME)? {
+    for row in ctx
+        .state
+        .resources_of_family(ops::web_domain::WebDomain::NAME)?
+    {
         let path = ops::web_domain::vhost_path(ctx, &row.resource_id);
         if ctx.provider.read_config(&path)?.is_none() {
-            drift.push(format!("web domain {} has no vhost {}", row.resource_id, path.display()));
+            drift.push(format!(
+                "web domain {} has no vhost {}",
+                row.resource_id,
+                path.display()
+            ));
         }
     }
     if drift.is_empty() {
@@ -153,7 +173,11 @@ fn blob_gc(config: &RunnerConfig) -> anyhow::Result<()> {
     for entry in entries {
         let entry = entry?;
         let meta = entry.metadata()?;
-        let old = meta.modified().ok().and_then(|t| SystemTime::now().duration_since(t).ok()).is_some_and(|age| age > BLOB_RETENTION);
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .is_some_and(|age| age > BLOB_RETENTION);
         if meta.is_file() && old {
             std::fs::remove_file(entry.path())?;
         }

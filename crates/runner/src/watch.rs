@@ -30,11 +30,20 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
             && !watching
         {
             // The inbox directory belongs to the API and may not exist yet.
-            let mask = WatchMask::MODIFY | WatchMask::CLOSE_WRITE | WatchMask::MOVED_TO | WatchMask::CREATE;
-            watching = inotify.watches().add(config.layout.inbox_dir(), mask).is_ok();
+            let mask = WatchMask::MODIFY
+                | WatchMask::CLOSE_WRITE
+                | WatchMask::MOVED_TO
+                | WatchMask::CREATE;
+            watching = inotify
+                .watches()
+                .add(config.layout.inbox_dir(), mask)
+                .is_ok();
         }
         match run_once(config) {
-            Ok(report) if report.applied + report.admitted + report.rejected > 0 || !report.failed_steps.is_empty() => {
+            Ok(report)
+                if report.applied + report.admitted + report.rejected > 0
+                    || !report.failed_steps.is_empty() =>
+            {
                 tracing::info!(
                     admitted = report.admitted,
                     rejected = report.rejected,
@@ -58,7 +67,10 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
                 std::thread::sleep(wait);
                 continue;
             };
-            let timeout = Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: wait.subsec_nanos() as i64 };
+            let timeout = Timespec {
+                tv_sec: wait.as_secs() as i64,
+                tv_nsec: wait.subsec_nanos() as i64,
+            };
             let mut fds = [PollFd::new(inotify, PollFlags::IN)];
             if poll(&mut fds, Some(&timeout)).unwrap_or(0) > 0 {
                 // Drain what is queued: one pass serves every change seen so far.

@@ -57,7 +57,10 @@ struct Res {
 }
 
 fn example() -> Req {
-    Req { id: "0".repeat(32).parse().unwrap(), account: "1".repeat(32).parse().unwrap() }
+    Req {
+        id: "0".repeat(32).parse().unwrap(),
+        account: "1".repeat(32).parse().unwrap(),
+    }
 }
 
 macro_rules! op {
@@ -81,16 +84,37 @@ macro_rules! op {
 }
 
 op!(Explode, "explode", panic!("handler bug"));
-op!(BadResult, "bad_result", Ok(Res { count: AtMostOne(5) }));
-op!(Fine, "fine", Ok(Res { count: AtMostOne(1) }));
+op!(
+    BadResult,
+    "bad_result",
+    Ok(Res {
+        count: AtMostOne(5)
+    })
+);
+op!(
+    Fine,
+    "fine",
+    Ok(Res {
+        count: AtMostOne(1)
+    })
+);
 
 fn setup() -> (tempfile::TempDir, Ctx, Registry<Ctx>, Hex32) {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(testing::sim_provider(Platform::Debian, dir.path(), vec![]));
     let state = StateDb::open(&dir.path().join("state.db")).unwrap();
-    let registry = Registry::builder().op::<Explode>().op::<BadResult>().op::<Fine>().build();
+    let registry = Registry::builder()
+        .op::<Explode>()
+        .op::<BadResult>()
+        .op::<Fine>()
+        .build();
     registry.check().unwrap();
-    (dir, Ctx::new(provider, state), registry, "f".repeat(32).parse().unwrap())
+    (
+        dir,
+        Ctx::new(provider, state),
+        registry,
+        "f".repeat(32).parse().unwrap(),
+    )
 }
 
 fn row(seq: i64, operation: &str, id: char) -> InboxRow {
@@ -102,16 +126,33 @@ fn row(seq: i64, operation: &str, id: char) -> InboxRow {
     })
     .to_string()
     .into_bytes();
-    InboxRow { seq, request_id, operation: operation.into(), body_len: body.len() as i64, body, received_at: Some(0) }
+    InboxRow {
+        seq,
+        request_id,
+        operation: operation.into(),
+        body_len: body.len() as i64,
+        body,
+        received_at: Some(0),
+    }
 }
 
 #[test]
 fn a_panicking_handler_fails_only_its_job() {
     let (_dir, mut ctx, registry, node) = setup();
-    let rows = [row(1, "explode", 'a'), row(2, "bad_result", 'b'), row(3, "fine", 'c')];
+    let rows = [
+        row(1, "explode", 'a'),
+        row(2, "bad_result", 'b'),
+        row(3, "fine", 'c'),
+    ];
     let report = ctx.state.ingest(&registry, &node, &rows).unwrap();
     assert_eq!(report.admitted, 3);
-    let applied = apply::apply_pending(&mut ctx, &registry, &node, Instant::now() + Duration::from_secs(10)).unwrap();
+    let applied = apply::apply_pending(
+        &mut ctx,
+        &registry,
+        &node,
+        Instant::now() + Duration::from_secs(10),
+    )
+    .unwrap();
     assert_eq!(applied, 3);
     let job = |c: char| ctx.state.job(&c.to_string().repeat(32)).unwrap().unwrap();
     let exploded = job('a');
@@ -130,7 +171,9 @@ fn a_failing_step_does_not_stop_the_others() {
     let (_dir, mut ctx, _registry, _node) = setup();
     let mut report = PassReport::default();
     let mut ran_last = false;
-    steps::contain(&mut ctx, &mut report, "fails", |_| anyhow::bail!("disk on fire"));
+    steps::contain(&mut ctx, &mut report, "fails", |_| {
+        anyhow::bail!("disk on fire")
+    });
     steps::contain(&mut ctx, &mut report, "panics", |_| panic!("step bug"));
     steps::contain(&mut ctx, &mut report, "works", |_| {
         ran_last = true;

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
-use registry::{JobState, JobView, Timings, ValidatedJob};
 use registry::envelope::MAX_BODY;
+use registry::{JobState, JobView, Timings, ValidatedJob};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::{StoreError, now_ms, sqlite};
@@ -60,16 +60,31 @@ impl Inbox {
     /// Opens (creating if needed) the inbox and starts its writer thread. The thread ends when
     /// the `Inbox` is dropped.
     pub fn open(path: &Path) -> Result<(Inbox, JoinHandle<()>), StoreError> {
-        let conn = sqlite::open_inbox_rw(path).map_err(StoreError::sqlite(format!("open {}", path.display())))?;
-        conn.execute_batch(SCHEMA).map_err(StoreError::sqlite("create the inbox schema"))?;
-        let reader = sqlite::open_inbox_rw(path).map_err(StoreError::sqlite("open an inbox reader"))?;
-        reader.pragma_update(None, "query_only", "ON").map_err(StoreError::sqlite("open an inbox reader"))?;
+        let conn = sqlite::open_inbox_rw(path)
+            .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
+        conn.execute_batch(SCHEMA)
+            .map_err(StoreError::sqlite("create the inbox schema"))?;
+        let reader =
+            sqlite::open_inbox_rw(path).map_err(StoreError::sqlite("open an inbox reader"))?;
+        reader
+            .pragma_update(None, "query_only", "ON")
+            .map_err(StoreError::sqlite("open an inbox reader"))?;
         let (tx, rx) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("inbox-writer".into())
             .spawn(move || writer_loop(conn, rx))
-            .map_err(|source| StoreError::Io { path: path.to_owned(), source })?;
-        Ok((Inbox { writer: Mutex::new(tx), reader: Mutex::new(reader), path: path.to_owned() }, handle))
+            .map_err(|source| StoreError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok((
+            Inbox {
+                writer: Mutex::new(tx),
+                reader: Mutex::new(reader),
+                path: path.to_owned(),
+            },
+            handle,
+        ))
     }
 
     pub fn path(&self) -> &Path {
@@ -78,8 +93,16 @@ impl Inbox {
 
     /// Queues a validated request for the next group commit; `reply` runs on the writer thread
     /// once the commit returned.
-    pub fn admit(&self, job: ValidatedJob, reply: impl FnOnce(Result<Admission, StoreError>) + Send + 'static) {
-        let sent = self.writer.lock().expect("the inbox writer lock is never poisoned: nothing panics while holding it").send(Command::Admit(job, Box::new(reply)));
+    pub fn admit(
+        &self,
+        job: ValidatedJob,
+        reply: impl FnOnce(Result<Admission, StoreError>) + Send + 'static,
+    ) {
+        let sent = self
+            .writer
+            .lock()
+            .expect("the inbox writer lock is never poisoned: nothing panics while holding it")
+            .send(Command::Admit(job, Box::new(reply)));
         if let Err(mpsc::SendError(Command::Admit(_, reply))) = sent {
             reply(Err(StoreError::WriterGone));
         }
@@ -96,40 +119,56 @@ impl Inbox {
 
     /// Asks the writer to delete rows root has already admitted (at or below `watermark`).
     pub fn prune(&self, watermark: i64) {
-        let _ = self.writer.lock().expect("the inbox writer lock is never poisoned: nothing panics while holding it").send(Command::Prune(watermark));
+        let _ = self
+            .writer
+            .lock()
+            .expect("the inbox writer lock is never poisoned: nothing panics while holding it")
+            .send(Command::Prune(watermark));
     }
 
     /// A request that is received but not yet admitted by root, as a job view.
     pub fn received(&self, request_id: &str) -> Result<Option<(JobView, String)>, StoreError> {
-        let conn = self.reader.lock().expect("the inbox reader lock is never poisoned: nothing panics while holding it");
-        conn.prepare_cached("SELECT operation, received_at, body_sha256 FROM requests WHERE request_id = ?1")
-            .and_then(|mut s| {
-                s.query_row(params![request_id], |r| {
-                    Ok((
-                        JobView {
-                            request_id: request_id.to_owned(),
-                            operation: r.get(0)?,
-                            state: JobState::Received,
-                            resource_id: None,
-                            generation: None,
-                            result: None,
-                            error: None,
-                            superseded_by: None,
-                            attempts: 0,
-                            timings: Timings { received_at_ms: Some(r.get(1)?), ..Timings::default() },
+        let conn = self
+            .reader
+            .lock()
+            .expect("the inbox reader lock is never poisoned: nothing panics while holding it");
+        conn.prepare_cached(
+            "SELECT operation, received_at, body_sha256 FROM requests WHERE request_id = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![request_id], |r| {
+                Ok((
+                    JobView {
+                        request_id: request_id.to_owned(),
+                        operation: r.get(0)?,
+                        state: JobState::Received,
+                        resource_id: None,
+                        generation: None,
+                        result: None,
+                        error: None,
+                        superseded_by: None,
+                        attempts: 0,
+                        timings: Timings {
+                            received_at_ms: Some(r.get(1)?),
+                            ..Timings::default()
                         },
-                        r.get(2)?,
-                    ))
-                })
-                .optional()
+                    },
+                    r.get(2)?,
+                ))
             })
-            .map_err(StoreError::sqlite("read the inbox"))
+            .optional()
+        })
+        .map_err(StoreError::sqlite("read the inbox"))
     }
 
     /// How many rows wait in the inbox, for tests and status.
     pub fn len(&self) -> Result<i64, StoreError> {
-        let conn = self.reader.lock().expect("the inbox reader lock is never poisoned: nothing panics while holding it");
-        conn.query_row("SELECT count(*) FROM requests", [], |r| r.get(0)).map_err(StoreError::sqlite("count the inbox"))
+        let conn = self
+            .reader
+            .lock()
+            .expect("the inbox reader lock is never poisoned: nothing panics while holding it");
+        conn.query_row("SELECT count(*) FROM requests", [], |r| r.get(0))
+            .map_err(StoreError::sqlite("count the inbox"))
     }
 
     pub fn is_empty(&self) -> Result<bool, StoreError> {
@@ -168,24 +207,39 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>) {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut admissions = Vec::with_capacity(batch.len());
         {
-            let mut find = tx.prepare_cached("SELECT seq, body_sha256, received_at FROM requests WHERE request_id = ?1")?;
+            let mut find = tx.prepare_cached(
+                "SELECT seq, body_sha256, received_at FROM requests WHERE request_id = ?1",
+            )?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO requests(request_id, operation, body, body_sha256, received_at)
                  VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq",
             )?;
             for (job, _) in &batch {
                 let existing: Option<(i64, String, i64)> = find
-                    .query_row(params![job.request_id.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .query_row(params![job.request_id.as_str()], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })
                     .optional()?;
                 admissions.push(match existing {
-                    Some((seq, sha, received_at)) if sha == job.body_sha256 => Admission::Duplicate { seq, received_at },
+                    Some((seq, sha, received_at)) if sha == job.body_sha256 => {
+                        Admission::Duplicate { seq, received_at }
+                    }
                     Some(_) => Admission::Conflict,
                     None => {
                         let seq = insert.query_row(
-                            params![job.request_id.as_str(), job.operation, job.canonical.as_bytes(), job.body_sha256, now],
+                            params![
+                                job.request_id.as_str(),
+                                job.operation,
+                                job.canonical.as_bytes(),
+                                job.body_sha256,
+                                now
+                            ],
                             |r| r.get(0),
                         )?;
-                        Admission::Received { seq, received_at: now }
+                        Admission::Received {
+                            seq,
+                            received_at: now,
+                        }
                     }
                 });
             }
@@ -202,7 +256,9 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>) {
         Err(e) => {
             tracing::error!(error = %e, requests = batch.len(), "inbox group commit failed");
             for (_, reply) in batch {
-                reply(Err(StoreError::Busy { context: format!("inbox commit: {e}") }));
+                reply(Err(StoreError::Busy {
+                    context: format!("inbox commit: {e}"),
+                }));
             }
         }
     }
@@ -228,7 +284,10 @@ impl InboxRow {
             return Err(registry::FieldError::new(
                 "body_too_large",
                 "",
-                format!("the body is {} bytes; at most {MAX_BODY} are accepted", self.body_len),
+                format!(
+                    "the body is {} bytes; at most {MAX_BODY} are accepted",
+                    self.body_len
+                ),
             ));
         }
         Ok(())
@@ -241,22 +300,34 @@ impl InboxRow {
 pub fn read_rows(path: &Path, after: i64, limit: u32) -> Result<Vec<InboxRow>, StoreError> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(StoreError::Io { path: path.to_owned(), source }),
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
         Ok(_) => {}
     }
-    let conn = sqlite::open_inbox_untrusted(path).map_err(StoreError::sqlite(format!("open {}", path.display())))?;
+    let conn = sqlite::open_inbox_untrusted(path)
+        .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
     let mut stmt = conn
-        .prepare("SELECT seq, request_id, operation, substr(body, 1, ?3), length(body), received_at
-             FROM requests WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        .prepare(
+            "SELECT seq, request_id, operation, substr(body, 1, ?3), length(body), received_at
+             FROM requests WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )
         .map_err(StoreError::sqlite("read the inbox"))?;
     let text = |v: rusqlite::types::ValueRef<'_>| match v {
-        rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).chars().take(128).collect(),
+        rusqlite::types::ValueRef::Text(t) => {
+            String::from_utf8_lossy(t).chars().take(128).collect()
+        }
         _ => String::new(),
     };
     let rows = stmt
         .query_map(params![after, limit, MAX_BODY as i64 + 1], |r| {
             let body = match r.get_ref(3)? {
-                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => b.to_vec(),
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
+                    b.to_vec()
+                }
                 _ => Vec::new(),
             };
             Ok(InboxRow {

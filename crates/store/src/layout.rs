@@ -87,7 +87,10 @@ impl Layout {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io { path: path.to_owned(), source }
+    move |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 fn make_dir(path: &Path, mode: u32, owner: Option<(u32, u32)>) -> Result<(), StoreError> {

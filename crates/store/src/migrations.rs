@@ -83,7 +83,8 @@ const MIGRATIONS: &[&str] = &[
 
 /// Applies the migrations this database has not seen, each in its own transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
-    let current: usize = conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
+    let current: usize =
+        conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         tx.execute_batch(sql)?;

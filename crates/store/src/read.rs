@@ -34,28 +34,50 @@ pub struct StateReader {
 
 impl StateReader {
     pub fn new(path: &Path) -> StateReader {
-        StateReader { path: path.to_owned(), pool: Mutex::new(Vec::new()) }
+        StateReader {
+            path: path.to_owned(),
+            pool: Mutex::new(Vec::new()),
+        }
     }
 
     /// Runs `f` on a pooled read-only connection, with the retry policy above.
-    fn read<T>(&self, what: &str, f: impl Fn(&Connection) -> rusqlite::Result<T>) -> Result<T, ReadError> {
+    fn read<T>(
+        &self,
+        what: &str,
+        f: impl Fn(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, ReadError> {
         let mut last = None;
         for (attempt, wait) in std::iter::once(0).chain(BACKOFF_MS).enumerate() {
             if attempt > 0 {
                 std::thread::sleep(Duration::from_millis(wait));
             }
-            let pooled = self.pool.lock().expect("the reader pool lock is never poisoned: nothing panics while holding it").pop();
-            let conn = match pooled.map(Ok).unwrap_or_else(|| sqlite::open_state_ro(&self.path)) {
+            let pooled = self
+                .pool
+                .lock()
+                .expect("the reader pool lock is never poisoned: nothing panics while holding it")
+                .pop();
+            let conn = match pooled
+                .map(Ok)
+                .unwrap_or_else(|| sqlite::open_state_ro(&self.path))
+            {
                 Ok(conn) => conn,
                 Err(e) if sqlite::is_transient(&e) || is_missing(&e) => {
                     last = Some(e);
                     continue;
                 }
-                Err(e) => return Err(StoreError::sqlite(format!("open {} read-only", self.path.display()))(e).into()),
+                Err(e) => {
+                    return Err(StoreError::sqlite(format!(
+                        "open {} read-only",
+                        self.path.display()
+                    ))(e)
+                    .into());
+                }
             };
             match f(&conn) {
                 Ok(value) => {
-                    let mut pool = self.pool.lock().expect("the reader pool lock is never poisoned: nothing panics while holding it");
+                    let mut pool = self.pool.lock().expect(
+                        "the reader pool lock is never poisoned: nothing panics while holding it",
+                    );
                     if pool.len() < POOL {
                         pool.push(conn);
                     }
@@ -67,7 +89,9 @@ impl StateReader {
             }
         }
         tracing::warn!(error = ?last, what, "state.db unreadable after retries; answering 503");
-        Err(ReadError::Unavailable { retry_after_secs: 1 })
+        Err(ReadError::Unavailable {
+            retry_after_secs: 1,
+        })
     }
 
     pub fn job(&self, request_id: &str) -> Result<Option<JobView>, ReadError> {
@@ -89,7 +113,11 @@ impl StateReader {
 
     /// The newest event cursor, so a waiting client can start from "now".
     pub fn last_cursor(&self) -> Result<i64, ReadError> {
-        self.read("read the last cursor", |c| c.query_row("SELECT coalesce(max(cursor), 0) FROM events", [], |r| r.get(0)))
+        self.read("read the last cursor", |c| {
+            c.query_row("SELECT coalesce(max(cursor), 0) FROM events", [], |r| {
+                r.get(0)
+            })
+        })
     }
 }
 

@@ -15,7 +15,10 @@ pub fn is_transient(err: &rusqlite::Error) -> bool {
     match err {
         rusqlite::Error::SqliteFailure(e, _) => {
             e.extended_code == READONLY_ROLLBACK
-                || matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                || matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                )
         }
         _ => false,
     }
@@ -52,7 +55,9 @@ pub fn open_state_rw(path: &Path) -> rusqlite::Result<Connection> {
 /// The API's read-only connection to state.db: it can read, never write, and never reads torn
 /// state (no `immutable`, no `nolock`).
 pub fn open_state_ro(path: &Path) -> rusqlite::Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(Duration::from_millis(250))?;
     conn.pragma_update(None, "query_only", "ON")?;
@@ -76,7 +81,9 @@ pub fn open_inbox_rw(path: &Path) -> rusqlite::Result<Connection> {
 /// Root's view of the inbox: read-only, not following a symlink, with every setting for an
 /// untrusted file. Each row it returns is re-validated before it can become a job.
 pub fn open_inbox_untrusted(path: &Path) -> rusqlite::Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(Duration::from_millis(1000))?;
     harden(&conn)?;

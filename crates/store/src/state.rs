@@ -74,9 +74,13 @@ pub struct IngestReport {
 impl StateDb {
     /// Opens (creating if needed) and migrates state.db.
     pub fn open(path: &Path) -> Result<StateDb, StoreError> {
-        let mut conn = sqlite::open_state_rw(path).map_err(StoreError::sqlite(format!("open {}", path.display())))?;
+        let mut conn = sqlite::open_state_rw(path)
+            .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
         migrations::migrate(&mut conn).map_err(StoreError::sqlite("migrate state.db"))?;
-        Ok(StateDb { conn, path: path.to_owned() })
+        Ok(StateDb {
+            conn,
+            path: path.to_owned(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -90,25 +94,40 @@ impl StateDb {
             .conn
             .query_row("PRAGMA quick_check", [], |r| r.get(0))
             .map_err(StoreError::sqlite("quick_check"))?;
-        if verdict == "ok" { Ok(()) } else { Err(StoreError::Corrupt(verdict)) }
+        if verdict == "ok" {
+            Ok(())
+        } else {
+            Err(StoreError::Corrupt(verdict))
+        }
     }
 
     /// `PRAGMA integrity_check`'s verdict, for the tests.
     pub fn integrity_check(&self) -> Result<String, StoreError> {
-        self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(StoreError::sqlite("integrity_check"))
+        self.conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(StoreError::sqlite("integrity_check"))
     }
 
     /// The highest inbox sequence number already admitted.
     pub fn watermark(&self) -> Result<i64, StoreError> {
-        views::meta(&self.conn, "ingest_watermark").map_err(StoreError::sqlite("read the watermark"))
+        views::meta(&self.conn, "ingest_watermark")
+            .map_err(StoreError::sqlite("read the watermark"))
     }
 
     /// Admits inbox rows. Every row is hostile input: it is validated again through the
     /// registry, and a row that fails becomes a failed job with the validation's code (and
     /// changes nothing else). Admission, generation allocation, supersession and the watermark
     /// move happen in one `BEGIN IMMEDIATE`.
-    pub fn ingest<C>(&mut self, registry: &Registry<C>, node_id: &Hex32, rows: &[InboxRow]) -> Result<IngestReport, StoreError> {
-        let mut report = IngestReport { watermark: self.watermark()?, ..IngestReport::default() };
+    pub fn ingest<C>(
+        &mut self,
+        registry: &Registry<C>,
+        node_id: &Hex32,
+        rows: &[InboxRow],
+    ) -> Result<IngestReport, StoreError> {
+        let mut report = IngestReport {
+            watermark: self.watermark()?,
+            ..IngestReport::default()
+        };
         if rows.is_empty() {
             return Ok(report);
         }
@@ -119,7 +138,9 @@ impl StateDb {
             .map_err(StoreError::sqlite("begin ingest"))?;
         for row in rows {
             report.watermark = report.watermark.max(row.seq);
-            match admit_row(&tx, registry, node_id, row, now).map_err(StoreError::sqlite("admit an inbox row"))? {
+            match admit_row(&tx, registry, node_id, row, now)
+                .map_err(StoreError::sqlite("admit an inbox row"))?
+            {
                 Admitted::Queued { superseded } => {
                     report.admitted += 1;
                     report.superseded += superseded;
@@ -128,8 +149,11 @@ impl StateDb {
                 Admitted::Duplicate => report.duplicates += 1,
             }
         }
-        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'ingest_watermark'", params![report.watermark])
-            .map_err(StoreError::sqlite("move the watermark"))?;
+        tx.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'ingest_watermark'",
+            params![report.watermark],
+        )
+        .map_err(StoreError::sqlite("move the watermark"))?;
         crash::point("ingest.before_commit");
         tx.commit().map_err(StoreError::sqlite("commit ingest"))?;
         crash::point("ingest.after_commit");
@@ -141,13 +165,20 @@ impl StateDb {
     pub fn recover_running(&mut self) -> Result<usize, StoreError> {
         let any: bool = self
             .conn
-            .query_row("SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running')", [], |r| r.get(0))
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running')",
+                [],
+                |r| r.get(0),
+            )
             .map_err(StoreError::sqlite("look for interrupted jobs"))?;
         if !any {
             return Ok(0);
         }
         self.conn
-            .execute("UPDATE jobs SET state = 'queued' WHERE state = 'running'", [])
+            .execute(
+                "UPDATE jobs SET state = 'queued' WHERE state = 'running'",
+                [],
+            )
             .map_err(StoreError::sqlite("requeue interrupted jobs"))
     }
 
@@ -180,15 +211,39 @@ impl StateDb {
                 .optional()
             })
             .map_err(StoreError::sqlite("claim a job"))?;
-        let Some((seq, request_id, operation, family, resource_id, owner, generation, body, attempts)) = row else {
+        let Some((
+            seq,
+            request_id,
+            operation,
+            family,
+            resource_id,
+            owner,
+            generation,
+            body,
+            attempts,
+        )) = row
+        else {
             return Ok(None);
         };
         crash::point("claim.after_commit");
         // Root wrote these columns itself from validated values; a value that does not parse
         // means state.db was changed behind its back.
-        let resource_id = resource_id.parse().map_err(|_| StoreError::Corrupt(format!("job {seq} resource_id")))?;
-        let owner = Owner::parse(&owner).ok_or_else(|| StoreError::Corrupt(format!("job {seq} owner")))?;
-        Ok(Some(ClaimedJob { seq, request_id, operation, family, resource_id, owner, generation, body, attempts }))
+        let resource_id = resource_id
+            .parse()
+            .map_err(|_| StoreError::Corrupt(format!("job {seq} resource_id")))?;
+        let owner =
+            Owner::parse(&owner).ok_or_else(|| StoreError::Corrupt(format!("job {seq} owner")))?;
+        Ok(Some(ClaimedJob {
+            seq,
+            request_id,
+            operation,
+            family,
+            resource_id,
+            owner,
+            generation,
+            body,
+            attempts,
+        }))
     }
 
     /// The owner of the job [`StateDb::claim_next`] would claim next, if any. A read.
@@ -205,7 +260,11 @@ impl StateDb {
         let now = now_ms();
         let (state, result, error) = match &outcome.result {
             Ok(value) => ("succeeded", Some(value.to_string()), None),
-            Err(e) => ("failed", None, Some(serde_json::to_string(e).expect("an OpError always serializes"))),
+            Err(e) => (
+                "failed",
+                None,
+                Some(serde_json::to_string(e).expect("an OpError always serializes")),
+            ),
         };
         let tx = self
             .conn
@@ -251,7 +310,8 @@ impl StateDb {
             }
         }
         crash::point("complete.before_commit");
-        tx.commit().map_err(StoreError::sqlite("commit completion"))?;
+        tx.commit()
+            .map_err(StoreError::sqlite("commit completion"))?;
         crash::point("complete.after_commit");
         Ok(())
     }
@@ -265,7 +325,11 @@ impl StateDb {
     }
 
     /// Every resource of one family that `owner` has, in a stable order.
-    pub fn resources_of(&self, owner: &Owner, family: &str) -> Result<Vec<ResourceRow>, StoreError> {
+    pub fn resources_of(
+        &self,
+        owner: &Owner,
+        family: &str,
+    ) -> Result<Vec<ResourceRow>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -314,7 +378,9 @@ impl StateDb {
             .map_err(StoreError::sqlite("find orphans"))?;
         rows.into_iter()
             .map(|(family, owner)| {
-                Owner::parse(&owner).map(|o| (family, o)).ok_or_else(|| StoreError::Corrupt(format!("owner {owner:?}")))
+                Owner::parse(&owner)
+                    .map(|o| (family, o))
+                    .ok_or_else(|| StoreError::Corrupt(format!("owner {owner:?}")))
             })
             .collect()
     }
@@ -334,9 +400,16 @@ impl StateDb {
 
     /// Forgets one family's resources of an account, after its purge hook removed them from
     /// the OS. A crash before this runs leaves the rows, so the purge runs again.
-    pub fn forget_resources_of(&mut self, owner: &Hex32, family: &str) -> Result<usize, StoreError> {
+    pub fn forget_resources_of(
+        &mut self,
+        owner: &Hex32,
+        family: &str,
+    ) -> Result<usize, StoreError> {
         self.conn
-            .execute("DELETE FROM resources WHERE owner = ?1 AND family = ?2", params![owner.as_str(), family])
+            .execute(
+                "DELETE FROM resources WHERE owner = ?1 AND family = ?2",
+                params![owner.as_str(), family],
+            )
             .map_err(StoreError::sqlite("forget resources"))
     }
 
@@ -350,7 +423,10 @@ impl StateDb {
             .map_err(StoreError::sqlite("record a step failure"))?;
         // Keep the table bounded: it is a recent history, not an archive.
         self.conn
-            .execute("DELETE FROM step_failures WHERE id <= (SELECT max(id) FROM step_failures) - 1000", [])
+            .execute(
+                "DELETE FROM step_failures WHERE id <= (SELECT max(id) FROM step_failures) - 1000",
+                [],
+            )
             .map_err(StoreError::sqlite("trim step failures"))?;
         Ok(())
     }
@@ -372,7 +448,9 @@ impl StateDb {
     pub fn trim_events(&self, keep: i64) -> Result<usize, StoreError> {
         let (min, max): (Option<i64>, Option<i64>) = self
             .conn
-            .query_row("SELECT min(cursor), max(cursor) FROM events", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row("SELECT min(cursor), max(cursor) FROM events", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .map_err(StoreError::sqlite("measure events"))?;
         match (min, max) {
             (Some(min), Some(max)) if max - min >= keep => self
@@ -413,9 +491,13 @@ fn read_resource(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<ResourceRow, 
     let data: String = r.get(4)?;
     Ok((|| {
         Ok(ResourceRow {
-            resource_id: id.parse().map_err(|_| StoreError::Corrupt(format!("resource id {id:?}")))?,
-            owner: Owner::parse(&owner).ok_or_else(|| StoreError::Corrupt(format!("owner {owner:?}")))?,
-            data: serde_json::from_str(&data).map_err(|_| StoreError::Corrupt(format!("resource data of {id}")))?,
+            resource_id: id
+                .parse()
+                .map_err(|_| StoreError::Corrupt(format!("resource id {id:?}")))?,
+            owner: Owner::parse(&owner)
+                .ok_or_else(|| StoreError::Corrupt(format!("owner {owner:?}")))?,
+            data: serde_json::from_str(&data)
+                .map_err(|_| StoreError::Corrupt(format!("resource data of {id}")))?,
             family,
             generation,
         })
@@ -442,7 +524,11 @@ fn admit_row<C>(
             if job.request_id.as_str() == row.request_id {
                 Ok(job)
             } else {
-                Err(FieldError::new("inbox_mismatch", "request_id", "the inbox row and its body name different request ids"))
+                Err(FieldError::new(
+                    "inbox_mismatch",
+                    "request_id",
+                    "the inbox row and its body name different request ids",
+                ))
             }
         });
     let job = match validated {
@@ -459,7 +545,12 @@ fn admit_row<C>(
     admit(tx, &job, row, now)
 }
 
-fn admit(tx: &rusqlite::Transaction<'_>, job: &ValidatedJob, row: &InboxRow, now: i64) -> rusqlite::Result<Admitted> {
+fn admit(
+    tx: &rusqlite::Transaction<'_>,
+    job: &ValidatedJob,
+    row: &InboxRow,
+    now: i64,
+) -> rusqlite::Result<Admitted> {
     let generation: i64 = tx
         .prepare_cached(
             "INSERT INTO generations(family, resource_id, generation) VALUES (?1, ?2, 1)
@@ -472,7 +563,12 @@ fn admit(tx: &rusqlite::Transaction<'_>, job: &ValidatedJob, row: &InboxRow, now
             "UPDATE jobs SET state = 'superseded', superseded_by = ?1, finished_at = ?2
              WHERE family = ?3 AND resource_id = ?4 AND state = 'queued'",
         )?
-        .execute(params![job.request_id.as_str(), now, job.family, job.resource_id.as_str()])?;
+        .execute(params![
+            job.request_id.as_str(),
+            now,
+            job.family,
+            job.resource_id.as_str()
+        ])?;
     tx.prepare_cached(
         "INSERT INTO jobs(request_id, operation, family, resource_id, owner, generation, body, body_sha256,
                           state, inbox_seq, received_at, queued_at)
@@ -513,8 +609,16 @@ fn reject<C>(
         .operation(&row.operation)
         .map(|op| op.name())
         .unwrap_or("unknown");
-    let field = if error.field.is_empty() { "body" } else { error.field.as_str() };
-    let error = OpError { code: error.code.clone(), message: format!("{field}: {}", error.message), retryable: false };
+    let field = if error.field.is_empty() {
+        "body"
+    } else {
+        error.field.as_str()
+    };
+    let error = OpError {
+        code: error.code.clone(),
+        message: format!("{field}: {}", error.message),
+        retryable: false,
+    };
     tx.prepare_cached(
         "INSERT INTO jobs(request_id, operation, state, error, inbox_seq, received_at, queued_at, finished_at)
          VALUES (?1, ?2, 'failed', ?3, ?4, ?5, ?6, ?6)

@@ -43,7 +43,10 @@ pub fn job(conn: &Connection, request_id: &str) -> rusqlite::Result<Option<JobVi
 }
 
 /// The body hash of a job, to tell a repeated request from a conflicting one.
-pub fn job_body_sha(conn: &Connection, request_id: &str) -> rusqlite::Result<Option<Option<String>>> {
+pub fn job_body_sha(
+    conn: &Connection,
+    request_id: &str,
+) -> rusqlite::Result<Option<Option<String>>> {
     conn.prepare_cached("SELECT body_sha256 FROM jobs WHERE request_id = ?1")?
         .query_row(params![request_id], |r| r.get(0))
         .optional()

@@ -51,7 +51,8 @@ fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -84,9 +85,16 @@ fn run(args: Args) -> anyhow::Result<()> {
         tls_key: args.tls_key,
         key_sha256,
         node_id: args.node_id,
-        limits: Limits { rate_per_sec: args.rate_per_sec, burst: args.rate_burst, ..Limits::default() },
+        limits: Limits {
+            rate_per_sec: args.rate_per_sec,
+            burst: args.rate_burst,
+            ..Limits::default()
+        },
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     runtime.block_on(api::serve(config, shutdown_signal()))
 }
 

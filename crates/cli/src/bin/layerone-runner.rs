@@ -82,7 +82,13 @@ fn main() -> anyhow::Result<()> {
             real: args
                 .sim_real
                 .iter()
-                .map(|name| Program::ALL.iter().copied().find(|p| p.name() == name).with_context(|| format!("unknown program {name}")))
+                .map(|name| {
+                    Program::ALL
+                        .iter()
+                        .copied()
+                        .find(|p| p.name() == name)
+                        .with_context(|| format!("unknown program {name}"))
+                })
                 .collect::<anyhow::Result<_>>()?,
         },
         other => anyhow::bail!("unknown backend {other:?}: expected real or sim"),
@@ -109,7 +115,9 @@ fn main() -> anyhow::Result<()> {
         budget: Duration::from_millis(args.budget_ms),
         api,
     };
-    ops::registry().check().context("the operation registry is inconsistent")?;
+    ops::registry()
+        .check()
+        .context("the operation registry is inconsistent")?;
     if args.watch {
         let stop = Arc::new(AtomicBool::new(false));
         for signal in [libc::SIGTERM, libc::SIGINT] {
@@ -132,7 +140,12 @@ fn lookup_api_user(name: &str) -> anyhow::Result<ApiIdentity> {
         .lines()
         .map(|l| l.split(':').collect::<Vec<_>>())
         .find(|f| f.len() >= 4 && f[0] == name)
-        .and_then(|f| Some(ApiIdentity { uid: f[2].parse().ok()?, gid: f[3].parse().ok()? }))
+        .and_then(|f| {
+            Some(ApiIdentity {
+                uid: f[2].parse().ok()?,
+                gid: f[3].parse().ok()?,
+            })
+        })
         .with_context(|| format!("no user {name} in /etc/passwd"))
 }
 

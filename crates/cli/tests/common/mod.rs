@@ -43,19 +43,35 @@ impl Node {
         let dir = tempfile::tempdir().expect("a temporary directory");
         // Traversable by the unprivileged API user of the privilege tests.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let real = if real_apache { vec![Program::ApacheCtl] } else { vec![] };
+        let real = if real_apache {
+            vec![Program::ApacheCtl]
+        } else {
+            vec![]
+        };
         let provider = testing::sim_provider(Platform::Debian, dir.path(), real);
         testing::seed_accounts(&provider).unwrap();
         if real_apache {
             testing::require_apachectl(Platform::Debian);
             testing::write_apache_test_config(&provider).unwrap();
         } else {
-            provider.ensure_dir(&provider.sysconf(provider.apache_layout().vhosts_dir), 0o755).unwrap();
+            provider
+                .ensure_dir(
+                    &provider.sysconf(provider.apache_layout().vhosts_dir),
+                    0o755,
+                )
+                .unwrap();
         }
         let layout = Layout::new(dir.path().join("data"));
         layout.prepare_api_side(None).unwrap();
         layout.prepare_root_side(None).unwrap();
-        Node { dir, layout, provider, node_id: id(0xfeed).parse().unwrap(), inbox: None, real_apache }
+        Node {
+            dir,
+            layout,
+            provider,
+            node_id: id(0xfeed).parse().unwrap(),
+            inbox: None,
+            real_apache,
+        }
     }
 
     pub fn inbox(&mut self) -> &Inbox {
@@ -67,7 +83,9 @@ impl Node {
 
     /// Admits a request exactly as the API does: validated, then group-committed.
     pub fn submit(&mut self, body: &Value) -> Admission {
-        let job = ops::registry().validate(body.to_string().as_bytes(), &self.node_id.clone()).expect("a valid request");
+        let job = ops::registry()
+            .validate(body.to_string().as_bytes(), &self.node_id.clone())
+            .expect("a valid request");
         self.inbox().admit_blocking(job).unwrap()
     }
 
@@ -91,7 +109,14 @@ impl Node {
             .arg(self.layout.root())
             .arg("--root")
             .arg(self.provider.root())
-            .args(["--backend", "sim", "--node-id", self.node_id.as_str(), "--log", "warn"]);
+            .args([
+                "--backend",
+                "sim",
+                "--node-id",
+                self.node_id.as_str(),
+                "--log",
+                "warn",
+            ]);
         if self.real_apache {
             cmd.args(["--sim-real", "apachectl"]);
         }
@@ -122,7 +147,12 @@ impl Node {
     pub fn vhosts(&self) -> BTreeSet<String> {
         let dir = self.path(self.provider.apache_layout().vhosts_dir);
         std::fs::read_dir(dir)
-            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".conf")).collect())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".conf"))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -144,44 +174,74 @@ impl Node {
         let state = self.state();
         assert_eq!(state.integrity_check().unwrap(), "ok");
         for (st, n) in state.job_counts().unwrap() {
-            assert!(st != "queued" && st != "running", "{n} jobs still {st} after a normal pass");
+            assert!(
+                st != "queued" && st != "running",
+                "{n} jobs still {st} after a normal pass"
+            );
         }
         let rows = state.all_resources().unwrap();
         let of = |family: &'static str| rows.iter().filter(move |r| r.family == family);
-        let users: BTreeSet<String> = of("account").map(|r| r.data["username"].as_str().unwrap().to_owned()).collect();
-        assert_eq!(self.node_users(), users, "passwd and state.db disagree on accounts");
+        let users: BTreeSet<String> = of("account")
+            .map(|r| r.data["username"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            self.node_users(),
+            users,
+            "passwd and state.db disagree on accounts"
+        );
         for account in of("account") {
             let home = self.path(account.data["home"].as_str().unwrap());
             assert!(home.is_dir(), "the home {} is missing", home.display());
         }
-        let vhosts: BTreeSet<String> = of("web_domain").map(|r| format!("{}.conf", r.resource_id)).collect();
+        let vhosts: BTreeSet<String> = of("web_domain")
+            .map(|r| format!("{}.conf", r.resource_id))
+            .collect();
         assert_eq!(self.vhosts(), vhosts, "vhosts and state.db disagree");
         for domain in of("web_domain") {
-            let file = self.path(self.provider.apache_layout().vhosts_dir).join(format!("{}.conf", domain.resource_id));
+            let file = self
+                .path(self.provider.apache_layout().vhosts_dir)
+                .join(format!("{}.conf", domain.resource_id));
             let text = std::fs::read_to_string(file).unwrap();
-            assert!(text.contains(&format!("ServerName {}", domain.data["domain"].as_str().unwrap())));
+            assert!(text.contains(&format!(
+                "ServerName {}",
+                domain.data["domain"].as_str().unwrap()
+            )));
         }
         for account in of("account") {
-            let keys: BTreeSet<String> =
-                of("ssh_key").filter(|k| k.owner.as_str() == account.resource_id.as_str()).map(|k| k.data["key"].as_str().unwrap().to_owned()).collect();
-            let file = self.path(account.data["home"].as_str().unwrap()).join(".ssh/authorized_keys");
+            let keys: BTreeSet<String> = of("ssh_key")
+                .filter(|k| k.owner.as_str() == account.resource_id.as_str())
+                .map(|k| k.data["key"].as_str().unwrap().to_owned())
+                .collect();
+            let file = self
+                .path(account.data["home"].as_str().unwrap())
+                .join(".ssh/authorized_keys");
             let in_file: BTreeSet<String> = std::fs::read_to_string(&file)
                 .unwrap_or_default()
                 .lines()
                 .filter(|l| !l.starts_with('#') && !l.is_empty())
                 .map(str::to_owned)
                 .collect();
-            assert_eq!(in_file, keys, "authorized_keys of {} and state.db disagree", account.resource_id);
+            assert_eq!(
+                in_file, keys,
+                "authorized_keys of {} and state.db disagree",
+                account.resource_id
+            );
         }
         for row in &rows {
             if row.family != "account" {
-                assert!(of("account").any(|a| a.resource_id.as_str() == row.owner.as_str()), "an orphan {} row", row.family);
+                assert!(
+                    of("account").any(|a| a.resource_id.as_str() == row.owner.as_str()),
+                    "an orphan {} row",
+                    row.family
+                );
             }
         }
     }
 
     pub fn audit_count(&self) -> usize {
-        testing::audit_records(&self.provider).map(|r| r.len()).unwrap_or(0)
+        testing::audit_records(&self.provider)
+            .map(|r| r.len())
+            .unwrap_or(0)
     }
 
     pub fn root_path(&self) -> &Path {
@@ -189,7 +249,8 @@ impl Node {
     }
 }
 
-pub const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example";
+pub const KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example";
 
 pub fn ensure_account(req: u64, account: u64, username: &str) -> Value {
     json!({"request_id": id(req), "operation": "ensure_account",
