@@ -135,7 +135,14 @@ pub(crate) async fn read_body(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        drain(&mut body).await;
+        // A client waiting for `100 Continue` has sent nothing yet: reading would invite the
+        // body, so answer at once. Any other client is already sending it.
+        let waiting = headers
+            .get(header::EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        if !waiting {
+            drain(&mut body).await;
+        }
         return Err(ApiError::BodyTooLarge { limit });
     }
     let read = async {

@@ -854,3 +854,38 @@ fn oversized_or_too_many_headers_are_refused_not_served() {
     // The server is fine afterwards.
     assert_eq!(client.health().expect("health").0, 200);
 }
+
+#[test]
+fn an_idle_connection_the_server_closed_is_replaced_transparently() {
+    // hyper closes a keep-alive connection that sends no request head within the header read
+    // timeout: the client's pooled connection is then dead, and the next request must not fail.
+    let node = Node::start_with(api::Limits {
+        header_read_timeout: Duration::from_millis(400),
+        ..api::Limits::default()
+    });
+    let client = node.client();
+    for _ in 0..3 {
+        assert_eq!(client.health().expect("health").0, 200);
+        std::thread::sleep(Duration::from_millis(1200));
+    }
+    assert_eq!(
+        client.connections_opened(),
+        3,
+        "each pause outlived the connection"
+    );
+    // A connection that is still open is reused.
+    for _ in 0..50 {
+        assert_eq!(
+            client
+                .request("GET", "/v1/catalogue", None, &[])
+                .expect("an answer")
+                .status,
+            200
+        );
+    }
+    assert_eq!(
+        client.connections_opened(),
+        4,
+        "50 requests in a row share one connection"
+    );
+}

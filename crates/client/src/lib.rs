@@ -14,7 +14,7 @@ pub mod pin;
 
 use std::io::{BufReader, ErrorKind};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -134,6 +134,8 @@ pub struct NodeClient {
     /// The furthest events cursor this client has read, so [`NodeClient::wait`] does not page
     /// through history it has already seen.
     cursor: AtomicI64,
+    /// How many connections this client has opened (a reused one is not counted again).
+    connects: AtomicU64,
 }
 
 impl std::fmt::Debug for NodeClient {
@@ -187,6 +189,7 @@ impl NodeClient {
             idle: Mutex::new(Vec::new()),
             timeout: DEFAULT_TIMEOUT,
             cursor: AtomicI64::new(0),
+            connects: AtomicU64::new(0),
         })
     }
 
@@ -194,6 +197,12 @@ impl NodeClient {
     pub fn with_timeout(mut self, timeout: Duration) -> NodeClient {
         self.timeout = timeout;
         self
+    }
+
+    /// How many TCP+TLS connections this client has opened so far: with keep-alive, far
+    /// fewer than the requests it sent.
+    pub fn connections_opened(&self) -> u64 {
+        self.connects.load(Ordering::Relaxed)
     }
 
     /// Sends one request and returns whatever the server answered, error statuses included.
@@ -362,6 +371,7 @@ impl NodeClient {
         })?;
         let conn = ClientConnection::new(self.tls.clone(), self.server_name.clone())
             .map_err(|e| ClientError::Tls(TlsError::Handshake(std::io::Error::other(e))))?;
+        self.connects.fetch_add(1, Ordering::Relaxed);
         let mut stream = StreamOwned::new(conn, sock);
         while stream.conn.is_handshaking() {
             if let Err(e) = stream.conn.complete_io(&mut stream.sock) {

@@ -92,7 +92,9 @@ pub fn from_value<T: serde::de::DeserializeOwned>(
     prefix: &str,
 ) -> Result<T, FieldError> {
     serde_path_to_error::deserialize(value).map_err(|err| {
+        // serde_path_to_error shows the root as ".".
         let path = err.path().to_string();
+        let path = if path == "." { String::new() } else { path };
         let inner = err.into_inner();
         let message = inner.to_string();
         let join = |a: &str, b: &str| match (a.is_empty() || a == ".", b.is_empty()) {

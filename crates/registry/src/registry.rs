@@ -76,6 +76,15 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
         serde_json::to_value(O::example()).expect("a typed request always serializes to JSON")
     }
     fn parse(&self, resource: Value) -> Result<(Hex32, Owner, Value), FieldError> {
+        // serde would also build a struct from an array of its fields in order: only the
+        // documented object form is accepted.
+        if !resource.is_object() {
+            return Err(FieldError::new(
+                "invalid_field",
+                "resource",
+                "the resource must be a JSON object",
+            ));
+        }
         let request: O::Request = from_value(resource, "resource")?;
         let owner = request.owner();
         let scope_matches = matches!(
