@@ -224,11 +224,16 @@ pub async fn serve(
 async fn prune_inbox(app: Arc<App>) {
     let mut tick = tokio::time::interval(PRUNE_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The watermark last pruned to: an idle node costs one read every tick and no write.
+    let mut pruned = 0;
     loop {
         tick.tick().await;
         let reader_app = app.clone();
         match tokio::task::spawn_blocking(move || reader_app.reader.watermark()).await {
-            Ok(Ok(watermark)) if watermark > 0 => app.inbox.prune(watermark),
+            Ok(Ok(watermark)) if watermark > pruned => {
+                app.inbox.prune(watermark);
+                pruned = watermark;
+            }
             Ok(Ok(_)) | Ok(Err(store::ReadError::Unavailable { .. })) => {}
             Ok(Err(e)) => {
                 tracing::warn!(error = ?e, "cannot read the ingest watermark; the inbox is not pruned this time")

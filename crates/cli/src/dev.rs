@@ -57,6 +57,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     let layout = Layout::new(root.join("data"));
     let dev_json = root.join("dev.json");
     let (api_key, node_id) = identity(&dev_json)?;
+    std::fs::create_dir_all(root.join("tls"))?;
     let (cert, key) = api::tls::write_key_pair(&root.join("tls"), "localhost")?;
     let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert)?)?;
 
