@@ -330,34 +330,15 @@ impl StateDb {
         owner: &Owner,
         family: &str,
     ) -> Result<Vec<ResourceRow>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT family, resource_id, owner, generation, data FROM resources
-                 WHERE owner = ?1 AND family = ?2 ORDER BY resource_id",
-            )
-            .map_err(StoreError::sqlite("list resources"))?;
-        let rows = stmt
-            .query_map(params![owner.as_str(), family], read_resource)
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(StoreError::sqlite("list resources"))?;
-        rows.into_iter().collect()
+        self.list_resources(
+            "WHERE owner = ?1 AND family = ?2",
+            params![owner.as_str(), family],
+        )
     }
 
     /// Every resource of one family, whoever owns it.
     pub fn resources_of_family(&self, family: &str) -> Result<Vec<ResourceRow>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT family, resource_id, owner, generation, data FROM resources
-                 WHERE family = ?1 ORDER BY resource_id",
-            )
-            .map_err(StoreError::sqlite("list resources"))?;
-        let rows = stmt
-            .query_map(params![family], read_resource)
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(StoreError::sqlite("list resources"))?;
-        rows.into_iter().collect()
+        self.list_resources("WHERE family = ?1", params![family])
     }
 
     /// Owners (with the family) of resources whose account row is gone: what the orphan
@@ -387,12 +368,24 @@ impl StateDb {
 
     /// Every tracked resource, for the tests that compare the OS with state.db.
     pub fn all_resources(&self) -> Result<Vec<ResourceRow>, StoreError> {
+        self.list_resources("", params![])
+    }
+
+    /// The one query behind the resource listings: `filter` is a fixed `WHERE` clause.
+    fn list_resources(
+        &self,
+        filter: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<ResourceRow>, StoreError> {
+        let sql = format!(
+            "SELECT family, resource_id, owner, generation, data FROM resources {filter} ORDER BY family, resource_id"
+        );
         let mut stmt = self
             .conn
-            .prepare("SELECT family, resource_id, owner, generation, data FROM resources ORDER BY family, resource_id")
+            .prepare_cached(&sql)
             .map_err(StoreError::sqlite("list resources"))?;
         let rows = stmt
-            .query_map([], read_resource)
+            .query_map(args, read_resource)
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(StoreError::sqlite("list resources"))?;
         rows.into_iter().collect()
