@@ -53,6 +53,19 @@ pub enum ProviderError {
     #[error("unsafe tenant path {path}: {reason}")]
     TenantPath { path: PathBuf, reason: String },
 
+    /// The tenant worker refused or failed the request, with its own stable code
+    /// (`tenant_*`, see `tenant::ErrorCode`). Symlinks and escapes are `TenantPath` instead.
+    #[error("tenant worker: {message}")]
+    Tenant {
+        code: tenant::ErrorCode,
+        message: String,
+    },
+
+    /// The tenant worker's reply was not one valid, bounded reply to the request sent. It ran
+    /// as the tenant, so this is treated like any hostile input: the operation fails.
+    #[error("invalid reply from the tenant worker: {reason}")]
+    TenantReply { reason: String },
+
     /// A filesystem operation on a system or tenant path failed.
     #[error("{op} {path}")]
     Io {
@@ -73,6 +86,8 @@ impl ProviderError {
             ProviderError::Spawn { .. } => "program_spawn_failed",
             ProviderError::TenantPath { .. } => "tenant_path_unsafe",
             ProviderError::Io { .. } => "io_error",
+            ProviderError::Tenant { code, .. } => code.code(),
+            ProviderError::TenantReply { .. } => "tenant_reply_invalid",
         }
     }
 
@@ -124,7 +139,7 @@ mod tests {
 
     #[test]
     fn codes_are_the_documented_stable_strings() {
-        let cases: Vec<(ProviderError, &str)> = vec![
+        let mut cases: Vec<(ProviderError, &str)> = vec![
             (
                 ProviderError::Unsupported {
                     program: Program::Cagefsctl,
@@ -171,6 +186,17 @@ mod tests {
                 "io_error",
             ),
         ];
+        cases.push((
+            ProviderError::Tenant {
+                code: tenant::ErrorCode::PermissionDenied,
+                message: "x".into(),
+            },
+            "tenant_permission_denied",
+        ));
+        cases.push((
+            ProviderError::TenantReply { reason: "x".into() },
+            "tenant_reply_invalid",
+        ));
         for (err, code) in cases {
             assert_eq!(err.code(), code, "{err}");
         }

@@ -109,14 +109,16 @@ impl Provider {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Output, ProviderError> {
-        let Some(path) = program.path(self.platform) else {
+        // `program_path` and `runs_real` are `Program::path` and `Backend::runs_real`, except
+        // for the tenant worker, whose path is resolved at run time (programs/tenant_worker.rs).
+        let Some(path) = self.program_path(program) else {
             return Err(ProviderError::Unsupported {
                 program,
                 platform: self.platform,
             });
         };
-        let real = self.backend.runs_real(program);
-        self.run_audited(program, Path::new(path), argv, stdin, timeout, real)
+        let real = self.runs_real(program);
+        self.run_audited(program, &path, argv, stdin, timeout, real)
     }
 
     /// Test hook: runs an arbitrary absolute path for real, labelled as `label` in errors and
@@ -219,7 +221,7 @@ fn spawn(path: &Path, args: &[OsString], feed_stdin: bool) -> std::io::Result<Ch
         .spawn()
 }
 
-fn run_process(
+pub(crate) fn run_process(
     program: Program,
     path: &Path,
     args: &[OsString],

@@ -38,6 +38,7 @@ pub use files::CONFIG_MODE;
 pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::ApacheLayout;
+pub use programs::tenant_worker::{TENANT_WORKER_NAME, TenantIsolation};
 pub use programs::useradd::{HOME_MODE, UserAdd};
 pub use programs::usermod::{Expire, UserMod};
 pub use provider::{Backend, Provider, ProviderConfig};

@@ -54,6 +54,14 @@ pub enum Program {
     /// CloudLinux only.
     #[serde(rename = "selectorctl")]
     Selectorctl,
+    /// The tenant worker (`crates/tenant`). Its path is not in this table: it is the
+    /// `layerone-tenant` beside the running executable, or the one configured with
+    /// `Provider::with_tenant_worker` (see `programs/tenant_worker.rs`).
+    #[serde(rename = "layerone-tenant")]
+    TenantWorker,
+    /// CloudLinux only: runs a command inside a user's LVE (and its CageFS namespace).
+    #[serde(rename = "lve_suwrapper")]
+    LveSuwrapper,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -76,10 +84,13 @@ impl Program {
         Program::Cagefsctl,
         Program::Lvectl,
         Program::Selectorctl,
+        Program::TenantWorker,
+        Program::LveSuwrapper,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
-    /// such program (the caller answers `unsupported_on_platform`).
+    /// such program (the caller answers `unsupported_on_platform`). The tenant worker has no
+    /// fixed path (`None` here); the provider resolves it.
     pub fn path(self, platform: Platform) -> Option<&'static str> {
         use Platform::{CloudLinux, Debian};
         use Program::*;
@@ -104,6 +115,10 @@ impl Program {
             (Cagefsctl, CloudLinux) => Some("/usr/sbin/cagefsctl"),
             (Lvectl, CloudLinux) => Some("/usr/sbin/lvectl"),
             (Selectorctl, CloudLinux) => Some("/usr/bin/selectorctl"),
+            (TenantWorker, _) => None,
+            // lve-wrappers installs it in /bin (CloudLinux documentation, "LVE Wrappers").
+            (LveSuwrapper, Debian) => None,
+            (LveSuwrapper, CloudLinux) => Some("/bin/lve_suwrapper"),
         }
     }
 
@@ -124,6 +139,8 @@ impl Program {
             Program::Cagefsctl => "cagefsctl",
             Program::Lvectl => "lvectl",
             Program::Selectorctl => "selectorctl",
+            Program::TenantWorker => "layerone-tenant",
+            Program::LveSuwrapper => "lve_suwrapper",
         }
     }
 
@@ -177,7 +194,12 @@ mod tests {
 
     #[test]
     fn isolation_programs_are_unsupported_on_debian_only() {
-        for program in [Program::Cagefsctl, Program::Lvectl, Program::Selectorctl] {
+        for program in [
+            Program::Cagefsctl,
+            Program::Lvectl,
+            Program::Selectorctl,
+            Program::LveSuwrapper,
+        ] {
             assert_eq!(program.path(Platform::Debian), None);
             assert!(program.path(Platform::CloudLinux).is_some());
         }
@@ -211,10 +233,12 @@ mod tests {
                 | Program::OpendkimGenkey
                 | Program::Cagefsctl
                 | Program::Lvectl
-                | Program::Selectorctl => {}
+                | Program::Selectorctl
+                | Program::TenantWorker
+                | Program::LveSuwrapper => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 14);
+        assert_eq!(Program::ALL.len(), 16);
         let unique: HashSet<_> = Program::ALL.iter().collect();
         assert_eq!(unique.len(), Program::ALL.len());
     }

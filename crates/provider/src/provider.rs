@@ -53,6 +53,9 @@ pub struct Provider {
     pub(crate) audit_dir: PathBuf,
     /// Ownership changes need root; tests run unprivileged too, and then skip them.
     pub(crate) is_root: bool,
+    /// The tenant worker, when configured (`with_tenant_worker`); otherwise the one beside
+    /// the running executable.
+    pub(crate) tenant_worker: Option<PathBuf>,
 }
 
 impl Provider {
@@ -78,6 +81,7 @@ impl Provider {
             backend: config.backend,
             audit_dir: config.audit_dir,
             is_root: rustix::process::geteuid().is_root(),
+            tenant_worker: None,
         }
     }
 

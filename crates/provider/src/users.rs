@@ -112,6 +112,26 @@ impl Provider {
         self.find_in("/etc/group", name, parse_group_line)
     }
 
+    /// The gids of the groups in `/etc/group` whose member list names `user` (its
+    /// supplementary groups), sorted.
+    pub fn supplementary_groups(&self, user: &str) -> Result<Vec<u32>, ProviderError> {
+        let path = self.sysconf("/etc/group");
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(ProviderError::io("read", path, e)),
+        };
+        let mut gids: Vec<u32> = String::from_utf8_lossy(&text)
+            .lines()
+            .filter_map(parse_group_line)
+            .filter(|g| g.members.iter().any(|m| m == user))
+            .map(|g| g.gid)
+            .collect();
+        gids.sort_unstable();
+        gids.dedup();
+        Ok(gids)
+    }
+
     /// The `/etc/shadow` entry named `name`, if any: for suspension checks and tests.
     pub fn shadow_entry(&self, name: &str) -> Result<Option<ShadowEntry>, ProviderError> {
         self.find_in("/etc/shadow", name, parse_shadow_line)

@@ -11,6 +11,7 @@
 mod apache;
 mod etc_files;
 mod shadow_utils;
+mod tenant_worker;
 
 use std::ffi::OsString;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -27,7 +28,7 @@ pub(crate) fn run(
     provider: &Provider,
     program: Program,
     args: &[OsString],
-    _stdin: Option<&[u8]>,
+    stdin: Option<&[u8]>,
 ) -> Output {
     let args: Vec<String> = match args
         .iter()
@@ -46,6 +47,8 @@ pub(crate) fn run(
         Program::Groupadd => shadow_utils::groupadd(provider, &args),
         Program::Groupdel => shadow_utils::groupdel(provider, &args),
         Program::ApacheCtl => apache::apachectl(provider, &args),
+        Program::TenantWorker => return tenant_worker::in_process(provider, &args, stdin),
+        Program::LveSuwrapper => return tenant_worker::lve_suwrapper(provider, &args, stdin),
         Program::Postfix
         | Program::Doveconf
         | Program::Mariadb
