@@ -207,3 +207,144 @@ fn tenant_error(e: TenantError) -> ProviderError {
 fn reply_invalid(why: impl Into<String>) -> ProviderError {
     ProviderError::TenantReply { reason: why.into() }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use tenant::{DirMode, Request, TenantResult};
+
+    use super::*;
+    use crate::testing::{audit_records, sim_provider};
+
+    /// Under Sim without root the request code runs in-process, without any drop, and says
+    /// so; the same request and reply types cross the same `execute`.
+    #[test]
+    fn sim_without_root_runs_the_request_code_in_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut provider = sim_provider(Platform::Debian, dir.path(), vec![]);
+        provider.is_root = false;
+        assert_eq!(provider.tenant_isolation(), TenantIsolation::InProcess);
+
+        let me = rustix::process::geteuid().as_raw();
+        let my_gid = rustix::process::getegid().as_raw();
+        // The home belongs to this process's user, which is who does the work here. Root
+        // runs these tests too: uid 0 is then refused as a tenant, so use a stand-in
+        // identity and a home owned by the current user.
+        std::fs::create_dir_all(provider.sysconf("/home/acme")).unwrap();
+        let who = Identity::new(
+            if me == 0 { 64_200 } else { me },
+            if my_gid == 0 { 64_200 } else { my_gid },
+            vec![],
+            "/home/acme".into(),
+        )
+        .unwrap();
+        let request = Request::EnsureDirs {
+            dirs: vec!["web/public_html".parse().unwrap()],
+            mode: DirMode::Public,
+        };
+        let result = provider.as_tenant(&who, &request).unwrap();
+        assert_eq!(
+            result,
+            TenantResult::EnsureDirs {
+                created: 1,
+                existing: 0
+            }
+        );
+        let created = provider.sysconf("/home/acme/web/public_html");
+        assert!(created.is_dir());
+        // No drop happened: the directory belongs to this process's user.
+        assert_eq!(std::fs::metadata(&created).unwrap().uid(), me);
+
+        let records = audit_records(&provider).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].program, "layerone-tenant");
+        assert_eq!(records[0].backend, "sim");
+
+        // A symlinked docroot fails the same way in-process.
+        std::os::unix::fs::symlink("/etc", provider.sysconf("/home/acme/evil")).unwrap();
+        let err = provider
+            .as_tenant(
+                &who,
+                &Request::EnsureDirs {
+                    dirs: vec!["evil/x".parse().unwrap()],
+                    mode: DirMode::Public,
+                },
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), "tenant_path_unsafe");
+    }
+
+    #[test]
+    fn the_worker_is_found_beside_the_running_executable_unless_configured() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider = sim_provider(Platform::Debian, dir.path(), vec![]);
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(
+            provider.program_path(Program::TenantWorker),
+            Some(exe.parent().unwrap().join(TENANT_WORKER_NAME))
+        );
+        let provider = provider.with_tenant_worker("/opt/layerone/bin/layerone-tenant");
+        assert_eq!(
+            provider.program_path(Program::TenantWorker),
+            Some(PathBuf::from("/opt/layerone/bin/layerone-tenant"))
+        );
+    }
+
+    #[test]
+    fn cloudlinux_wraps_the_worker_in_lve_suwrapper_with_the_tenants_uid() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider = sim_provider(Platform::CloudLinux, dir.path(), vec![])
+            .with_tenant_worker("/usr/libexec/layerone-tenant");
+        let who = Identity::new(1234, 1235, vec![33], "/home/acme".into()).unwrap();
+        let (program, argv) = provider.tenant_argv(&who).unwrap();
+        assert_eq!(program, Program::LveSuwrapper);
+        assert_eq!(
+            argv.for_audit(),
+            [
+                "1234",
+                "/usr/libexec/layerone-tenant",
+                "--uid",
+                "1234",
+                "--gid",
+                "1235",
+                "--groups",
+                "33",
+                "--home",
+                "/home/acme"
+            ]
+        );
+        let debian = sim_provider(Platform::Debian, dir.path(), vec![]);
+        let (program, argv) = debian.tenant_argv(&who).unwrap();
+        assert_eq!(program, Program::TenantWorker);
+        assert_eq!(argv.for_audit()[0], "--uid");
+    }
+
+    #[test]
+    fn tenant_identity_comes_from_passwd_and_the_group_member_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider = sim_provider(Platform::Debian, dir.path(), vec![]);
+        crate::testing::seed_accounts(&provider).unwrap();
+        let etc = provider.sysconf("/etc");
+        std::fs::write(
+            etc.join("passwd"),
+            "root:x:0:0:root:/root:/bin/bash\nacme:x:1001:1001::/home/acme:/bin/bash\n",
+        )
+        .unwrap();
+        std::fs::write(
+            etc.join("group"),
+            "root:x:0:\nacme:x:1001:\nwww-data:x:33:acme,other\nsftp:x:900:other\nbackup:x:34:acme\n",
+        )
+        .unwrap();
+        let who = provider.tenant_identity("acme").unwrap().unwrap();
+        assert_eq!((who.uid, who.gid), (1001, 1001));
+        assert_eq!(who.groups, vec![33, 34]);
+        assert_eq!(who.home, PathBuf::from("/home/acme"));
+        assert_eq!(provider.tenant_identity("nobody-here").unwrap(), None);
+        // root is never a tenant.
+        assert_eq!(
+            provider.tenant_identity("root").unwrap_err().code(),
+            "tenant_identity_invalid"
+        );
+    }
+}
