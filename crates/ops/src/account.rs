@@ -82,6 +82,37 @@ pub struct AccountInfo {
     pub home: PathBuf,
 }
 
+/// The account's tenant as the worker becomes it: uid, primary gid, the groups whose member
+/// list names the user, and the home. Handlers pass it to `Provider::as_tenant`.
+pub fn tenant_of(ctx: &Ctx, info: &AccountInfo) -> Result<tenant::Identity, OpError> {
+    let groups = ctx
+        .provider
+        .supplementary_groups(&info.username)
+        .map_err(provider_error)?;
+    tenant::Identity::new(info.uid, info.gid, groups, info.home.clone())
+        .map_err(|e| OpError::permanent(e.code.code(), e.message))
+}
+
+/// Bytes and inodes in an account's home, measured by the tenant worker as the tenant (no
+/// symlink followed, no other device entered, bounded in time and entries). The basis of a
+/// periodic `observe_account_usage`; not yet scheduled by the runner.
+pub fn account_usage(ctx: &Ctx, account: &Hex32) -> Result<tenant::DiskUsage, OpError> {
+    let info = account_info(ctx, account)?;
+    let who = tenant_of(ctx, &info)?;
+    match ctx
+        .provider
+        .as_tenant(&who, &tenant::Request::DiskUsage { budget_ms: None })
+        .map_err(provider_error)?
+    {
+        tenant::TenantResult::DiskUsage(usage) => Ok(usage),
+        // as_tenant checks the reply answers the request; this arm cannot be reached.
+        other => Err(OpError::permanent(
+            "tenant_reply_invalid",
+            format!("a {} result answered a disk_usage request", other.name()),
+        )),
+    }
+}
+
 /// Looks up the account that owns a resource. Fails with `account_missing` when the account
 /// was never created here, or was removed.
 pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> {

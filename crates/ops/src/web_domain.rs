@@ -4,7 +4,8 @@
 //! The vhost file is named after the resource id, so renaming a domain rewrites one file and
 //! a retry after a crash rewrites the same one. It is installed through
 //! [`Ctx::write_service_config`]: written atomically, checked with Apache's configuration
-//! test, put back on failure, and reloaded once per batch.
+//! test, put back on failure, and reloaded once per batch. The document root is created by
+//! the tenant worker, as the tenant (`Provider::as_tenant`).
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::account::{account_info, store_error};
+use crate::account::{account_info, store_error, tenant_of};
 use crate::context::{Ctx, Service, provider_error};
 
 pub struct WebDomain;
@@ -167,11 +168,27 @@ impl Operation for EnsureWebDomain {
                 .join("public_html"),
         };
         let home = ctx.provider.sysconf(&info.home);
-        let dir = ctx
-            .provider
-            .tenant_dir(&info.home, info.uid, info.gid)
+        // Created by the tenant worker, as the tenant: the directories are the tenant's by
+        // construction, and a symlink planted anywhere on the way fails this job only.
+        let docroot_rel: tenant::RelPath = relative
+            .to_str()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                OpError::permanent(
+                    "invalid_docroot",
+                    format!("{} is not a plain relative path", relative.display()),
+                )
+            })?;
+        let who = tenant_of(ctx, &info)?;
+        ctx.provider
+            .as_tenant(
+                &who,
+                &tenant::Request::EnsureDirs {
+                    dirs: vec![docroot_rel],
+                    mode: tenant::DirMode::Public,
+                },
+            )
             .map_err(provider_error)?;
-        dir.mkdir_all(&relative, 0o755).map_err(provider_error)?;
         crash::point("web_domain.after_docroot");
         let docroot = home.join(&relative);
         let vhost = render_vhost(&req.id, &req.account, &req.domain, &req.aliases, &docroot);
