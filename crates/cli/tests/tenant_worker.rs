@@ -13,6 +13,10 @@ use common::*;
 use registry::JobState;
 
 fn require_worker_beside_the_runner() {
+    assert!(
+        rustix::process::geteuid().is_root(),
+        "the runner starts the real worker only as root (CI runs the suite as root)"
+    );
     let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
     assert!(
         worker.exists(),
