@@ -313,6 +313,8 @@ pub struct Whoami {
     pub groups: Vec<u32>,
     /// `prctl(PR_GET_NO_NEW_PRIVS)`.
     pub no_new_privs: u32,
+    /// `prctl(PR_GET_DUMPABLE)`: 0, so the tenant's other processes cannot ptrace it.
+    pub dumpable: u32,
     /// Effective and permitted capability sets (`capget`).
     pub cap_effective: u64,
     pub cap_permitted: u64,

@@ -8,7 +8,7 @@
 //!    `setres*id` so the saved ids change too; then verified with `getres*id`, `getgroups`
 //!    and `capget`, and by trying `setuid(0)`/`setgid(0)`, which must fail. Then
 //!    `PR_SET_NO_NEW_PRIVS`, so no setuid binary or file capability could ever raise it
-//!    again, the resource limits of [`crate::protocol::limits`] (soft = hard), `SIGXFSZ`
+//!    again, not dumpable (no ptrace by the tenant's other processes), the resource limits of [`crate::protocol::limits`] (soft = hard), `SIGXFSZ`
 //!    ignored, umask 077 and cwd `/`.
 //!
 //! The worker is single-threaded throughout (its `RLIMIT_NPROC` of 0 makes sure), which is
@@ -78,6 +78,13 @@ pub fn drop_to(who: &Identity) -> Result<(), TenantError> {
     // SAFETY: prctl with integer arguments only.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(fail("PR_SET_NO_NEW_PRIVS"));
+    }
+    // Not dumpable (the kernel already clears it on the uid change; this makes it explicit):
+    // the tenant's other processes cannot ptrace the worker to read the request or forge
+    // its reply, and no core file is written.
+    // SAFETY: prctl with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(fail("PR_SET_DUMPABLE"));
     }
     for &(name, value) in RLIMITS {
         let limit = libc::rlimit {

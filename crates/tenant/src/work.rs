@@ -68,6 +68,8 @@ pub fn whoami() -> Whoami {
     let (uid, gid) = sandbox::res_ids();
     // SAFETY: prctl with integer arguments only.
     let no_new_privs = unsafe { libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) };
+    // SAFETY: as above.
+    let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
     let (cap_effective, cap_permitted) = sandbox::capabilities();
     let rlimits = sandbox::RLIMITS
         .iter()
@@ -87,6 +89,7 @@ pub fn whoami() -> Whoami {
         gid,
         groups: sandbox::current_groups(),
         no_new_privs: no_new_privs.max(0) as u32,
+        dumpable: dumpable.max(0) as u32,
         cap_effective,
         cap_permitted,
         regain_root_refused: sandbox::root_refused(),

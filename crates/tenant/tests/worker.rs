@@ -152,6 +152,7 @@ fn worker_runs_as_exactly_the_tenant_with_a_clean_process() {
     assert_eq!(me.gid, [ALICE; 3], "real, effective and saved gid");
     assert_eq!(me.groups, vec![ALICE, EXTRA_GROUP]);
     assert_eq!(me.no_new_privs, 1);
+    assert_eq!(me.dumpable, 0);
     assert_eq!((me.cap_effective, me.cap_permitted), (0, 0));
     assert!(me.regain_root_refused, "setuid(0) must fail");
     assert_eq!(me.env_count, 0);
@@ -703,4 +704,24 @@ fn cloudlinux_starts_the_worker_inside_lve_suwrapper() {
             &alice, WORKER, "--uid", &alice, "--gid", &alice, "--groups", &groups, "--home", &home
         ]
     );
+}
+
+#[test]
+fn a_reply_that_is_not_a_reply_fails_the_operation() {
+    let f = fixture(Platform::Debian);
+    // A worker that exits non-zero (`cat` refuses the identity options).
+    let provider =
+        sim_provider(Platform::Debian, f.dir.path(), vec![]).with_tenant_worker("/bin/cat");
+    let err = provider
+        .as_tenant(&f.alice, &ensure_dirs(&["x"], DirMode::Public))
+        .unwrap_err();
+    assert_eq!(err.code(), "program_failed");
+    // `echo` prints its arguments: not JSON at all.
+    let provider =
+        sim_provider(Platform::Debian, f.dir.path(), vec![]).with_tenant_worker("/bin/echo");
+    let err = provider
+        .as_tenant(&f.alice, &Request::Whoami {})
+        .unwrap_err();
+    assert_eq!(err.code(), "tenant_reply_invalid");
+    assert!(!f.home(&f.alice).join("x").exists());
 }
