@@ -414,7 +414,7 @@ fn a_home_that_is_a_symlink_or_not_the_tenants_is_refused() {
 }
 
 #[test]
-fn root_is_never_a_tenant() {
+fn root_or_a_malformed_home_is_never_a_tenant() {
     let f = fixture(Platform::Debian);
     for (uid, gid, groups) in [
         (0, ALICE, vec![]),
@@ -431,6 +431,19 @@ fn root_is_never_a_tenant() {
         assert_eq!(
             code(f.provider.as_tenant(&root, &Request::Whoami {})),
             "tenant_identity_invalid"
+        );
+    }
+    for home in ["home/alice", "/home/../etc", "/"] {
+        let odd = Identity {
+            uid: ALICE,
+            gid: ALICE,
+            groups: vec![],
+            home: PathBuf::from(home),
+        };
+        assert_eq!(
+            code(f.provider.as_tenant(&odd, &Request::Whoami {})),
+            "tenant_identity_invalid",
+            "{home}"
         );
     }
     assert!(

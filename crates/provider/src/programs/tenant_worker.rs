@@ -111,13 +111,12 @@ impl Provider {
         who: &Identity,
         request: &Request,
     ) -> Result<TenantResult, ProviderError> {
-        let mapped = Identity::new(
-            who.uid,
-            who.gid,
-            who.groups.clone(),
-            self.sysconf(&who.home),
-        )
-        .map_err(tenant_error)?;
+        // Checked before the home is mapped: the fields are public, and `sysconf` treats a
+        // relative or `..` path as a programmer error.
+        let who = Identity::new(who.uid, who.gid, who.groups.clone(), who.home.clone())
+            .map_err(tenant_error)?;
+        let mapped = Identity::new(who.uid, who.gid, who.groups, self.sysconf(&who.home))
+            .map_err(tenant_error)?;
         let stdin = serde_json::to_vec(request).expect("a request always serializes");
         let (program, argv) = self.tenant_argv(&mapped)?;
         let output = self.execute(
