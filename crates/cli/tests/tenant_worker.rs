@@ -82,3 +82,38 @@ fn docroots_are_created_by_the_tenant_worker_as_the_tenant() {
             .is_dir()
     );
 }
+
+#[test]
+fn account_usage_is_measured_by_the_worker_as_the_tenant() {
+    require_worker_beside_the_runner();
+    let mut node = Node::new();
+    node.submit(&ensure_account(1, 10, "shop1"));
+    node.submit(&ensure_domain(2, 30, 10, "shop.example.com"));
+    node.pass();
+    let user = node.provider.lookup_user("shop1").unwrap().unwrap();
+    let docroot = node.path("/home/shop1/web/shop.example.com/public_html");
+    std::fs::write(docroot.join("index.html"), vec![b'x'; 12_345]).unwrap();
+    std::os::unix::fs::chown(docroot.join("index.html"), Some(user.uid), Some(user.gid)).unwrap();
+    // Outside the home, behind a symlink the tenant planted: never counted.
+    let outside = node.dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("big"), vec![0u8; 1_000_000]).unwrap();
+    std::os::unix::fs::symlink(&outside, node.path("/home/shop1/link")).unwrap();
+
+    let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
+    let provider =
+        provider::testing::sim_provider(provider::Platform::Debian, node.dir.path(), vec![])
+            .with_tenant_worker(worker);
+    let ctx = ops::Ctx::new(std::sync::Arc::new(provider), node.state());
+    let usage = ops::account::account_usage(&ctx, &id(10).parse().unwrap()).unwrap();
+    assert!(usage.complete);
+    // The home, web, the domain directory, public_html; index.html and the symlink.
+    assert_eq!((usage.dirs, usage.files, usage.symlinks), (4, 1, 1));
+    assert!(usage.apparent_bytes >= 12_345 && usage.apparent_bytes < 1_000_000);
+    let records = provider::testing::audit_records(&ctx.provider).unwrap();
+    assert_eq!(records.last().unwrap().program, "layerone-tenant");
+    assert_eq!(records.last().unwrap().backend, "real");
+    // An account that does not exist is the operation's error, not a panic.
+    let err = ops::account::account_usage(&ctx, &id(99).parse().unwrap()).unwrap_err();
+    assert_eq!(err.code, "account_missing");
+}
