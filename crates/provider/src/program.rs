@@ -54,6 +54,9 @@ pub enum Program {
     /// CloudLinux only.
     #[serde(rename = "selectorctl")]
     Selectorctl,
+    /// The sudoers checker; the node runs only its check mode (`visudo -c -f FILE`).
+    #[serde(rename = "visudo")]
+    Visudo,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -76,6 +79,7 @@ impl Program {
         Program::Cagefsctl,
         Program::Lvectl,
         Program::Selectorctl,
+        Program::Visudo,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -104,6 +108,7 @@ impl Program {
             (Cagefsctl, CloudLinux) => Some("/usr/sbin/cagefsctl"),
             (Lvectl, CloudLinux) => Some("/usr/sbin/lvectl"),
             (Selectorctl, CloudLinux) => Some("/usr/bin/selectorctl"),
+            (Visudo, _) => Some("/usr/sbin/visudo"),
         }
     }
 
@@ -124,6 +129,7 @@ impl Program {
             Program::Cagefsctl => "cagefsctl",
             Program::Lvectl => "lvectl",
             Program::Selectorctl => "selectorctl",
+            Program::Visudo => "visudo",
         }
     }
 
@@ -211,10 +217,11 @@ mod tests {
                 | Program::OpendkimGenkey
                 | Program::Cagefsctl
                 | Program::Lvectl
-                | Program::Selectorctl => {}
+                | Program::Selectorctl
+                | Program::Visudo => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 14);
+        assert_eq!(Program::ALL.len(), 15);
         let unique: HashSet<_> = Program::ALL.iter().collect();
         assert_eq!(unique.len(), Program::ALL.len());
     }

@@ -11,6 +11,7 @@ pub mod groupdel;
 pub mod useradd;
 pub mod userdel;
 pub mod usermod;
+pub mod visudo;
 
 use crate::exec::Argv;
 use crate::provider::Provider;

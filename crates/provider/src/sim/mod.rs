@@ -11,6 +11,7 @@
 mod apache;
 mod etc_files;
 mod shadow_utils;
+mod visudo;
 
 use std::ffi::OsString;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -46,6 +47,7 @@ pub(crate) fn run(
         Program::Groupadd => shadow_utils::groupadd(provider, &args),
         Program::Groupdel => shadow_utils::groupdel(provider, &args),
         Program::ApacheCtl => apache::apachectl(provider, &args),
+        Program::Visudo => visudo::visudo(provider, &args),
         Program::Postfix
         | Program::Doveconf
         | Program::Mariadb
