@@ -149,6 +149,7 @@ pub const DEFAULT_UID_RANGE: (u32, u32) = (1000, 60000);
 pub fn parse_uid_range(text: &str) -> (u32, u32) {
     let value = |key: &str| {
         text.lines()
+            .rev()
             .map(str::trim)
             .filter(|l| !l.starts_with('#'))
             .filter_map(|l| {
@@ -159,7 +160,7 @@ pub fn parse_uid_range(text: &str) -> (u32, u32) {
                     .parse::<u32>()
                     .ok()
             })
-            .last()
+            .next()
     };
     let min = value("UID_MIN").unwrap_or(DEFAULT_UID_RANGE.0);
     let max = value("UID_MAX").unwrap_or(DEFAULT_UID_RANGE.1);
@@ -195,7 +196,10 @@ mod tests {
         );
         assert_eq!(parse_uid_range("UID_MIN 0\n"), DEFAULT_UID_RANGE);
         assert_eq!(parse_uid_range("UID_MIN 70000\n"), DEFAULT_UID_RANGE);
-        assert_eq!(parse_uid_range("UID_MIN lots\nUID_MAX 9000\n"), (1000, 9000));
+        assert_eq!(
+            parse_uid_range("UID_MIN lots\nUID_MAX 9000\n"),
+            (1000, 9000)
+        );
     }
 
     #[test]

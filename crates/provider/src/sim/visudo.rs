@@ -36,7 +36,10 @@ pub(crate) fn visudo(_provider: &Provider, args: &[String]) -> Outcome {
         Err(outcome) => return outcome,
     };
     if !line.has("-c") {
-        return Outcome::fail(1, "layerone sim: only visudo's check mode (-c) is modelled\n");
+        return Outcome::fail(
+            1,
+            "layerone sim: only visudo's check mode (-c) is modelled\n",
+        );
     }
     let Some(file) = line.value("-f") else {
         return Outcome::fail(
@@ -130,7 +133,10 @@ fn is_word(s: &str) -> bool {
 /// after the keyword.
 fn defaults(rest: &str, col: usize) -> Result<(), (usize, String)> {
     if rest.starts_with([':', '@', '>', '!']) {
-        return Err((col, not_modelled("per-user, per-host and per-command Defaults")));
+        return Err((
+            col,
+            not_modelled("per-user, per-host and per-command Defaults"),
+        ));
     }
     if !rest.starts_with([' ', '\t']) {
         return Err((col, "syntax error".into()));
@@ -232,7 +238,9 @@ fn take_value(input: &str) -> Option<(String, &str)> {
 /// `USERS HOSTS = [(RUNAS[:GROUPS])] COMMANDS`.
 fn user_spec(line: &str, col: usize) -> Result<(), (usize, String)> {
     let syntax = |offset: usize| (col + offset, "syntax error".to_owned());
-    let upper = line.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').next();
+    let upper = line
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .next();
     if let Some(word) = upper
         && matches!(
             word,
@@ -339,7 +347,10 @@ mod tests {
             message("Defaults loglinelen=abc\n"),
             "value \"abc\" is invalid for option \"loglinelen\""
         );
-        assert_eq!(message("alice ALL=(ALL:ALL) ALL\nbob; ALL=ALL\n"), "syntax error");
+        assert_eq!(
+            message("alice ALL=(ALL:ALL) ALL\nbob; ALL=ALL\n"),
+            "syntax error"
+        );
         assert_eq!(check(b"ok ALL=ALL\nbad line\n").unwrap_err().0, 2);
         assert!(!ok("alice ALL=(ALL:ALL) ALL\rroot ALL=ALL\n"));
         assert!(!ok("alice ALL=(ALL:ALL\n"));

@@ -24,7 +24,10 @@ const BROKEN: &[(&str, &str)] = &[
     ("a quote in a name", "bob\"x ALL=(ALL:ALL) ALL\n"),
     ("a space in a name", "bob x ALL=(ALL:ALL) ALL\n"),
     ("parentheses in a name", "bob(x) ALL=ALL\n"),
-    ("a carriage return", "alice ALL=(ALL:ALL) ALL\rroot ALL=ALL\n"),
+    (
+        "a carriage return",
+        "alice ALL=(ALL:ALL) ALL\rroot ALL=ALL\n",
+    ),
     ("an unclosed run-as list", "alice ALL=(ALL:ALL ALL\n"),
     ("no command", "alice ALL=(ALL:ALL)\n"),
 ];
@@ -68,7 +71,11 @@ fn sim_visudo_refuses_what_real_visudo_refuses_and_keeps_the_old_file() {
     agree(&env);
     let records = audit_records(&env.provider).unwrap();
     assert_eq!(records.len(), 1 + BROKEN.len());
-    assert!(records.iter().all(|r| r.program == "visudo" && r.backend == "sim"));
+    assert!(
+        records
+            .iter()
+            .all(|r| r.program == "visudo" && r.backend == "sim")
+    );
     assert_eq!(records[0].args[..2], ["-c", "-f"]);
 }
 
@@ -78,12 +85,19 @@ fn real_visudo_accepts_the_node_shape_and_refuses_a_broken_one_keeping_the_old_f
     let env = Env::with_real(Platform::Debian, vec![Program::Visudo]);
     agree(&env);
     let records = audit_records(&env.provider).unwrap();
-    assert!(records.iter().all(|r| r.program == "visudo" && r.backend == "real"));
+    assert!(
+        records
+            .iter()
+            .all(|r| r.program == "visudo" && r.backend == "real")
+    );
 }
 
 #[test]
 fn sudo_layout_names_the_platform_admin_group() {
-    assert_eq!(provider::SudoLayout::for_platform(Platform::Debian).admin_group, "sudo");
+    assert_eq!(
+        provider::SudoLayout::for_platform(Platform::Debian).admin_group,
+        "sudo"
+    );
     assert_eq!(
         provider::SudoLayout::for_platform(Platform::CloudLinux).admin_group,
         "wheel"
@@ -91,7 +105,10 @@ fn sudo_layout_names_the_platform_admin_group() {
     for &platform in Platform::ALL {
         assert_eq!(Program::Visudo.path(platform), Some("/usr/sbin/visudo"));
         let layout = provider::SudoLayout::for_platform(platform);
-        assert!(!layout.dropin.rsplit('/').next().unwrap().contains('.'), "sudo skips names with a dot");
+        assert!(
+            !layout.dropin.rsplit('/').next().unwrap().contains('.'),
+            "sudo skips names with a dot"
+        );
         assert!(layout.logfile.starts_with("/var/log/"));
     }
 }
