@@ -7,6 +7,7 @@
 pub mod account;
 pub mod context;
 pub mod ssh_key;
+pub mod sudo;
 pub mod web_domain;
 
 use std::sync::OnceLock;
@@ -27,6 +28,9 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ssh_key::RemoveSshKey>()
             .op::<web_domain::EnsureWebDomain>()
             .op::<web_domain::RemoveWebDomain>()
+            .op::<sudo::SetSudoAllowlist>()
+            .op::<sudo::RemoveSudoAllowlist>()
+            .op::<sudo::ReadSudoEvents>()
             .build()
     })
 }

@@ -12,6 +12,9 @@ use crate::{PassReport, RunnerConfig, apply};
 const INGEST_BATCH: u32 = 1000;
 /// How many events the feed keeps.
 const EVENTS_KEPT: i64 = 100_000;
+/// How many audit records state.db keeps, and for how long at most.
+const AUDIT_KEPT: i64 = 100_000;
+const AUDIT_RETENTION: Duration = Duration::from_secs(90 * 24 * 3600);
 /// How often the drift check runs (it reads every tracked resource's files).
 const OBSERVE_EVERY: Duration = Duration::from_secs(600);
 /// How long a produced blob is kept.
@@ -67,6 +70,21 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
         ctx.state.trim_events(EVENTS_KEPT)?;
         Ok(())
     });
+    contain(ctx, report, "audit", record_invocations);
+    contain(ctx, report, "trim_audit", |ctx| {
+        ctx.state
+            .trim_audit(AUDIT_KEPT, AUDIT_RETENTION.as_millis() as i64)?;
+        Ok(())
+    });
+}
+
+/// Commits the invocations no job claimed (a purge sweep's, a step's) to the audit trail.
+/// Last but for the trim, so whatever a step ran is recorded in the pass that ran it; an
+/// idle pass has nothing here and commits nothing.
+fn record_invocations(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let records = ctx.take_invocations();
+    ctx.state.append_audit(&records)?;
+    Ok(())
 }
 
 /// Admits what the inbox holds beyond the watermark, in batches.
