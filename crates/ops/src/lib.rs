@@ -24,6 +24,7 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<account::SuspendAccount>()
             .op::<account::UnsuspendAccount>()
             .op::<account::RemoveAccount>()
+            .op::<account::SetAccountPassword>()
             .op::<ssh_key::EnsureSshKey>()
             .op::<ssh_key::RemoveSshKey>()
             .op::<web_domain::EnsureWebDomain>()

@@ -321,12 +321,48 @@ fn user_line(user: &Username) -> String {
 // Events.
 
 /// Where a page of sudo events starts: a byte offset in the log file with this identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+///
+/// Deserialized from a JSON object only: serde's derive would also build it from an array of
+/// its fields, which the schema does not allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SudoLogCursor {
     pub device: u64,
     pub inode: u64,
     pub offset: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CursorFields {
+    device: u64,
+    inode: u64,
+    offset: u64,
+}
+
+impl<'de> Deserialize<'de> for SudoLogCursor {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectOnly;
+        impl<'de> serde::de::Visitor<'de> for ObjectOnly {
+            type Value = SudoLogCursor;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object {device, inode, offset}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<SudoLogCursor, A::Error> {
+                let f =
+                    CursorFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(SudoLogCursor {
+                    device: f.device,
+                    inode: f.inode,
+                    offset: f.offset,
+                })
+            }
+        }
+        d.deserialize_map(ObjectOnly)
+    }
 }
 
 /// Read a page of sudo's own log.

@@ -15,6 +15,7 @@ fn registry_is_consistent_and_derives_everything() {
         "suspend_account",
         "unsuspend_account",
         "remove_account",
+        "set_account_password",
         "ensure_ssh_key",
         "remove_ssh_key",
         "ensure_web_domain",
