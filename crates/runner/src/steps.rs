@@ -139,7 +139,7 @@ fn purge_orphans(ctx: &mut Ctx) -> anyhow::Result<()> {
 }
 
 /// Periodic drift check: every account's user still exists with its marker, every web
-/// domain's vhost is in place. Runs at most every [`OBSERVE_EVERY`], tracked by the mtime of a
+/// domain's vhost is in place, the node's sudo allowlist drop-in is where it was installed. Runs at most every [`OBSERVE_EVERY`], tracked by the mtime of a
 /// marker file so an idle pass commits nothing. Drift is reported (logged and recorded as this
 /// step's failure); `rebuild_account` repairs it.
 fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
@@ -170,6 +170,19 @@ fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
                 "web domain {} has no vhost {}",
                 row.resource_id,
                 path.display()
+            ));
+        }
+    }
+    for row in ctx
+        .state
+        .resources_of(&Owner::Node, ops::sudo::SudoAllowlist::NAME)?
+    {
+        let dropin = ctx.provider.sysconf(ctx.provider.sudo_layout().dropin);
+        if row.data["state"] == "present" && ctx.provider.read_config(&dropin)?.is_none() {
+            drift.push(format!(
+                "sudo allowlist {} has no drop-in {}",
+                row.resource_id,
+                dropin.display()
             ));
         }
     }
