@@ -889,3 +889,94 @@ fn an_idle_connection_the_server_closed_is_replaced_transparently() {
         "50 requests in a row share one connection"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Node scope and the audit trail.
+
+#[test]
+fn node_scope_request_for_another_node_is_400_wrong_node_and_nothing_is_written() {
+    let node = Node::start();
+    let client = node.client();
+    let op = ops::registry()
+        .operations()
+        .find(|op| op.scope() == registry::Scope::Node)
+        .expect("the registry has a node-scope operation");
+    let body = |node_id: &str| {
+        json!({"request_id": hex32(), "action": op.name(), "node_id": node_id,
+               "resource": op.example()})
+    };
+    let resp = post_json(&client, &body(hex32().as_str()));
+    assert_eq!(resp.status, 400);
+    assert_eq!(
+        error_body(&resp),
+        ("wrong_node".to_owned(), "node_id".to_owned())
+    );
+    assert_eq!(
+        node.inbox_len(),
+        0,
+        "a request for another node was written"
+    );
+    // The same request for this node is received.
+    let resp = post_json(&client, &body(node.node_id.as_str()));
+    assert_eq!(resp.status, 202);
+    assert_eq!(node.inbox_len(), 1);
+    // A tenant envelope naming a node-scope operation is no way around the check.
+    let resp = post_json(
+        &client,
+        &json!({"request_id": hex32(), "operation": op.name(), "resource": op.example()}),
+    );
+    assert_eq!(resp.status, 400);
+    assert_eq!(error_body(&resp).0, "unknown_operation");
+    assert_eq!(node.inbox_len(), 1);
+}
+
+#[test]
+fn audit_endpoint_pages_root_s_records_and_refuses_bad_queries() {
+    let node = Node::start();
+    let client = node.client();
+    let empty = client.request("GET", "/v1/audit", None, &[]).unwrap();
+    assert_eq!(empty.status, 200);
+    assert_eq!(empty.json().unwrap(), json!({"entries": [], "next": 0}));
+    // A node-scope request admitted by root leaves a record the API serves.
+    let op = ops::registry()
+        .operations()
+        .find(|op| op.scope() == registry::Scope::Node)
+        .expect("the registry has a node-scope operation");
+    let request_id = hex32();
+    let resp = post_json(
+        &client,
+        &json!({"request_id": request_id, "action": op.name(), "node_id": node.node_id,
+                "resource": op.example()}),
+    );
+    assert_eq!(resp.status, 202);
+    assert_eq!(node.ingest().admitted, 1);
+    let page = client
+        .request("GET", "/v1/audit?after=0&limit=10", None, &[])
+        .unwrap()
+        .json()
+        .unwrap();
+    let entries = page["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{page}");
+    assert_eq!(entries[0]["request_id"], request_id.as_str());
+    assert_eq!(
+        entries[0]["detail"],
+        json!({"kind": "node_request", "action": op.name(), "stage": "admitted", "code": null})
+    );
+    assert_eq!(page["next"], entries[0]["seq"]);
+    for query in ["limit=0", "limit=1001", "after=-1", "wait=1", "after=x"] {
+        let resp = client
+            .request("GET", &format!("/v1/audit?{query}"), None, &[])
+            .unwrap();
+        assert_eq!(resp.status, 400, "{query}");
+        assert_eq!(error_body(&resp).0, "invalid_query", "{query}");
+    }
+    let resp = client
+        .request(
+            "GET",
+            "/v1/audit",
+            None,
+            &[("authorization", "Bearer nope")],
+        )
+        .unwrap();
+    assert_eq!(resp.status, 401);
+}

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use provider::{Expire, UserAdd, UserMod};
-use registry::types::{Hex32, Inodes, MiB, Presence, Shell, Username};
+use registry::types::{Hex32, Inodes, MiB, PasswordHash, Presence, Shell, Username};
 use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -438,6 +438,76 @@ impl Operation for UnsuspendAccount {
 
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountResult, OpError> {
         set_suspended(ctx, req, false)
+    }
+}
+
+/// Set the password of an account's system user.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetAccountPasswordRequest {
+    pub id: Hex32,
+    /// A crypt SHA-512 hash (`$6$...`); the node never sees the password itself.
+    pub password_hash: PasswordHash,
+}
+
+impl Resource for SetAccountPasswordRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.id.clone())
+    }
+}
+
+pub struct SetAccountPassword;
+
+impl Operation for SetAccountPassword {
+    const NAME: &'static str = "set_account_password";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Set the password hash of the account's user (kept locked while the account is suspended)";
+    type Family = Account;
+    type Request = SetAccountPasswordRequest;
+    type Result = AccountResult;
+
+    fn example() -> SetAccountPasswordRequest {
+        SetAccountPasswordRequest {
+            id: example_ref().id,
+            password_hash: format!("$6$saltsalt${}", "a".repeat(86))
+                .parse()
+                .expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &SetAccountPasswordRequest) -> Result<AccountResult, OpError> {
+        let info = account_info(ctx, &req.id)?;
+        let row = ctx
+            .state
+            .resource(Account::NAME, &req.id)
+            .map_err(store_error)?
+            .map(|r| r.data)
+            .unwrap_or_default();
+        let suspended = row["suspended"].as_bool().unwrap_or(false);
+        // The hash goes to usermod as a secret argument: the audit trail shows `<redacted>`.
+        ctx.provider
+            .usermod(&UserMod {
+                name: &info.username,
+                password_hash: Some(req.password_hash.as_str()),
+                lock: suspended.then_some(true),
+                ..UserMod::default()
+            })
+            .map_err(provider_error)?;
+        Ok(AccountResult {
+            state: Presence::Present,
+            username: Some(info.username.clone()),
+            uid: Some(info.uid),
+            gid: Some(info.gid),
+            home: Some(info.home.display().to_string()),
+            shell: row["shell"].as_str().map(str::to_owned),
+            suspended: Some(suspended),
+            disk_quota_mib: row["disk_quota_mib"].as_u64(),
+            inode_quota: row["inode_quota"].as_u64(),
+        })
     }
 }
 

@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use provider::{Provider, ProviderError};
-use registry::OpError;
+use provider::{AuditRecord, Provider, ProviderError};
+use registry::{AuditDetail, OpError};
 use serde_json::Value;
 use store::{ResourceChange, StateDb};
 
@@ -174,6 +174,34 @@ fn restore(provider: &Provider, path: &Path, previous: Option<&[u8]>) {
     if let Err(e) = restored {
         tracing::error!(path = %path.display(), error = %e, "could not restore a configuration file");
     }
+}
+
+impl Ctx {
+    /// The programs run since the last call, as audit trail records with the Unix time in ms
+    /// each started: the runner commits them with the job they belong to, or on their own.
+    pub fn take_invocations(&self) -> Vec<(i64, AuditDetail)> {
+        self.provider
+            .take_audit_records()
+            .into_iter()
+            .map(invocation)
+            .collect()
+    }
+}
+
+fn invocation(record: AuditRecord) -> (i64, AuditDetail) {
+    let at = i64::try_from(record.at).unwrap_or(i64::MAX);
+    (
+        at,
+        AuditDetail::Invocation {
+            program: record.program,
+            path: record.path,
+            args: record.args,
+            status: record.status,
+            ms: record.ms,
+            backend: record.backend,
+            error: record.error,
+        },
+    )
 }
 
 /// Turns a provider failure into the operation's failure. Tenant paths are the tenant's

@@ -7,6 +7,7 @@
 pub mod account;
 pub mod context;
 pub mod ssh_key;
+pub mod sudo;
 pub mod web_domain;
 
 use std::sync::OnceLock;
@@ -23,10 +24,14 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<account::SuspendAccount>()
             .op::<account::UnsuspendAccount>()
             .op::<account::RemoveAccount>()
+            .op::<account::SetAccountPassword>()
             .op::<ssh_key::EnsureSshKey>()
             .op::<ssh_key::RemoveSshKey>()
             .op::<web_domain::EnsureWebDomain>()
             .op::<web_domain::RemoveWebDomain>()
+            .op::<sudo::SetSudoAllowlist>()
+            .op::<sudo::RemoveSudoAllowlist>()
+            .op::<sudo::ReadSudoEvents>()
             .build()
     })
 }

@@ -15,10 +15,14 @@ fn registry_is_consistent_and_derives_everything() {
         "suspend_account",
         "unsuspend_account",
         "remove_account",
+        "set_account_password",
         "ensure_ssh_key",
         "remove_ssh_key",
         "ensure_web_domain",
         "remove_web_domain",
+        "set_sudo_allowlist",
+        "remove_sudo_allowlist",
+        "read_sudo_events",
     ] {
         assert!(
             names.contains(&expected),
@@ -44,15 +48,29 @@ fn registry_is_consistent_and_derives_everything() {
             "{}: unknown fields must be denied",
             op.name()
         );
-        assert_eq!(op.scope(), Scope::Tenant);
-        let example = serde_json::to_vec(&serde_json::json!({
-            "request_id": "9".repeat(32), "operation": op.name(), "resource": op.example()
-        }))
+        let node_id = "0".repeat(32);
+        let example = serde_json::to_vec(&match op.scope() {
+            Scope::Tenant => serde_json::json!({
+                "request_id": "9".repeat(32), "operation": op.name(), "resource": op.example()
+            }),
+            Scope::Node => serde_json::json!({
+                "request_id": "9".repeat(32), "action": op.name(), "node_id": node_id,
+                "resource": op.example()
+            }),
+        })
         .unwrap();
         let job = registry
-            .validate(&example, &"0".repeat(32).parse().unwrap())
+            .validate(&example, &node_id.parse().unwrap())
             .expect("the example validates");
         assert_eq!(job.family, op.family());
+        assert_eq!(job.scope, op.scope());
+        let owner_is_node = job.owner == registry::Owner::Node;
+        assert_eq!(
+            owner_is_node,
+            op.scope() == Scope::Node,
+            "{}: node-scope requests, and only they, are owned by `node:`",
+            op.name()
+        );
         assert_eq!(
             job.resource_id.as_str(),
             op.example()["id"].as_str().unwrap(),

@@ -1,9 +1,17 @@
-//! The audit log: one JSON line per program invocation, real or simulated.
+//! The audit of program invocations, real or simulated, with secrets redacted.
 //!
-//! It exists so an operator can answer "what did the node run, and what happened" without
-//! trusting the rest of the logging setup, and so tests can prove properties such as "an idle
-//! runner pass starts no program" by reading a file. The file is opened before a program
-//! starts: if the audit cannot be written, nothing runs.
+//! Every invocation goes two ways:
+//!
+//! - a JSON line appended to `audit.log` at once. The file is opened before a program starts
+//!   (if the audit cannot be written, nothing runs), and it is the record that survives a
+//!   runner killed between running a program and committing its job: the crash tests and an
+//!   operator can still see what ran;
+//! - a record kept in the provider's sink until the runner takes it
+//!   ([`Provider::take_audit_records`]) and commits it to state.db's audit table, with the
+//!   job's completion when the invocation belongs to a job. That table is what the API serves.
+//!
+//! The sink is bounded ([`AUDIT_SINK_MAX`]): a provider used without a runner draining it (a
+//! test, a tool) cannot grow without limit; what is dropped is still in `audit.log`.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -14,9 +22,41 @@ use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ProviderError;
+use crate::provider::Provider;
 
 /// The file name inside the audit directory.
 pub const AUDIT_FILE: &str = "audit.log";
+
+/// The most records the sink holds before new ones are dropped (and logged as dropped).
+pub const AUDIT_SINK_MAX: usize = 10_000;
+
+impl Provider {
+    /// Takes the invocation records kept since the last call, oldest first.
+    pub fn take_audit_records(&self) -> Vec<AuditRecord> {
+        std::mem::take(
+            &mut *self
+                .audit_sink
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    pub(crate) fn keep_audit_record(&self, record: AuditRecord) {
+        let mut sink = self
+            .audit_sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sink.len() < AUDIT_SINK_MAX {
+            sink.push(record);
+        } else {
+            tracing::error!(
+                target: "audit",
+                program = record.program,
+                "the audit sink is full (nothing takes its records); this one is only in audit.log"
+            );
+        }
+    }
+}
 
 /// One line of `audit.log`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

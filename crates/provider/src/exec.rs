@@ -188,6 +188,7 @@ impl Provider {
             error = record.error.as_deref(),
             "program invoked"
         );
+        self.keep_audit_record(record);
         let output = result?;
         if output.status != 0 {
             return Err(ProviderError::Failed {
@@ -598,6 +599,12 @@ mod tests {
         let text = std::fs::read_to_string(f.audit_dir.join("audit.log")).unwrap();
         assert!(!text.contains("$6$salt$hash"), "{text}");
         assert!(text.contains("<redacted>"), "{text}");
+        // The records handed to state.db are the same, redacted ones; taking them empties the
+        // sink.
+        let kept = f.provider.take_audit_records();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].args, ["--password", "<redacted>"]);
+        assert!(f.provider.take_audit_records().is_empty());
     }
 
     #[test]

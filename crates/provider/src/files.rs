@@ -64,7 +64,7 @@ impl Provider {
         ensure_dir(path, mode)
     }
 
-    fn assert_mapped(&self, path: &Path) {
+    pub(crate) fn assert_mapped(&self, path: &Path) {
         assert!(
             path.is_absolute() && path.starts_with(&self.root),
             "{} is not under the provider root {}: map system paths with Provider::sysconf",
@@ -118,33 +118,40 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), P
         panic!("write_atomic needs a file path, got {}", path.display());
     };
     let tmp: PathBuf = parent.join(temp_name(file_name));
-    let fd = match create_exclusive(&tmp, mode) {
+    write_exclusive(&tmp, bytes, mode)?;
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(ProviderError::io("rename into", path, e));
+    }
+    sync_parent(path)
+}
+
+/// Writes `bytes` to the temporary file `tmp` (created `O_EXCL|O_NOFOLLOW`, mode exactly
+/// `mode`) and fsyncs it. A stale `tmp` left by a crash is unlinked first: unlinking removes a
+/// planted symlink itself, never its target. On failure nothing is left at `tmp`.
+pub(crate) fn write_exclusive(tmp: &Path, bytes: &[u8], mode: u32) -> Result<(), ProviderError> {
+    let fd = match create_exclusive(tmp, mode) {
         Err(rustix::io::Errno::EXIST) => {
-            // Left by a crash mid-write. Unlinking removes a planted symlink itself, never
-            // its target.
-            std::fs::remove_file(&tmp).map_err(|e| ProviderError::io("remove stale", &tmp, e))?;
-            create_exclusive(&tmp, mode)
+            std::fs::remove_file(tmp).map_err(|e| ProviderError::io("remove stale", tmp, e))?;
+            create_exclusive(tmp, mode)
         }
         other => other,
     }
-    .map_err(|e| ProviderError::io("create", &tmp, e.into()))?;
-
+    .map_err(|e| ProviderError::io("create", tmp, e.into()))?;
     let written = (|| {
         let mut file = File::from(fd);
         file.write_all(bytes)
-            .map_err(|e| ProviderError::io("write", &tmp, e))?;
+            .map_err(|e| ProviderError::io("write", tmp, e))?;
         // Exactly `mode`, whatever the umask was at creation.
         rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))
-            .map_err(|e| ProviderError::io("chmod", &tmp, e.into()))?;
+            .map_err(|e| ProviderError::io("chmod", tmp, e.into()))?;
         file.sync_all()
-            .map_err(|e| ProviderError::io("fsync", &tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| ProviderError::io("rename into", path, e))
+            .map_err(|e| ProviderError::io("fsync", tmp, e))
     })();
     if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp);
     }
-    written?;
-    sync_parent(path)
+    written
 }
 
 fn create_exclusive(path: &Path, mode: u32) -> rustix::io::Result<rustix::fd::OwnedFd> {

@@ -62,6 +62,9 @@ pub enum Program {
     /// CloudLinux only: runs a command inside a user's LVE (and its CageFS namespace).
     #[serde(rename = "lve_suwrapper")]
     LveSuwrapper,
+    /// The sudoers checker; the node runs only its check mode (`visudo -c -f FILE`).
+    #[serde(rename = "visudo")]
+    Visudo,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -86,6 +89,7 @@ impl Program {
         Program::Selectorctl,
         Program::TenantWorker,
         Program::LveSuwrapper,
+        Program::Visudo,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -119,6 +123,7 @@ impl Program {
             // lve-wrappers installs it in /bin (CloudLinux documentation, "LVE Wrappers").
             (LveSuwrapper, Debian) => None,
             (LveSuwrapper, CloudLinux) => Some("/bin/lve_suwrapper"),
+            (Visudo, _) => Some("/usr/sbin/visudo"),
         }
     }
 
@@ -141,6 +146,7 @@ impl Program {
             Program::Selectorctl => "selectorctl",
             Program::TenantWorker => "layerone-tenant",
             Program::LveSuwrapper => "lve_suwrapper",
+            Program::Visudo => "visudo",
         }
     }
 
@@ -235,10 +241,11 @@ mod tests {
                 | Program::Lvectl
                 | Program::Selectorctl
                 | Program::TenantWorker
-                | Program::LveSuwrapper => {}
+                | Program::LveSuwrapper
+                | Program::Visudo => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 16);
+        assert_eq!(Program::ALL.len(), 17);
         let unique: HashSet<_> = Program::ALL.iter().collect();
         assert_eq!(unique.len(), Program::ALL.len());
     }

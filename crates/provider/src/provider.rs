@@ -1,11 +1,14 @@
 //! The `Provider` handle: platform, system root, backend and audit directory.
 //!
 //! One value is built at start-up and shared by reference with every handler. It holds no
-//! mutable state, so it is `Send + Sync` without locks; everything that changes lives on disk
-//! (the sysroot and the audit log), where tests can look at it.
+//! mutable state but the audit records not yet handed to state.db (behind a mutex), so it is
+//! `Send + Sync`; everything else that changes lives on disk (the sysroot and the audit log),
+//! where tests can look at it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
+use crate::audit::AuditRecord;
 use crate::platform::Platform;
 use crate::program::Program;
 
@@ -56,6 +59,8 @@ pub struct Provider {
     /// The tenant worker, when configured (`with_tenant_worker`); otherwise the one beside
     /// the running executable.
     pub(crate) tenant_worker: Option<PathBuf>,
+    /// Invocations not yet taken by [`Provider::take_audit_records`] (see `audit.rs`).
+    pub(crate) audit_sink: Mutex<Vec<AuditRecord>>,
 }
 
 impl Provider {
@@ -82,6 +87,7 @@ impl Provider {
             audit_dir: config.audit_dir,
             is_root: rustix::process::geteuid().is_root(),
             tenant_worker: None,
+            audit_sink: Mutex::new(Vec::new()),
         }
     }
 

@@ -83,6 +83,19 @@ pub fn require_apachectl(platform: Platform) -> &'static str {
     path
 }
 
+/// The real visudo, or a panic telling what to install: tests that need it must fail, not
+/// skip, on a machine without it (the test script installs sudo).
+pub fn require_visudo() -> &'static str {
+    let path = Program::Visudo
+        .path(Platform::Debian)
+        .expect("every platform has visudo");
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: install sudo (`apt-get install -y sudo` on Debian; the test script does this) to run the real-visudo tests"
+    );
+    path
+}
+
 /// What [`write_apache_test_config`] wrote.
 #[derive(Clone, Debug)]
 pub struct ApacheTestConfig {

@@ -159,9 +159,68 @@ impl Provider {
     }
 }
 
+/// The UID range of login accounts when `/etc/login.defs` does not say (shadow-utils'
+/// defaults).
+pub const DEFAULT_UID_RANGE: (u32, u32) = (1000, 60000);
+
+/// `UID_MIN` and `UID_MAX` from the text of a `login.defs`, each falling back to shadow-utils'
+/// default when absent or unparseable; a range that makes no sense (min 0, min above max) is
+/// the default range, never a range that would admit root.
+pub fn parse_uid_range(text: &str) -> (u32, u32) {
+    let value = |key: &str| {
+        text.lines()
+            .rev()
+            .map(str::trim)
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut words = l.split_whitespace();
+                (words.next() == Some(key))
+                    .then(|| words.next())
+                    .flatten()?
+                    .parse::<u32>()
+                    .ok()
+            })
+            .next()
+    };
+    let min = value("UID_MIN").unwrap_or(DEFAULT_UID_RANGE.0);
+    let max = value("UID_MAX").unwrap_or(DEFAULT_UID_RANGE.1);
+    if min == 0 || min > max {
+        DEFAULT_UID_RANGE
+    } else {
+        (min, max)
+    }
+}
+
+impl Provider {
+    /// The UID range of login accounts, from the system's `login.defs` (through `sysconf`).
+    pub fn login_uid_range(&self) -> Result<(u32, u32), ProviderError> {
+        let path = self.sysconf(self.sudo_layout().login_defs);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(parse_uid_range(&String::from_utf8_lossy(&bytes))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(DEFAULT_UID_RANGE),
+            Err(e) => Err(ProviderError::io("read", path, e)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uid_range_comes_from_login_defs_with_sane_defaults() {
+        assert_eq!(parse_uid_range(""), DEFAULT_UID_RANGE);
+        assert_eq!(
+            parse_uid_range("# UID_MIN 5\nUID_MIN\t\t 2000\nUID_MAX 3000\n"),
+            (2000, 3000)
+        );
+        assert_eq!(parse_uid_range("UID_MIN 0\n"), DEFAULT_UID_RANGE);
+        assert_eq!(parse_uid_range("UID_MIN 70000\n"), DEFAULT_UID_RANGE);
+        assert_eq!(
+            parse_uid_range("UID_MIN lots\nUID_MAX 9000\n"),
+            (1000, 9000)
+        );
+    }
 
     #[test]
     fn parses_the_three_databases() {

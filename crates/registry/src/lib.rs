@@ -8,6 +8,7 @@
 //!
 //! This crate does no I/O: it knows nothing of SQLite, HTTP or the operating system.
 
+pub mod audit;
 pub mod declare;
 pub mod envelope;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod openapi;
 pub mod registry;
 pub mod types;
 
+pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage};
 pub use declare::{Family, Module, Operation, Owner, Resource, Scope};
 pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::audit::AuditPage;
 use crate::declare::Scope;
 use crate::error::FieldError;
 use crate::job::{EventPage, JobView};
@@ -63,6 +64,7 @@ pub fn document<C>(registry: &Registry<C>, version: &str) -> Value {
     schemas.insert("JobRequest".into(), json!({"oneOf": envelopes}));
     schemas.insert("Job".into(), component(schema_of::<JobView>()));
     schemas.insert("EventPage".into(), component(schema_of::<EventPage>()));
+    schemas.insert("AuditPage".into(), component(schema_of::<AuditPage>()));
     schemas.insert("Error".into(), component(schema_of::<FieldError>()));
 
     let key = json!([{"bearer": []}]);
@@ -116,6 +118,20 @@ pub fn document<C>(registry: &Registry<C>, version: &str) -> Value {
                 ],
                 "responses": {
                     "200": {"description": "A page of events", "content": {"application/json": {"schema": reference("EventPage")}}},
+                    "400": error_response("A bad query parameter"),
+                    "401": error_response("Missing or wrong API key"),
+                    "503": error_response("State is briefly unreadable; retry after Retry-After seconds"),
+                }
+            }},
+            "/v1/audit": {"get": {
+                "operationId": "getAudit",
+                "summary": "The audit trail after a cursor: every program the node ran (secrets redacted) and every node-scope request",
+                "parameters": [
+                    {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0}},
+                    {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}
+                ],
+                "responses": {
+                    "200": {"description": "A page of the audit trail", "content": {"application/json": {"schema": reference("AuditPage")}}},
                     "400": error_response("A bad query parameter"),
                     "401": error_response("Missing or wrong API key"),
                     "503": error_response("State is briefly unreadable; retry after Retry-After seconds"),

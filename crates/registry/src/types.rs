@@ -436,6 +436,69 @@ impl JsonSchema for DomainAliases {
     }
 }
 
+/// The users of a node's sudo allowlist: at most 64 distinct [`Username`]s.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Default)]
+pub struct SudoUsers(Vec<Username>);
+
+impl SudoUsers {
+    pub const MAX: usize = 64;
+    pub fn iter(&self) -> impl Iterator<Item = &Username> {
+        self.0.iter()
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl TryFrom<Vec<Username>> for SudoUsers {
+    type Error = String;
+    fn try_from(names: Vec<Username>) -> Result<Self, String> {
+        if names.len() > Self::MAX {
+            return Err(format!("at most {} users", Self::MAX));
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
+            return Err(format!("user {dup} is listed twice"));
+        }
+        Ok(SudoUsers(names))
+    }
+}
+
+impl<'de> Deserialize<'de> for SudoUsers {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        SudoUsers::try_from(Vec::<Username>::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for SudoUsers {
+    fn schema_name() -> Cow<'static, str> {
+        "SudoUsers".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let item = generator.subschema_for::<Username>();
+        json_schema!({"type": "array", "items": item, "maxItems": 64, "uniqueItems": true})
+    }
+}
+
+bounded_u64!(
+    /// A generation chosen by the control plane, monotonic per resource; at most 2^53 - 1 so
+    /// every JSON implementation reads it exactly.
+    Generation,
+    9_007_199_254_740_991u64
+);
+
+bounded_u64!(
+    /// How many sudo events one page holds: at most 200.
+    SudoEventLimit,
+    200
+);
+
 /// Whether a resource exists after an operation: what the OS shows, not what was asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

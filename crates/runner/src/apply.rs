@@ -14,8 +14,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use ops::{Ctx, Service};
-use registry::{Hex32, OpError, Registry};
+use registry::{AuditDetail, Hex32, OpError, Registry};
 use store::{ClaimedJob, Outcome, ResourceChange};
+
+/// The programs one job ran, for the audit trail.
+type Invocations = Vec<(i64, AuditDetail)>;
 
 /// The most jobs applied before their batch is completed.
 const MAX_BATCH: usize = 64;
@@ -30,11 +33,11 @@ pub fn apply_pending(
     ctx.state.recover_running()?;
     let mut applied = 0;
     loop {
-        let mut batch: Vec<(ClaimedJob, Outcome, BTreeSet<Service>)> = Vec::new();
+        let mut batch: Vec<(ClaimedJob, Outcome, BTreeSet<Service>, Invocations)> = Vec::new();
         let mut claimed = 0;
         while batch.len() < MAX_BATCH && Instant::now() < deadline {
             if let Some(owner) = ctx.state.next_queued_owner()?
-                && batch.iter().any(|(job, _, _)| job.owner.as_str() == owner)
+                && batch.iter().any(|(job, ..)| job.owner.as_str() == owner)
             {
                 break;
             }
@@ -43,18 +46,22 @@ pub fn apply_pending(
             };
             claimed += 1;
             let (outcome, services) = apply_one(ctx, registry, node_id, &job);
+            // The programs this job ran are recorded with its completion.
+            let invocations = ctx.take_invocations();
             if services.is_empty() {
-                ctx.state.complete(&job, &outcome)?;
+                ctx.state.complete_audited(&job, &outcome, &invocations)?;
                 applied += 1;
             } else {
-                batch.push((job, outcome, services));
+                batch.push((job, outcome, services, invocations));
             }
         }
         if claimed == 0 {
             return Ok(applied);
         }
         let failed = ctx.finish_batch();
-        for (job, mut outcome, services) in batch {
+        // The reloads belong to the batch, not to one job: recorded on their own.
+        ctx.state.append_audit(&ctx.take_invocations())?;
+        for (job, mut outcome, services, invocations) in batch {
             if outcome.result.is_ok()
                 && let Some(service) = services.intersection(&failed).next()
             {
@@ -69,7 +76,7 @@ pub fn apply_pending(
                     resource: ResourceChange::Keep,
                 };
             }
-            ctx.state.complete(&job, &outcome)?;
+            ctx.state.complete_audited(&job, &outcome, &invocations)?;
             applied += 1;
         }
         if Instant::now() >= deadline {

@@ -12,6 +12,9 @@ use crate::{PassReport, RunnerConfig, apply};
 const INGEST_BATCH: u32 = 1000;
 /// How many events the feed keeps.
 const EVENTS_KEPT: i64 = 100_000;
+/// How many audit records state.db keeps, and for how long at most.
+const AUDIT_KEPT: i64 = 100_000;
+const AUDIT_RETENTION: Duration = Duration::from_secs(90 * 24 * 3600);
 /// How often the drift check runs (it reads every tracked resource's files).
 const OBSERVE_EVERY: Duration = Duration::from_secs(600);
 /// How long a produced blob is kept.
@@ -67,6 +70,21 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
         ctx.state.trim_events(EVENTS_KEPT)?;
         Ok(())
     });
+    contain(ctx, report, "audit", record_invocations);
+    contain(ctx, report, "trim_audit", |ctx| {
+        ctx.state
+            .trim_audit(AUDIT_KEPT, AUDIT_RETENTION.as_millis() as i64)?;
+        Ok(())
+    });
+}
+
+/// Commits the invocations no job claimed (a purge sweep's, a step's) to the audit trail.
+/// Last but for the trim, so whatever a step ran is recorded in the pass that ran it; an
+/// idle pass has nothing here and commits nothing.
+fn record_invocations(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let records = ctx.take_invocations();
+    ctx.state.append_audit(&records)?;
+    Ok(())
 }
 
 /// Admits what the inbox holds beyond the watermark, in batches.
@@ -121,7 +139,7 @@ fn purge_orphans(ctx: &mut Ctx) -> anyhow::Result<()> {
 }
 
 /// Periodic drift check: every account's user still exists with its marker, every web
-/// domain's vhost is in place. Runs at most every [`OBSERVE_EVERY`], tracked by the mtime of a
+/// domain's vhost is in place, the node's sudo allowlist drop-in is where it was installed. Runs at most every [`OBSERVE_EVERY`], tracked by the mtime of a
 /// marker file so an idle pass commits nothing. Drift is reported (logged and recorded as this
 /// step's failure); `rebuild_account` repairs it.
 fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
@@ -152,6 +170,19 @@ fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
                 "web domain {} has no vhost {}",
                 row.resource_id,
                 path.display()
+            ));
+        }
+    }
+    for row in ctx
+        .state
+        .resources_of(&Owner::Node, ops::sudo::SudoAllowlist::NAME)?
+    {
+        let dropin = ctx.provider.sysconf(ctx.provider.sudo_layout().dropin);
+        if row.data["state"] == "present" && ctx.provider.read_config(&dropin)?.is_none() {
+            drift.push(format!(
+                "sudo allowlist {} has no drop-in {}",
+                row.resource_id,
+                dropin.display()
             ));
         }
     }

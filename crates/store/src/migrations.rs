@@ -79,6 +79,24 @@ const MIGRATIONS: &[&str] = &[
         message TEXT NOT NULL
     );
     "#,
+    // 2: the audit trail: every program the provider ran and every node-scope request, with
+    // the job it belongs to when there is one. Append-only: rows are inserted and, past the
+    // retention, trimmed oldest first; never changed. AUTOINCREMENT so a sequence number is
+    // never reused, even after a trim emptied the table: it is a client's cursor.
+    r#"
+    CREATE TABLE audit (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,
+        request_id TEXT,
+        kind       TEXT NOT NULL CHECK (kind IN ('invocation', 'node_request')),
+        detail     TEXT NOT NULL
+    );
+    CREATE INDEX audit_at ON audit(at);
+    CREATE INDEX audit_request ON audit(request_id) WHERE request_id IS NOT NULL;
+    CREATE TRIGGER audit_append_only BEFORE UPDATE ON audit BEGIN
+        SELECT RAISE(ABORT, 'the audit trail is append-only');
+    END;
+    "#,
 ];
 
 /// Applies the migrations this database has not seen, each in its own transaction.

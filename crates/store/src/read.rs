@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use registry::{Event, JobView};
+use registry::{AuditEntry, Event, JobView};
 use rusqlite::Connection;
 
 use crate::{StoreError, sqlite, views};
@@ -105,6 +105,10 @@ impl StateReader {
 
     pub fn events(&self, after: i64, limit: u32) -> Result<Vec<Event>, ReadError> {
         self.read("read events", |c| views::events(c, after, limit))
+    }
+
+    pub fn audit(&self, after: i64, limit: u32) -> Result<Vec<AuditEntry>, ReadError> {
+        self.read("read the audit trail", |c| views::audit(c, after, limit))
     }
 
     pub fn watermark(&self) -> Result<i64, ReadError> {

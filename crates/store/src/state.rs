@@ -9,7 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use registry::{FieldError, Hex32, JobView, OpError, Owner, Registry, ValidatedJob};
+use registry::{
+    AuditDetail, FieldError, Hex32, JobView, NodeRequestStage, OpError, Owner, Registry, Scope,
+    ValidatedJob,
+};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
@@ -257,6 +260,19 @@ impl StateDb {
     /// Records how a claimed job ended, and what it did to its resource row, in one
     /// transaction: one durable commit.
     pub fn complete(&mut self, job: &ClaimedJob, outcome: &Outcome) -> Result<(), StoreError> {
+        self.complete_audited(job, outcome, &[])
+    }
+
+    /// [`StateDb::complete`], with the audit records of the programs the job ran (each with
+    /// the Unix time in ms it started) appended to the audit trail under the job's request id
+    /// in the same transaction. A node-scope job also leaves a `node_request` record of how it
+    /// ended.
+    pub fn complete_audited(
+        &mut self,
+        job: &ClaimedJob,
+        outcome: &Outcome,
+        invocations: &[(i64, AuditDetail)],
+    ) -> Result<(), StoreError> {
         let now = now_ms();
         let (state, result, error) = match &outcome.result {
             Ok(value) => ("succeeded", Some(value.to_string()), None),
@@ -307,6 +323,25 @@ impl StateDb {
                     )
                     .map_err(StoreError::sqlite("forget a resource"))?;
                 }
+            }
+        }
+        if updated == 1 {
+            for (at, detail) in invocations {
+                insert_audit(&tx, *at, Some(&job.request_id), detail)
+                    .map_err(StoreError::sqlite("record the job's invocations"))?;
+            }
+            if job.owner == Owner::Node {
+                let (stage, code) = match &outcome.result {
+                    Ok(_) => (NodeRequestStage::Succeeded, None),
+                    Err(e) => (NodeRequestStage::Failed, Some(e.code.to_string())),
+                };
+                let detail = AuditDetail::NodeRequest {
+                    action: job.operation.clone(),
+                    stage,
+                    code,
+                };
+                insert_audit(&tx, now, Some(&job.request_id), &detail)
+                    .map_err(StoreError::sqlite("record a node-scope request"))?;
             }
         }
         crash::point("complete.before_commit");
@@ -437,6 +472,58 @@ impl StateDb {
         Ok(rows)
     }
 
+    /// Appends audit records that belong to no job (a reload at the end of a batch, a purge
+    /// sweep), each with the Unix time in ms it happened, in one commit. Nothing to append
+    /// costs nothing.
+    pub fn append_audit(&mut self, records: &[(i64, AuditDetail)]) -> Result<(), StoreError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("begin an audit append"))?;
+        for (at, detail) in records {
+            insert_audit(&tx, *at, None, detail).map_err(StoreError::sqlite("append audit"))?;
+        }
+        tx.commit().map_err(StoreError::sqlite("commit audit"))
+    }
+
+    /// A page of the audit trail after `after`, oldest first.
+    pub fn audit(&self, after: i64, limit: u32) -> Result<Vec<registry::AuditEntry>, StoreError> {
+        views::audit(&self.conn, after, limit).map_err(StoreError::sqlite("read the audit trail"))
+    }
+
+    /// Drops audit records beyond the newest `keep`, and those older than `max_age_ms`.
+    /// Costs one indexed read when there is nothing to drop.
+    pub fn trim_audit(&self, keep: i64, max_age_ms: i64) -> Result<usize, StoreError> {
+        let cutoff = now_ms() - max_age_ms;
+        let (max, oldest): (Option<i64>, Option<i64>) = self
+            .conn
+            .query_row(
+                "SELECT (SELECT max(seq) FROM audit), (SELECT min(at) FROM audit)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(StoreError::sqlite("measure the audit trail"))?;
+        let (Some(max), Some(oldest)) = (max, oldest) else {
+            return Ok(0);
+        };
+        let min: i64 = self
+            .conn
+            .query_row("SELECT min(seq) FROM audit", [], |r| r.get(0))
+            .map_err(StoreError::sqlite("measure the audit trail"))?;
+        if max - min < keep && oldest >= cutoff {
+            return Ok(0);
+        }
+        self.conn
+            .execute(
+                "DELETE FROM audit WHERE seq <= ?1 OR at < ?2",
+                params![max - keep, cutoff],
+            )
+            .map_err(StoreError::sqlite("trim the audit trail"))
+    }
+
     /// Drops the oldest events beyond `keep`. Costs one read when there is nothing to drop.
     pub fn trim_events(&self, keep: i64) -> Result<usize, StoreError> {
         let (min, max): (Option<i64>, Option<i64>) = self
@@ -535,7 +622,39 @@ fn admit_row<C>(
         }
         return Ok(Admitted::Duplicate);
     }
-    admit(tx, &job, row, now)
+    let admitted = admit(tx, &job, row, now)?;
+    if job.scope == Scope::Node {
+        let detail = AuditDetail::NodeRequest {
+            action: job.operation.to_owned(),
+            stage: NodeRequestStage::Admitted,
+            code: None,
+        };
+        insert_audit(tx, now, Some(job.request_id.as_str()), &detail)?;
+    }
+    Ok(admitted)
+}
+
+/// Appends one record to the audit trail.
+fn insert_audit(
+    conn: &Connection,
+    at: i64,
+    request_id: Option<&str>,
+    detail: &AuditDetail,
+) -> rusqlite::Result<()> {
+    let json = serde_json::to_string(detail).expect("an audit record always serializes");
+    conn.prepare_cached("INSERT INTO audit(at, request_id, kind, detail) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![at, request_id, detail.kind(), json])?;
+    Ok(())
+}
+
+/// Whether an inbox row is a node-scope request: its operation column names a node-scope
+/// operation, or its body is an envelope with an `action` (the node-scope form).
+fn is_node_scope<C>(registry: &Registry<C>, row: &InboxRow) -> bool {
+    registry
+        .operation(&row.operation)
+        .is_some_and(|op| op.scope() == Scope::Node)
+        || (row.body.len() <= registry::envelope::MAX_BODY
+            && serde_json::from_slice::<Value>(&row.body).is_ok_and(|v| v.get("action").is_some()))
 }
 
 fn admit(
@@ -625,5 +744,64 @@ fn reject<C>(
         row.received_at,
         now
     ])?;
+    if is_node_scope(registry, row) {
+        let detail = AuditDetail::NodeRequest {
+            action: operation.to_owned(),
+            stage: NodeRequestStage::Rejected,
+            code: Some(error.code.to_string()),
+        };
+        insert_audit(tx, now, Some(&request_id), &detail)?;
+    }
     Ok(Admitted::Rejected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invocation(program: &str) -> AuditDetail {
+        AuditDetail::Invocation {
+            program: program.into(),
+            path: format!("/usr/sbin/{program}"),
+            args: vec!["--password".into(), "<redacted>".into()],
+            status: Some(0),
+            ms: 1,
+            backend: "sim".into(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn audit_trail_is_append_only_trimmed_oldest_first_and_never_reuses_a_cursor() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = StateDb::open(&dir.path().join("state.db")).unwrap();
+        let now = now_ms();
+        let records: Vec<_> = (0..5)
+            .map(|i| (now, invocation(&format!("p{i}"))))
+            .collect();
+        state.append_audit(&records).unwrap();
+        let page = state.audit(0, 100).unwrap();
+        assert_eq!(page.len(), 5);
+        assert_eq!(page[0].detail, invocation("p0"));
+        assert!(page.windows(2).all(|w| w[0].seq < w[1].seq));
+
+        let changed = state.conn.execute("UPDATE audit SET detail = '{}'", []);
+        assert!(changed.is_err(), "an audit row was changed");
+
+        // Nothing to trim: no write.
+        assert_eq!(state.trim_audit(100, 3_600_000).unwrap(), 0);
+        assert_eq!(state.trim_audit(2, 3_600_000).unwrap(), 3);
+        let kept = state.audit(0, 100).unwrap();
+        assert_eq!(kept.iter().map(|e| e.seq).collect::<Vec<_>>(), [4, 5]);
+
+        // Trimmed by age down to nothing, the next record still gets a newer cursor.
+        state
+            .append_audit(&[(now - 10_000, invocation("old"))])
+            .unwrap();
+        assert_eq!(state.trim_audit(100, 5_000).unwrap(), 1);
+        assert_eq!(state.trim_audit(0, 0).unwrap(), 2);
+        assert!(state.audit(0, 100).unwrap().is_empty());
+        state.append_audit(&[(now, invocation("new"))]).unwrap();
+        assert_eq!(state.audit(0, 100).unwrap()[0].seq, 7);
+    }
 }

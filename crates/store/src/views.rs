@@ -1,7 +1,7 @@
 //! The queries that turn state.db rows into what a control plane reads. Shared by root's
 //! [`crate::StateDb`] and the API's [`crate::StateReader`], so both see jobs the same way.
 
-use registry::{Event, JobState, JobView, OpError, Timings};
+use registry::{AuditEntry, Event, JobState, JobView, OpError, Timings};
 use rusqlite::{Connection, OptionalExtension, params};
 
 fn corrupt(what: &str) -> rusqlite::Error {
@@ -64,6 +64,22 @@ pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec
             operation: r.get(2)?,
             state: JobState::parse(&state).ok_or_else(|| corrupt("event state"))?,
             at_ms: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn audit(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec<AuditEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, at, request_id, detail FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![after, limit], |r| {
+        let detail: String = r.get(3)?;
+        Ok(AuditEntry {
+            seq: r.get(0)?,
+            at_ms: r.get(1)?,
+            request_id: r.get(2)?,
+            detail: serde_json::from_str(&detail).map_err(|_| corrupt("audit detail"))?,
         })
     })?;
     rows.collect()

@@ -38,7 +38,13 @@ pub(crate) async fn submit(
         return Err(ApiError::ContentType);
     }
     let body = read_body(&headers, body, MAX_BODY, app.limits.body_read_timeout).await?;
-    let job = app.registry.validate(&body, &app.node_id)?;
+    let job = app.registry.validate(&body, &app.node_id).inspect_err(|e| {
+        // The API cannot write the audit trail (state.db is root's): a node-scope request
+        // refused here is logged instead. Root records every one that reaches the inbox.
+        if e.code == "wrong_node" {
+            tracing::warn!(target: "audit", code = %e.code, "refused a node-scope request for another node");
+        }
+    })?;
     let request_id = job.request_id.to_string();
     let sha = job.body_sha256.clone();
     let operation = job.operation;

@@ -5,6 +5,7 @@
 //! parse the rest themselves, so no axum rejection ever answers in plain text; unknown paths
 //! and methods have JSON fallbacks.
 
+pub(crate) mod audit;
 pub(crate) mod events;
 pub(crate) mod jobs;
 pub(crate) mod meta;
@@ -55,6 +56,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/jobs", post(jobs::submit))
         .route("/v1/jobs/{request_id}", get(jobs::get))
         .route("/v1/events", get(events::list))
+        .route("/v1/audit", get(audit::list))
         .route("/v1/catalogue", get(meta::catalogue))
         .route("/v1/openapi.json", get(meta::openapi))
         .route("/v1/health", get(meta::health))

@@ -23,6 +23,8 @@ pub struct Node {
     pub node_id: Hex32,
     pub inbox: Option<Inbox>,
     real_apache: bool,
+    /// Programs besides apachectl the runner starts for real (`--sim-real`).
+    pub extra_real: Vec<&'static str>,
 }
 
 pub fn id(n: u64) -> String {
@@ -71,6 +73,7 @@ impl Node {
             node_id: id(0xfeed).parse().unwrap(),
             inbox: None,
             real_apache,
+            extra_real: Vec::new(),
         }
     }
 
@@ -117,8 +120,12 @@ impl Node {
                 "--log",
                 "warn",
             ]);
+        let mut real = self.extra_real.clone();
         if self.real_apache {
-            cmd.args(["--sim-real", "apachectl"]);
+            real.insert(0, "apachectl");
+        }
+        if !real.is_empty() {
+            cmd.args(["--sim-real", &real.join(",")]);
         }
         if let Some(point) = crash {
             cmd.env(crash::ENV, point);
@@ -228,7 +235,8 @@ impl Node {
             );
         }
         for row in &rows {
-            if row.family != "account" {
+            // The node's own resources (owner `node:`) belong to no account.
+            if row.family != "account" && row.owner != registry::Owner::Node {
                 assert!(
                     of("account").any(|a| a.resource_id.as_str() == row.owner.as_str()),
                     "an orphan {} row",
@@ -238,10 +246,14 @@ impl Node {
         }
     }
 
+    /// The runner binary's audit log (`<data>/log/audit.log`, where `layerone-runner` keeps
+    /// it), not the harness provider's own.
+    pub fn audit_records(&self) -> Vec<provider::AuditRecord> {
+        provider::read_audit_log(&self.layout.root().join("log")).unwrap()
+    }
+
     pub fn audit_count(&self) -> usize {
-        testing::audit_records(&self.provider)
-            .map(|r| r.len())
-            .unwrap_or(0)
+        self.audit_records().len()
     }
 
     pub fn root_path(&self) -> &Path {

@@ -12,6 +12,7 @@ pub mod tenant_worker;
 pub mod useradd;
 pub mod userdel;
 pub mod usermod;
+pub mod visudo;
 
 use crate::exec::Argv;
 use crate::provider::Provider;

@@ -12,6 +12,7 @@ mod apache;
 mod etc_files;
 mod shadow_utils;
 mod tenant_worker;
+mod visudo;
 
 use std::ffi::OsString;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -49,6 +50,7 @@ pub(crate) fn run(
         Program::ApacheCtl => apache::apachectl(provider, &args),
         Program::TenantWorker => return tenant_worker::in_process(provider, &args, stdin),
         Program::LveSuwrapper => return tenant_worker::lve_suwrapper(provider, &args, stdin),
+        Program::Visudo => visudo::visudo(provider, &args),
         Program::Postfix
         | Program::Doveconf
         | Program::Mariadb

@@ -7,3 +7,4 @@ mod common;
 mod real_shadow_utils;
 mod sim_accounts;
 mod tenant_fs;
+mod visudo;

@@ -1,0 +1,699 @@
+//! The node administrator scope (DESIGN.md sections 5 and 9): who of the platform's
+//! administrators may use sudo, and what sudo recorded. Both families are node-scope: their
+//! requests use the envelope `{request_id, action, node_id, resource}`, root checks the node id
+//! again before admitting them, and their resources live under the reserved owner `node:`.
+//!
+//! - `sudo_allowlist` (`set_sudo_allowlist`, `remove_sudo_allowlist`): one allowlist per node,
+//!   with a generation the control plane raises on every change; a request whose generation is
+//!   not greater than the installed one is refused (`stale_generation`), so a late or replayed
+//!   request can never undo a newer one. Every listed user must exist in the local passwd, be
+//!   a member of the platform's admin group (`sudo` on Debian, `wheel` on CloudLinux) and have
+//!   a UID within `UID_MIN..=UID_MAX` of the system's `login.defs`. The drop-in
+//!   (`/etc/sudoers.d/layerone`) denies sudo to the admin group and grants it to the listed
+//!   users (sudoers applies the last matching rule, and sudo reads the drop-in after the main
+//!   file's `%group` rule), and points sudo's own log at a file the node reads. It is checked
+//!   with `visudo -c` before it is moved into place; a failed check leaves the previous one.
+//!   `remove_sudo_allowlist` removes the drop-in, so sudo falls back to the main sudoers file
+//!   alone; the row stays as a tombstone carrying the generation, so a stale `set` replayed
+//!   afterwards is still refused.
+//! - `sudo_events` (`read_sudo_events`): a bounded page of sudo's native log, parsed and
+//!   sanitized, with a cursor (byte offset and file identity: a rotated file restarts at its
+//!   beginning and says so). A line that does not parse is returned as such, never dropped.
+//!
+//! Purge: these resources belong to the node, never to a tenant, so a tenant's purge leaves
+//! them alone (both hooks are no-ops by design); removing the node's allowlist is
+//! `remove_sudo_allowlist`. Reads leave no resource.
+
+use registry::types::{Generation, Hex32, Presence, SudoEventLimit, SudoUsers, Username};
+use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::account::store_error;
+use crate::context::{Ctx, provider_error};
+
+pub struct SudoAllowlist;
+
+impl Family for SudoAllowlist {
+    const NAME: &'static str = "sudo_allowlist";
+    const MODULE: Module = Module::Core;
+    type Context = Ctx;
+
+    /// Nothing of a tenant's: the allowlist is the node's (owner `node:`), and a tenant purge
+    /// never touches it. It is removed by `remove_sudo_allowlist`.
+    fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
+        Ok(())
+    }
+}
+
+pub struct SudoEvents;
+
+impl Family for SudoEvents {
+    const NAME: &'static str = "sudo_events";
+    const MODULE: Module = Module::Core;
+    type Context = Ctx;
+
+    /// Reads leave nothing behind, for a tenant or for the node.
+    fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The allowlist.
+
+/// Install the node's sudo allowlist.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetSudoAllowlistRequest {
+    /// The allowlist's id; a node has one, and every later request names the same id.
+    pub id: Hex32,
+    /// Greater than the generation of the allowlist installed now, or the request is refused.
+    pub generation: Generation,
+    /// The administrators allowed to use sudo: local users in the platform's admin group
+    /// with a UID in the login range. Empty: no member of the admin group may use sudo.
+    pub users: SudoUsers,
+}
+
+impl Resource for SetSudoAllowlistRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Node
+    }
+}
+
+/// Remove the node's sudo allowlist (its drop-in).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveSudoAllowlistRequest {
+    pub id: Hex32,
+    /// Greater than the generation installed now, or the request is refused.
+    pub generation: Generation,
+}
+
+impl Resource for RemoveSudoAllowlistRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Node
+    }
+}
+
+/// The allowlist as the node now has it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SudoAllowlistResult {
+    pub state: Presence,
+    /// The generation now in effect.
+    pub generation: u64,
+    /// The users the installed drop-in allows (empty when absent).
+    pub users: Vec<String>,
+    /// The admin group the drop-in restricts (`sudo` or `wheel`).
+    pub admin_group: String,
+}
+
+pub struct SetSudoAllowlist;
+
+impl Operation for SetSudoAllowlist {
+    const NAME: &'static str = "set_sudo_allowlist";
+    const SCOPE: Scope = Scope::Node;
+    const SUMMARY: &'static str = "Allow only the listed administrators to use sudo (checked with visudo, monotonic generation)";
+    type Family = SudoAllowlist;
+    type Request = SetSudoAllowlistRequest;
+    type Result = SudoAllowlistResult;
+
+    fn example() -> SetSudoAllowlistRequest {
+        SetSudoAllowlistRequest {
+            id: EXAMPLE_ID.parse().expect("valid example"),
+            generation: Generation::try_from(1).expect("valid example"),
+            users: SudoUsers::try_from(vec!["alice".parse().expect("valid example")])
+                .expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &SetSudoAllowlistRequest) -> Result<SudoAllowlistResult, OpError> {
+        check_generation(ctx, &req.id, req.generation)?;
+        let layout = ctx.provider.sudo_layout();
+        let (uid_min, uid_max) = ctx.provider.login_uid_range().map_err(provider_error)?;
+        let group = ctx
+            .provider
+            .lookup_group(layout.admin_group)
+            .map_err(provider_error)?
+            .ok_or_else(|| {
+                OpError::permanent(
+                    "admin_group_missing",
+                    format!("this node has no {} group", layout.admin_group),
+                )
+            })?;
+        for user in req.users.iter() {
+            let name = user.as_str();
+            let entry = ctx
+                .provider
+                .lookup_user(name)
+                .map_err(provider_error)?
+                .ok_or_else(|| {
+                    OpError::permanent(
+                        "sudo_user_missing",
+                        format!("{name} is not a local user of this node"),
+                    )
+                })?;
+            if !(group.members.iter().any(|m| m == name) || entry.gid == group.gid) {
+                return Err(OpError::permanent(
+                    "sudo_user_not_admin",
+                    format!("{name} is not a member of the {} group", layout.admin_group),
+                ));
+            }
+            if !(uid_min..=uid_max).contains(&entry.uid) {
+                return Err(OpError::permanent(
+                    "sudo_user_uid_out_of_range",
+                    format!(
+                        "{name} has UID {}, outside the login range {uid_min}..={uid_max}",
+                        entry.uid
+                    ),
+                ));
+            }
+        }
+        let content = render_dropin(&req.id, req.generation, &req.users, &layout);
+        ensure_dir_if_missing(ctx, layout.dropin_dir, 0o755)?;
+        // sudo creates the log file but not its directory; root only (the log names commands).
+        if let Some(parent) = std::path::Path::new(layout.logfile).parent() {
+            ensure_dir_if_missing(ctx, &parent.to_string_lossy(), 0o700)?;
+        }
+        ctx.provider
+            .install_sudoers(&ctx.provider.sysconf(layout.dropin), content.as_bytes())
+            .map_err(|e| match e {
+                provider::ProviderError::Failed { .. } => OpError::permanent(
+                    "sudoers_invalid",
+                    format!("visudo refused the drop-in; the previous one is kept: {e}"),
+                ),
+                other => provider_error(other),
+            })?;
+        let users: Vec<String> = req.users.iter().map(|u| u.to_string()).collect();
+        ctx.set_resource(json!({
+            "state": "present",
+            "generation": req.generation.get(),
+            "users": users,
+        }));
+        Ok(SudoAllowlistResult {
+            state: Presence::Present,
+            generation: req.generation.get(),
+            users,
+            admin_group: layout.admin_group.to_owned(),
+        })
+    }
+}
+
+pub struct RemoveSudoAllowlist;
+
+impl Operation for RemoveSudoAllowlist {
+    const NAME: &'static str = "remove_sudo_allowlist";
+    const SCOPE: Scope = Scope::Node;
+    const SUMMARY: &'static str =
+        "Remove the node's sudo allowlist drop-in (sudo falls back to the main sudoers file)";
+    type Family = SudoAllowlist;
+    type Request = RemoveSudoAllowlistRequest;
+    type Result = SudoAllowlistResult;
+
+    fn example() -> RemoveSudoAllowlistRequest {
+        RemoveSudoAllowlistRequest {
+            id: EXAMPLE_ID.parse().expect("valid example"),
+            generation: Generation::try_from(2).expect("valid example"),
+        }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &RemoveSudoAllowlistRequest,
+    ) -> Result<SudoAllowlistResult, OpError> {
+        check_generation(ctx, &req.id, req.generation)?;
+        let layout = ctx.provider.sudo_layout();
+        ctx.provider
+            .remove_config(&ctx.provider.sysconf(layout.dropin))
+            .map_err(provider_error)?;
+        // A tombstone, not a deletion: the generation must outlive the drop-in.
+        ctx.set_resource(json!({
+            "state": "absent",
+            "generation": req.generation.get(),
+            "users": [],
+        }));
+        Ok(SudoAllowlistResult {
+            state: Presence::Absent,
+            generation: req.generation.get(),
+            users: Vec::new(),
+            admin_group: layout.admin_group.to_owned(),
+        })
+    }
+}
+
+const EXAMPLE_ID: &str = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
+
+/// Refuses a request for another allowlist than the node's, or one not newer than it.
+fn check_generation(ctx: &Ctx, id: &Hex32, generation: Generation) -> Result<(), OpError> {
+    let rows = ctx
+        .state
+        .resources_of(&Owner::Node, SudoAllowlist::NAME)
+        .map_err(store_error)?;
+    for row in rows {
+        if &row.resource_id != id {
+            return Err(OpError::permanent(
+                "allowlist_id_mismatch",
+                format!(
+                    "this node's sudo allowlist is {}; requests must name it",
+                    row.resource_id
+                ),
+            ));
+        }
+        let stored = row.data["generation"].as_u64().unwrap_or(0);
+        if generation.get() <= stored {
+            return Err(OpError::permanent(
+                "stale_generation",
+                format!(
+                    "generation {} is not newer than the installed generation {stored}",
+                    generation.get()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Creates a system directory with `mode` if it does not exist; an existing one (the
+/// distribution's, or the installer's) keeps its mode.
+fn ensure_dir_if_missing(ctx: &Ctx, system_path: &str, mode: u32) -> Result<(), OpError> {
+    let path = ctx.provider.sysconf(system_path);
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    ctx.provider.ensure_dir(&path, mode).map_err(provider_error)
+}
+
+/// The drop-in. Every value in it is a validated type ([`Username`] is `[a-z][a-z0-9_-]*`,
+/// the rest are the node's constants), so no request can add a line or a rule to it.
+pub fn render_dropin(
+    id: &Hex32,
+    generation: Generation,
+    users: &SudoUsers,
+    layout: &provider::SudoLayout,
+) -> String {
+    let (admin_group, logfile) = (layout.admin_group, layout.logfile);
+    let mut out = format!(
+        "# Managed by layerone node (allowlist {id}, generation {}): changes made here are replaced.\n\
+         # Members of %{admin_group} may use sudo only when listed below; sudo logs to {logfile}.\n\
+         Defaults logfile=\"{logfile}\", log_year, loglinelen=0\n\
+         %{admin_group} ALL=(ALL:ALL) !ALL\n",
+        generation.get()
+    );
+    for user in users.iter() {
+        out.push_str(&user_line(user));
+    }
+    out
+}
+
+fn user_line(user: &Username) -> String {
+    format!("{user} ALL=(ALL:ALL) ALL\n")
+}
+
+// ---------------------------------------------------------------------------------------
+// Events.
+
+/// Where a page of sudo events starts: a byte offset in the log file with this identity.
+///
+/// Deserialized from a JSON object only: serde's derive would also build it from an array of
+/// its fields, which the schema does not allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SudoLogCursor {
+    pub device: u64,
+    pub inode: u64,
+    pub offset: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CursorFields {
+    device: u64,
+    inode: u64,
+    offset: u64,
+}
+
+impl<'de> Deserialize<'de> for SudoLogCursor {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectOnly;
+        impl<'de> serde::de::Visitor<'de> for ObjectOnly {
+            type Value = SudoLogCursor;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object {device, inode, offset}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<SudoLogCursor, A::Error> {
+                let f =
+                    CursorFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(SudoLogCursor {
+                    device: f.device,
+                    inode: f.inode,
+                    offset: f.offset,
+                })
+            }
+        }
+        d.deserialize_map(ObjectOnly)
+    }
+}
+
+/// Read a page of sudo's own log.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadSudoEventsRequest {
+    pub id: Hex32,
+    /// The `next_cursor` of the previous page; absent to start at the beginning of the log.
+    #[serde(default)]
+    pub cursor: Option<SudoLogCursor>,
+    /// At most this many entries (at most 200; default 100).
+    #[serde(default = "default_limit")]
+    pub limit: SudoEventLimit,
+}
+
+fn default_limit() -> SudoEventLimit {
+    SudoEventLimit::try_from(100).expect("100 is within bounds")
+}
+
+impl Resource for ReadSudoEventsRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Node
+    }
+}
+
+/// One entry of sudo's log. Every string has its control characters removed and is cut to a
+/// bounded length.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SudoEntry {
+    /// A sudo event.
+    Event {
+        /// When, as sudo wrote it (the node's local time): `Nov 29 08:44:57 2026`.
+        time: String,
+        /// Who ran sudo.
+        user: String,
+        /// What sudo said besides running the command (`3 incorrect password attempts`,
+        /// `user NOT in sudoers`); absent for a command that ran.
+        message: Option<String>,
+        tty: Option<String>,
+        pwd: Option<String>,
+        /// The user the command ran as.
+        runas_user: Option<String>,
+        runas_group: Option<String>,
+        command: String,
+    },
+    /// A line that is not a sudo event the node understands, returned rather than dropped.
+    Unparseable {
+        /// The line, sanitized and cut.
+        line: String,
+        reason: String,
+    },
+}
+
+/// A page of sudo events.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SudoEventsResult {
+    pub entries: Vec<SudoEntry>,
+    /// Pass it as `cursor` to read on; absent when the log does not exist yet.
+    pub next_cursor: Option<SudoLogCursor>,
+    /// True when the cursor named a file that is no longer the log (rotated) or an offset past
+    /// its end (truncated): this page starts at the beginning of the current log.
+    pub restarted: bool,
+}
+
+pub struct ReadSudoEvents;
+
+/// How many bytes of the log one page reads at most.
+const PAGE_BYTES: usize = 256 * 1024;
+/// The longest kept field, in characters; the command gets more.
+const FIELD_MAX: usize = 256;
+const COMMAND_MAX: usize = 1024;
+
+impl Operation for ReadSudoEvents {
+    const NAME: &'static str = "read_sudo_events";
+    const SCOPE: Scope = Scope::Node;
+    const SUMMARY: &'static str = "A page of sudo's own log, parsed and sanitized, with a cursor";
+    type Family = SudoEvents;
+    type Request = ReadSudoEventsRequest;
+    type Result = SudoEventsResult;
+
+    fn example() -> ReadSudoEventsRequest {
+        ReadSudoEventsRequest {
+            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
+                .parse()
+                .expect("valid example"),
+            cursor: Some(SudoLogCursor {
+                device: 2049,
+                inode: 131_074,
+                offset: 0,
+            }),
+            limit: default_limit(),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &ReadSudoEventsRequest) -> Result<SudoEventsResult, OpError> {
+        let path = ctx.provider.sysconf(ctx.provider.sudo_layout().logfile);
+        let from = req.cursor.map(|c| provider::LogPosition {
+            device: c.device,
+            inode: c.inode,
+            offset: c.offset,
+        });
+        let chunk = ctx
+            .provider
+            .read_log_chunk(&path, from, PAGE_BYTES)
+            .map_err(provider_error)?;
+        let Some(start) = chunk.start else {
+            return Ok(SudoEventsResult {
+                entries: Vec::new(),
+                next_cursor: None,
+                restarted: chunk.restarted,
+            });
+        };
+        let limit = req.limit.get() as usize;
+        let (entries, used) = parse_page(&chunk.bytes, limit, chunk.truncated_line);
+        let next_offset = if used == chunk.bytes.len() {
+            chunk.next_offset
+        } else {
+            start.offset + used as u64
+        };
+        Ok(SudoEventsResult {
+            entries,
+            next_cursor: Some(SudoLogCursor {
+                device: start.device,
+                inode: start.inode,
+                offset: next_offset,
+            }),
+            restarted: chunk.restarted,
+        })
+    }
+}
+
+/// Parses whole entries (a line and the indented lines sudo wraps it onto) from `bytes`, up
+/// to `limit` of them. Returns them and how many bytes they took.
+pub fn parse_page(bytes: &[u8], limit: usize, last_line_cut: bool) -> (Vec<SudoEntry>, usize) {
+    let mut entries = Vec::new();
+    let mut used = 0;
+    let mut pos = 0;
+    while pos < bytes.len() && entries.len() < limit {
+        let mut end = next_line_end(bytes, pos);
+        // Continuation lines (sudo's `loglinelen` wrapping) start with four spaces.
+        while end < bytes.len() && bytes[end..].starts_with(b"    ") {
+            end = next_line_end(bytes, end);
+        }
+        let raw = String::from_utf8_lossy(&bytes[pos..end]);
+        let joined = raw
+            .split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let cut = last_line_cut && end == bytes.len();
+        if !joined.is_empty() {
+            entries.push(if cut {
+                SudoEntry::Unparseable {
+                    line: clean(&joined, FIELD_MAX),
+                    reason: format!("the line is longer than {PAGE_BYTES} bytes"),
+                }
+            } else {
+                parse_entry(&joined)
+            });
+        }
+        pos = end;
+        used = end;
+    }
+    (entries, used)
+}
+
+fn next_line_end(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |i| from + i + 1)
+}
+
+/// Removes control characters and cuts to `max` characters.
+fn clean(s: &str, max: usize) -> String {
+    s.chars().filter(|c| !c.is_control()).take(max).collect()
+}
+
+/// `Nov 29 08:44:57 2026 : alice : [MESSAGE ; ]TTY=pts/0 ; PWD=/home/alice ; USER=root ;
+/// COMMAND=/usr/bin/id` (with `log_year`; without, the date has no year).
+pub fn parse_entry(line: &str) -> SudoEntry {
+    let unparseable = |reason: &str| SudoEntry::Unparseable {
+        line: clean(line, FIELD_MAX),
+        reason: reason.to_owned(),
+    };
+    let mut parts = line.splitn(3, " : ");
+    let (Some(time), Some(user), Some(mut rest)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return unparseable("not `DATE : USER : DETAILS`");
+    };
+    if !looks_like_sudo_time(time) {
+        return unparseable("the date is not sudo's `Mon DD HH:MM:SS [YYYY]`");
+    }
+    if user.is_empty() || user.contains(char::is_whitespace) {
+        return unparseable("no user name");
+    }
+    // With `log_host`, the host comes as its own ` : ` segment.
+    if let Some(after_host) = rest.strip_prefix("HOST=")
+        && let Some((_, tail)) = after_host.split_once(" : ")
+    {
+        rest = tail;
+    }
+    let Some((before, command)) = rest.split_once("COMMAND=") else {
+        return unparseable("no COMMAND=");
+    };
+    let (mut message, mut tty, mut pwd, mut runas_user, mut runas_group) =
+        (Vec::new(), None, None, None, None);
+    for item in before.split(" ; ").map(str::trim).filter(|i| !i.is_empty()) {
+        let item = item.trim_end_matches(" ;").trim_end_matches(';').trim();
+        match item.split_once('=') {
+            Some(("TTY", v)) => tty = Some(clean(v, FIELD_MAX)),
+            Some(("PWD", v)) => pwd = Some(clean(v, FIELD_MAX)),
+            Some(("USER", v)) => runas_user = Some(clean(v, FIELD_MAX)),
+            Some(("GROUP", v)) => runas_group = Some(clean(v, FIELD_MAX)),
+            Some((key, _))
+                if !key.is_empty() && key.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') =>
+            {
+                // ENV=, TSID=, CHROOT=...: known to sudo, not part of the page's contract.
+            }
+            _ if item.is_empty() => {}
+            _ => message.push(item),
+        }
+    }
+    SudoEntry::Event {
+        time: clean(time, 32),
+        user: clean(user, FIELD_MAX),
+        message: (!message.is_empty()).then(|| clean(&message.join("; "), FIELD_MAX)),
+        tty,
+        pwd,
+        runas_user,
+        runas_group,
+        command: clean(command, COMMAND_MAX),
+    }
+}
+
+/// `Mon DD HH:MM:SS` with an optional ` YYYY`.
+fn looks_like_sudo_time(time: &str) -> bool {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let words: Vec<&str> = time.split_whitespace().collect();
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let clock = |s: &str| {
+        let f: Vec<&str> = s.split(':').collect();
+        f.len() == 3 && f.iter().all(|p| digits(p, 2))
+    };
+    match words.as_slice() {
+        [month, day, hms] | [month, day, hms, _] => {
+            MONTHS.contains(month)
+                && (digits(day, 1) || digits(day, 2))
+                && clock(hms)
+                && words.get(3).is_none_or(|y| digits(y, 4))
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sudo_log_lines_parse_into_events() {
+        // Lines as sudo 1.9.13 wrote them with the drop-in's Defaults.
+        let e = parse_entry(
+            "Nov 29 08:44:57 2026 : root : PWD=/tmp/vt ; USER=nobody ; COMMAND=/usr/bin/sh -c 'echo \"a;b\"'",
+        );
+        assert_eq!(
+            e,
+            SudoEntry::Event {
+                time: "Nov 29 08:44:57 2026".into(),
+                user: "root".into(),
+                message: None,
+                tty: None,
+                pwd: Some("/tmp/vt".into()),
+                runas_user: Some("nobody".into()),
+                runas_group: None,
+                command: "/usr/bin/sh -c 'echo \"a;b\"'".into(),
+            }
+        );
+        let e = parse_entry(
+            "Nov 29 08:44:57 2026 : nobody : a password is required ; TTY=pts/1 ; PWD=/tmp ; USER=root ; COMMAND=/usr/bin/true",
+        );
+        let SudoEntry::Event {
+            message, tty, user, ..
+        } = e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(message.as_deref(), Some("a password is required"));
+        assert_eq!(tty.as_deref(), Some("pts/1"));
+        assert_eq!(user, "nobody");
+    }
+
+    #[test]
+    fn garbage_is_reported_not_dropped_and_controls_are_stripped() {
+        let text = b"hello world\nNov  1 01:02:03 : al\x1bice : TTY=x ; COMMAND=/bin/id\x07\n";
+        let (entries, used) = parse_page(text, 10, false);
+        assert_eq!(used, text.len());
+        assert!(matches!(entries[0], SudoEntry::Unparseable { .. }));
+        let SudoEntry::Event { user, command, .. } = &entries[1] else {
+            panic!("{:?}", entries[1])
+        };
+        assert_eq!(user, "alice");
+        assert_eq!(command, "/bin/id");
+        let long = format!(
+            "Nov 29 08:44:57 2026 : a : COMMAND=/bin/{}",
+            "x".repeat(5000)
+        );
+        let SudoEntry::Event { command, .. } = parse_entry(&long) else {
+            panic!()
+        };
+        assert_eq!(command.chars().count(), COMMAND_MAX);
+    }
+
+    #[test]
+    fn wrapped_lines_join_and_the_limit_leaves_the_rest_for_the_cursor() {
+        let text = b"Nov 29 08:44:57 2026 : a : PWD=/ ; USER=root ;\n    COMMAND=/bin/id\nNov 29 08:44:58 2026 : b : COMMAND=/bin/true\n";
+        let (entries, used) = parse_page(text, 1, false);
+        assert_eq!(entries.len(), 1);
+        let SudoEntry::Event { command, .. } = &entries[0] else {
+            panic!("{:?}", entries[0])
+        };
+        assert_eq!(command, "/bin/id");
+        let (rest, _) = parse_page(&text[used..], 10, false);
+        assert_eq!(rest.len(), 1);
+    }
+}
