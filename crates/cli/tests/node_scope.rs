@@ -469,3 +469,25 @@ fn audit_trail_through_the_api_shows_invocations_with_secrets_redacted_and_node_
         .unwrap();
     assert_eq!(bad.status, 400);
 }
+
+#[test]
+fn a_replayed_older_generation_never_supersedes_a_queued_newer_one() {
+    let mut node = Node::new();
+    let nid = node.node_id.clone();
+    seed_admins(&node);
+    // Both arrive before the runner's next pass: the newer one is queued first.
+    node.submit(&set_list(&nid, 1, LIST, 5, &["alice"]));
+    node.submit(&set_list(&nid, 2, LIST, 4, &["bob"]));
+    node.pass();
+    let newer = node.state().job(&id(1)).unwrap().unwrap();
+    assert_eq!(newer.state, JobState::Succeeded, "{newer:?}");
+    let older = node.state().job(&id(2)).unwrap().unwrap();
+    assert_eq!(error_code(&older), "stale_generation");
+    let installed = std::fs::read_to_string(dropin(&node)).unwrap();
+    assert!(
+        installed.contains("\nalice ALL=(ALL:ALL) ALL\n"),
+        "{installed}"
+    );
+    assert!(!installed.contains("bob"), "{installed}");
+    node.check_converged();
+}

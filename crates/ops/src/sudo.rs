@@ -135,6 +135,10 @@ impl Operation for SetSudoAllowlist {
         }
     }
 
+    fn request_generation(request: &Self::Request) -> Option<u64> {
+        Some(request.generation.get())
+    }
+
     fn apply(ctx: &mut Ctx, req: &SetSudoAllowlistRequest) -> Result<SudoAllowlistResult, OpError> {
         check_generation(ctx, &req.id, req.generation)?;
         let layout = ctx.provider.sudo_layout();
@@ -223,6 +227,10 @@ impl Operation for RemoveSudoAllowlist {
             id: EXAMPLE_ID.parse().expect("valid example"),
             generation: Generation::try_from(2).expect("valid example"),
         }
+    }
+
+    fn request_generation(request: &Self::Request) -> Option<u64> {
+        Some(request.generation.get())
     }
 
     fn apply(

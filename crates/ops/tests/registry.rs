@@ -102,3 +102,56 @@ fn results_never_carry_resource_id_and_the_store_stamps_it() {
         );
     }
 }
+
+/// Every object nested in a request, sent as an array of its values (which serde alone would
+/// accept for a struct), is refused with that field named.
+#[test]
+fn a_nested_object_sent_as_an_array_is_refused_naming_the_field() {
+    fn objects(value: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+        if let Some(map) = value.as_object() {
+            for (key, child) in map {
+                let child_path = format!("{path}.{key}");
+                if child.is_object() {
+                    out.push(child_path.clone());
+                }
+                objects(child, &child_path, out);
+            }
+        }
+    }
+    let registry = ops::registry();
+    let node_id: registry::Hex32 = "00000000000000000000000000000001".parse().unwrap();
+    let mut checked = 0;
+    for op in registry.operations() {
+        let example = op.example();
+        let mut paths = Vec::new();
+        objects(&example, "resource", &mut paths);
+        for path in paths {
+            let mut resource = example.clone();
+            let pointer = path.trim_start_matches("resource").replace('.', "/");
+            let target = resource.pointer_mut(&pointer).unwrap();
+            let values: Vec<serde_json::Value> =
+                target.as_object().unwrap().values().cloned().collect();
+            *target = serde_json::Value::Array(values);
+            let mut body = serde_json::json!({
+                "request_id": "0123456789abcdef0123456789abcdef",
+                "resource": resource,
+            });
+            match op.scope() {
+                Scope::Tenant => body["operation"] = op.name().into(),
+                Scope::Node => {
+                    body["action"] = op.name().into();
+                    body["node_id"] = node_id.to_string().into();
+                }
+            }
+            let error = registry
+                .validate(body.to_string().as_bytes(), &node_id)
+                .expect_err("an array in place of an object is refused");
+            assert_eq!(error.field, path, "{}: {error:?}", op.name());
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 0,
+        "the registry has nested request objects to check"
+    );
+}

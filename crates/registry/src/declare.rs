@@ -140,4 +140,11 @@ pub trait Operation: 'static + Send + Sync {
         ctx: &mut <Self::Family as Family>::Context,
         request: &Self::Request,
     ) -> Result<Self::Result, OpError>;
+
+    /// The control plane's generation, for requests that carry one. Admission never lets a
+    /// request supersede a queued one of the same resource with a higher or equal generation:
+    /// it fails as `stale_generation` instead, so a replayed old change cannot win.
+    fn request_generation(_request: &Self::Request) -> Option<u64> {
+        None
+    }
 }

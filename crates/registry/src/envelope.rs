@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::declare::{Module, Owner, Scope};
 use crate::error::FieldError;
+use crate::registry::Parsed;
 use crate::types::Hex32;
 
 /// The largest request body the node accepts, at the API and again when root reads the inbox.
@@ -136,6 +137,8 @@ pub struct ValidatedJob {
     pub canonical: String,
     /// SHA-256 of `canonical`: the same request id with another body is a conflict.
     pub body_sha256: String,
+    /// See [`crate::Operation::request_generation`].
+    pub request_generation: Option<u64>,
 }
 
 impl ValidatedJob {
@@ -144,10 +147,14 @@ impl ValidatedJob {
         operation: &'static str,
         family: &'static str,
         module: Module,
-        resource_id: Hex32,
-        owner: Owner,
-        resource: Value,
+        parsed: Parsed,
     ) -> ValidatedJob {
+        let Parsed {
+            resource_id,
+            owner,
+            canonical: resource,
+            request_generation,
+        } = parsed;
         let mut body = serde_json::Map::new();
         body.insert(
             "request_id".into(),
@@ -175,6 +182,7 @@ impl ValidatedJob {
             owner,
             canonical,
             body_sha256,
+            request_generation,
         }
     }
 }

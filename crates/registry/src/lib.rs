@@ -22,5 +22,5 @@ pub use declare::{Family, Module, Operation, Owner, Resource, Scope};
 pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};
 pub use job::{Event, EventPage, JobState, JobView, Timings};
-pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Registry, RegistryError};
+pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Parsed, Registry, RegistryError};
 pub use types::Hex32;

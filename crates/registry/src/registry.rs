@@ -37,15 +37,26 @@ pub trait OperationEntry<C>: Send + Sync {
     fn request_schema(&self) -> Value;
     fn result_schema(&self) -> Value;
     fn example(&self) -> Value;
-    /// Parses a resource into the typed request: its id, its owner, and its canonical JSON.
-    fn parse(&self, resource: Value) -> Result<(Hex32, Owner, Value), FieldError>;
+    /// Parses a resource into the typed request.
+    fn parse(&self, resource: Value) -> Result<Parsed, FieldError>;
     /// Parses again (root re-checks what it reads back from SQLite) and applies.
     fn apply(&self, ctx: &mut C, resource: Value) -> Result<Value, OpError>;
     /// Checks a result against this operation's result schema.
     fn validate_result(&self, result: &Value) -> Result<(), String>;
 }
 
+/// A resource parsed into its typed request.
+pub struct Parsed {
+    pub resource_id: Hex32,
+    pub owner: Owner,
+    /// The request re-serialized from its typed form.
+    pub canonical: Value,
+    /// See [`Operation::request_generation`].
+    pub request_generation: Option<u64>,
+}
+
 struct Entry<O> {
+    request_validator: OnceLock<Result<jsonschema::Validator, String>>,
     result_validator: OnceLock<Result<jsonschema::Validator, String>>,
     op: PhantomData<fn() -> O>,
 }
@@ -75,7 +86,7 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
     fn example(&self) -> Value {
         serde_json::to_value(O::example()).expect("a typed request always serializes to JSON")
     }
-    fn parse(&self, resource: Value) -> Result<(Hex32, Owner, Value), FieldError> {
+    fn parse(&self, resource: Value) -> Result<Parsed, FieldError> {
         // serde would also build a struct from an array of its fields in order: only the
         // documented object form is accepted.
         if !resource.is_object() {
@@ -85,7 +96,29 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
                 "the resource must be a JSON object",
             ));
         }
-        let request: O::Request = from_value(resource, "resource")?;
+        let request: O::Request = from_value(resource.clone(), "resource")?;
+        // serde is laxer than the published schema in places (a nested struct also accepts
+        // an array of its fields): the schema has the last word.
+        let validator = self.request_validator.get_or_init(|| {
+            jsonschema::validator_for(&schema_of::<O::Request>()).map_err(|e| e.to_string())
+        });
+        match validator {
+            Ok(v) => {
+                if let Some(e) = v.iter_errors(&resource).next() {
+                    let path = e.instance_path().to_string();
+                    let field = std::iter::once("resource")
+                        .chain(path.split('/').filter(|p| !p.is_empty()))
+                        .collect::<Vec<_>>()
+                        .join(".");
+                    return Err(FieldError::new(
+                        "invalid_field",
+                        field,
+                        "the value does not match the request schema",
+                    ));
+                }
+            }
+            Err(e) => panic!("the request schema of {} does not compile: {e}", O::NAME),
+        }
         let owner = request.owner();
         let scope_matches = matches!(
             (O::SCOPE, &owner),
@@ -99,7 +132,12 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
         );
         let canonical =
             serde_json::to_value(&request).expect("a typed request always serializes to JSON");
-        Ok((request.resource_id().clone(), owner, canonical))
+        Ok(Parsed {
+            resource_id: request.resource_id().clone(),
+            owner,
+            canonical,
+            request_generation: O::request_generation(&request),
+        })
     }
     fn apply(
         &self,
@@ -185,6 +223,7 @@ impl<C: 'static> RegistryBuilder<C> {
             });
         }
         self.registry.ops.push(Box::new(Entry::<O> {
+            request_validator: OnceLock::new(),
             result_validator: OnceLock::new(),
             op: PhantomData,
         }));
@@ -332,15 +371,13 @@ impl<C: 'static> Registry<C> {
                 "this request is for another node",
             ));
         }
-        let (resource_id, owner, canonical) = op.parse(envelope.resource.clone())?;
+        let parsed = op.parse(envelope.resource.clone())?;
         Ok(ValidatedJob::new(
             &envelope,
             op.name(),
             op.family(),
             op.module(),
-            resource_id,
-            owner,
-            canonical,
+            parsed,
         ))
     }
 

@@ -622,6 +622,16 @@ fn admit_row<C>(
         }
         return Ok(Admitted::Duplicate);
     }
+    if let Some(generation) = job.request_generation
+        && let Some(newer) = queued_generation_at_least(tx, registry, node_id, &job, generation)?
+    {
+        let error = FieldError::new(
+            "stale_generation",
+            "resource.generation",
+            format!("generation {generation} is not newer than the queued generation {newer}"),
+        );
+        return reject(tx, registry, row, &error, now);
+    }
     let admitted = admit(tx, &job, row, now)?;
     if job.scope == Scope::Node {
         let detail = AuditDetail::NodeRequest {
@@ -632,6 +642,31 @@ fn admit_row<C>(
         insert_audit(tx, now, Some(job.request_id.as_str()), &detail)?;
     }
     Ok(admitted)
+}
+
+/// The control-plane generation of a job queued for the same resource, when it is at least
+/// `generation`: such a job must not be superseded by an older change.
+fn queued_generation_at_least<C>(
+    tx: &rusqlite::Transaction<'_>,
+    registry: &Registry<C>,
+    node_id: &Hex32,
+    job: &ValidatedJob,
+    generation: u64,
+) -> rusqlite::Result<Option<u64>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT body FROM jobs WHERE family = ?1 AND resource_id = ?2 AND state = 'queued'",
+    )?;
+    let bodies = stmt
+        .query_map(params![job.family, job.resource_id.as_str()], |r| {
+            r.get::<_, String>(0)
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(bodies
+        .iter()
+        .filter_map(|body| registry.validate(body.as_bytes(), node_id).ok())
+        .filter_map(|queued| queued.request_generation)
+        .filter(|&queued| queued >= generation)
+        .max())
 }
 
 /// Appends one record to the audit trail.
