@@ -517,7 +517,8 @@ fn error_bodies_never_leak_paths_sql_or_backtraces() {
     }
     // state.db in every broken shape root's crash or an attacker's file could leave.
     let db = node.layout.state_db();
-    let shapes: Vec<(&str, Box<dyn Fn()>)> = vec![
+    type Shape<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let shapes: Vec<Shape> = vec![
         ("state.db missing", Box::new(|| {})),
         (
             "state.db not a database",
