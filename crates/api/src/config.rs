@@ -45,6 +45,9 @@ pub struct Limits {
     pub body_read_timeout: Duration,
     /// How long a TLS handshake may take.
     pub handshake_timeout: Duration,
+    /// The most connections open at once (counted from accept, before the TLS handshake); a
+    /// connection over the cap is closed at once.
+    pub max_connections: usize,
 }
 
 impl Default for Limits {
@@ -58,6 +61,7 @@ impl Default for Limits {
             header_read_timeout: Duration::from_secs(20),
             body_read_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(10),
+            max_connections: 1024,
         }
     }
 }

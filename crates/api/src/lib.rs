@@ -174,7 +174,8 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
 
     let handle = axum_server::Handle::new();
     let acceptor = RustlsAcceptor::new(RustlsConfig::from_config(tls))
-        .handshake_timeout(limits.handshake_timeout);
+        .handshake_timeout(limits.handshake_timeout)
+        .acceptor(limits::ConnectionLimit::new(limits.max_connections));
     let mut server = axum_server::from_tcp(listener)
         .context("preparing the listener")?
         .acceptor(acceptor)

@@ -1,16 +1,22 @@
-//! The limits a client cannot talk its way past: a token bucket per client address, and a
-//! request body read from the stream with a hard cap and a deadline (header size, header count
-//! and header read timeout are set on hyper's builder in [`crate::start`]).
+//! The limits a client cannot talk its way past: a token bucket per client address, a request
+//! body read from the stream with a hard cap and a deadline, and a cap on open connections
+//! (header size, header count and header read timeout are set on hyper's builder in
+//! [`crate::start`]).
 
 use std::collections::HashMap;
 use std::future::poll_fn;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderMap, header};
+use axum_server::accept::Accept;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::Limits;
 use crate::error::ApiError;
@@ -108,6 +114,87 @@ impl RateLimiter {
         } else {
             Err(((1.0 - bucket.tokens) / self.rate).ceil().max(1.0) as u32)
         }
+    }
+}
+
+/// Caps the connections open at once: a connection holds a permit from the moment it is
+/// accepted (before its TLS handshake) until it closes. One over the cap is closed at once,
+/// so a flood of idle or slow connections cannot exhaust the process's descriptors.
+#[derive(Clone, Debug)]
+pub(crate) struct ConnectionLimit {
+    permits: Arc<Semaphore>,
+}
+
+impl ConnectionLimit {
+    pub fn new(max: usize) -> ConnectionLimit {
+        ConnectionLimit {
+            permits: Arc::new(Semaphore::new(max.max(1))),
+        }
+    }
+}
+
+impl<S> Accept<TcpStream, S> for ConnectionLimit {
+    type Stream = Counted;
+    type Service = S;
+    type Future = std::future::Ready<std::io::Result<(Counted, S)>>;
+
+    fn accept(&self, stream: TcpStream, service: S) -> Self::Future {
+        std::future::ready(match self.permits.clone().try_acquire_owned() {
+            Ok(permit) => Ok((
+                Counted {
+                    stream,
+                    _permit: permit,
+                },
+                service,
+            )),
+            Err(_) => {
+                tracing::debug!("connection limit reached; closing a new connection");
+                Err(std::io::Error::other("the connection limit is reached"))
+            }
+        })
+    }
+}
+
+/// A connection that gives its permit back when it is dropped.
+#[derive(Debug)]
+pub(crate) struct Counted {
+    stream: TcpStream,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
     }
 }
 

@@ -112,7 +112,7 @@ pub fn document<C>(registry: &Registry<C>, version: &str) -> Value {
                 "operationId": "getEvents",
                 "summary": "Job state changes after a cursor; waits up to `wait` seconds for the first one",
                 "parameters": [
-                    {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0}},
+                    {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "format": "int64", "minimum": 0, "maximum": i64::MAX}},
                     {"name": "wait", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 60}},
                     {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}
                 ],

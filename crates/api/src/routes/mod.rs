@@ -17,7 +17,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -66,7 +66,8 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// The only endpoint a client may call without the key.
+/// The only endpoint a client may call without the key, and only with `GET`: any other method
+/// on it, like every other path and method (known or not), answers 401 without the key.
 const PUBLIC: &str = "/v1/health";
 
 /// Rate limit first (so guessing keys costs tokens too), then the key.
@@ -77,9 +78,7 @@ async fn guard(State(app): AppState, request: Request, next: Next) -> Response {
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
     let mut response = if let Err(retry_after_secs) = app.limiter.check(peer, Instant::now()) {
         ApiError::RateLimited { retry_after_secs }.into_response()
-    } else if request.uri().path() != PUBLIC
-        && !crate::auth::authorized(request.headers(), &app.key_sha256)
-    {
+    } else if !is_public(&request) && !crate::auth::authorized(request.headers(), &app.key_sha256) {
         ApiError::Unauthorized.into_response()
     } else {
         next.run(request).await
@@ -89,6 +88,10 @@ async fn guard(State(app): AppState, request: Request, next: Next) -> Response {
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+fn is_public(request: &Request) -> bool {
+    request.method() == Method::GET && request.uri().path() == PUBLIC
 }
 
 async fn no_route() -> ApiError {
