@@ -54,6 +54,10 @@ pub enum Program {
     /// CloudLinux only.
     #[serde(rename = "selectorctl")]
     Selectorctl,
+    /// systemd's unit manager: the installer enables the node's units (offline with `--root`
+    /// on a sysroot) and restarts the API after a certificate renewal.
+    #[serde(rename = "systemctl")]
+    Systemctl,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -76,6 +80,7 @@ impl Program {
         Program::Cagefsctl,
         Program::Lvectl,
         Program::Selectorctl,
+        Program::Systemctl,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -104,6 +109,7 @@ impl Program {
             (Cagefsctl, CloudLinux) => Some("/usr/sbin/cagefsctl"),
             (Lvectl, CloudLinux) => Some("/usr/sbin/lvectl"),
             (Selectorctl, CloudLinux) => Some("/usr/bin/selectorctl"),
+            (Systemctl, _) => Some("/usr/bin/systemctl"),
         }
     }
 
@@ -124,6 +130,7 @@ impl Program {
             Program::Cagefsctl => "cagefsctl",
             Program::Lvectl => "lvectl",
             Program::Selectorctl => "selectorctl",
+            Program::Systemctl => "systemctl",
         }
     }
 
@@ -211,10 +218,11 @@ mod tests {
                 | Program::OpendkimGenkey
                 | Program::Cagefsctl
                 | Program::Lvectl
-                | Program::Selectorctl => {}
+                | Program::Selectorctl
+                | Program::Systemctl => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 14);
+        assert_eq!(Program::ALL.len(), 15);
         let unique: HashSet<_> = Program::ALL.iter().collect();
         assert_eq!(unique.len(), Program::ALL.len());
     }
