@@ -5,9 +5,11 @@
 //! - `layerone catalogue`: every operation, with family, module, scope and schemas.
 //! - `layerone job submit|show|wait`: jobs against a node, with its URL, key and pin from
 //!   flags or from a dev node's `dev.json`.
+//! - `layerone install [--root R] [--check]`: converge a server (or a sysroot) to a node.
 
 mod catalogue;
 mod dev;
+mod install;
 mod job;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +30,8 @@ enum Command {
     /// Submit, show or wait for jobs on a node.
     #[command(subcommand)]
     Job(job::JobCommand),
+    /// Install or converge this server (or a sysroot) as a node; run it again at will.
+    Install(install::InstallArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -36,5 +40,6 @@ fn main() -> anyhow::Result<()> {
         Command::Dev(args) => dev::run(args),
         Command::Catalogue(args) => catalogue::run(args),
         Command::Job(cmd) => job::run(cmd),
+        Command::Install(args) => install::run(args),
     }
 }

@@ -32,7 +32,55 @@ impl Provider {
         mode: u32,
     ) -> Result<(), ProviderError> {
         self.assert_mapped(path);
-        write_atomic(path, bytes, mode)
+        write_atomic(path, bytes, mode, None)
+    }
+
+    /// Like [`Provider::write_config_atomic`], with the owner set on the temporary file
+    /// before the rename, so the final name never shows other owners or modes.
+    pub fn write_owned_atomic(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        mode: u32,
+        owner: (u32, u32),
+    ) -> Result<(), ProviderError> {
+        self.assert_mapped(path);
+        write_atomic(path, bytes, mode, Some(owner))
+    }
+
+    /// Sets the owner and mode of an existing file or directory without following a symlink
+    /// at `path` (a symlink is refused with an error).
+    pub fn set_owner_mode(
+        &self,
+        path: &Path,
+        mode: u32,
+        owner: (u32, u32),
+    ) -> Result<(), ProviderError> {
+        self.assert_mapped(path);
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+        )
+        .map_err(|e| ProviderError::io("open", path, e.into()))?;
+        rustix::fs::fchown(
+            &fd,
+            Some(rustix::fs::Uid::from_raw(owner.0)),
+            Some(rustix::fs::Gid::from_raw(owner.1)),
+        )
+        .map_err(|e| ProviderError::io("chown", path, e.into()))?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))
+            .map_err(|e| ProviderError::io("chmod", path, e.into()))
+    }
+
+    /// Moves `from` (a file, a directory or a symlink itself, never its target) to `to`, on
+    /// the same filesystem, and makes both directory entries durable.
+    pub fn move_aside(&self, from: &Path, to: &Path) -> Result<(), ProviderError> {
+        self.assert_mapped(from);
+        self.assert_mapped(to);
+        std::fs::rename(from, to).map_err(|e| ProviderError::io("move aside", from, e))?;
+        sync_parent(from)?;
+        sync_parent(to)
     }
 
     /// The contents of `path`, or `None` if it does not exist.
@@ -113,12 +161,17 @@ pub(crate) fn temp_name(file_name: &std::ffi::OsStr) -> OsString {
     name
 }
 
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), ProviderError> {
+pub(crate) fn write_atomic(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    owner: Option<(u32, u32)>,
+) -> Result<(), ProviderError> {
     let (Some(parent), Some(file_name)) = (path.parent(), path.file_name()) else {
         panic!("write_atomic needs a file path, got {}", path.display());
     };
     let tmp: PathBuf = parent.join(temp_name(file_name));
-    write_exclusive(&tmp, bytes, mode)?;
+    write_exclusive(&tmp, bytes, mode, owner)?;
     if let Err(e) = std::fs::rename(&tmp, path) {
         let _ = std::fs::remove_file(&tmp);
         return Err(ProviderError::io("rename into", path, e));
@@ -129,7 +182,12 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), P
 /// Writes `bytes` to the temporary file `tmp` (created `O_EXCL|O_NOFOLLOW`, mode exactly
 /// `mode`) and fsyncs it. A stale `tmp` left by a crash is unlinked first: unlinking removes a
 /// planted symlink itself, never its target. On failure nothing is left at `tmp`.
-pub(crate) fn write_exclusive(tmp: &Path, bytes: &[u8], mode: u32) -> Result<(), ProviderError> {
+pub(crate) fn write_exclusive(
+    tmp: &Path,
+    bytes: &[u8],
+    mode: u32,
+    owner: Option<(u32, u32)>,
+) -> Result<(), ProviderError> {
     let fd = match create_exclusive(tmp, mode) {
         Err(rustix::io::Errno::EXIST) => {
             std::fs::remove_file(tmp).map_err(|e| ProviderError::io("remove stale", tmp, e))?;
@@ -143,6 +201,14 @@ pub(crate) fn write_exclusive(tmp: &Path, bytes: &[u8], mode: u32) -> Result<(),
         file.write_all(bytes)
             .map_err(|e| ProviderError::io("write", tmp, e))?;
         // Exactly `mode`, whatever the umask was at creation.
+        if let Some((uid, gid)) = owner {
+            rustix::fs::fchown(
+                &file,
+                Some(rustix::fs::Uid::from_raw(uid)),
+                Some(rustix::fs::Gid::from_raw(gid)),
+            )
+            .map_err(|e| ProviderError::io("chown", tmp, e.into()))?;
+        }
         rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))
             .map_err(|e| ProviderError::io("chmod", tmp, e.into()))?;
         file.sync_all()

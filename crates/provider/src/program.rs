@@ -65,6 +65,10 @@ pub enum Program {
     /// The sudoers checker; the node runs only its check mode (`visudo -c -f FILE`).
     #[serde(rename = "visudo")]
     Visudo,
+    /// systemd's unit manager: the installer enables the node's units (offline with `--root`
+    /// on a sysroot) and restarts the API after a certificate renewal.
+    #[serde(rename = "systemctl")]
+    Systemctl,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -90,6 +94,7 @@ impl Program {
         Program::TenantWorker,
         Program::LveSuwrapper,
         Program::Visudo,
+        Program::Systemctl,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -124,6 +129,7 @@ impl Program {
             (LveSuwrapper, Debian) => None,
             (LveSuwrapper, CloudLinux) => Some("/bin/lve_suwrapper"),
             (Visudo, _) => Some("/usr/sbin/visudo"),
+            (Systemctl, _) => Some("/usr/bin/systemctl"),
         }
     }
 
@@ -147,6 +153,7 @@ impl Program {
             Program::TenantWorker => "layerone-tenant",
             Program::LveSuwrapper => "lve_suwrapper",
             Program::Visudo => "visudo",
+            Program::Systemctl => "systemctl",
         }
     }
 
@@ -242,10 +249,11 @@ mod tests {
                 | Program::Selectorctl
                 | Program::TenantWorker
                 | Program::LveSuwrapper
-                | Program::Visudo => {}
+                | Program::Visudo
+                | Program::Systemctl => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 17);
+        assert_eq!(Program::ALL.len(), 18);
         let unique: HashSet<_> = Program::ALL.iter().collect();
         assert_eq!(unique.len(), Program::ALL.len());
     }

@@ -61,29 +61,107 @@ impl Layout {
         self.state_dir().join("runner.lock")
     }
 
+    /// Every directory and file of the layout with its mode and owner: the one table the
+    /// runner, the API and the installer prepare or check against. `state.db` is listed as
+    /// a file; it is only adjusted once it exists (the runner or the installer creates it).
+    pub fn entries(&self) -> Vec<LayoutEntry> {
+        use LayoutOwner::{Api, Root, RootApiGroup};
+        use Side::{ApiSide, Both, RootSide};
+        let dir = |path: PathBuf, mode, owner, side| LayoutEntry {
+            path,
+            dir: true,
+            mode,
+            owner,
+            side,
+        };
+        vec![
+            dir(self.root.clone(), 0o755, Root, Both),
+            dir(self.root.join("blobs"), 0o755, Root, Both),
+            dir(self.state_dir(), 0o750, RootApiGroup, RootSide),
+            dir(self.blobs_out(), 0o750, RootApiGroup, RootSide),
+            LayoutEntry {
+                path: self.state_db(),
+                dir: false,
+                mode: 0o640,
+                owner: RootApiGroup,
+                side: RootSide,
+            },
+            dir(self.inbox_dir(), 0o700, Api, ApiSide),
+            dir(self.blobs_in(), 0o700, Api, ApiSide),
+        ]
+    }
+
     /// Root's side: the state directory, the outgoing blobs, and state.db's mode once it exists.
     pub fn prepare_root_side(&self, api: Option<ApiIdentity>) -> Result<(), StoreError> {
-        make_dir(&self.root, 0o755, None)?;
-        make_dir(&self.root.join("blobs"), 0o755, None)?;
-        let group = api.map(|a| (0, a.gid));
-        make_dir(&self.state_dir(), 0o750, group)?;
-        make_dir(&self.blobs_out(), 0o750, group)?;
-        let db = self.state_db();
-        if db.exists() {
-            set_mode(&db, 0o640, group)?;
-        }
-        Ok(())
+        self.prepare(api, Side::RootSide)
     }
 
     /// The API's side: its inbox directory and incoming blobs, owned by the API user.
     pub fn prepare_api_side(&self, api: Option<ApiIdentity>) -> Result<(), StoreError> {
-        make_dir(&self.root, 0o755, None)?;
-        make_dir(&self.root.join("blobs"), 0o755, None)?;
-        let owner = api.map(|a| (a.uid, a.gid));
-        make_dir(&self.inbox_dir(), 0o700, owner)?;
-        make_dir(&self.blobs_in(), 0o700, owner)?;
+        self.prepare(api, Side::ApiSide)
+    }
+
+    fn prepare(&self, api: Option<ApiIdentity>, side: Side) -> Result<(), StoreError> {
+        for entry in self.entries() {
+            if entry.side != side && entry.side != Side::Both {
+                continue;
+            }
+            // Without an API identity (a dev node run by an ordinary user) nothing is
+            // chowned; root-owned entries are left to whoever created them.
+            let owner = match (api, entry.owner) {
+                (None, _) | (Some(_), LayoutOwner::Root) => None,
+                (Some(api), owner) => Some(owner.ids(api)),
+            };
+            if entry.dir {
+                make_dir(&entry.path, entry.mode, owner)?;
+            } else if entry.path.exists() {
+                set_mode(&entry.path, entry.mode, owner)?;
+            }
+        }
         Ok(())
     }
+}
+
+/// One directory or file of the layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutEntry {
+    pub path: PathBuf,
+    pub dir: bool,
+    /// Permission bits, exactly.
+    pub mode: u32,
+    pub owner: LayoutOwner,
+    /// Which process prepares it.
+    pub side: Side,
+}
+
+/// Who owns an entry, as user and group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutOwner {
+    /// `root:root`.
+    Root,
+    /// The API user and its group.
+    Api,
+    /// `root` with the API's group, so the API can read but not write.
+    RootApiGroup,
+}
+
+impl LayoutOwner {
+    /// `(uid, gid)` of this owner given the API's identity.
+    pub fn ids(self, api: ApiIdentity) -> (u32, u32) {
+        match self {
+            LayoutOwner::Root => (0, 0),
+            LayoutOwner::Api => (api.uid, api.gid),
+            LayoutOwner::RootApiGroup => (0, api.gid),
+        }
+    }
+}
+
+/// Which process prepares an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    RootSide,
+    ApiSide,
+    Both,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {

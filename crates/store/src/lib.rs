@@ -19,7 +19,8 @@ pub mod state;
 mod views;
 
 pub use inbox::{Admission, Inbox, InboxRow};
-pub use layout::{ApiIdentity, Layout};
+pub use layout::{ApiIdentity, Layout, LayoutEntry, LayoutOwner, Side};
+pub use migrations::STATE_SCHEMA_VERSION;
 pub use read::{ReadError, StateReader};
 pub use state::{ClaimedJob, IngestReport, Outcome, ResourceChange, ResourceRow, StateDb};
 

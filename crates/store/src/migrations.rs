@@ -99,6 +99,9 @@ const MIGRATIONS: &[&str] = &[
     "#,
 ];
 
+/// The schema version a fully migrated state.db has (its `user_version`).
+pub const STATE_SCHEMA_VERSION: usize = MIGRATIONS.len();
+
 /// Applies the migrations this database has not seen, each in its own transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
     let current: usize =

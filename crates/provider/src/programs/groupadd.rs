@@ -27,3 +27,19 @@ impl Provider {
         argv
     }
 }
+
+impl Provider {
+    /// `groupadd [--prefix ROOT] --system -- NAME`: a system group (gid from the system
+    /// range), for the node's own service users.
+    pub fn groupadd_system(&self, name: &str) -> Result<(), ProviderError> {
+        let mut argv = self.shadow_argv();
+        argv.arg("--system").arg("--").arg(name);
+        self.execute(
+            Program::Groupadd,
+            &argv,
+            None,
+            Program::Groupadd.default_timeout(),
+        )?;
+        Ok(())
+    }
+}

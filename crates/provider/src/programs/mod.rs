@@ -8,6 +8,7 @@
 pub mod apachectl;
 pub mod groupadd;
 pub mod groupdel;
+pub mod systemctl;
 pub mod tenant_worker;
 pub mod useradd;
 pub mod userdel;

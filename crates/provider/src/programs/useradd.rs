@@ -96,3 +96,43 @@ impl Provider {
             .map_err(|e| ProviderError::io("chmod home", &path, e.into()))
     }
 }
+
+/// The arguments of a `useradd --system` for one of the node's own service users: no home is
+/// created (the home is the node's data directory, which the installer lays out itself), no
+/// password, no login shell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SystemUserAdd<'a> {
+    pub name: &'a str,
+    /// The primary group, which must already exist (`Provider::groupadd_system`).
+    pub group: &'a str,
+    pub home: &'a Path,
+    pub shell: &'a str,
+    pub comment: &'a str,
+}
+
+impl Provider {
+    /// `useradd [--prefix ROOT] --system --gid G --home-dir H --no-create-home --shell S
+    /// --comment C -- NAME`.
+    pub fn useradd_system(&self, user: &SystemUserAdd<'_>) -> Result<(), ProviderError> {
+        let mut argv = self.shadow_argv();
+        argv.arg("--system")
+            .arg("--gid")
+            .arg(user.group)
+            .arg("--home-dir")
+            .arg(user.home)
+            .arg("--no-create-home")
+            .arg("--shell")
+            .arg(user.shell)
+            .arg("--comment")
+            .arg(user.comment)
+            .arg("--")
+            .arg(user.name);
+        self.execute(
+            Program::Useradd,
+            &argv,
+            None,
+            Program::Useradd.default_timeout(),
+        )?;
+        Ok(())
+    }
+}

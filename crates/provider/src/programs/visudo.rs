@@ -86,7 +86,7 @@ impl Provider {
             panic!("install_sudoers needs a file path, got {}", path.display());
         };
         let tmp = parent.join(temp_name(file_name));
-        write_exclusive(&tmp, content, SUDOERS_MODE)?;
+        write_exclusive(&tmp, content, SUDOERS_MODE, None)?;
         let installed = self.visudo_check(&tmp).and_then(|()| {
             std::fs::rename(&tmp, path).map_err(|e| ProviderError::io("rename into", path, e))
         });

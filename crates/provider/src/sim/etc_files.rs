@@ -92,7 +92,7 @@ impl Table {
         if !text.is_empty() {
             text.push('\n');
         }
-        write_atomic(&self.path, text.as_bytes(), mode)
+        write_atomic(&self.path, text.as_bytes(), mode, None)
     }
 }
 

@@ -58,7 +58,8 @@ pub(crate) fn run(
         | Program::OpendkimGenkey
         | Program::Cagefsctl
         | Program::Lvectl
-        | Program::Selectorctl => Outcome::fail(
+        | Program::Selectorctl
+        | Program::Systemctl => Outcome::fail(
             127,
             format!(
                 "layerone sim: no model of {program}; list it in Backend::Sim {{ real }} to run it for real\n"

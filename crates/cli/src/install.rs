@@ -1,0 +1,78 @@
+//! `layerone install` and `layerone status`: flags and printing; the work is the install
+//! crate's.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+use install::{InstallOptions, RunnerMode};
+use provider::Platform;
+use registry::types::DomainName;
+
+#[derive(Args, Debug)]
+pub struct InstallArgs {
+    /// The system root to install into: `/` on a server, a directory for a sysroot.
+    #[arg(long, default_value = "/")]
+    root: PathBuf,
+    /// Print what a run would change, and change nothing.
+    #[arg(long)]
+    check: bool,
+    /// The node's fully qualified name (required the first time; its certificate and HTTPS
+    /// vhost are for this name).
+    #[arg(long, value_name = "FQDN")]
+    name: Option<DomainName>,
+    /// The platform profile: debian or cloudlinux (default debian on the first install).
+    #[arg(long)]
+    platform: Option<Platform>,
+    /// Where the API listens (default 127.0.0.1:8443 on the first install).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// How the runner is triggered: timer (oneshot + 15 s timer + path unit) or watch.
+    #[arg(long)]
+    runner: Option<RunnerMode>,
+}
+
+pub fn run(args: InstallArgs) -> anyhow::Result<()> {
+    let opts = InstallOptions {
+        root: args.root,
+        check: args.check,
+        name: args.name,
+        platform: args.platform,
+        listen: args.listen,
+        runner: args.runner,
+    };
+    let report = install::install(&opts).map_err(|e| anyhow::anyhow!("[{}] {e:#}", e.code()))?;
+    if report.changes.is_empty() {
+        if report.checked_only {
+            println!("nothing to change: the node is installed as derived");
+        } else {
+            println!("nothing changed: the node was already installed as derived");
+        }
+    } else {
+        println!(
+            "{}",
+            if report.checked_only {
+                "would change:"
+            } else {
+                "changed:"
+            }
+        );
+        for change in &report.changes {
+            println!("  {change}");
+        }
+    }
+    for finding in &report.findings {
+        println!("warning: {finding}");
+    }
+    println!("node id    {}", report.node_id);
+    println!("name       {}", report.name);
+    match &report.pin {
+        Some(pin) => println!("pin        {pin}"),
+        None => println!("pin        (no certificate yet)"),
+    }
+    if let Some(key) = &report.api_key {
+        println!("api key    {key}");
+        println!("           (shown once: only its SHA-256 is stored on the node)");
+    }
+    Ok(())
+}

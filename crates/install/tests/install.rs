@@ -1,0 +1,426 @@
+//! `layerone install` against a fresh sysroot in a temporary directory: the real
+//! `groupadd`/`useradd` (with `--prefix`) and the real `systemctl --root`, run as root, with
+//! every path checked one by one afterwards.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+use install::{Change, InstallOptions, NodeConfig, UnitFinding};
+use provider::Platform;
+use sha2::{Digest, Sha256};
+
+/// A sysroot holding only the account databases of a fresh system.
+fn sysroot() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let seeder = provider::testing::sim_provider(Platform::Debian, dir.path(), vec![]);
+    provider::testing::seed_accounts(&seeder).unwrap();
+    let root = dir.path().join("root");
+    (dir, root)
+}
+
+fn opts(root: &Path) -> InstallOptions {
+    let mut o = InstallOptions::new(root);
+    o.name = Some("node1.example.com".parse().unwrap());
+    o
+}
+
+fn at(root: &Path, system_path: &str) -> PathBuf {
+    root.join(system_path.trim_start_matches('/'))
+}
+
+/// `(uid, gid)` of a user in the sysroot's passwd.
+fn ids_of(root: &Path, user: &str) -> (u32, u32) {
+    let passwd = std::fs::read_to_string(at(root, "/etc/passwd")).unwrap();
+    let f: Vec<&str> = passwd
+        .lines()
+        .find(|l| l.starts_with(&format!("{user}:")))
+        .unwrap_or_else(|| panic!("no {user} in the sysroot passwd"))
+        .split(':')
+        .collect();
+    (f[2].parse().unwrap(), f[3].parse().unwrap())
+}
+
+/// Every entry under `root`: type, mode, owner, content hash or link target, mtime.
+fn tree(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(p) = stack.pop() {
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        let what = if m.file_type().is_symlink() {
+            format!("link {}", std::fs::read_link(&p).unwrap().display())
+        } else if m.is_dir() {
+            for entry in std::fs::read_dir(&p).unwrap() {
+                stack.push(entry.unwrap().path());
+            }
+            "dir".to_owned()
+        } else {
+            hex::encode(Sha256::digest(std::fs::read(&p).unwrap()))
+        };
+        out.insert(
+            p.strip_prefix(root).unwrap().to_owned(),
+            format!(
+                "{what} {:o} {}:{} {}.{}",
+                m.mode(),
+                m.uid(),
+                m.gid(),
+                m.mtime(),
+                m.mtime_nsec()
+            ),
+        );
+    }
+    out
+}
+
+#[test]
+fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_mode() {
+    let (_dir, root) = sysroot();
+    let first = install::install(&opts(&root)).unwrap();
+    assert!(!first.changes.is_empty());
+    assert!(
+        first
+            .changes
+            .contains(&Change::CreateUser("layerone-api".into()))
+    );
+    let key = first
+        .api_key
+        .clone()
+        .expect("the first install prints the key");
+    let pin = first.pin.clone().expect("a placeholder certificate");
+
+    let second = install::install(&InstallOptions::new(&root)).unwrap();
+    assert_eq!(second.changes, vec![], "a second run must change nothing");
+    assert_eq!(second.api_key, None, "the key is shown once only");
+    assert_eq!(second.node_id, first.node_id, "the node id never changes");
+    assert_eq!(second.pin.as_deref(), Some(pin.as_str()));
+
+    let (uid, gid) = ids_of(&root, "layerone-api");
+    assert!(uid < 1000 && gid < 1000, "a system user: {uid}:{gid}");
+    let api = (uid, gid);
+    let root_api = (0, gid);
+    let rootid = (0, 0);
+    // (path, is a directory, mode, owner), one by one.
+    let expected: &[(&str, bool, u32, (u32, u32))] = &[
+        ("/etc/layerone", true, 0o755, rootid),
+        ("/etc/layerone/config.toml", false, 0o644, rootid),
+        ("/etc/layerone/layerone.env", false, 0o644, rootid),
+        ("/etc/layerone/api-key.sha256", false, 0o640, root_api),
+        ("/etc/layerone/override", true, 0o700, rootid),
+        ("/etc/layerone/tls", true, 0o755, rootid),
+        ("/etc/layerone/tls/cert.pem", false, 0o644, rootid),
+        ("/etc/layerone/tls/key.pem", false, 0o600, rootid),
+        ("/var/lib/layerone", true, 0o755, rootid),
+        ("/var/lib/layerone/blobs", true, 0o755, rootid),
+        ("/var/lib/layerone/inbox", true, 0o700, api),
+        ("/var/lib/layerone/blobs/in", true, 0o700, api),
+        ("/var/lib/layerone/blobs/out", true, 0o750, root_api),
+        ("/var/lib/layerone/state", true, 0o750, root_api),
+        ("/var/lib/layerone/state/state.db", false, 0o640, root_api),
+        ("/var/lib/layerone/log", true, 0o700, rootid),
+        ("/var/lib/layerone/installed", false, 0o600, rootid),
+        (
+            "/usr/lib/systemd/system/layerone-api.service",
+            false,
+            0o644,
+            rootid,
+        ),
+        (
+            "/usr/lib/systemd/system/layerone-runner.service",
+            false,
+            0o644,
+            rootid,
+        ),
+        (
+            "/usr/lib/systemd/system/layerone-runner.timer",
+            false,
+            0o644,
+            rootid,
+        ),
+        (
+            "/usr/lib/systemd/system/layerone-runner.path",
+            false,
+            0o644,
+            rootid,
+        ),
+        (
+            "/usr/lib/systemd/system/layerone-runner-watch.service",
+            false,
+            0o644,
+            rootid,
+        ),
+    ];
+    for &(path, dir, mode, owner) in expected {
+        let m =
+            std::fs::symlink_metadata(at(&root, path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(!m.file_type().is_symlink(), "{path} is a symlink");
+        assert_eq!(m.is_dir(), dir, "{path}: directory?");
+        assert_eq!(m.permissions().mode() & 0o7777, mode, "{path}: mode");
+        assert_eq!((m.uid(), m.gid()), owner, "{path}: owner");
+    }
+    // Parents the installer had to create are ordinary 0755 directories.
+    for path in ["/var", "/var/lib", "/usr/lib/systemd"] {
+        let m = std::fs::metadata(at(&root, path)).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o755, "{path}");
+    }
+
+    // Nothing the installer wrote is a link: the only symlinks are systemctl's enablement
+    // links under *.wants.
+    for (path, entry) in tree(&root) {
+        if entry.starts_with("link ") {
+            let parent = path.parent().unwrap().to_string_lossy().into_owned();
+            assert!(
+                parent.ends_with(".wants"),
+                "unexpected symlink {}",
+                path.display()
+            );
+        }
+    }
+
+    // The key is stored only as its SHA-256.
+    let stored = std::fs::read_to_string(at(&root, "/etc/layerone/api-key.sha256")).unwrap();
+    assert_eq!(stored.trim(), hex::encode(Sha256::digest(key.as_bytes())));
+    for (path, _) in tree(&root) {
+        let full = root.join(&path);
+        if full.is_file() {
+            let bytes = std::fs::read(&full).unwrap();
+            assert!(
+                !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+                "the plaintext key is in {}",
+                path.display()
+            );
+        }
+    }
+    // The configuration parses strictly and the environment file is derived from it.
+    let config = NodeConfig::parse(
+        &std::fs::read_to_string(at(&root, "/etc/layerone/config.toml")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(config.node_id, first.node_id);
+    assert_eq!(config.name.as_str(), "node1.example.com");
+    let env = std::fs::read_to_string(at(&root, "/etc/layerone/layerone.env")).unwrap();
+    assert_eq!(env, install::environment_file(&config));
+    assert!(env.contains(&format!("LAYERONE_NODE_ID={}\n", first.node_id)));
+    // state.db is migrated to the latest schema.
+    let conn = rusqlite::Connection::open(at(&root, "/var/lib/layerone/state/state.db")).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version as usize, store::STATE_SCHEMA_VERSION);
+    // The units are enabled the way systemd does it.
+    for link in [
+        "/etc/systemd/system/multi-user.target.wants/layerone-api.service",
+        "/etc/systemd/system/timers.target.wants/layerone-runner.timer",
+        "/etc/systemd/system/paths.target.wants/layerone-runner.path",
+    ] {
+        assert!(
+            std::fs::symlink_metadata(at(&root, link)).is_ok(),
+            "{link} missing"
+        );
+    }
+}
+
+#[test]
+fn a_foreign_file_is_adopted_into_override_and_replaced() {
+    let (_dir, root) = sysroot();
+    install::install(&opts(&root)).unwrap();
+    let env_path = at(&root, "/etc/layerone/layerone.env");
+    let derived = std::fs::read_to_string(&env_path).unwrap();
+    std::fs::write(&env_path, "LAYERONE_LISTEN=0.0.0.0:1\n").unwrap();
+
+    let report = install::install(&InstallOptions::new(&root)).unwrap();
+    let adopted = report
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::Adopt { path, to, .. } if path == "/etc/layerone/layerone.env" => {
+                Some(to.clone())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("not adopted: {:?}", report.changes));
+    assert_eq!(std::fs::read_to_string(&env_path).unwrap(), derived);
+    assert_eq!(
+        std::fs::read_to_string(at(&root, &adopted)).unwrap(),
+        "LAYERONE_LISTEN=0.0.0.0:1\n"
+    );
+    let note = std::fs::read_to_string(at(&root, &format!("{adopted}.note"))).unwrap();
+    assert!(
+        note.contains("path = \"/etc/layerone/layerone.env\""),
+        "{note}"
+    );
+    assert!(note.contains("moved_at = \"20"), "{note}");
+    assert!(note.contains("reason = "), "{note}");
+    let note_meta = std::fs::metadata(at(&root, &format!("{adopted}.note"))).unwrap();
+    assert_eq!(note_meta.permissions().mode() & 0o777, 0o600);
+
+    // A symlink where a unit belongs is replaced by a real file; its target is untouched.
+    let unit = at(&root, "/usr/lib/systemd/system/layerone-runner.timer");
+    let elsewhere = root.parent().unwrap().join("elsewhere.timer");
+    std::fs::write(&elsewhere, "[Timer]\nOnUnitInactiveSec=1h\n").unwrap();
+    std::fs::remove_file(&unit).unwrap();
+    symlink(&elsewhere, &unit).unwrap();
+    let report = install::install(&InstallOptions::new(&root)).unwrap();
+    assert!(
+        report.changes.iter().any(|c| matches!(c,
+            Change::Adopt { path, what, .. }
+                if path == "/usr/lib/systemd/system/layerone-runner.timer" && what.starts_with("a symlink"))),
+        "{:?}",
+        report.changes
+    );
+    let m = std::fs::symlink_metadata(&unit).unwrap();
+    assert!(m.file_type().is_file(), "still a symlink");
+    assert!(
+        std::fs::read_to_string(&unit)
+            .unwrap()
+            .contains("OnUnitInactiveSec=15s")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&elsewhere).unwrap(),
+        "[Timer]\nOnUnitInactiveSec=1h\n"
+    );
+
+    // A change the installer derives itself (a new listen address) rewrites its own file
+    // without adopting anything.
+    let before: Vec<_> = std::fs::read_dir(at(&root, "/etc/layerone/override"))
+        .unwrap()
+        .collect();
+    let mut o = InstallOptions::new(&root);
+    o.listen = Some("127.0.0.1:9443".parse().unwrap());
+    let report = install::install(&o).unwrap();
+    assert!(
+        report.changes.contains(&Change::WriteFile {
+            path: "/etc/layerone/layerone.env".into(),
+            why: install::WriteReason::Outdated
+        }),
+        "{:?}",
+        report.changes
+    );
+    assert!(
+        !report
+            .changes
+            .iter()
+            .any(|c| matches!(c, Change::Adopt { .. }))
+    );
+    let after: Vec<_> = std::fs::read_dir(at(&root, "/etc/layerone/override"))
+        .unwrap()
+        .collect();
+    assert_eq!(before.len(), after.len());
+    assert!(
+        std::fs::read_to_string(&env_path)
+            .unwrap()
+            .contains("LAYERONE_LISTEN=127.0.0.1:9443\n")
+    );
+}
+
+#[test]
+fn a_shadowing_unit_copy_a_mask_and_an_overriding_drop_in_are_reported_not_removed() {
+    let (_dir, root) = sysroot();
+    install::install(&opts(&root)).unwrap();
+    let copy = at(&root, "/etc/systemd/system/layerone-api.service");
+    std::fs::write(&copy, "[Service]\nExecStart=/bin/true\n").unwrap();
+    let drop_dir = at(&root, "/etc/systemd/system/layerone-runner.service.d");
+    std::fs::create_dir_all(&drop_dir).unwrap();
+    std::fs::write(
+        drop_dir.join("local.conf"),
+        "[Service]\nCPUQuota=50%\nExecStart=\nExecStart=/bin/false\n",
+    )
+    .unwrap();
+    std::fs::write(drop_dir.join("harmless.conf"), "[Service]\nNice=5\n").unwrap();
+    symlink(
+        "/dev/null",
+        at(&root, "/etc/systemd/system/layerone-runner-watch.service"),
+    )
+    .unwrap();
+
+    let report = install::install(&InstallOptions::new(&root)).unwrap();
+    assert!(report.findings.contains(&UnitFinding::Shadowed {
+        unit: "layerone-api.service".into(),
+        path: "/etc/systemd/system/layerone-api.service".into(),
+    }));
+    assert!(report.findings.contains(&UnitFinding::DropIn {
+        unit: "layerone-runner.service".into(),
+        path: "/etc/systemd/system/layerone-runner.service.d/local.conf".into(),
+        keys: vec!["ExecStart".into()],
+    }));
+    assert!(report.findings.contains(&UnitFinding::Masked {
+        unit: "layerone-runner-watch.service".into(),
+        path: "/etc/systemd/system/layerone-runner-watch.service".into(),
+    }));
+    assert_eq!(report.findings.len(), 3, "{:?}", report.findings);
+    // Reported, not changed.
+    assert_eq!(report.changes, vec![]);
+    assert_eq!(
+        std::fs::read_to_string(&copy).unwrap(),
+        "[Service]\nExecStart=/bin/true\n"
+    );
+}
+
+#[test]
+fn check_changes_nothing_on_an_empty_an_installed_and_a_drifted_root() {
+    let (_dir, root) = sysroot();
+    let before = tree(&root);
+    let mut check = opts(&root);
+    check.check = true;
+    let report = install::install(&check).unwrap();
+    assert!(report.checked_only);
+    assert!(
+        report
+            .changes
+            .contains(&Change::CreateUser("layerone-api".into()))
+    );
+    assert_eq!(report.api_key, None);
+    assert_eq!(tree(&root), before, "--check changed the empty root");
+
+    install::install(&opts(&root)).unwrap();
+    let installed = tree(&root);
+    let report = install::install(&check).unwrap();
+    assert_eq!(report.changes, vec![]);
+    assert_eq!(tree(&root), installed, "--check changed the installed root");
+
+    std::fs::write(at(&root, "/etc/layerone/layerone.env"), "foreign\n").unwrap();
+    std::fs::set_permissions(
+        at(&root, "/var/lib/layerone/state"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let drifted = tree(&root);
+    let report = install::install(&check).unwrap();
+    assert!(
+        report.changes.iter().any(
+            |c| matches!(c, Change::Adopt { path, .. } if path == "/etc/layerone/layerone.env")
+        )
+    );
+    assert!(
+        report.changes.iter().any(
+            |c| matches!(c, Change::OwnerMode { path, .. } if path == "/var/lib/layerone/state")
+        )
+    );
+    assert_eq!(tree(&root), drifted, "--check changed the drifted root");
+    // And a real run repairs both.
+    let repaired = install::install(&InstallOptions::new(&root)).unwrap();
+    assert_eq!(
+        repaired.changes.len(),
+        report.changes.len(),
+        "{:?}",
+        repaired.changes
+    );
+    assert_eq!(install::install(&check).unwrap().changes, vec![]);
+}
+
+#[test]
+fn a_bad_configuration_is_refused_naming_the_field_and_nothing_changes() {
+    let (_dir, root) = sysroot();
+    install::install(&opts(&root)).unwrap();
+    let path = at(&root, "/etc/layerone/config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("127.0.0.1:8443", "everywhere")).unwrap();
+    let before = tree(&root);
+    let err = install::install(&InstallOptions::new(&root)).unwrap_err();
+    assert_eq!(err.code(), "invalid_config");
+    assert!(err.to_string().contains("(field listen)"), "{err}");
+    assert_eq!(tree(&root), before);
+
+    let (_dir2, fresh) = sysroot();
+    let err = install::install(&InstallOptions::new(&fresh)).unwrap_err();
+    assert_eq!(err.code(), "need_name");
+}
