@@ -62,12 +62,18 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert)?)?;
 
     std::fs::create_dir_all(&sysroot)?;
-    let provider = Arc::new(Provider::new(ProviderConfig {
+    let mut provider = Provider::new(ProviderConfig {
         platform: Platform::Debian,
         root: sysroot.clone(),
         backend: Backend::Sim { real: vec![] },
         audit_dir: layout.root().join("log"),
-    }));
+    });
+    if let provider::TenantIsolation::Worker { path } = provider.tenant_isolation()
+        && !path.is_file()
+    {
+        provider = provider.with_tenant_worker(tenant_worker_link(&root)?);
+    }
+    let provider = Arc::new(provider);
     if provider.lookup_user("root")?.is_none() {
         provider::testing::seed_accounts(&provider)?;
     }
@@ -136,4 +142,30 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         .join()
         .map_err(|_| anyhow::anyhow!("the runner thread panicked"))?;
     Ok(())
+}
+
+/// This executable, linked into the sandbox under the tenant worker's name: `main` then runs
+/// as the worker, so a dev node started as root drops to each tenant for their files even
+/// when only the `layerone` binary was built.
+fn tenant_worker_link(root: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin)?;
+    let link = bin.join(provider::TENANT_WORKER_NAME);
+    let me = std::env::current_exe()?;
+    let _ = std::fs::remove_file(&link);
+    if std::fs::hard_link(&me, &link).is_err() {
+        std::fs::copy(&me, &link)?;
+    }
+    Ok(link)
+}
+
+/// Whether this process was started under the tenant worker's name.
+pub fn invoked_as_tenant_worker() -> bool {
+    std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .is_some_and(|arg0| {
+            arg0.file_name()
+                .is_some_and(|name| name == provider::TENANT_WORKER_NAME)
+        })
 }

@@ -34,7 +34,22 @@ enum Command {
     Install(install::InstallArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    // The dev node starts this executable under the tenant worker's name when the build has
+    // no `layerone-tenant` beside it: it is then that worker, and nothing else.
+    if dev::invoked_as_tenant_worker() {
+        return tenant::process::worker_main();
+    }
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:?}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Dev(args) => dev::run(args),
