@@ -9,6 +9,9 @@ use registry::Scope;
 fn registry_is_consistent_and_derives_everything() {
     let registry = ops::registry();
     registry.check().expect("the node's registry is consistent");
+    registry
+        .check_schemas()
+        .expect("every schema compiles and every example matches its schema");
     let names: Vec<&str> = registry.operations().map(|op| op.name()).collect();
     for expected in [
         "ensure_account",

@@ -7,7 +7,8 @@
 //! the 15 s tick.
 //!
 //! A pass with nothing to do runs every 15 s forever: it reads a few rows, starts no program
-//! and commits nothing.
+//! and commits nothing. What reads the whole node (`quick_check`, the orphan sweep, the drift
+//! check) runs every [`steps::PERIODIC_EVERY`], so an idle pass costs the same at any size.
 
 pub mod apply;
 pub mod steps;
@@ -78,11 +79,18 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
     };
     let registry = ops::registry();
     registry.check()?;
+    // A journal beside state.db means a commit was interrupted: opening rolls it back.
+    let recovering =
+        std::fs::exists(config.layout.state_dir().join("state.db-journal")).unwrap_or(true);
     let state = StateDb::open(&config.layout.state_db())?;
     // The file may have just been created: give it the owner and mode the API reads it with.
     config.layout.prepare_root_side(config.api)?;
-    // quick_check also rolls back a hot journal left by a crashed commit.
-    state.quick_check()?;
+    // quick_check reads every page of state.db: it runs after an interrupted commit, and
+    // otherwise every few minutes rather than on every pass.
+    if recovering || steps::due(&config.layout, steps::CHECKED) {
+        state.quick_check()?;
+        steps::mark(&config.layout, steps::CHECKED)?;
+    }
     let mut ctx = ops::Ctx::new(config.provider.clone(), state);
     let mut report = PassReport {
         ran: true,

@@ -14,6 +14,20 @@ pub const TICK: Duration = Duration::from_secs(15);
 /// How often the loop looks at the stop flag while idle.
 const STOP_CHECK: Duration = Duration::from_millis(500);
 
+/// What the watch on the inbox directory reports: writes (the API's commits append to
+/// `inbox.db-wal`; a checkpoint writes `inbox.db`) and new files. Not `CLOSE_WRITE`: SQLite
+/// opens the WAL read-write even for the runner's read-only connection, so closing it after
+/// each pass's read would start the next pass, forever.
+const MASK: WatchMask = WatchMask::MODIFY
+    .union(WatchMask::MOVED_TO)
+    .union(WatchMask::CREATE);
+
+/// Whether an event in the inbox directory may mean a new request. A reader that finds no
+/// other connection open resets the WAL index (`inbox.db-shm`), which is no change either.
+fn is_inbox_change(name: Option<&std::ffi::OsStr>) -> bool {
+    !name.is_some_and(|n| n.as_encoded_bytes().ends_with(b"-shm"))
+}
+
 /// Runs passes until `stop` is set.
 pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
     let mut inotify = match Inotify::init() {
@@ -30,13 +44,9 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
             && !watching
         {
             // The inbox directory belongs to the API and may not exist yet.
-            let mask = WatchMask::MODIFY
-                | WatchMask::CLOSE_WRITE
-                | WatchMask::MOVED_TO
-                | WatchMask::CREATE;
             watching = inotify
                 .watches()
-                .add(config.layout.inbox_dir(), mask)
+                .add(config.layout.inbox_dir(), MASK)
                 .is_ok();
         }
         match run_once(config) {
@@ -73,10 +83,81 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
             };
             let mut fds = [PollFd::new(inotify, PollFlags::IN)];
             if poll(&mut fds, Some(&timeout)).unwrap_or(0) > 0 {
-                // Drain what is queued: one pass serves every change seen so far.
-                let _ = inotify.read_events(&mut buffer);
-                break 'wait;
+                // Drain what is queued: one pass serves every change seen so far. Events of
+                // the pass's own read of the inbox are not a change: without this filter the
+                // runner would wake itself forever.
+                let changed = inotify
+                    .read_events(&mut buffer)
+                    .map(|mut events| events.any(|e| is_inbox_change(e.name)))
+                    .unwrap_or(true);
+                if changed {
+                    break 'wait;
+                }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use inotify::Inotify;
+
+    use super::*;
+
+    fn changes(inotify: &mut Inotify) -> (usize, usize) {
+        let mut buffer = [0u8; 4096];
+        let (mut all, mut relevant) = (0, 0);
+        while let Ok(events) = inotify.read_events(&mut buffer) {
+            let mut any = false;
+            for e in events {
+                any = true;
+                all += 1;
+                relevant += usize::from(is_inbox_change(e.name));
+            }
+            if !any {
+                break;
+            }
+        }
+        (all, relevant)
+    }
+
+    #[test]
+    fn the_runners_read_of_the_inbox_does_not_wake_the_watch_but_a_commit_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inbox.db");
+        let (inbox, writer) = store::Inbox::open(&path).unwrap();
+        let mut inotify = Inotify::init().unwrap();
+        inotify.watches().add(dir.path(), MASK).unwrap();
+        changes(&mut inotify);
+
+        store::inbox::read_rows(&path, 0, 10).unwrap();
+        assert_eq!(
+            changes(&mut inotify).1,
+            0,
+            "the runner's own read would start another pass"
+        );
+
+        let body = serde_json::json!({"request_id": "0123456789abcdef0123456789abcdef",
+            "operation": "remove_ssh_key",
+            "resource": {"id": "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2", "account": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"}});
+        let node: registry::Hex32 = "feedfeedfeedfeedfeedfeedfeedfeed".parse().unwrap();
+        let job = ops::registry()
+            .validate(body.to_string().as_bytes(), &node)
+            .unwrap();
+        inbox.admit_blocking(job).unwrap();
+        assert!(changes(&mut inotify).1 > 0, "a commit must wake the watch");
+        drop(inbox);
+        writer.join().unwrap();
+
+        // With the API stopped, the runner's read is the only connection: the first one may
+        // recreate the WAL (one more pass), the next ones must not touch anything.
+        store::inbox::read_rows(&path, 0, 10).unwrap();
+        changes(&mut inotify);
+        store::inbox::read_rows(&path, 0, 10).unwrap();
+        assert_eq!(
+            changes(&mut inotify).1,
+            0,
+            "the runner's read as the only connection would start another pass"
+        );
     }
 }
