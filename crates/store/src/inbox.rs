@@ -294,6 +294,71 @@ impl InboxRow {
     }
 }
 
+/// Whitespace-insensitive form of a `CREATE` statement.
+fn normalized(sql: &str) -> String {
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Refuses an inbox whose schema is not exactly the API's: one table `requests` as [`SCHEMA`]
+/// declares it, and its unique index. Reading `sqlite_schema` runs nothing the file declares;
+/// anything else might (an endless recursive view would hang root's pass, an unindexed
+/// `seq` would make every read sort the whole file).
+fn check_schema(conn: &Connection) -> Result<bool, StoreError> {
+    let expected = normalized(
+        &SCHEMA
+            .trim()
+            .trim_end_matches(';')
+            .replace("IF NOT EXISTS ", ""),
+    );
+    let objects: Vec<(String, String, Option<String>)> = conn
+        .prepare("SELECT type, name, sql FROM sqlite_schema ORDER BY name")
+        .and_then(|mut s| {
+            s.query_map([], |r| {
+                let text = |i| -> rusqlite::Result<Option<String>> {
+                    Ok(match r.get_ref(i)? {
+                        rusqlite::types::ValueRef::Text(t) => {
+                            Some(String::from_utf8_lossy(t).into_owned())
+                        }
+                        _ => None,
+                    })
+                };
+                Ok((
+                    text(0)?.unwrap_or_default(),
+                    text(1)?.unwrap_or_default(),
+                    text(2)?,
+                ))
+            })?
+            .take(16)
+            .collect()
+        })
+        .map_err(StoreError::sqlite("read the inbox's schema"))?;
+    if objects.is_empty() {
+        // Created but not yet given its table: nothing to read yet.
+        return Ok(false);
+    }
+    let ok = objects.len() == 2
+        && objects.iter().any(|(kind, name, sql)| {
+            kind == "table"
+                && name == "requests"
+                && sql.as_deref().map(normalized) == Some(expected.clone())
+        })
+        && objects.iter().any(|(kind, name, sql)| {
+            kind == "index" && name == "sqlite_autoindex_requests_1" && sql.is_none()
+        });
+    if ok {
+        Ok(true)
+    } else {
+        let names: Vec<String> = objects
+            .iter()
+            .map(|(kind, name, _)| format!("{kind} {name}"))
+            .collect();
+        Err(StoreError::HostileInbox(format!(
+            "found {}",
+            names.join(", ")
+        )))
+    }
+}
+
 /// Root's read of the inbox: up to `limit` rows after `after`, in order. Opened read-only,
 /// without following a symlink, with the settings for an untrusted file. A value of the wrong
 /// type becomes a row that fails validation; a missing inbox is an empty one.
@@ -308,8 +373,34 @@ pub fn read_rows(path: &Path, after: i64, limit: u32) -> Result<Vec<InboxRow>, S
         }
         Ok(_) => {}
     }
+    // SQLite opens the database, its WAL and its shared-memory file without O_NONBLOCK: a
+    // FIFO or a device there would block root's pass for good. Only regular files (or none,
+    // for the WAL and shm) are read.
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::symlink_metadata(&name) {
+            Ok(meta) if meta.file_type().is_file() => {}
+            Err(e) if !suffix.is_empty() && e.kind() == std::io::ErrorKind::NotFound => {}
+            Ok(meta) => {
+                return Err(StoreError::HostileInbox(format!(
+                    "inbox.db{suffix} is a {:?}, not a regular file",
+                    meta.file_type()
+                )));
+            }
+            Err(source) => {
+                return Err(StoreError::Io {
+                    path: name.into(),
+                    source,
+                });
+            }
+        }
+    }
     let conn = sqlite::open_inbox_untrusted(path)
         .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
+    if !check_schema(&conn)? {
+        return Ok(Vec::new());
+    }
     let mut stmt = conn
         .prepare(
             "SELECT seq, request_id, operation, substr(body, 1, ?3), length(body), received_at

@@ -48,6 +48,11 @@ pub enum StoreError {
     Corrupt(String),
     #[error("the inbox writer has stopped")]
     WriterGone,
+    /// inbox.db holds something other than the one table the API creates (a view, a trigger,
+    /// another table or column): root refuses to read it at all, since a hostile schema can
+    /// make a read endless.
+    #[error("inbox.db does not have the API's schema, so root does not read it: {0}")]
+    HostileInbox(String),
 }
 
 impl StoreError {

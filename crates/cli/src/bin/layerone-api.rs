@@ -41,6 +41,10 @@ struct Args {
     /// Requests one client address may send in a burst.
     #[arg(long, value_name = "N", default_value_t = Limits::default().burst)]
     rate_burst: u32,
+    /// Connections open at once (counted from accept, before the TLS handshake); one over the
+    /// cap is closed at once.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_connections)]
+    max_connections: usize,
     /// Run even as root. For development and tests only: in production the API runs as an
     /// unprivileged user so that the kernel keeps it from writing root's state.
     #[arg(long)]
@@ -88,6 +92,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         limits: Limits {
             rate_per_sec: args.rate_per_sec,
             burst: args.rate_burst,
+            max_connections: args.max_connections,
             ..Limits::default()
         },
     };
