@@ -64,6 +64,9 @@ pub fn run(args: InstallArgs) -> anyhow::Result<()> {
     for finding in &report.findings {
         println!("warning: {finding}");
     }
+    for note in &report.notes {
+        println!("note: {note}");
+    }
     println!("node id    {}", report.node_id);
     println!("name       {}", report.name);
     match &report.pin {

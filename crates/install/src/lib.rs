@@ -13,7 +13,7 @@
 //!   moved to `/etc/layerone/override/` with a note.
 //! - `config.rs`: the configuration file, parsed strictly.
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
-//! - `status.rs`: what is installed and what drifted, without changing anything.
+//! - `tls.rs`: the placeholder certificate, the Apache vhost and include, ACME and renewal.
 //!
 //! A second run changes nothing and says so; `--check` says what a run would change and
 //! changes nothing (its read-only `systemctl` queries are audited in a throw-away directory,
@@ -22,6 +22,7 @@
 pub mod config;
 mod converge;
 pub mod paths;
+pub mod tls;
 
 pub mod units;
 
@@ -79,6 +80,9 @@ pub struct InstallReport {
     /// The pin of the certificate the API serves (`None` only when checking a node that has
     /// none yet).
     pub pin: Option<String>,
+    /// What the operator should know that is not a change: ACME failures (the certificate in
+    /// place is kept), an Apache configuration test that failed, Apache missing.
+    pub notes: Vec<String>,
 }
 
 /// Why the installer stopped. It stops before changing anything it cannot finish safely;
@@ -316,7 +320,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     let api_key = api_key(&mut e)?;
 
     // The TLS pair: a self-signed placeholder until ACME succeeds.
-    let pin = tls_placeholder(&mut e, &config)?;
+    let mut pin = tls::placeholder(&mut e, &config)?;
 
     // The data layout, exactly as the store defines it, and the audit directory.
     let layout = Layout::new(e.map(paths::DATA_DIR));
@@ -348,6 +352,13 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     if units_written && !opts.check {
         e.provider.systemd_daemon_reload()?;
     }
+    // Apache's side and, with an [acme] table, the real certificate.
+    let mut notes = Vec::new();
+    if tls::apache(&mut e, &config, &mut notes)?
+        && let Some(new_pin) = tls::acme(&mut e, &config, &mut notes)?
+    {
+        pin = Some(new_pin);
+    }
     e.save_manifest()?;
 
     Ok(InstallReport {
@@ -358,6 +369,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
         name: config.name,
         api_key,
         pin,
+        notes,
     })
 }
 
@@ -422,51 +434,6 @@ fn api_key(e: &mut converge::Engine) -> Result<Option<String>, InstallError> {
         why,
     )?;
     Ok(Some(key))
-}
-
-/// Keeps a certificate and key that load; otherwise writes a self-signed pair for the
-/// node's name. Returns the pin of the certificate in place.
-fn tls_placeholder(
-    e: &mut converge::Engine,
-    config: &NodeConfig,
-) -> Result<Option<String>, InstallError> {
-    let cert = e.read_regular(paths::TLS_CERT)?;
-    let key = e.read_regular(paths::TLS_KEY)?;
-    if let (Some(cert), Some(_)) = (&cert, &key)
-        && let Ok(pin) = api::tls::pin_sha256(&String::from_utf8_lossy(cert))
-    {
-        e.owner_mode(paths::TLS_CERT, 0o644, LayoutOwner::Root)?;
-        e.owner_mode(paths::TLS_KEY, 0o600, LayoutOwner::Root)?;
-        return Ok(Some(pin));
-    }
-    for path in [paths::TLS_CERT, paths::TLS_KEY] {
-        if std::fs::symlink_metadata(e.map(path)).is_ok() {
-            e.adopt(path, "a certificate or key that does not load")?;
-        }
-    }
-    e.changes.push(Change::TlsPlaceholder {
-        name: config.name.to_string(),
-    });
-    if e.check {
-        return Ok(None);
-    }
-    let (cert, key) = api::tls::self_signed(config.name.as_str())?;
-    // The key first: a certificate without its key is replaced by the next run anyway.
-    e.write(
-        paths::TLS_KEY,
-        key.as_bytes(),
-        0o600,
-        LayoutOwner::Root,
-        WriteReason::Missing,
-    )?;
-    e.write(
-        paths::TLS_CERT,
-        cert.as_bytes(),
-        0o644,
-        LayoutOwner::Root,
-        WriteReason::Missing,
-    )?;
-    Ok(Some(api::tls::pin_sha256(&cert)?))
 }
 
 /// The schema version of an existing state.db (0 when absent), read without writing.

@@ -211,6 +211,7 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
         "/etc/systemd/system/multi-user.target.wants/layerone-api.service",
         "/etc/systemd/system/timers.target.wants/layerone-runner.timer",
         "/etc/systemd/system/paths.target.wants/layerone-runner.path",
+        "/etc/systemd/system/timers.target.wants/layerone-renew.timer",
     ] {
         assert!(
             std::fs::symlink_metadata(at(&root, link)).is_ok(),
