@@ -589,3 +589,88 @@ fn an_unreachable_ca_keeps_the_placeholder() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn status_reports_drift_units_the_certificate_and_the_last_pass_with_its_failed_steps() {
+    let (_dir, root, info) = installed("127.0.0.1:8443");
+    let status = |root: &Path| {
+        let out = run(LAYERONE, &["status", "--root", root.to_str().unwrap()], &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = status(&root);
+    assert!(first.contains("installed  yes\n"), "{first}");
+    assert!(first.contains("drift      none\n"), "{first}");
+    assert!(
+        first.contains(&format!("pin        {}\n", info["pin"])),
+        "{first}"
+    );
+    assert!(first.contains("(self-signed placeholder)"), "{first}");
+    assert!(first.contains("last pass  none yet"), "{first}");
+    let unit_state = |text: &str, unit: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(unit))
+            .and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
+            .unwrap_or_else(|| panic!("{unit} not listed: {text}"))
+    };
+    assert_eq!(unit_state(&first, "layerone-api.service"), "enabled");
+    assert_eq!(unit_state(&first, "layerone-runner.timer"), "enabled");
+    assert_eq!(
+        unit_state(&first, "layerone-runner-watch.service"),
+        "disabled"
+    );
+
+    // A pass of the real runner whose ingest step fails on a corrupt inbox.
+    std::fs::write(
+        at(&root, "/var/lib/layerone/inbox/inbox.db"),
+        b"this is not a database, and not of the API's making",
+    )
+    .unwrap();
+    let data = at(&root, "/var/lib/layerone");
+    let out = run(
+        RUNNER,
+        &[
+            "--once",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--root",
+            root.to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--node-id",
+            &info["node id"],
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::set_permissions(
+        at(&root, "/var/lib/layerone/state"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let second = status(&root);
+    assert!(second.contains("1 failed step(s)"), "{second}");
+    assert!(second.contains("\n  ingest: "), "{second}");
+    assert!(
+        second.contains("drift      1 change(s)") && second.contains("set /var/lib/layerone/state"),
+        "{second}"
+    );
+
+    let (_empty, fresh) = {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("root");
+        std::fs::create_dir(&fresh).unwrap();
+        (dir, fresh)
+    };
+    let none = status(&fresh);
+    assert!(none.starts_with("installed  no"), "{none}");
+    assert_eq!(unit_state(&none, "layerone-api.service"), "not-found");
+}

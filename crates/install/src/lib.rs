@@ -13,6 +13,7 @@
 //!   moved to `/etc/layerone/override/` with a note.
 //! - `config.rs`: the configuration file, parsed strictly.
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
+//! - `status.rs`: what is installed and what drifted, without changing anything.
 //! - `tls.rs`: the placeholder certificate, the Apache vhost and include, ACME and renewal.
 //!
 //! A second run changes nothing and says so; `--check` says what a run would change and
@@ -22,6 +23,7 @@
 pub mod config;
 mod converge;
 pub mod paths;
+pub mod status;
 pub mod tls;
 
 pub mod units;
@@ -35,7 +37,8 @@ use registry::types::DomainName;
 use store::{ApiIdentity, Layout, LayoutOwner};
 
 pub use config::{ConfigError, NodeConfig, RunnerMode};
-pub use converge::{Change, WriteReason};
+pub use converge::{Change, WriteReason, rfc3339};
+pub use status::{CertStatus, Status, status};
 
 pub use units::UnitFinding;
 
