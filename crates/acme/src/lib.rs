@@ -240,6 +240,20 @@ pub fn is_self_signed(chain_pem: &str) -> Result<bool, AcmeError> {
     with_leaf(chain_pem, |c| c.subject() == c.issuer())
 }
 
+/// Whether the end-entity certificate names `name` among its DNS subject alternative names.
+pub fn covers(chain_pem: &str, name: &str) -> Result<bool, AcmeError> {
+    with_leaf(chain_pem, |c| {
+        c.subject_alternative_name()
+            .ok()
+            .flatten()
+            .is_some_and(|san| {
+                san.value.general_names.iter().any(|g| {
+                    matches!(g, x509_parser::extensions::GeneralName::DNSName(d) if d.eq_ignore_ascii_case(name))
+                })
+            })
+    })
+}
+
 /// Whether the certificate should be replaced now: it is the self-signed placeholder, or it
 /// expires within `before` of `now` (Unix seconds), or it does not cover `name`.
 pub fn needs_renewal(

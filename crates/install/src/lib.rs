@@ -355,6 +355,24 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     if units_written && !opts.check {
         e.provider.systemd_daemon_reload()?;
     }
+    // The API reads its unit, environment, key hash and certificate at start: restart it
+    // (if it runs) when one of them changed. Nothing runs on a sysroot.
+    let api_inputs = [
+        paths::ENV_FILE,
+        paths::API_KEY_SHA256,
+        paths::TLS_CERT,
+        paths::TLS_KEY,
+        "/usr/lib/systemd/system/layerone-api.service",
+    ];
+    let api_changed = e.changes.iter().any(|c| match c {
+        Change::WriteFile { path, .. } | Change::OwnerMode { path, .. } => {
+            api_inputs.contains(&path.as_str())
+        }
+        _ => false,
+    });
+    if api_changed && !opts.check {
+        e.provider.systemd_restart(units::API_UNIT, false)?;
+    }
     // Apache's side and, with an [acme] table, the real certificate.
     let mut notes = Vec::new();
     if tls::apache(&mut e, &config, &mut notes)?

@@ -36,8 +36,18 @@ const ACME_TIMEOUT: Duration = Duration::from_secs(90);
 pub fn placeholder(e: &mut Engine, config: &NodeConfig) -> Result<Option<String>, InstallError> {
     let cert = e.read_regular(paths::TLS_CERT)?;
     let key = e.read_regular(paths::TLS_KEY)?;
-    if let (Some(cert), Some(_)) = (&cert, &key)
-        && let Ok(pin) = api::tls::pin_sha256(&String::from_utf8_lossy(cert))
+    // A placeholder made for another name (the name was changed) is made again; a
+    // CA-issued certificate is ACME's to replace.
+    let current = cert
+        .as_ref()
+        .map(|c| String::from_utf8_lossy(c).into_owned());
+    let stale_placeholder = current.as_deref().is_some_and(|pem| {
+        acme::is_self_signed(pem).unwrap_or(false)
+            && !acme::covers(pem, config.name.as_str()).unwrap_or(false)
+    });
+    if let (Some(cert), Some(_)) = (&current, &key)
+        && !stale_placeholder
+        && let Ok(pin) = api::tls::pin_sha256(cert)
     {
         e.owner_mode(paths::TLS_CERT, 0o644, LayoutOwner::Root)?;
         e.owner_mode(paths::TLS_KEY, 0o600, LayoutOwner::Root)?;
@@ -45,7 +55,12 @@ pub fn placeholder(e: &mut Engine, config: &NodeConfig) -> Result<Option<String>
     }
     for path in [paths::TLS_CERT, paths::TLS_KEY] {
         if std::fs::symlink_metadata(e.map(path)).is_ok() {
-            e.adopt(path, "a certificate or key that does not load")?;
+            let what = if stale_placeholder {
+                "a placeholder certificate (or its key) for another name"
+            } else {
+                "a certificate or key that does not load"
+            };
+            e.adopt(path, what)?;
         }
     }
     e.changes.push(Change::TlsPlaceholder {

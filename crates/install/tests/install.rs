@@ -425,3 +425,27 @@ fn a_bad_configuration_is_refused_naming_the_field_and_nothing_changes() {
     let err = install::install(&InstallOptions::new(&fresh)).unwrap_err();
     assert_eq!(err.code(), "need_name");
 }
+
+#[test]
+fn a_new_name_gets_a_new_placeholder_and_the_old_one_is_kept_aside() {
+    let (_dir, root) = sysroot();
+    let first = install::install(&opts(&root)).unwrap();
+    let mut renamed = InstallOptions::new(&root);
+    renamed.name = Some("node2.example.com".parse().unwrap());
+    let second = install::install(&renamed).unwrap();
+    assert_ne!(second.pin, first.pin);
+    assert_eq!(second.node_id, first.node_id);
+    let cert = std::fs::read_to_string(at(&root, "/etc/layerone/tls/cert.pem")).unwrap();
+    assert!(acme::covers(&cert, "node2.example.com").unwrap());
+    assert!(
+        second.changes.iter().any(
+            |c| matches!(c, Change::Adopt { path, .. } if path == "/etc/layerone/tls/cert.pem")
+        )
+    );
+    assert_eq!(
+        install::install(&InstallOptions::new(&root))
+            .unwrap()
+            .changes,
+        vec![]
+    );
+}
