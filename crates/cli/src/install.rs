@@ -64,6 +64,9 @@ pub fn run(args: InstallArgs) -> anyhow::Result<()> {
     for finding in &report.findings {
         println!("warning: {finding}");
     }
+    for note in &report.notes {
+        println!("note: {note}");
+    }
     println!("node id    {}", report.node_id);
     println!("name       {}", report.name);
     match &report.pin {
@@ -73,6 +76,81 @@ pub fn run(args: InstallArgs) -> anyhow::Result<()> {
     if let Some(key) = &report.api_key {
         println!("api key    {key}");
         println!("           (shown once: only its SHA-256 is stored on the node)");
+    }
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The system root the node is installed in: `/` on a server, a directory for a sysroot.
+    #[arg(long, default_value = "/")]
+    root: PathBuf,
+}
+
+pub fn status(args: StatusArgs) -> anyhow::Result<()> {
+    let s = install::status(&args.root).map_err(|e| anyhow::anyhow!("[{}] {e:#}", e.code()))?;
+    if !s.installed {
+        match &s.config_error {
+            Some(err) => println!("installed  no: {err}"),
+            None => println!("installed  no (run `layerone install --name FQDN`)"),
+        }
+    } else {
+        println!("installed  yes");
+    }
+    if let Some(id) = &s.node_id {
+        println!("node id    {id}");
+    }
+    if let Some(name) = &s.name {
+        println!("name       {name}");
+    }
+    match &s.drift {
+        Some(drift) if drift.is_empty() => println!("drift      none"),
+        Some(drift) => {
+            println!(
+                "drift      {} change(s) `layerone install` would make:",
+                drift.len()
+            );
+            for change in drift {
+                println!("  {change}");
+            }
+        }
+        None => {}
+    }
+    for finding in &s.findings {
+        println!("warning: {finding}");
+    }
+    println!("units");
+    for (unit, state) in &s.units {
+        println!("  {unit:32} {state}");
+    }
+    match &s.certificate {
+        Some(cert) => {
+            println!("pin        {}", cert.pin);
+            println!(
+                "expires    {}{}",
+                install::rfc3339(cert.not_after.max(0) as u64),
+                if cert.self_signed {
+                    " (self-signed placeholder)"
+                } else {
+                    ""
+                }
+            );
+        }
+        None => println!("pin        (no certificate)"),
+    }
+    match &s.last_pass {
+        Some(pass) => {
+            println!(
+                "last pass  {} ({} ms), {} failed step(s)",
+                install::rfc3339((pass.finished_ms / 1000).max(0) as u64),
+                pass.finished_ms - pass.started_ms,
+                pass.failed_steps.len()
+            );
+            for (step, _, message) in &pass.failed_steps {
+                println!("  {step}: {message}");
+            }
+        }
+        None => println!("last pass  none yet"),
     }
     Ok(())
 }

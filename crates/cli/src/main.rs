@@ -6,6 +6,7 @@
 //! - `layerone job submit|show|wait`: jobs against a node, with its URL, key and pin from
 //!   flags or from a dev node's `dev.json`.
 //! - `layerone install [--root R] [--check]`: converge a server (or a sysroot) to a node.
+//! - `layerone status [--root R]`: installed or not, drift, units, certificate, last pass.
 
 mod catalogue;
 mod dev;
@@ -32,6 +33,8 @@ enum Command {
     Job(job::JobCommand),
     /// Install or converge this server (or a sysroot) as a node; run it again at will.
     Install(install::InstallArgs),
+    /// What is installed, what drifted, units, certificate, and the runner's last pass.
+    Status(install::StatusArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -56,5 +59,6 @@ fn run() -> anyhow::Result<()> {
         Command::Catalogue(args) => catalogue::run(args),
         Command::Job(cmd) => job::run(cmd),
         Command::Install(args) => install::run(args),
+        Command::Status(args) => install::status(args),
     }
 }

@@ -260,3 +260,417 @@ fn an_installed_node_serves_the_printed_pin_and_accepts_the_printed_key() {
     let unpinned = client::NodeClient::new(&url, None, &other_pin).unwrap();
     assert!(unpinned.health().is_err());
 }
+
+/// A child process killed and reaped when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[allow(clippy::disallowed_methods)] // Tests start the real CA, DNS responder and Apache.
+fn spawn(what: &'static str, program: &str, args: &[&str], env: &[(&str, &str)]) -> Running {
+    let log = std::env::temp_dir().join(format!("layerone-test-{what}-{}.log", std::process::id()));
+    let out = std::fs::File::create(&log).unwrap();
+    let child = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} ({what}): {e}; the test script installs it"));
+    Running(child)
+}
+
+fn wait_for_port(port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{what} did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Pebble (the ACME CA, Debian package `pebble`) with its own HTTPS certificate from a
+/// throw-away CA, resolving every name to 127.0.0.1 through pebble-challtestsrv's DNS (so
+/// this machine's /etc/hosts is never touched), and validating HTTP-01 on `http_port`.
+struct Pebble {
+    directory: String,
+    server_root: PathBuf,
+    _dns: Running,
+    _ca: Running,
+}
+
+fn pebble(dir: &Path, http_port: u16) -> Pebble {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &issuer)
+        .unwrap();
+    let server_root = dir.join("pebble-root.pem");
+    std::fs::write(&server_root, ca_cert.pem()).unwrap();
+    std::fs::write(dir.join("pebble-cert.pem"), leaf.pem()).unwrap();
+    std::fs::write(dir.join("pebble-key.pem"), leaf_key.serialize_pem()).unwrap();
+    let (acme_port, mgmt_port, tls_port, dns_port, dns_mgmt) = (
+        free_port(),
+        free_port(),
+        free_port(),
+        free_port(),
+        free_port(),
+    );
+    let config = serde_json::json!({"pebble": {
+        "listenAddress": format!("127.0.0.1:{acme_port}"),
+        "managementListenAddress": format!("127.0.0.1:{mgmt_port}"),
+        "certificate": dir.join("pebble-cert.pem"),
+        "privateKey": dir.join("pebble-key.pem"),
+        "httpPort": http_port,
+        "tlsPort": tls_port,
+        "ocspResponderURL": "",
+        "externalAccountBindingRequired": false
+    }});
+    let config_path = dir.join("pebble.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let dns = spawn(
+        "challtestsrv",
+        "pebble-challtestsrv",
+        &[
+            "-defaultIPv4",
+            "127.0.0.1",
+            "-defaultIPv6",
+            "",
+            "-dns01",
+            &format!("127.0.0.1:{dns_port}"),
+            "-http01",
+            "",
+            "-https01",
+            "",
+            "-tlsalpn01",
+            "",
+            "-management",
+            &format!("127.0.0.1:{dns_mgmt}"),
+        ],
+        &[],
+    );
+    let ca = spawn(
+        "pebble",
+        "pebble",
+        &[
+            "-config",
+            config_path.to_str().unwrap(),
+            "-dnsserver",
+            &format!("127.0.0.1:{dns_port}"),
+        ],
+        &[("PEBBLE_VA_NOSLEEP", "1"), ("PEBBLE_WFE_NONCEREJECT", "0")],
+    );
+    wait_for_port(dns_mgmt, "pebble-challtestsrv");
+    wait_for_port(acme_port, "pebble");
+    Pebble {
+        directory: format!("https://127.0.0.1:{acme_port}/dir"),
+        server_root,
+        _dns: dns,
+        _ca: ca,
+    }
+}
+
+/// The real Apache serving a sysroot's configuration as a daemon (so that the installer's
+/// graceful reload reaches it), stopped with `-k stop` when dropped.
+struct Apache {
+    config: provider::testing::ApacheTestConfig,
+}
+
+impl Drop for Apache {
+    fn drop(&mut self) {
+        let out = run(
+            "/usr/sbin/apache2",
+            &[
+                "-f",
+                self.config.main_config.to_str().unwrap(),
+                "-k",
+                "stop",
+            ],
+            &[],
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(self.config.listen).is_ok() && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = out;
+    }
+}
+
+/// A sysroot with Apache's test configuration, Apache running on it (on a free loopback
+/// port), and the node installed into it.
+fn installed_with_apache(
+    api_port: u16,
+) -> (tempfile::TempDir, PathBuf, BTreeMap<String, String>, Apache) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let seeder = provider::testing::sim_provider(Platform::Debian, dir.path(), vec![]);
+    provider::testing::seed_accounts(&seeder).unwrap();
+    provider::testing::require_apachectl(Platform::Debian);
+    let config = provider::testing::write_apache_test_config(&seeder).unwrap();
+    let out = run(
+        "/usr/sbin/apache2",
+        &["-f", config.main_config.to_str().unwrap(), "-k", "start"],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "apache: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let apache = Apache { config };
+    wait_for_port(apache.config.listen.port(), "apache");
+    let root = dir.path().join("root");
+    let info = install_cli(
+        &root,
+        &[
+            "--name",
+            "node1.example.test",
+            "--listen",
+            &format!("127.0.0.1:{api_port}"),
+        ],
+    );
+    (dir, root, info, apache)
+}
+
+fn install_cli(root: &Path, extra: &[&str]) -> BTreeMap<String, String> {
+    let mut args = vec!["install", "--root", root.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = run(LAYERONE, &args, &[]);
+    assert!(
+        out.status.success(),
+        "install failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut info = printed(&out);
+    info.insert(
+        "stdout".into(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    );
+    info
+}
+
+fn add_acme(root: &Path, directory: &str, server_root: &Path, http_port: u16) {
+    let path = at(root, "/etc/layerone/config.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!(
+        "\n[acme]\ndirectory = \"{directory}\"\nserver_root = \"{}\"\nhttp_port = {http_port}\n",
+        server_root.display()
+    ));
+    std::fs::write(&path, text).unwrap();
+}
+
+fn cert_pem(root: &Path) -> String {
+    std::fs::read_to_string(at(root, "/etc/layerone/tls/cert.pem")).unwrap()
+}
+
+#[test]
+fn acme_issues_through_apache_and_pebble_and_the_api_serves_the_printed_pin() {
+    let api_port = free_port();
+    let (dir, root, first, apache) = installed_with_apache(api_port);
+    let vhost = at(&root, "/etc/apache2/layerone/vhosts/000-layerone-node.conf");
+    assert!(vhost.is_file(), "{}", first["stdout"]);
+    let placeholder_pin = first["pin"].clone();
+    assert!(acme::is_self_signed(&cert_pem(&root)).unwrap());
+
+    let ca = pebble(dir.path(), apache.config.listen.port());
+    add_acme(
+        &root,
+        &ca.directory,
+        &ca.server_root,
+        apache.config.listen.port(),
+    );
+    // The vhost now answers challenges on Apache's port; the certificate is issued.
+    let second = install_cli(&root, &[]);
+    assert!(
+        second["stdout"].contains("request a certificate for node1.example.test"),
+        "{}",
+        second["stdout"]
+    );
+    let cert = cert_pem(&root);
+    assert!(
+        !acme::is_self_signed(&cert).unwrap(),
+        "still the placeholder"
+    );
+    assert!(cert.matches("BEGIN CERTIFICATE").count() >= 2, "a chain");
+    let pin = second["pin"].clone();
+    assert_ne!(pin, placeholder_pin);
+    assert_eq!(pin, api::tls::pin_sha256(&cert).unwrap());
+    // No challenge response is left behind.
+    let challenges = at(
+        &root,
+        "/var/lib/layerone/acme-challenge/.well-known/acme-challenge",
+    );
+    assert_eq!(std::fs::read_dir(challenges).unwrap().count(), 0);
+    let key_mode = std::fs::metadata(at(&root, "/etc/layerone/tls/key.pem")).unwrap();
+    assert_eq!(key_mode.permissions().mode() & 0o777, 0o600);
+
+    // The API started as its unit says serves it: a client pinning the printed pin connects.
+    let _api = start_as_unit(&root);
+    let client = client::NodeClient::new(
+        &format!("https://127.0.0.1:{api_port}"),
+        Some(first["api key"].clone()),
+        &pin,
+    )
+    .unwrap()
+    .with_timeout(Duration::from_secs(5));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !matches!(client.health(), Ok((200, _))) {
+        assert!(
+            Instant::now() < deadline,
+            "the API did not serve the issued certificate"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let old = client::NodeClient::new(
+        &format!("https://127.0.0.1:{api_port}"),
+        None,
+        &placeholder_pin,
+    )
+    .unwrap();
+    assert!(old.health().is_err(), "the placeholder is no longer served");
+
+    // Valid for long enough: the next run changes nothing.
+    let third = install_cli(&root, &[]);
+    assert!(
+        third["stdout"].starts_with("nothing changed"),
+        "{}",
+        third["stdout"]
+    );
+    assert_eq!(third["pin"], pin);
+}
+
+#[test]
+fn an_unreachable_ca_keeps_the_placeholder() {
+    let api_port = free_port();
+    let (dir, root, first, apache) = installed_with_apache(api_port);
+    let before = cert_pem(&root);
+    let unused = dir.path().join("no-such-root.pem");
+    std::fs::write(&unused, before.as_bytes()).unwrap();
+    let closed = free_port();
+    add_acme(
+        &root,
+        &format!("https://127.0.0.1:{closed}/dir"),
+        &unused,
+        apache.config.listen.port(),
+    );
+    let second = install_cli(&root, &[]);
+    assert!(
+        second["stdout"].contains("note: ACME failed, keeping the current certificate"),
+        "{}",
+        second["stdout"]
+    );
+    assert_eq!(cert_pem(&root), before);
+    assert_eq!(second["pin"], first["pin"]);
+    // The API still starts with the placeholder and serves the pin printed first.
+    let _api = start_as_unit(&root);
+    let client = client::NodeClient::new(
+        &format!("https://127.0.0.1:{api_port}"),
+        None,
+        &first["pin"],
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !matches!(client.health(), Ok((200, _))) {
+        assert!(
+            Instant::now() < deadline,
+            "the API did not start on the placeholder"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn status_reports_drift_units_the_certificate_and_the_last_pass_with_its_failed_steps() {
+    let (_dir, root, info) = installed("127.0.0.1:8443");
+    let status = |root: &Path| {
+        let out = run(LAYERONE, &["status", "--root", root.to_str().unwrap()], &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = status(&root);
+    assert!(first.contains("installed  yes\n"), "{first}");
+    assert!(first.contains("drift      none\n"), "{first}");
+    assert!(
+        first.contains(&format!("pin        {}\n", info["pin"])),
+        "{first}"
+    );
+    assert!(first.contains("(self-signed placeholder)"), "{first}");
+    assert!(first.contains("last pass  none yet"), "{first}");
+    let unit_state = |text: &str, unit: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(unit))
+            .and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
+            .unwrap_or_else(|| panic!("{unit} not listed: {text}"))
+    };
+    assert_eq!(unit_state(&first, "layerone-api.service"), "enabled");
+    assert_eq!(unit_state(&first, "layerone-runner.timer"), "enabled");
+    assert_eq!(
+        unit_state(&first, "layerone-runner-watch.service"),
+        "disabled"
+    );
+
+    // A pass of the real runner whose ingest step fails on a corrupt inbox.
+    std::fs::write(
+        at(&root, "/var/lib/layerone/inbox/inbox.db"),
+        b"this is not a database, and not of the API's making",
+    )
+    .unwrap();
+    let data = at(&root, "/var/lib/layerone");
+    let out = run(
+        RUNNER,
+        &[
+            "--once",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--root",
+            root.to_str().unwrap(),
+            "--backend",
+            "sim",
+            "--node-id",
+            &info["node id"],
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::set_permissions(
+        at(&root, "/var/lib/layerone/state"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let second = status(&root);
+    assert!(second.contains("1 failed step(s)"), "{second}");
+    assert!(second.contains("\n  ingest: "), "{second}");
+    assert!(
+        second.contains("drift      1 change(s)") && second.contains("set /var/lib/layerone/state"),
+        "{second}"
+    );
+
+    let (_empty, fresh) = {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("root");
+        std::fs::create_dir(&fresh).unwrap();
+        (dir, fresh)
+    };
+    let none = status(&fresh);
+    assert!(none.starts_with("installed  no"), "{none}");
+    assert_eq!(unit_state(&none, "layerone-api.service"), "not-found");
+}

@@ -83,6 +83,17 @@ pub struct AcmeConfig {
     /// The account's contact address, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    /// A PEM root for the ACME server's own HTTPS certificate (a private CA); without it the
+    /// system's roots are used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_root: Option<std::path::PathBuf>,
+    /// The port Apache answers HTTP-01 challenges on (80 for a public CA).
+    #[serde(default = "default_http_port")]
+    pub http_port: u16,
+}
+
+fn default_http_port() -> u16 {
+    80
 }
 
 /// Why a configuration file was refused.
@@ -150,6 +161,8 @@ mod tests {
             acme: Some(AcmeConfig {
                 directory: "https://127.0.0.1:14000/dir".into(),
                 email: None,
+                server_root: None,
+                http_port: 80,
             }),
             runner: RunnerMode::Watch,
             ..config

@@ -14,6 +14,7 @@
 //! - `config.rs`: the configuration file, parsed strictly.
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
 //! - `status.rs`: what is installed and what drifted, without changing anything.
+//! - `tls.rs`: the placeholder certificate, the Apache vhost and include, ACME and renewal.
 //!
 //! A second run changes nothing and says so; `--check` says what a run would change and
 //! changes nothing (its read-only `systemctl` queries are audited in a throw-away directory,
@@ -22,6 +23,8 @@
 pub mod config;
 mod converge;
 pub mod paths;
+pub mod status;
+pub mod tls;
 
 pub mod units;
 
@@ -34,7 +37,8 @@ use registry::types::DomainName;
 use store::{ApiIdentity, Layout, LayoutOwner};
 
 pub use config::{ConfigError, NodeConfig, RunnerMode};
-pub use converge::{Change, WriteReason};
+pub use converge::{Change, WriteReason, rfc3339};
+pub use status::{CertStatus, Status, status};
 
 pub use units::UnitFinding;
 
@@ -79,6 +83,9 @@ pub struct InstallReport {
     /// The pin of the certificate the API serves (`None` only when checking a node that has
     /// none yet).
     pub pin: Option<String>,
+    /// What the operator should know that is not a change: ACME failures (the certificate in
+    /// place is kept), an Apache configuration test that failed, Apache missing.
+    pub notes: Vec<String>,
 }
 
 /// Why the installer stopped. It stops before changing anything it cannot finish safely;
@@ -316,7 +323,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     let api_key = api_key(&mut e)?;
 
     // The TLS pair: a self-signed placeholder until ACME succeeds.
-    let pin = tls_placeholder(&mut e, &config)?;
+    let mut pin = tls::placeholder(&mut e, &config)?;
 
     // The data layout, exactly as the store defines it, and the audit directory.
     let layout = Layout::new(e.map(paths::DATA_DIR));
@@ -348,6 +355,31 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     if units_written && !opts.check {
         e.provider.systemd_daemon_reload()?;
     }
+    // The API reads its unit, environment, key hash and certificate at start: restart it
+    // (if it runs) when one of them changed. Nothing runs on a sysroot.
+    let api_inputs = [
+        paths::ENV_FILE,
+        paths::API_KEY_SHA256,
+        paths::TLS_CERT,
+        paths::TLS_KEY,
+        "/usr/lib/systemd/system/layerone-api.service",
+    ];
+    let api_changed = e.changes.iter().any(|c| match c {
+        Change::WriteFile { path, .. } | Change::OwnerMode { path, .. } => {
+            api_inputs.contains(&path.as_str())
+        }
+        _ => false,
+    });
+    if api_changed && !opts.check {
+        e.provider.systemd_restart(units::API_UNIT, false)?;
+    }
+    // Apache's side and, with an [acme] table, the real certificate.
+    let mut notes = Vec::new();
+    if tls::apache(&mut e, &config, &mut notes)?
+        && let Some(new_pin) = tls::acme(&mut e, &config, &mut notes)?
+    {
+        pin = Some(new_pin);
+    }
     e.save_manifest()?;
 
     Ok(InstallReport {
@@ -358,6 +390,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
         name: config.name,
         api_key,
         pin,
+        notes,
     })
 }
 
@@ -422,51 +455,6 @@ fn api_key(e: &mut converge::Engine) -> Result<Option<String>, InstallError> {
         why,
     )?;
     Ok(Some(key))
-}
-
-/// Keeps a certificate and key that load; otherwise writes a self-signed pair for the
-/// node's name. Returns the pin of the certificate in place.
-fn tls_placeholder(
-    e: &mut converge::Engine,
-    config: &NodeConfig,
-) -> Result<Option<String>, InstallError> {
-    let cert = e.read_regular(paths::TLS_CERT)?;
-    let key = e.read_regular(paths::TLS_KEY)?;
-    if let (Some(cert), Some(_)) = (&cert, &key)
-        && let Ok(pin) = api::tls::pin_sha256(&String::from_utf8_lossy(cert))
-    {
-        e.owner_mode(paths::TLS_CERT, 0o644, LayoutOwner::Root)?;
-        e.owner_mode(paths::TLS_KEY, 0o600, LayoutOwner::Root)?;
-        return Ok(Some(pin));
-    }
-    for path in [paths::TLS_CERT, paths::TLS_KEY] {
-        if std::fs::symlink_metadata(e.map(path)).is_ok() {
-            e.adopt(path, "a certificate or key that does not load")?;
-        }
-    }
-    e.changes.push(Change::TlsPlaceholder {
-        name: config.name.to_string(),
-    });
-    if e.check {
-        return Ok(None);
-    }
-    let (cert, key) = api::tls::self_signed(config.name.as_str())?;
-    // The key first: a certificate without its key is replaced by the next run anyway.
-    e.write(
-        paths::TLS_KEY,
-        key.as_bytes(),
-        0o600,
-        LayoutOwner::Root,
-        WriteReason::Missing,
-    )?;
-    e.write(
-        paths::TLS_CERT,
-        cert.as_bytes(),
-        0o644,
-        LayoutOwner::Root,
-        WriteReason::Missing,
-    )?;
-    Ok(Some(api::tls::pin_sha256(&cert)?))
 }
 
 /// The schema version of an existing state.db (0 when absent), read without writing.

@@ -31,6 +31,14 @@ pub const UNITS: &[(&str, &str)] = &[
         "layerone-runner-watch.service",
         include_str!("../../../packaging/systemd/layerone-runner-watch.service"),
     ),
+    (
+        "layerone-renew.service",
+        include_str!("../../../packaging/systemd/layerone-renew.service"),
+    ),
+    (
+        "layerone-renew.timer",
+        include_str!("../../../packaging/systemd/layerone-renew.timer"),
+    ),
 ];
 
 pub const API_UNIT: &str = "layerone-api.service";
@@ -39,11 +47,20 @@ pub const API_UNIT: &str = "layerone-api.service";
 pub fn enabled_for(mode: RunnerMode) -> (&'static [&'static str], &'static [&'static str]) {
     match mode {
         RunnerMode::Timer => (
-            &[API_UNIT, "layerone-runner.timer", "layerone-runner.path"],
+            &[
+                API_UNIT,
+                "layerone-runner.timer",
+                "layerone-runner.path",
+                "layerone-renew.timer",
+            ],
             &["layerone-runner-watch.service"],
         ),
         RunnerMode::Watch => (
-            &[API_UNIT, "layerone-runner-watch.service"],
+            &[
+                API_UNIT,
+                "layerone-runner-watch.service",
+                "layerone-renew.timer",
+            ],
             &["layerone-runner.timer", "layerone-runner.path"],
         ),
     }
@@ -172,13 +189,17 @@ mod tests {
     #[test]
     fn every_unit_reads_the_derived_environment_or_triggers_one_that_does() {
         for (name, text) in UNITS {
-            if name.ends_with(".service") {
+            if *name == "layerone-renew.service" {
+                // It runs `layerone install`, which reads the configuration itself.
+                assert!(text.contains("ExecStart=/usr/bin/layerone install\n"));
+            } else if name.ends_with(".service") {
                 assert!(
                     text.contains("EnvironmentFile=/etc/layerone/layerone.env"),
                     "{name}"
                 );
             } else {
-                assert!(text.contains("Unit=layerone-runner.service"), "{name}");
+                let service = name.rsplit_once('.').unwrap().0;
+                assert!(text.contains(&format!("Unit={service}.service")), "{name}");
             }
         }
     }

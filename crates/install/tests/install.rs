@@ -211,6 +211,7 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
         "/etc/systemd/system/multi-user.target.wants/layerone-api.service",
         "/etc/systemd/system/timers.target.wants/layerone-runner.timer",
         "/etc/systemd/system/paths.target.wants/layerone-runner.path",
+        "/etc/systemd/system/timers.target.wants/layerone-renew.timer",
     ] {
         assert!(
             std::fs::symlink_metadata(at(&root, link)).is_ok(),
@@ -423,4 +424,28 @@ fn a_bad_configuration_is_refused_naming_the_field_and_nothing_changes() {
     let (_dir2, fresh) = sysroot();
     let err = install::install(&InstallOptions::new(&fresh)).unwrap_err();
     assert_eq!(err.code(), "need_name");
+}
+
+#[test]
+fn a_new_name_gets_a_new_placeholder_and_the_old_one_is_kept_aside() {
+    let (_dir, root) = sysroot();
+    let first = install::install(&opts(&root)).unwrap();
+    let mut renamed = InstallOptions::new(&root);
+    renamed.name = Some("node2.example.com".parse().unwrap());
+    let second = install::install(&renamed).unwrap();
+    assert_ne!(second.pin, first.pin);
+    assert_eq!(second.node_id, first.node_id);
+    let cert = std::fs::read_to_string(at(&root, "/etc/layerone/tls/cert.pem")).unwrap();
+    assert!(acme::covers(&cert, "node2.example.com").unwrap());
+    assert!(
+        second.changes.iter().any(
+            |c| matches!(c, Change::Adopt { path, .. } if path == "/etc/layerone/tls/cert.pem")
+        )
+    );
+    assert_eq!(
+        install::install(&InstallOptions::new(&root))
+            .unwrap()
+            .changes,
+        vec![]
+    );
 }

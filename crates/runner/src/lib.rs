@@ -96,7 +96,11 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
         ran: true,
         ..PassReport::default()
     };
+    let started_ms = store::now_ms();
     steps::run_all(config, &mut ctx, &mut report);
+    if let Err(e) = ctx.state.record_pass(started_ms, store::now_ms()) {
+        tracing::warn!(error = %e, "could not record the pass for `layerone status`");
+    }
     report.elapsed = started.elapsed();
     Ok(report)
 }

@@ -459,6 +459,19 @@ impl StateDb {
         Ok(())
     }
 
+    /// Records a finished runner pass: when it started and ended (milliseconds), in `meta`,
+    /// for `layerone status`.
+    pub fn record_pass(&self, started_ms: i64, finished_ms: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO meta(key, value) VALUES ('last_pass_started', ?1), ('last_pass_finished', ?2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![started_ms, finished_ms],
+            )
+            .map_err(StoreError::sqlite("record the pass"))?;
+        Ok(())
+    }
+
     /// Recent step failures, newest first.
     pub fn step_failures(&self, limit: u32) -> Result<Vec<(String, i64, String)>, StoreError> {
         let mut stmt = self
@@ -788,6 +801,51 @@ fn reject<C>(
         insert_audit(tx, now, Some(&request_id), &detail)?;
     }
     Ok(Admitted::Rejected)
+}
+
+/// The runner's last finished pass, as `layerone status` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastPass {
+    pub started_ms: i64,
+    pub finished_ms: i64,
+    /// `(step, at_ms, message)` of the steps that failed during that pass.
+    pub failed_steps: Vec<(String, i64, String)>,
+}
+
+/// Reads the last pass from state.db at `path`, read-only (never creating or migrating it).
+/// `None` when no pass has finished yet.
+pub fn last_pass(path: &Path) -> Result<Option<LastPass>, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(StoreError::sqlite("open state.db read-only"))?;
+    let value = |key: &str| -> Result<Option<i64>, StoreError> {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(StoreError::sqlite("read the last pass"))
+    };
+    let (Some(started_ms), Some(finished_ms)) =
+        (value("last_pass_started")?, value("last_pass_finished")?)
+    else {
+        return Ok(None);
+    };
+    let mut stmt = conn
+        .prepare(
+            "SELECT step, at, message FROM step_failures WHERE at >= ?1 AND at <= ?2 ORDER BY id",
+        )
+        .map_err(StoreError::sqlite("list the pass's step failures"))?;
+    let failed_steps = stmt
+        .query_map(params![started_ms, finished_ms], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(StoreError::sqlite("list the pass's step failures"))?;
+    Ok(Some(LastPass {
+        started_ms,
+        finished_ms,
+        failed_steps,
+    }))
 }
 
 #[cfg(test)]

@@ -1,0 +1,335 @@
+//! The node's certificate and its Apache side (DESIGN.md section 9).
+//!
+//! First a self-signed placeholder for the node's name, so the API starts at once (kept while
+//! a certificate and key that load are in place). Where Apache is installed: the include
+//! that makes Apache read the node's vhosts directory, and the node's own vhost: port
+//! `http_port` answers `/.well-known/acme-challenge/` from a webroot under the data
+//! directory (and nothing else, so no HTTPS redirect can catch it), port 443 serves the
+//! node's certificate and proxies `/v1/` to the local API. Then, with an `[acme]` table in
+//! the configuration, a real certificate over HTTP-01 whenever the one in place is the
+//! placeholder, expires within [`RENEW_BEFORE`], or does not cover the name. The chain is
+//! written whole over `tls/cert.pem` (the key is kept, so the same key is reused), the API is
+//! restarted and Apache reloaded. A failure keeps what is in place and is retried by the next
+//! run (the daily `layerone-renew.timer` runs one).
+
+use std::time::Duration;
+
+use store::LayoutOwner;
+
+use crate::config::NodeConfig;
+use crate::converge::{Change, Engine, WriteReason};
+use crate::{InstallError, paths, units};
+
+/// Renew this long before expiry.
+pub const RENEW_BEFORE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Where Apache serves challenge responses from (`<this>/.well-known/acme-challenge/`).
+pub const WEBROOT: &str = "/var/lib/layerone/acme-challenge";
+/// The ACME account's credentials (they hold the account key).
+pub const ACME_ACCOUNT: &str = "/etc/layerone/acme-account.json";
+/// The node's vhost, in the directory Apache's include reads.
+pub const NODE_VHOST: &str = "000-layerone-node.conf";
+/// How long one ACME exchange may take.
+const ACME_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Keeps a certificate and key that load; otherwise writes a self-signed pair for the node's
+/// name. Returns the pin of the certificate in place.
+pub fn placeholder(e: &mut Engine, config: &NodeConfig) -> Result<Option<String>, InstallError> {
+    let cert = e.read_regular(paths::TLS_CERT)?;
+    let key = e.read_regular(paths::TLS_KEY)?;
+    // A placeholder made for another name (the name was changed) is made again; a
+    // CA-issued certificate is ACME's to replace.
+    let current = cert
+        .as_ref()
+        .map(|c| String::from_utf8_lossy(c).into_owned());
+    let stale_placeholder = current.as_deref().is_some_and(|pem| {
+        acme::is_self_signed(pem).unwrap_or(false)
+            && !acme::covers(pem, config.name.as_str()).unwrap_or(false)
+    });
+    if let (Some(cert), Some(_)) = (&current, &key)
+        && !stale_placeholder
+        && let Ok(pin) = api::tls::pin_sha256(cert)
+    {
+        e.owner_mode(paths::TLS_CERT, 0o644, LayoutOwner::Root)?;
+        e.owner_mode(paths::TLS_KEY, 0o600, LayoutOwner::Root)?;
+        return Ok(Some(pin));
+    }
+    for path in [paths::TLS_CERT, paths::TLS_KEY] {
+        if std::fs::symlink_metadata(e.map(path)).is_ok() {
+            let what = if stale_placeholder {
+                "a placeholder certificate (or its key) for another name"
+            } else {
+                "a certificate or key that does not load"
+            };
+            e.adopt(path, what)?;
+        }
+    }
+    e.changes.push(Change::TlsPlaceholder {
+        name: config.name.to_string(),
+    });
+    if e.check {
+        return Ok(None);
+    }
+    let (cert, key) = api::tls::self_signed(config.name.as_str())?;
+    // The key first: a certificate without its key is replaced by the next run anyway.
+    e.write(
+        paths::TLS_KEY,
+        key.as_bytes(),
+        0o600,
+        LayoutOwner::Root,
+        WriteReason::Missing,
+    )?;
+    e.write(
+        paths::TLS_CERT,
+        cert.as_bytes(),
+        0o644,
+        LayoutOwner::Root,
+        WriteReason::Missing,
+    )?;
+    Ok(Some(api::tls::pin_sha256(&cert)?))
+}
+
+/// The include line's file: a real file where the platform's Apache reads extra
+/// configuration (never a symlink into `*-available`).
+fn include_file(e: &Engine) -> &'static str {
+    match e.provider.platform() {
+        provider::Platform::Debian => "/etc/apache2/conf-enabled/layerone.conf",
+        provider::Platform::CloudLinux => "/etc/httpd/conf.d/layerone.conf",
+    }
+}
+
+/// The node's vhost. Paths are mapped under the install root (the identity on a server), so
+/// a sysroot's Apache serves the sysroot's files.
+pub fn render_vhost(e: &Engine, config: &NodeConfig) -> String {
+    let http_port = config.acme.as_ref().map_or(80, |a| a.http_port);
+    let webroot = e.map(WEBROOT);
+    let challenges = webroot.join(".well-known/acme-challenge");
+    let cert = e.map(paths::TLS_CERT);
+    let key = e.map(paths::TLS_KEY);
+    let name = &config.name;
+    let api_port = config.listen.port();
+    format!(
+        "# Derived by `layerone install` from /etc/layerone/config.toml; edits here are moved to\n\
+         # /etc/layerone/override/ by the next install.\n\
+         <VirtualHost *:{http_port}>\n    ServerName {name}\n\
+         \x20   # ACME HTTP-01 only: answered before any redirect could apply.\n\
+         \x20   Alias /.well-known/acme-challenge/ \"{}/\"\n\
+         \x20   <Directory \"{}\">\n        Options None\n        AllowOverride None\n        Require all granted\n    </Directory>\n\
+         </VirtualHost>\n\
+         <IfModule ssl_module>\n<VirtualHost *:443>\n    ServerName {name}\n    SSLEngine on\n\
+         \x20   SSLCertificateFile \"{}\"\n    SSLCertificateKeyFile \"{}\"\n\
+         \x20   <IfModule proxy_http_module>\n        SSLProxyEngine on\n        SSLProxyVerify none\n        SSLProxyCheckPeerName off\n\
+         \x20       ProxyPass /v1/ https://127.0.0.1:{api_port}/v1/\n        ProxyPassReverse /v1/ https://127.0.0.1:{api_port}/v1/\n    </IfModule>\n\
+         </VirtualHost>\n</IfModule>\n",
+        challenges.display(),
+        challenges.display(),
+        cert.display(),
+        key.display(),
+    )
+}
+
+/// Whether the platform's Apache is installed in the root.
+fn apache_present(e: &Engine) -> bool {
+    e.map(e.provider.apache_layout().main_config).is_file()
+}
+
+/// The include, the vhost and the webroot; the configuration is tested before it is kept
+/// and reverted when the test fails. Returns whether Apache is set up to answer challenges.
+pub fn apache(
+    e: &mut Engine,
+    config: &NodeConfig,
+    notes: &mut Vec<String>,
+) -> Result<bool, InstallError> {
+    if !apache_present(e) {
+        if config.acme.is_some() {
+            notes.push(format!(
+                "Apache is not installed ({} missing): no HTTPS vhost and no ACME; the API keeps its current certificate",
+                e.provider.apache_layout().main_config
+            ));
+        }
+        return Ok(false);
+    }
+    let layout = e.provider.apache_layout();
+    for dir in [
+        WEBROOT,
+        &format!("{WEBROOT}/.well-known"),
+        &format!("{WEBROOT}/.well-known/acme-challenge"),
+    ] {
+        e.dir(dir, 0o755, LayoutOwner::Root)?;
+    }
+    e.dir(layout.vhosts_dir, 0o755, LayoutOwner::Root)?;
+    let include = include_file(e);
+    let vhost = format!("{}/{NODE_VHOST}", layout.vhosts_dir);
+    let before: Vec<(String, Option<Vec<u8>>)> = [include, vhost.as_str()]
+        .iter()
+        .map(|p| Ok(((*p).to_owned(), e.read_regular(p)?)))
+        .collect::<Result<_, InstallError>>()?;
+    let mut changed = e.derived(
+        include,
+        format!(
+            "# Derived by `layerone install`: Apache reads the node's vhosts.\n{}\n",
+            layout.include_line
+        )
+        .as_bytes(),
+        0o644,
+        LayoutOwner::Root,
+    )?;
+    changed |= e.derived(
+        &vhost,
+        render_vhost(e, config).as_bytes(),
+        0o644,
+        LayoutOwner::Root,
+    )?;
+    if !changed || e.check {
+        return Ok(true);
+    }
+    if let Err(err) = e.provider.apache_configtest() {
+        // Put back what was there, so Apache keeps serving the other tenants.
+        for (path, content) in before {
+            let mapped = e.map(&path);
+            match content {
+                Some(bytes) => e.provider.write_config_atomic(&mapped, &bytes, 0o644)?,
+                None => e.provider.remove_config(&mapped)?,
+            }
+            e.manifest.remove(&path);
+        }
+        notes.push(format!(
+            "Apache's configuration test failed with the node's vhost, which was reverted: {err}"
+        ));
+        return Ok(false);
+    }
+    reload_apache(e, notes);
+    Ok(true)
+}
+
+fn reload_apache(e: &Engine, notes: &mut Vec<String>) {
+    // A graceful reload (with `-f` on a sysroot, whose Apache the caller runs): running
+    // requests finish on the old configuration; a failed reload leaves it serving, reported.
+    if let Err(err) = e.provider.apache_reload() {
+        notes.push(format!("Apache reload failed: {err}"));
+    }
+}
+
+/// Challenge responses as files in the webroot, written whole through the provider.
+struct ProviderWebroot<'a> {
+    e: &'a Engine,
+}
+
+impl acme::Webroot for ProviderWebroot<'_> {
+    fn put(&self, token: &str, key_authorization: &str) -> std::io::Result<()> {
+        let path = self.path(token)?;
+        self.e
+            .provider
+            .write_config_atomic(&path, key_authorization.as_bytes(), 0o644)
+            .map_err(std::io::Error::other)
+    }
+
+    fn remove(&self, token: &str) -> std::io::Result<()> {
+        let path = self.path(token)?;
+        self.e
+            .provider
+            .remove_config(&path)
+            .map_err(std::io::Error::other)
+    }
+}
+
+impl ProviderWebroot<'_> {
+    /// A token is base64url (RFC 8555 section 8.3); anything else never becomes a path.
+    fn path(&self, token: &str) -> std::io::Result<std::path::PathBuf> {
+        if token.is_empty()
+            || !token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(std::io::Error::other(format!(
+                "unexpected ACME token {token:?}"
+            )));
+        }
+        Ok(self
+            .e
+            .map(&format!("{WEBROOT}/.well-known/acme-challenge/{token}")))
+    }
+}
+
+/// Requests a certificate when the one in place needs replacing. Returns the new pin.
+pub fn acme(
+    e: &mut Engine,
+    config: &NodeConfig,
+    notes: &mut Vec<String>,
+) -> Result<Option<String>, InstallError> {
+    let Some(acme_config) = &config.acme else {
+        return Ok(None);
+    };
+    let Some(cert) = e.read_regular(paths::TLS_CERT)? else {
+        return Ok(None);
+    };
+    let cert = String::from_utf8_lossy(&cert).into_owned();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    if !acme::needs_renewal(&cert, config.name.as_str(), now, RENEW_BEFORE).unwrap_or(true) {
+        return Ok(None);
+    }
+    let change = Change::Other(format!(
+        "request a certificate for {} from {} (ACME HTTP-01)",
+        config.name, acme_config.directory
+    ));
+    if e.check {
+        e.changes.push(change);
+        return Ok(None);
+    }
+    let key = match e.read_regular(paths::TLS_KEY)? {
+        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        None => return Ok(None),
+    };
+    let account = e
+        .read_regular(ACME_ACCOUNT)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let contact = acme_config.email.as_ref().map(|m| format!("mailto:{m}"));
+    let server_root = acme_config.server_root.clone();
+    let request = acme::Request {
+        directory: &acme_config.directory,
+        server_root: server_root.as_deref(),
+        contact: contact.as_deref(),
+        name: config.name.as_str(),
+        account: account.as_deref(),
+        key_pem: &key,
+        timeout: ACME_TIMEOUT,
+    };
+    let issued = match acme::issue(&request, &ProviderWebroot { e }) {
+        Ok(issued) => issued,
+        Err(err) => {
+            notes.push(format!(
+                "ACME failed, keeping the current certificate (the next install or renewal retries): {err}"
+            ));
+            return Ok(None);
+        }
+    };
+    let pin = api::tls::pin_sha256(&issued.chain_pem)?;
+    e.changes.push(change);
+    if account.as_deref() != Some(issued.account.as_str()) {
+        e.write(
+            ACME_ACCOUNT,
+            issued.account.as_bytes(),
+            0o600,
+            LayoutOwner::Root,
+            WriteReason::Missing,
+        )?;
+    }
+    e.write(
+        paths::TLS_CERT,
+        issued.chain_pem.as_bytes(),
+        0o644,
+        LayoutOwner::Root,
+        WriteReason::Outdated,
+    )?;
+    if let Ok(expires) = acme::not_after(&issued.chain_pem) {
+        notes.push(format!(
+            "certificate for {} issued, valid until {}",
+            config.name,
+            crate::converge::rfc3339(expires.max(0) as u64)
+        ));
+    }
+    e.provider.systemd_restart(units::API_UNIT, false)?;
+    reload_apache(e, notes);
+    Ok(Some(pin))
+}
