@@ -56,6 +56,9 @@ pub struct Provider {
     /// The tenant worker, when configured (`with_tenant_worker`); otherwise the one beside
     /// the running executable.
     pub(crate) tenant_worker: Option<PathBuf>,
+    /// The MariaDB server socket, when configured (`with_mariadb_socket`); otherwise the
+    /// platform's default under `Backend::Real` and the model under `Backend::Sim`.
+    pub(crate) mariadb_socket: Option<PathBuf>,
 }
 
 impl Provider {
@@ -82,6 +85,7 @@ impl Provider {
             audit_dir: config.audit_dir,
             is_root: rustix::process::geteuid().is_root(),
             tenant_worker: None,
+            mariadb_socket: None,
         }
     }
 
