@@ -6,6 +6,9 @@
 
 pub mod account;
 pub mod context;
+pub mod mysql_database;
+pub mod mysql_grant;
+pub mod mysql_user;
 pub mod ssh_key;
 pub mod web_domain;
 
@@ -27,6 +30,15 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ssh_key::RemoveSshKey>()
             .op::<web_domain::EnsureWebDomain>()
             .op::<web_domain::RemoveWebDomain>()
+            .op::<mysql_database::EnsureMysqlDatabase>()
+            .op::<mysql_database::RemoveMysqlDatabase>()
+            .op::<mysql_database::SetMysqlQuota>()
+            .op::<mysql_database::ObserveMysqlUsage>()
+            .op::<mysql_user::EnsureMysqlUser>()
+            .op::<mysql_user::SetMysqlUserPassword>()
+            .op::<mysql_user::RemoveMysqlUser>()
+            .op::<mysql_grant::EnsureMysqlGrant>()
+            .op::<mysql_grant::RemoveMysqlGrant>()
             .build()
     })
 }

@@ -19,6 +19,15 @@ fn registry_is_consistent_and_derives_everything() {
         "remove_ssh_key",
         "ensure_web_domain",
         "remove_web_domain",
+        "ensure_mysql_database",
+        "remove_mysql_database",
+        "set_mysql_quota",
+        "observe_mysql_usage",
+        "ensure_mysql_user",
+        "set_mysql_user_password",
+        "remove_mysql_user",
+        "ensure_mysql_grant",
+        "remove_mysql_grant",
     ] {
         assert!(
             names.contains(&expected),

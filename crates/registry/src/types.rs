@@ -533,11 +533,16 @@ impl<'de> Deserialize<'de> for MysqlHosts {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let hosts = Vec::<MysqlHost>::deserialize(d)?;
         if hosts.is_empty() || hosts.len() > Self::MAX {
-            return Err(serde::de::Error::custom(format!("1 to {} hosts", Self::MAX)));
+            return Err(serde::de::Error::custom(format!(
+                "1 to {} hosts",
+                Self::MAX
+            )));
         }
         let mut seen = std::collections::HashSet::new();
         if let Some(dup) = hosts.iter().find(|h| !seen.insert(h.as_str())) {
-            return Err(serde::de::Error::custom(format!("host {dup} is listed twice")));
+            return Err(serde::de::Error::custom(format!(
+                "host {dup} is listed twice"
+            )));
         }
         Ok(MysqlHosts(hosts))
     }
@@ -589,7 +594,9 @@ impl MysqlCollation {
     pub fn charset(self) -> MysqlCharset {
         use MysqlCollation::*;
         match self {
-            Utf8mb4UnicodeCi | Utf8mb4GeneralCi | Utf8mb4Bin | Utf8mb4Unicode520Ci => MysqlCharset::Utf8mb4,
+            Utf8mb4UnicodeCi | Utf8mb4GeneralCi | Utf8mb4Bin | Utf8mb4Unicode520Ci => {
+                MysqlCharset::Utf8mb4
+            }
             Utf8mb3UnicodeCi | Utf8mb3GeneralCi => MysqlCharset::Utf8mb3,
             Latin1SwedishCi | Latin1GeneralCi | Latin1Bin => MysqlCharset::Latin1,
             AsciiGeneralCi | AsciiBin => MysqlCharset::Ascii,
@@ -720,8 +727,8 @@ mod tests {
     /// Quotes, backticks, NUL, newline, CRLF, look-alikes, overlong: none is a MariaDB name,
     /// hash or host.
     const HOSTILE: &[&str] = &[
-        "a'b", "a`b", "a\"b", "a\0b", "a\nb", "a\r\nb", "a;b", "a b", "a\\b", "а", "ａ",
-        "a%", "a_b", "A", "", "x-y",
+        "a'b", "a`b", "a\"b", "a\0b", "a\nb", "a\r\nb", "a;b", "a b", "a\\b", "а", "ａ", "a%",
+        "a_b", "A", "", "x-y",
     ];
 
     #[test]
@@ -744,7 +751,10 @@ mod tests {
         assert!(!ok::<MysqlPasswordHash>("secret"));
         assert!(!ok::<MysqlPasswordHash>(&h[..40]));
         assert!(!ok::<MysqlPasswordHash>(&format!("{h}0")));
-        assert!(!ok::<MysqlPasswordHash>(&format!("$6$saltsalt${}", "a".repeat(86))));
+        assert!(!ok::<MysqlPasswordHash>(&format!(
+            "$6$saltsalt${}",
+            "a".repeat(86)
+        )));
         for bad in HOSTILE {
             assert!(!ok::<MysqlPasswordHash>(bad), "{bad:?} accepted");
         }
@@ -765,8 +775,15 @@ mod tests {
             assert_eq!(input.parse::<MysqlHost>().unwrap().as_str(), stored);
         }
         for bad in [
-            "example.com", "10.1.2.3/16", "10.0.0.0/255.0.255.0", "10.0.0.0/33", "300.1.1.1",
-            "1.2.3.4.%", "%.example.com", "local host", "localhost\n",
+            "example.com",
+            "10.1.2.3/16",
+            "10.0.0.0/255.0.255.0",
+            "10.0.0.0/33",
+            "300.1.1.1",
+            "1.2.3.4.%",
+            "%.example.com",
+            "local host",
+            "localhost\n",
         ] {
             assert!(!ok::<MysqlHost>(bad), "{bad:?} accepted");
         }
