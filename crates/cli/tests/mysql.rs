@@ -250,6 +250,36 @@ fn every_mysql_operation_against_a_real_server() {
         .query("SELECT Db FROM mysql.db WHERE User = 'blog1_app'")
         .unwrap();
     assert!(blog_grants.is_empty(), "{blog_grants:?}");
+    // Nor reuse this one's resource ids: neither removal nor takeover.
+    for (req, body) in [
+        (30, remove_db(30, 50, 11)),
+        (31, remove_db_user(31, 60, 11)),
+        (32, ensure_db_user(32, 60, 11, "app", &secret)),
+        (33, remove_grant(33, 70, 11)),
+    ] {
+        node.submit(&body);
+        node.pass();
+        let job = node.state().job(&id(req)).unwrap().unwrap();
+        assert_eq!(job.state, JobState::Failed, "{body}");
+        // The runner refuses a job whose resource id another account owns.
+        assert_eq!(job.error.unwrap().code, "resource_owner_mismatch");
+    }
+    let (dbs, users, grants) = owned_by(&mut root, "shop1");
+    assert_eq!((dbs.len(), users.len(), grants.len()), (2, 1, 1));
+
+    // One grant per database and user: a second would contradict the first.
+    node.submit(&ensure_grant(40, 72, 10, 50, 60, "read_only"));
+    node.pass();
+    let job = node.state().job(&id(40)).unwrap().unwrap();
+    assert_eq!(job.state, JobState::Failed);
+    assert_eq!(job.error.unwrap().code, "grant_exists");
+    // A user name with `-` cannot prefix MariaDB names.
+    submit_pass(&mut node, ensure_account(41, 12, "web-1"));
+    node.submit(&ensure_db(42, 53, 12, "main"));
+    node.pass();
+    let job = node.state().job(&id(42)).unwrap().unwrap();
+    assert_eq!(job.state, JobState::Failed);
+    assert_eq!(job.error.unwrap().code, "username_not_mysql_compatible");
 
     // Removed, one by one.
     submit_pass(&mut node, remove_grant(20, 70, 10));

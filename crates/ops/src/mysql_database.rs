@@ -199,10 +199,17 @@ impl Operation for EnsureMysqlDatabase {
         ctx: &mut Ctx,
         req: &EnsureMysqlDatabaseRequest,
     ) -> Result<MysqlDatabaseResult, OpError> {
-        if req.id == req.account {
+        // An account's id names its quota row in this family.
+        if req.id == req.account
+            || ctx
+                .state
+                .resource(crate::account::Account::NAME, &req.id)
+                .map_err(store_error)?
+                .is_some()
+        {
             return Err(OpError::permanent(
                 "id_reserved",
-                "a database id cannot be its account's id (that id names the account's quota)",
+                "a database id cannot be an account's id (that id names the account's quota)",
             ));
         }
         let collation = req
@@ -292,6 +299,12 @@ impl Operation for RemoveMysqlDatabase {
         req: &RemoveMysqlDatabaseRequest,
     ) -> Result<MysqlDatabaseResult, OpError> {
         let view = AccountMysql::load(ctx, &req.account)?;
+        if !view.databases.contains_key(&req.id) && req.id == req.account {
+            return Err(OpError::permanent(
+                "id_reserved",
+                "an account's id names its quota, not a database",
+            ));
+        }
         if let Some(full) = view.databases.get(&req.id) {
             let name = db_name(full)?;
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
@@ -369,6 +382,12 @@ fn enforce(
     new_quota: Option<u64>,
 ) -> Result<MysqlUsageResult, OpError> {
     let mut view = AccountMysql::load(ctx, account)?;
+    if view.databases.contains_key(account) {
+        return Err(OpError::permanent(
+            "id_reserved",
+            "a database of this account has the account's id",
+        ));
+    }
     let quota_mib = new_quota.unwrap_or(view.quota_mib);
     let mut db = ctx.provider.mariadb().map_err(provider_error)?;
     let mut databases = Vec::new();
@@ -445,7 +464,7 @@ pub fn privileges_of(set: MysqlPrivilegeSet) -> BTreeSet<Privilege> {
 }
 
 /// The privileges a grant has in MariaDB, given the account's quota state.
-pub(crate) fn effective(set: MysqlPrivilegeSet, writes_revoked: bool) -> BTreeSet<Privilege> {
+pub fn effective(set: MysqlPrivilegeSet, writes_revoked: bool) -> BTreeSet<Privilege> {
     let mut privs = privileges_of(set);
     if writes_revoked {
         for p in WRITE_PRIVILEGES {

@@ -167,6 +167,19 @@ impl Operation for EnsureMysqlGrant {
                 format!("user {} is not one of this account's", req.user),
             )
         })?;
+        if let Some((other, _)) = view
+            .grants
+            .iter()
+            .find(|(id, g)| **id != req.id && g.database == req.database && g.user == req.user)
+        {
+            return Err(OpError::permanent(
+                "grant_exists",
+                format!(
+                    "grant {other} already sets what user {} may do in database {}",
+                    req.user, req.database
+                ),
+            ));
+        }
         let mut db = ctx.provider.mariadb().map_err(provider_error)?;
         // A grant moved to another database or user leaves the old one first.
         if let Some(previous) = view.grants.get(&req.id)

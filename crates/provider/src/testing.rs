@@ -211,6 +211,8 @@ pub struct SimMariadbContents {
     pub accounts: Vec<String>,
     /// `(user@host, database)` with at least one privilege.
     pub grants: Vec<(String, String)>,
+    /// `(user@host, database, privileges in SQL spelling)` for each of `grants`.
+    pub privileges: Vec<(String, String, Vec<String>)>,
 }
 
 /// What the Sim holds for MariaDB: databases, accounts and grants.
@@ -221,9 +223,18 @@ pub fn sim_mariadb_contents(provider: &Provider) -> Result<SimMariadbContents, P
         .iter()
         .flat_map(|(acct, dbs)| dbs.keys().map(move |db| (acct.clone(), db.clone())))
         .collect();
+    let privileges = state
+        .grants
+        .iter()
+        .flat_map(|(acct, dbs)| {
+            dbs.iter()
+                .map(move |(db, privs)| (acct.clone(), db.clone(), privs.iter().cloned().collect()))
+        })
+        .collect();
     Ok(SimMariadbContents {
         databases: state.databases.keys().cloned().collect(),
         accounts: state.accounts.keys().cloned().collect(),
         grants,
+        privileges,
     })
 }

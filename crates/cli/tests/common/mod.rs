@@ -286,20 +286,35 @@ impl Node {
             "MariaDB users and state.db disagree"
         );
         let mut grants = BTreeSet::new();
+        let mut privileges = BTreeSet::new();
         for grant in of("mysql_grant") {
             let db =
                 of("mysql_database").find(|r| r.resource_id.as_str() == grant.data["database"]);
             let user = of("mysql_user").find(|r| r.resource_id.as_str() == grant.data["user"]);
             if let (Some(db), Some(user)) = (db, user) {
+                // What the grant's set leaves while the account's quota state is recorded.
+                let revoked = rows.iter().any(|r| {
+                    r.family == "mysql_database"
+                        && r.data["kind"] == "quota"
+                        && r.resource_id.as_str() == grant.owner.as_str()
+                        && r.data["writes_revoked"] == true
+                });
+                let set = serde_json::from_value(grant.data["privileges"].clone()).unwrap();
+                let expected: Vec<String> = ops::mysql_database::effective(set, revoked)
+                    .iter()
+                    .map(|p| p.as_sql().to_owned())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
                 for host in user.data["hosts"].as_array().unwrap() {
-                    grants.insert((
-                        format!(
-                            "{}@{}",
-                            user.data["name"].as_str().unwrap(),
-                            host.as_str().unwrap()
-                        ),
-                        db.data["name"].as_str().unwrap().to_owned(),
-                    ));
+                    let acct = format!(
+                        "{}@{}",
+                        user.data["name"].as_str().unwrap(),
+                        host.as_str().unwrap()
+                    );
+                    let db_name = db.data["name"].as_str().unwrap().to_owned();
+                    grants.insert((acct.clone(), db_name.clone()));
+                    privileges.insert((acct, db_name, expected.clone()));
                 }
             }
         }
@@ -307,6 +322,11 @@ impl Node {
             sim.grants.iter().cloned().collect::<BTreeSet<_>>(),
             grants,
             "MariaDB grants and state.db disagree"
+        );
+        assert_eq!(
+            sim.privileges.iter().cloned().collect::<BTreeSet<_>>(),
+            privileges,
+            "MariaDB privileges and state.db (grant sets, quota state) disagree"
         );
     }
 
