@@ -15,7 +15,7 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
     let account = || ensure_account(1, 10, "shop1");
     let key = || ensure_key(2, 20, 10);
     let domain = || ensure_domain(3, 30, 10, "shop.example.com");
-    vec![
+    let core = vec![
         ("ensure_account", vec![], ensure_account(100, 10, "shop1")),
         ("ensure_account (new shell)", vec![account()], {
             let mut body = ensure_account(100, 10, "shop1");
@@ -53,7 +53,73 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             vec![account(), domain()],
             remove_domain(100, 30, 10),
         ),
-    ]
+    ];
+    let db = || ensure_db(5, 50, 10, "main");
+    let user = || ensure_db_user(6, 60, 10, "app", SECRET_HASH);
+    let grant = || ensure_grant(7, 70, 10, 50, 60, "all");
+    let quota = || set_quota(8, 10, 1);
+    let mysql = vec![
+        (
+            "ensure_mysql_database",
+            vec![account()],
+            ensure_db(100, 50, 10, "main"),
+        ),
+        (
+            "remove_mysql_database",
+            vec![account(), db(), user(), grant()],
+            remove_db(100, 50, 10),
+        ),
+        (
+            "set_mysql_quota (over)",
+            vec![account(), db(), user(), grant()],
+            set_quota(100, 10, 1),
+        ),
+        (
+            "observe_mysql_usage (over)",
+            vec![account(), db(), user(), grant(), quota()],
+            account_op(100, "observe_mysql_usage", 10),
+        ),
+        (
+            "ensure_mysql_user",
+            vec![account(), db()],
+            ensure_db_user(100, 60, 10, "app", SECRET_HASH),
+        ),
+        (
+            "set_mysql_user_password",
+            vec![account(), user()],
+            set_db_password(100, 60, 10, "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19"),
+        ),
+        (
+            "remove_mysql_user",
+            vec![account(), db(), user(), grant()],
+            remove_db_user(100, 60, 10),
+        ),
+        (
+            "ensure_mysql_grant",
+            vec![account(), db(), user()],
+            ensure_grant(100, 70, 10, 50, 60, "read_write"),
+        ),
+        (
+            "remove_mysql_grant",
+            vec![account(), db(), user(), grant()],
+            remove_grant(100, 70, 10),
+        ),
+        (
+            "remove_account (mysql)",
+            vec![account(), db(), user(), grant()],
+            account_op(100, "remove_account", 10),
+        ),
+    ];
+    let mut all = core;
+    all.extend(mysql);
+    all
+}
+
+/// The Sim has no tables to measure: the quota scenarios give the database 2 MiB.
+fn fill_sim_database(node: &Node, name: &str) {
+    if name.contains("(over)") {
+        provider::testing::sim_set_mariadb_size(&node.provider, "shop1_main", 2 << 20).unwrap();
+    }
 }
 
 #[test]
@@ -69,6 +135,7 @@ fn crash_matrix_converges_at_every_point() {
                 node.submit(body);
                 node.pass();
             }
+            fill_sim_database(&node, name);
             node.submit(&target);
             let crashed = node.run(Some(point));
             if !crashed.success() {
@@ -117,7 +184,30 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let account = 10 + rng.below(2);
     let user = if account == 10 { "alpha" } else { "beta" };
     let thing = rng.below(2);
-    match rng.below(9) {
+    let db = 60 + account * 2 + thing;
+    let db_user = 80 + account * 2 + thing;
+    let grant = 100 + account * 2 + thing;
+    match rng.below(18) {
+        9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
+        11 => remove_db(req, db, account),
+        12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
+        13 => match rng.below(2) {
+            0 => remove_db_user(req, db_user, account),
+            _ => set_db_password(req, db_user, account, SECRET_HASH),
+        },
+        14 | 15 => ensure_grant(
+            req,
+            grant,
+            account,
+            60 + account * 2 + rng.below(2),
+            80 + account * 2 + rng.below(2),
+            ["read_only", "read_write", "all"][rng.below(3) as usize],
+        ),
+        16 => remove_grant(req, grant, account),
+        17 => match rng.below(2) {
+            0 => set_quota(req, account, rng.below(3)),
+            _ => account_op(req, "observe_mysql_usage", account),
+        },
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -176,6 +266,15 @@ fn run_history(seed: u64) {
                 );
             }
             _ => {
+                // Sizes the Sim cannot measure: some database grows past a 1 MiB quota or
+                // shrinks back (absent ones stay absent).
+                let name = format!(
+                    "{}_db{}",
+                    ["alpha", "beta"][rng.below(2) as usize],
+                    rng.below(2)
+                );
+                provider::testing::sim_set_mariadb_size(&node.provider, &name, rng.below(3) << 20)
+                    .unwrap();
                 node.pass();
                 node.check_converged();
             }
@@ -309,6 +408,10 @@ fn purge_leaves_nothing_for_every_family() {
     node.submit(&ensure_account(1, 10, "shop1"));
     node.submit(&ensure_key(2, 20, 10));
     node.submit(&ensure_domain(3, 30, 10, "shop.example.com"));
+    node.submit(&ensure_db(5, 50, 10, "main"));
+    node.submit(&ensure_db_user(6, 60, 10, "app", SECRET_HASH));
+    node.pass();
+    node.submit(&ensure_grant(7, 70, 10, 50, 60, "all"));
     node.pass();
     node.check_converged();
     let state = node.state();
@@ -348,6 +451,11 @@ fn purge_leaves_nothing_for_every_family() {
         "the home is still there"
     );
     assert!(node.vhosts().is_empty(), "a vhost is still there");
+    assert_eq!(
+        provider::testing::sim_mariadb_contents(&node.provider).unwrap(),
+        Default::default(),
+        "MariaDB still holds something of the account"
+    );
     node.check_converged();
 }
 

@@ -207,7 +207,10 @@ fn invocation(record: AuditRecord) -> (i64, AuditDetail) {
 /// Turns a provider failure into the operation's failure. Tenant paths are the tenant's
 /// problem (the operation fails, nothing else); the rest keeps the provider's stable code.
 pub fn provider_error(e: ProviderError) -> OpError {
-    let retryable = matches!(e.code(), "program_timeout" | "program_spawn_failed");
+    let retryable = matches!(
+        e.code(),
+        "program_timeout" | "program_spawn_failed" | "mariadb_unavailable"
+    );
     OpError {
         code: e.code().into(),
         message: e.to_string(),

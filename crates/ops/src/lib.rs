@@ -6,6 +6,9 @@
 
 pub mod account;
 pub mod context;
+pub mod mysql_database;
+pub mod mysql_grant;
+pub mod mysql_user;
 pub mod ssh_key;
 pub mod sudo;
 pub mod web_domain;
@@ -32,6 +35,15 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<sudo::SetSudoAllowlist>()
             .op::<sudo::RemoveSudoAllowlist>()
             .op::<sudo::ReadSudoEvents>()
+            .op::<mysql_database::EnsureMysqlDatabase>()
+            .op::<mysql_database::RemoveMysqlDatabase>()
+            .op::<mysql_database::SetMysqlQuota>()
+            .op::<mysql_database::ObserveMysqlUsage>()
+            .op::<mysql_user::EnsureMysqlUser>()
+            .op::<mysql_user::SetMysqlUserPassword>()
+            .op::<mysql_user::RemoveMysqlUser>()
+            .op::<mysql_grant::EnsureMysqlGrant>()
+            .op::<mysql_grant::RemoveMysqlGrant>()
             .build()
     })
 }

@@ -26,6 +26,15 @@ fn registry_is_consistent_and_derives_everything() {
         "set_sudo_allowlist",
         "remove_sudo_allowlist",
         "read_sudo_events",
+        "ensure_mysql_database",
+        "remove_mysql_database",
+        "set_mysql_quota",
+        "observe_mysql_usage",
+        "ensure_mysql_user",
+        "set_mysql_user_password",
+        "remove_mysql_user",
+        "ensure_mysql_grant",
+        "remove_mysql_grant",
     ] {
         assert!(
             names.contains(&expected),

@@ -66,6 +66,19 @@ pub enum ProviderError {
     #[error("invalid reply from the tenant worker: {reason}")]
     TenantReply { reason: String },
 
+    /// MariaDB refused or failed a statement (`code`: the server's error number), or a name
+    /// failed the provider's own check before anything was sent.
+    #[error("mariadb {op}{}: {message}", code.map(|c| format!(" (error {c})")).unwrap_or_default())]
+    Mariadb {
+        op: &'static str,
+        code: Option<u16>,
+        message: String,
+    },
+
+    /// The MariaDB server could not be reached (no socket, connection lost).
+    #[error("mariadb unavailable: {message}")]
+    MariadbUnavailable { message: String },
+
     /// A filesystem operation on a system or tenant path failed.
     #[error("{op} {path}")]
     Io {
@@ -88,6 +101,8 @@ impl ProviderError {
             ProviderError::Io { .. } => "io_error",
             ProviderError::Tenant { code, .. } => code.code(),
             ProviderError::TenantReply { .. } => "tenant_reply_invalid",
+            ProviderError::Mariadb { .. } => "mariadb_failed",
+            ProviderError::MariadbUnavailable { .. } => "mariadb_unavailable",
         }
     }
 

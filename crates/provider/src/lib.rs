@@ -21,6 +21,7 @@ mod audit;
 mod error;
 mod exec;
 mod files;
+mod mariadb;
 mod platform;
 mod program;
 mod programs;
@@ -36,6 +37,10 @@ pub use audit::{AUDIT_FILE, AUDIT_SINK_MAX, AuditRecord, read_audit_log};
 pub use error::ProviderError;
 pub use exec::{CHILD_PATH, OUTPUT_CAP};
 pub use files::CONFIG_MODE;
+pub use mariadb::{
+    Charset, Collation, DEFAULT_SOCKET, DbAccount, DbHost, DbInfo, DbName, DbUser, Mariadb,
+    NativeHash, Privilege, SIM_MARIADB_FILE, quote_db_pattern, quote_ident,
+};
 pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::ApacheLayout;

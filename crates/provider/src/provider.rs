@@ -61,6 +61,9 @@ pub struct Provider {
     pub(crate) tenant_worker: Option<PathBuf>,
     /// Invocations not yet taken by [`Provider::take_audit_records`] (see `audit.rs`).
     pub(crate) audit_sink: Mutex<Vec<AuditRecord>>,
+    /// The MariaDB server socket, when configured (`with_mariadb_socket`); otherwise the
+    /// platform's default under `Backend::Real` and the model under `Backend::Sim`.
+    pub(crate) mariadb_socket: Option<PathBuf>,
 }
 
 impl Provider {
@@ -88,6 +91,7 @@ impl Provider {
             is_root: rustix::process::geteuid().is_root(),
             tenant_worker: None,
             audit_sink: Mutex::new(Vec::new()),
+            mariadb_socket: None,
         }
     }
 

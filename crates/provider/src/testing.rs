@@ -18,6 +18,10 @@ use crate::program::Program;
 use crate::provider::{Backend, Provider, ProviderConfig};
 use crate::sim::SIM_RELOADS_FILE;
 
+pub use crate::mariadb::test_server::MariadbServer;
+/// The client library, for tests that check MariaDB themselves.
+pub use mysql;
+
 /// A Sim provider whose sysroot is `<dir>/root` and audit directory `<dir>/audit`; the
 /// programs in `real` run for real.
 pub fn sim_provider(platform: Platform, dir: &Path, real: Vec<Program>) -> Provider {
@@ -195,4 +199,55 @@ pub fn write_apache_test_config(provider: &Provider) -> Result<ApacheTestConfig,
 fn free_loopback_port() -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
     listener.local_addr()
+}
+
+/// Sets the size the Sim reports for a database (the model has no tables to measure), so
+/// tests and seeded histories can exceed and lift a MySQL quota. Absent databases are left
+/// alone.
+pub fn sim_set_mariadb_size(
+    provider: &Provider,
+    db: &str,
+    bytes: u64,
+) -> Result<(), ProviderError> {
+    let mut state = crate::mariadb::sim_load(provider)?;
+    if let Some(entry) = state.databases.get_mut(db) {
+        entry.size_bytes = bytes;
+    }
+    crate::mariadb::sim_save(provider, &state)
+}
+
+/// What the Sim holds for MariaDB.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SimMariadbContents {
+    pub databases: Vec<String>,
+    /// `user@host`.
+    pub accounts: Vec<String>,
+    /// `(user@host, database)` with at least one privilege.
+    pub grants: Vec<(String, String)>,
+    /// `(user@host, database, privileges in SQL spelling)` for each of `grants`.
+    pub privileges: Vec<(String, String, Vec<String>)>,
+}
+
+/// What the Sim holds for MariaDB: databases, accounts and grants.
+pub fn sim_mariadb_contents(provider: &Provider) -> Result<SimMariadbContents, ProviderError> {
+    let state = crate::mariadb::sim_load(provider)?;
+    let grants = state
+        .grants
+        .iter()
+        .flat_map(|(acct, dbs)| dbs.keys().map(move |db| (acct.clone(), db.clone())))
+        .collect();
+    let privileges = state
+        .grants
+        .iter()
+        .flat_map(|(acct, dbs)| {
+            dbs.iter()
+                .map(move |(db, privs)| (acct.clone(), db.clone(), privs.iter().cloned().collect()))
+        })
+        .collect();
+    Ok(SimMariadbContents {
+        databases: state.databases.keys().cloned().collect(),
+        accounts: state.accounts.keys().cloned().collect(),
+        grants,
+        privileges,
+    })
 }

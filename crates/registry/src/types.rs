@@ -499,6 +499,199 @@ bounded_u64!(
     200
 );
 
+string_type!(
+    /// The account's own part of a MariaDB database or user name: `[a-z0-9]{1,32}`. The node
+    /// names the object `<username>_<name>`; without `_` in this part, the full name tells
+    /// whose it is (everything before the last `_`), so two accounts can never ask for the
+    /// same object, and the result stays within MariaDB's limits (64 for a database).
+    MysqlName,
+    json_schema!({"type": "string", "pattern": "^[a-z0-9]{1,32}$", "minLength": 1, "maxLength": 32}),
+    |s| {
+        if s.is_empty() || s.len() > 32 || !s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+            return Err("expected 1 to 32 of [a-z0-9]".into());
+        }
+        Ok(s.to_owned())
+    }
+);
+
+string_type!(
+    /// A MariaDB `mysql_native_password` hash: `*` and 40 hexadecimal digits (what
+    /// `PASSWORD()` returns), stored uppercase. The node never sees the password.
+    MysqlPasswordHash,
+    json_schema!({"type": "string", "pattern": "^\\*[0-9A-Fa-f]{40}$"}),
+    |s| {
+        let hex = s.strip_prefix('*').ok_or("expected `*` and 40 hexadecimal digits")?;
+        if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err("expected `*` and 40 hexadecimal digits".into());
+        }
+        Ok(format!("*{}", hex.to_ascii_uppercase()))
+    }
+);
+
+string_type!(
+    /// Where a MariaDB user may connect from: `localhost`, `%` (anywhere), an IPv4 or IPv6
+    /// address, an IPv4 prefix pattern (`192.168.1.%`), or an IPv4 network as
+    /// `address/netmask` or `address/prefix` (stored as `address/netmask`, the form MariaDB
+    /// matches).
+    MysqlHost,
+    json_schema!({
+        "type": "string",
+        "maxLength": 60,
+        "pattern": "^(localhost|%|[0-9a-fA-F:.]+(/[0-9.]+)?|([0-9]{1,3}\\.){1,3}%)$"
+    }),
+    |s| {
+        use std::net::{IpAddr, Ipv4Addr};
+        bounded(s, 60, "a host")?;
+        if s == "localhost" || s == "%" {
+            return Ok(s.to_owned());
+        }
+        if let Some(prefix) = s.strip_suffix('%') {
+            let parts: Vec<&str> = prefix.strip_suffix('.').ok_or("a host pattern is `a.b.c.%`")?.split('.').collect();
+            let ok = (1..=3).contains(&parts.len())
+                && parts.iter().all(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u8>().is_ok());
+            return if ok { Ok(s.to_owned()) } else { Err("a host pattern is one to three IPv4 octets then `.%`".into()) };
+        }
+        if let Some((addr, mask)) = s.split_once('/') {
+            let addr: Ipv4Addr = addr.parse().map_err(|_| "a network is an IPv4 address/netmask".to_string())?;
+            let bits: u32 = if let Ok(prefix) = mask.parse::<u8>() {
+                if prefix > 32 {
+                    return Err("a prefix is at most 32".into());
+                }
+                if prefix == 0 { 0 } else { u32::MAX << (32 - prefix) }
+            } else {
+                let m: Ipv4Addr = mask.parse().map_err(|_| "a netmask is an IPv4 address".to_string())?;
+                u32::from(m)
+            };
+            if bits.leading_ones() + bits.trailing_zeros() != 32 {
+                return Err("a netmask must be contiguous".into());
+            }
+            if u32::from(addr) & !bits != 0 {
+                return Err("the address has bits outside the netmask".into());
+            }
+            return Ok(format!("{addr}/{}", Ipv4Addr::from(bits)));
+        }
+        let ip: IpAddr = s.parse().map_err(|_| "expected localhost, %, an address, a pattern or a network".to_string())?;
+        Ok(ip.to_string())
+    }
+);
+
+/// Up to 16 distinct hosts a MariaDB user may connect from; `["localhost"]` by default.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MysqlHosts(Vec<MysqlHost>);
+
+impl MysqlHosts {
+    pub const MAX: usize = 16;
+    pub fn iter(&self) -> impl Iterator<Item = &MysqlHost> {
+        self.0.iter()
+    }
+}
+
+impl Default for MysqlHosts {
+    fn default() -> Self {
+        MysqlHosts(vec![MysqlHost("localhost".into())])
+    }
+}
+
+impl<'de> Deserialize<'de> for MysqlHosts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let hosts = Vec::<MysqlHost>::deserialize(d)?;
+        if hosts.is_empty() || hosts.len() > Self::MAX {
+            return Err(serde::de::Error::custom(format!(
+                "1 to {} hosts",
+                Self::MAX
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = hosts.iter().find(|h| !seen.insert(h.as_str())) {
+            return Err(serde::de::Error::custom(format!(
+                "host {dup} is listed twice"
+            )));
+        }
+        Ok(MysqlHosts(hosts))
+    }
+}
+
+impl JsonSchema for MysqlHosts {
+    fn schema_name() -> Cow<'static, str> {
+        "MysqlHosts".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let item = generator.subschema_for::<MysqlHost>();
+        json_schema!({"type": "array", "items": item, "minItems": 1, "maxItems": 16, "uniqueItems": true})
+    }
+}
+
+/// A MariaDB character set offered for new databases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MysqlCharset {
+    #[default]
+    Utf8mb4,
+    Utf8mb3,
+    Latin1,
+    Ascii,
+}
+
+/// A MariaDB collation; each belongs to one [`MysqlCharset`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MysqlCollation {
+    Utf8mb4UnicodeCi,
+    Utf8mb4GeneralCi,
+    Utf8mb4Bin,
+    #[serde(rename = "utf8mb4_unicode_520_ci")]
+    Utf8mb4Unicode520Ci,
+    Utf8mb3UnicodeCi,
+    Utf8mb3GeneralCi,
+    Latin1SwedishCi,
+    Latin1GeneralCi,
+    Latin1Bin,
+    AsciiGeneralCi,
+    AsciiBin,
+}
+
+impl MysqlCollation {
+    pub fn charset(self) -> MysqlCharset {
+        use MysqlCollation::*;
+        match self {
+            Utf8mb4UnicodeCi | Utf8mb4GeneralCi | Utf8mb4Bin | Utf8mb4Unicode520Ci => {
+                MysqlCharset::Utf8mb4
+            }
+            Utf8mb3UnicodeCi | Utf8mb3GeneralCi => MysqlCharset::Utf8mb3,
+            Latin1SwedishCi | Latin1GeneralCi | Latin1Bin => MysqlCharset::Latin1,
+            AsciiGeneralCi | AsciiBin => MysqlCharset::Ascii,
+        }
+    }
+}
+
+impl MysqlCharset {
+    /// The collation used when the request names none (utf8mb4: `utf8mb4_unicode_ci`).
+    pub fn default_collation(self) -> MysqlCollation {
+        match self {
+            MysqlCharset::Utf8mb4 => MysqlCollation::Utf8mb4UnicodeCi,
+            MysqlCharset::Utf8mb3 => MysqlCollation::Utf8mb3UnicodeCi,
+            MysqlCharset::Latin1 => MysqlCollation::Latin1SwedishCi,
+            MysqlCharset::Ascii => MysqlCollation::AsciiGeneralCi,
+        }
+    }
+}
+
+/// What a MariaDB user may do in one database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MysqlPrivilegeSet {
+    /// SELECT, SHOW VIEW, LOCK TABLES.
+    ReadOnly,
+    /// `read_only` plus INSERT, UPDATE, DELETE, CREATE TEMPORARY TABLES, EXECUTE.
+    ReadWrite,
+    /// `read_write` plus CREATE, DROP, ALTER, INDEX, REFERENCES, CREATE VIEW, CREATE ROUTINE,
+    /// ALTER ROUTINE, EVENT, TRIGGER: everything on the database, nothing beyond it.
+    All,
+}
+
 /// Whether a resource exists after an operation: what the OS shows, not what was asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -592,6 +785,75 @@ mod tests {
             "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN"
         ));
         assert!(!ok::<SshPublicKey>("ssh-ed25519 not-base64!"));
+    }
+
+    /// Quotes, backticks, NUL, newline, CRLF, look-alikes, overlong: none is a MariaDB name,
+    /// hash or host.
+    const HOSTILE: &[&str] = &[
+        "a'b", "a`b", "a\"b", "a\0b", "a\nb", "a\r\nb", "a;b", "a b", "a\\b", "а", "ａ", "a%",
+        "a_b", "A", "", "x-y",
+    ];
+
+    #[test]
+    fn mysql_names_are_lowercase_alphanumerics_only() {
+        assert!(ok::<MysqlName>("shop1"));
+        assert!(ok::<MysqlName>(&"a".repeat(32)));
+        assert!(!ok::<MysqlName>(&"a".repeat(33)));
+        for bad in HOSTILE {
+            assert!(!ok::<MysqlName>(bad), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn mysql_password_hash_is_native_only_and_stored_uppercase() {
+        let h = "*2470c0c06dee42fd1618bb99005adca2ec9d1e19";
+        assert_eq!(
+            h.parse::<MysqlPasswordHash>().unwrap().as_str(),
+            "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19"
+        );
+        assert!(!ok::<MysqlPasswordHash>("secret"));
+        assert!(!ok::<MysqlPasswordHash>(&h[..40]));
+        assert!(!ok::<MysqlPasswordHash>(&format!("{h}0")));
+        assert!(!ok::<MysqlPasswordHash>(&format!(
+            "$6$saltsalt${}",
+            "a".repeat(86)
+        )));
+        for bad in HOSTILE {
+            assert!(!ok::<MysqlPasswordHash>(bad), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn mysql_hosts_are_what_mariadb_matches() {
+        for (input, stored) in [
+            ("localhost", "localhost"),
+            ("%", "%"),
+            ("10.0.0.5", "10.0.0.5"),
+            ("2001:DB8::1", "2001:db8::1"),
+            ("192.168.1.%", "192.168.1.%"),
+            ("10.%", "10.%"),
+            ("10.1.0.0/16", "10.1.0.0/255.255.0.0"),
+            ("10.1.2.0/255.255.255.0", "10.1.2.0/255.255.255.0"),
+        ] {
+            assert_eq!(input.parse::<MysqlHost>().unwrap().as_str(), stored);
+        }
+        for bad in [
+            "example.com",
+            "10.1.2.3/16",
+            "10.0.0.0/255.0.255.0",
+            "10.0.0.0/33",
+            "300.1.1.1",
+            "1.2.3.4.%",
+            "%.example.com",
+            "local host",
+            "localhost\n",
+        ] {
+            assert!(!ok::<MysqlHost>(bad), "{bad:?} accepted");
+        }
+        for bad in HOSTILE {
+            assert!(!ok::<MysqlHost>(bad), "{bad:?} accepted");
+        }
+        assert!(!ok::<MysqlHost>(&"1".repeat(61)));
     }
 
     #[test]

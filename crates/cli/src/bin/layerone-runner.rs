@@ -50,6 +50,10 @@ struct Args {
     /// How long one pass may keep applying jobs, in milliseconds.
     #[arg(long, default_value_t = 10_000)]
     budget_ms: u64,
+    /// The MariaDB server socket (default: the platform's). With `--backend sim`, makes the
+    /// MariaDB operations real against that server (the tests' throw-away one).
+    #[arg(long)]
+    mariadb_socket: Option<PathBuf>,
     /// Refuse to run as a user other than root unless the backend is `sim`.
     #[arg(long, default_value = "info")]
     log: String,
@@ -105,12 +109,18 @@ fn main() -> anyhow::Result<()> {
     let root = std::path::absolute(&args.root)?;
     let config = RunnerConfig {
         layout: Layout::new(&data_dir),
-        provider: Arc::new(Provider::new(ProviderConfig {
-            platform: args.platform,
-            root,
-            backend,
-            audit_dir: data_dir.join("log"),
-        })),
+        provider: Arc::new({
+            let provider = Provider::new(ProviderConfig {
+                platform: args.platform,
+                root,
+                backend,
+                audit_dir: data_dir.join("log"),
+            });
+            match &args.mariadb_socket {
+                Some(socket) => provider.with_mariadb_socket(std::path::absolute(socket)?),
+                None => provider,
+            }
+        }),
         node_id: args.node_id,
         budget: Duration::from_millis(args.budget_ms),
         api,

@@ -25,6 +25,8 @@ pub struct Node {
     real_apache: bool,
     /// Programs besides apachectl the runner starts for real (`--sim-real`).
     pub extra_real: Vec<&'static str>,
+    /// A real MariaDB server's socket; `None`: the Sim model.
+    mariadb_socket: Option<PathBuf>,
 }
 
 pub fn id(n: u64) -> String {
@@ -74,7 +76,17 @@ impl Node {
             inbox: None,
             real_apache,
             extra_real: Vec::new(),
+            mariadb_socket: None,
         }
+    }
+
+    /// A node whose MariaDB operations go to the real server at `socket`.
+    pub fn with_mariadb(socket: &Path) -> Node {
+        let mut node = Node::with(false);
+        node.provider = testing::sim_provider(Platform::Debian, node.dir.path(), vec![])
+            .with_mariadb_socket(socket);
+        node.mariadb_socket = Some(socket.to_owned());
+        node
     }
 
     pub fn inbox(&mut self) -> &Inbox {
@@ -126,6 +138,9 @@ impl Node {
         }
         if !real.is_empty() {
             cmd.args(["--sim-real", &real.join(",")]);
+        }
+        if let Some(socket) = &self.mariadb_socket {
+            cmd.arg("--mariadb-socket").arg(socket);
         }
         if let Some(point) = crash {
             cmd.env(crash::ENV, point);
@@ -234,6 +249,9 @@ impl Node {
                 account.resource_id
             );
         }
+        if self.mariadb_socket.is_none() {
+            self.check_mariadb_sim(&rows);
+        }
         for row in &rows {
             // The node's own resources (owner `node:`) belong to no account.
             if row.family != "account" && row.owner != registry::Owner::Node {
@@ -250,6 +268,80 @@ impl Node {
     /// it), not the harness provider's own.
     pub fn audit_records(&self) -> Vec<provider::AuditRecord> {
         provider::read_audit_log(&self.layout.root().join("log")).unwrap()
+    }
+
+    /// The Sim's MariaDB holds exactly what state.db records: the databases, every user at
+    /// every host, and the grants whose database and user both exist.
+    fn check_mariadb_sim(&self, rows: &[store::ResourceRow]) {
+        let sim = testing::sim_mariadb_contents(&self.provider).unwrap();
+        let of = |family: &'static str| rows.iter().filter(move |r| r.family == family);
+        let databases: BTreeSet<String> = of("mysql_database")
+            .filter(|r| r.data["kind"] == "database")
+            .map(|r| r.data["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            sim.databases.iter().cloned().collect::<BTreeSet<_>>(),
+            databases,
+            "MariaDB databases and state.db disagree"
+        );
+        let mut accounts = BTreeSet::new();
+        for user in of("mysql_user") {
+            for host in user.data["hosts"].as_array().unwrap() {
+                accounts.insert(format!(
+                    "{}@{}",
+                    user.data["name"].as_str().unwrap(),
+                    host.as_str().unwrap()
+                ));
+            }
+        }
+        assert_eq!(
+            sim.accounts.iter().cloned().collect::<BTreeSet<_>>(),
+            accounts,
+            "MariaDB users and state.db disagree"
+        );
+        let mut grants = BTreeSet::new();
+        let mut privileges = BTreeSet::new();
+        for grant in of("mysql_grant") {
+            let db =
+                of("mysql_database").find(|r| r.resource_id.as_str() == grant.data["database"]);
+            let user = of("mysql_user").find(|r| r.resource_id.as_str() == grant.data["user"]);
+            if let (Some(db), Some(user)) = (db, user) {
+                // What the grant's set leaves while the account's quota state is recorded.
+                let revoked = rows.iter().any(|r| {
+                    r.family == "mysql_database"
+                        && r.data["kind"] == "quota"
+                        && r.resource_id.as_str() == grant.owner.as_str()
+                        && r.data["writes_revoked"] == true
+                });
+                let set = serde_json::from_value(grant.data["privileges"].clone()).unwrap();
+                let expected: Vec<String> = ops::mysql_database::effective(set, revoked)
+                    .iter()
+                    .map(|p| p.as_sql().to_owned())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                for host in user.data["hosts"].as_array().unwrap() {
+                    let acct = format!(
+                        "{}@{}",
+                        user.data["name"].as_str().unwrap(),
+                        host.as_str().unwrap()
+                    );
+                    let db_name = db.data["name"].as_str().unwrap().to_owned();
+                    grants.insert((acct.clone(), db_name.clone()));
+                    privileges.insert((acct, db_name, expected.clone()));
+                }
+            }
+        }
+        assert_eq!(
+            sim.grants.iter().cloned().collect::<BTreeSet<_>>(),
+            grants,
+            "MariaDB grants and state.db disagree"
+        );
+        assert_eq!(
+            sim.privileges.iter().cloned().collect::<BTreeSet<_>>(),
+            privileges,
+            "MariaDB privileges and state.db (grant sets, quota state) disagree"
+        );
     }
 
     pub fn audit_count(&self) -> usize {
@@ -289,4 +381,50 @@ pub fn ensure_domain(req: u64, domain_id: u64, account: u64, domain: &str) -> Va
 
 pub fn remove_domain(req: u64, domain_id: u64, account: u64) -> Value {
     json!({"request_id": id(req), "operation": "remove_web_domain", "resource": {"id": id(domain_id), "account": id(account)}})
+}
+
+pub fn ensure_db(req: u64, db: u64, account: u64, name: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_mysql_database",
+           "resource": {"id": id(db), "account": id(account), "name": name, "charset": "utf8mb4", "collation": "utf8mb4_unicode_ci"}})
+}
+
+pub fn remove_db(req: u64, db: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_mysql_database", "resource": {"id": id(db), "account": id(account)}})
+}
+
+/// `PASSWORD('secret')`.
+pub const SECRET_HASH: &str = "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7";
+
+pub fn ensure_db_user(req: u64, user: u64, account: u64, name: &str, hash: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_mysql_user",
+           "resource": {"id": id(user), "account": id(account), "name": name, "password_hash": hash, "hosts": ["localhost", "127.0.0.1"]}})
+}
+
+pub fn set_db_password(req: u64, user: u64, account: u64, hash: &str) -> Value {
+    json!({"request_id": id(req), "operation": "set_mysql_user_password",
+           "resource": {"id": id(user), "account": id(account), "password_hash": hash}})
+}
+
+pub fn remove_db_user(req: u64, user: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_mysql_user", "resource": {"id": id(user), "account": id(account)}})
+}
+
+pub fn ensure_grant(
+    req: u64,
+    grant: u64,
+    account: u64,
+    db: u64,
+    user: u64,
+    privileges: &str,
+) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_mysql_grant",
+           "resource": {"id": id(grant), "account": id(account), "database": id(db), "user": id(user), "privileges": privileges}})
+}
+
+pub fn remove_grant(req: u64, grant: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_mysql_grant", "resource": {"id": id(grant), "account": id(account)}})
+}
+
+pub fn set_quota(req: u64, account: u64, mib: u64) -> Value {
+    json!({"request_id": id(req), "operation": "set_mysql_quota", "resource": {"id": id(account), "quota_mib": mib}})
 }

@@ -1,0 +1,671 @@
+//! The `mysql_database` family: an account's MariaDB databases, its MySQL quota and the
+//! usage behind it. The MariaDB families share the helpers at the end of this module.
+//!
+//! Names: a request carries only the account's own part (`MysqlName`, `[a-z0-9]{1,32}`);
+//! the object in MariaDB is `<username>_<name>`, like hosting panels name them, so a request
+//! can only ever name one of its own account's objects. An account whose user name holds a
+//! `-` cannot have MariaDB objects (`username_not_mysql_compatible`).
+//!
+//! Quota (what was chosen): `set_mysql_quota` records the account's limit in MiB (0: none)
+//! and `observe_mysql_usage` measures every database of the account (data plus index bytes
+//! from `information_schema.TABLES`). Both enforce, the way hosting panels do: while the
+//! account's total is over its limit, its users' grants lose the privileges that let data
+//! grow (INSERT, UPDATE, CREATE, ALTER, INDEX, REFERENCES, CREATE TEMPORARY TABLES,
+//! CREATE VIEW, CREATE ROUTINE, ALTER ROUTINE, EVENT, TRIGGER); SELECT, DELETE and DROP stay,
+//! so the tenant can read and free space. When a later observation finds the account back
+//! under, the grants are restored from state.db. The state (`writes_revoked`, bytes used) is
+//! the quota's resource row in state.db, and each observation is a job whose result reaches
+//! the events feed; the control plane schedules `observe_mysql_usage` (the runner has no timer
+//! of its own yet).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use provider::{Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, Privilege};
+use registry::types::{Hex32, MiB, MysqlCharset, MysqlCollation, MysqlName, MysqlPrivilegeSet};
+use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::account::{account_info, store_error};
+use crate::context::{Ctx, provider_error};
+
+pub struct MysqlDatabase;
+
+const KIND_DATABASE: &str = "database";
+const KIND_QUOTA: &str = "quota";
+const MIB: u64 = 1024 * 1024;
+
+impl Family for MysqlDatabase {
+    const NAME: &'static str = "mysql_database";
+    const MODULE: Module = Module::Mysql;
+    type Context = Ctx;
+
+    /// Drops every database of the account (its users and grants went first: those
+    /// families are declared after this one), and forgets the quota.
+    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+        let view = AccountMysql::load(ctx, account)?;
+        if !view.databases.is_empty() {
+            let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+            for name in view.databases.values() {
+                db.drop_database(&db_name(name)?).map_err(provider_error)?;
+                crash::point("mysql.after_drop_database");
+            }
+        }
+        ctx.state
+            .forget_resources_of(account, MysqlDatabase::NAME)
+            .map_err(store_error)?;
+        Ok(())
+    }
+}
+
+// --- requests and results ------------------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnsureMysqlDatabaseRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+    /// The account's part of the name; the database is `<username>_<name>`.
+    pub name: MysqlName,
+    #[serde(default)]
+    pub charset: MysqlCharset,
+    /// Must belong to `charset`; the charset's default when absent.
+    #[serde(default)]
+    pub collation: Option<MysqlCollation>,
+}
+
+impl Resource for EnsureMysqlDatabaseRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveMysqlDatabaseRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for RemoveMysqlDatabaseRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+/// A database as MariaDB shows it after the change.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MysqlDatabaseResult {
+    pub state: registry::types::Presence,
+    /// The full name in MariaDB.
+    pub name: Option<String>,
+    pub charset: Option<String>,
+    pub collation: Option<String>,
+    pub size_bytes: Option<u64>,
+}
+
+/// The account's MySQL limit. `id` is the account's id: one quota per account.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetMysqlQuotaRequest {
+    /// The account.
+    pub id: Hex32,
+    /// Total size of the account's databases in MiB; 0: unlimited.
+    pub quota_mib: MiB,
+}
+
+impl Resource for SetMysqlQuotaRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.id.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveMysqlUsageRequest {
+    /// The account.
+    pub id: Hex32,
+}
+
+impl Resource for ObserveMysqlUsageRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.id.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseUsage {
+    /// The database's resource id.
+    pub database: String,
+    pub name: String,
+    pub size_bytes: u64,
+}
+
+/// The account's MySQL usage and what the quota does about it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MysqlUsageResult {
+    pub databases: Vec<DatabaseUsage>,
+    pub total_bytes: u64,
+    /// 0: unlimited.
+    pub quota_mib: u64,
+    /// Whether the account's users are now without write privileges.
+    pub writes_revoked: bool,
+}
+
+// --- operations ----------------------------------------------------------------------------
+
+const EXAMPLE_ACCOUNT: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+
+pub struct EnsureMysqlDatabase;
+
+impl Operation for EnsureMysqlDatabase {
+    const NAME: &'static str = "ensure_mysql_database";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Create or converge a MariaDB database `<username>_<name>` with a charset and collation";
+    type Family = MysqlDatabase;
+    type Request = EnsureMysqlDatabaseRequest;
+    type Result = MysqlDatabaseResult;
+
+    fn example() -> EnsureMysqlDatabaseRequest {
+        EnsureMysqlDatabaseRequest {
+            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
+                .parse()
+                .expect("valid example"),
+            account: EXAMPLE_ACCOUNT.parse().expect("valid example"),
+            name: "shop".parse().expect("valid example"),
+            charset: MysqlCharset::Utf8mb4,
+            collation: Some(MysqlCollation::Utf8mb4UnicodeCi),
+        }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &EnsureMysqlDatabaseRequest,
+    ) -> Result<MysqlDatabaseResult, OpError> {
+        // An account's id names its quota row in this family.
+        if req.id == req.account
+            || ctx
+                .state
+                .resource(crate::account::Account::NAME, &req.id)
+                .map_err(store_error)?
+                .is_some()
+        {
+            return Err(OpError::permanent(
+                "id_reserved",
+                "a database id cannot be an account's id (that id names the account's quota)",
+            ));
+        }
+        let collation = req
+            .collation
+            .unwrap_or_else(|| req.charset.default_collation());
+        if collation.charset() != req.charset {
+            return Err(OpError::permanent(
+                "collation_mismatch",
+                format!(
+                    "collation {} does not belong to charset {}",
+                    serde_json::to_value(collation).unwrap_or_default(),
+                    serde_json::to_value(req.charset).unwrap_or_default()
+                ),
+            ));
+        }
+        let mut view = AccountMysql::load(ctx, &req.account)?;
+        let full = full_name(ctx, &req.account, &req.name)?;
+        if let Some(previous) = view.databases.get(&req.id)
+            && previous != &full
+        {
+            return Err(OpError::permanent(
+                "name_immutable",
+                format!("database {} is already named {previous}", req.id),
+            ));
+        }
+        if let Some((other, _)) = view
+            .databases
+            .iter()
+            .find(|(id, name)| **id != req.id && **name == full)
+        {
+            return Err(OpError::permanent(
+                "name_taken",
+                format!("the account's database {other} is already named {full}"),
+            ));
+        }
+        let name = db_name(&full)?;
+        let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+        db.ensure_database(&name, provider_collation(collation))
+            .map_err(provider_error)?;
+        crash::point("mysql.after_create_database");
+        view.databases.insert(req.id.clone(), full.clone());
+        view.sync_grants(&mut db)?;
+        let info = db.database(&name).map_err(provider_error)?.ok_or_else(|| {
+            OpError::retryable(
+                "database_not_created",
+                format!("{full} is not in MariaDB after CREATE DATABASE"),
+            )
+        })?;
+        let size = db.database_size(&name).map_err(provider_error)?;
+        ctx.set_resource(json!({
+            "kind": KIND_DATABASE,
+            "name": full,
+            "charset": info.charset,
+            "collation": info.collation,
+        }));
+        Ok(MysqlDatabaseResult {
+            state: registry::types::Presence::Present,
+            name: Some(full),
+            charset: Some(info.charset),
+            collation: Some(info.collation),
+            size_bytes: Some(size),
+        })
+    }
+}
+
+pub struct RemoveMysqlDatabase;
+
+impl Operation for RemoveMysqlDatabase {
+    const NAME: &'static str = "remove_mysql_database";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Drop a MariaDB database with its tables, and the grants on it";
+    type Family = MysqlDatabase;
+    type Request = RemoveMysqlDatabaseRequest;
+    type Result = MysqlDatabaseResult;
+
+    fn example() -> RemoveMysqlDatabaseRequest {
+        RemoveMysqlDatabaseRequest {
+            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
+                .parse()
+                .expect("valid example"),
+            account: EXAMPLE_ACCOUNT.parse().expect("valid example"),
+        }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &RemoveMysqlDatabaseRequest,
+    ) -> Result<MysqlDatabaseResult, OpError> {
+        let view = AccountMysql::load(ctx, &req.account)?;
+        if !view.databases.contains_key(&req.id) && req.id == req.account {
+            return Err(OpError::permanent(
+                "id_reserved",
+                "an account's id names its quota, not a database",
+            ));
+        }
+        if let Some(full) = view.databases.get(&req.id) {
+            let name = db_name(full)?;
+            let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+            // MariaDB keeps grants on a dropped database; a later one of the same name must
+            // not inherit them.
+            for user in view.users.values() {
+                for host in &user.hosts {
+                    db.set_grants(&user.account(host)?, &name, &BTreeSet::new())
+                        .map_err(provider_error)?;
+                }
+            }
+            crash::point("mysql.before_drop_database");
+            db.drop_database(&name).map_err(provider_error)?;
+        }
+        ctx.forget_resource();
+        Ok(MysqlDatabaseResult {
+            state: registry::types::Presence::Absent,
+            name: None,
+            charset: None,
+            collation: None,
+            size_bytes: None,
+        })
+    }
+}
+
+pub struct SetMysqlQuota;
+
+impl Operation for SetMysqlQuota {
+    const NAME: &'static str = "set_mysql_quota";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Set the account's MySQL quota (MiB, 0: none) and enforce it now";
+    type Family = MysqlDatabase;
+    type Request = SetMysqlQuotaRequest;
+    type Result = MysqlUsageResult;
+
+    fn example() -> SetMysqlQuotaRequest {
+        SetMysqlQuotaRequest {
+            id: EXAMPLE_ACCOUNT.parse().expect("valid example"),
+            quota_mib: MiB::try_from(1024).expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &SetMysqlQuotaRequest) -> Result<MysqlUsageResult, OpError> {
+        account_info(ctx, &req.id)?;
+        enforce(ctx, &req.id, Some(req.quota_mib.get()))
+    }
+}
+
+pub struct ObserveMysqlUsage;
+
+impl Operation for ObserveMysqlUsage {
+    const NAME: &'static str = "observe_mysql_usage";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Measure the account's databases and enforce its MySQL quota";
+    type Family = MysqlDatabase;
+    type Request = ObserveMysqlUsageRequest;
+    type Result = MysqlUsageResult;
+
+    fn example() -> ObserveMysqlUsageRequest {
+        ObserveMysqlUsageRequest {
+            id: EXAMPLE_ACCOUNT.parse().expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &ObserveMysqlUsageRequest) -> Result<MysqlUsageResult, OpError> {
+        account_info(ctx, &req.id)?;
+        enforce(ctx, &req.id, None)
+    }
+}
+
+/// Measures the account, revokes or restores write privileges, and records the quota row.
+fn enforce(
+    ctx: &mut Ctx,
+    account: &Hex32,
+    new_quota: Option<u64>,
+) -> Result<MysqlUsageResult, OpError> {
+    let mut view = AccountMysql::load(ctx, account)?;
+    if view.databases.contains_key(account) {
+        return Err(OpError::permanent(
+            "id_reserved",
+            "a database of this account has the account's id",
+        ));
+    }
+    let quota_mib = new_quota.unwrap_or(view.quota_mib);
+    let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+    let mut databases = Vec::new();
+    for (id, full) in &view.databases {
+        let size = db.database_size(&db_name(full)?).map_err(provider_error)?;
+        databases.push(DatabaseUsage {
+            database: id.to_string(),
+            name: full.clone(),
+            size_bytes: size,
+        });
+    }
+    let total_bytes: u64 = databases.iter().map(|d| d.size_bytes).sum();
+    let over = quota_mib > 0 && total_bytes > quota_mib.saturating_mul(MIB);
+    view.writes_revoked = over;
+    view.sync_grants(&mut db)?;
+    crash::point("mysql.after_quota_grants");
+    ctx.set_resource(json!({
+        "kind": KIND_QUOTA,
+        "quota_mib": quota_mib,
+        "writes_revoked": over,
+        "total_bytes": total_bytes,
+    }));
+    Ok(MysqlUsageResult {
+        databases,
+        total_bytes,
+        quota_mib,
+        writes_revoked: over,
+    })
+}
+
+// --- shared by the MariaDB families --------------------------------------------------------
+
+/// The privileges that let an account's data grow: revoked while it is over its quota.
+pub(crate) const WRITE_PRIVILEGES: &[Privilege] = &[
+    Privilege::Insert,
+    Privilege::Update,
+    Privilege::Create,
+    Privilege::Alter,
+    Privilege::Index,
+    Privilege::References,
+    Privilege::CreateTemporaryTables,
+    Privilege::CreateView,
+    Privilege::CreateRoutine,
+    Privilege::AlterRoutine,
+    Privilege::Event,
+    Privilege::Trigger,
+];
+
+/// The explicit privilege list of a set.
+pub fn privileges_of(set: MysqlPrivilegeSet) -> BTreeSet<Privilege> {
+    use Privilege::*;
+    let read_only = [Select, ShowView, LockTables];
+    let read_write = [Insert, Update, Delete, CreateTemporaryTables, Execute];
+    let all = [
+        Create,
+        Drop,
+        Alter,
+        Index,
+        References,
+        CreateView,
+        CreateRoutine,
+        AlterRoutine,
+        Event,
+        Trigger,
+    ];
+    let mut out: BTreeSet<Privilege> = read_only.into_iter().collect();
+    if matches!(set, MysqlPrivilegeSet::ReadWrite | MysqlPrivilegeSet::All) {
+        out.extend(read_write);
+    }
+    if set == MysqlPrivilegeSet::All {
+        out.extend(all);
+    }
+    out
+}
+
+/// The privileges a grant has in MariaDB, given the account's quota state.
+pub fn effective(set: MysqlPrivilegeSet, writes_revoked: bool) -> BTreeSet<Privilege> {
+    let mut privs = privileges_of(set);
+    if writes_revoked {
+        for p in WRITE_PRIVILEGES {
+            privs.remove(p);
+        }
+    }
+    privs
+}
+
+pub(crate) fn provider_collation(c: MysqlCollation) -> Collation {
+    match c {
+        MysqlCollation::Utf8mb4UnicodeCi => Collation::Utf8mb4UnicodeCi,
+        MysqlCollation::Utf8mb4GeneralCi => Collation::Utf8mb4GeneralCi,
+        MysqlCollation::Utf8mb4Bin => Collation::Utf8mb4Bin,
+        MysqlCollation::Utf8mb4Unicode520Ci => Collation::Utf8mb4Unicode520Ci,
+        MysqlCollation::Utf8mb3UnicodeCi => Collation::Utf8mb3UnicodeCi,
+        MysqlCollation::Utf8mb3GeneralCi => Collation::Utf8mb3GeneralCi,
+        MysqlCollation::Latin1SwedishCi => Collation::Latin1SwedishCi,
+        MysqlCollation::Latin1GeneralCi => Collation::Latin1GeneralCi,
+        MysqlCollation::Latin1Bin => Collation::Latin1Bin,
+        MysqlCollation::AsciiGeneralCi => Collation::AsciiGeneralCi,
+        MysqlCollation::AsciiBin => Collation::AsciiBin,
+    }
+}
+
+/// `<username>_<name>` for the account; refused when the user name is not a MariaDB name.
+pub(crate) fn full_name(ctx: &Ctx, account: &Hex32, name: &MysqlName) -> Result<String, OpError> {
+    let info = account_info(ctx, account)?;
+    if !info
+        .username
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return Err(OpError::permanent(
+            "username_not_mysql_compatible",
+            format!(
+                "the account's user name {} is not [a-z0-9_]: it cannot prefix MariaDB names",
+                info.username
+            ),
+        ));
+    }
+    Ok(format!("{}_{}", info.username, name))
+}
+
+pub(crate) fn db_name(full: &str) -> Result<DbName, OpError> {
+    DbName::new(full).map_err(provider_error)
+}
+
+pub(crate) fn db_user(full: &str) -> Result<DbUser, OpError> {
+    DbUser::new(full).map_err(provider_error)
+}
+
+/// A user as state.db records it.
+#[derive(Clone, Debug)]
+pub(crate) struct UserView {
+    pub name: String,
+    pub hosts: Vec<String>,
+}
+
+impl UserView {
+    pub(crate) fn account(&self, host: &str) -> Result<DbAccount, OpError> {
+        Ok(DbAccount {
+            user: db_user(&self.name)?,
+            host: DbHost::new(host).map_err(provider_error)?,
+        })
+    }
+}
+
+/// A grant as state.db records it.
+#[derive(Clone, Debug)]
+pub(crate) struct GrantView {
+    pub database: Hex32,
+    pub user: Hex32,
+    pub privileges: MysqlPrivilegeSet,
+}
+
+/// Everything of one account in MariaDB as state.db records it: the desired state that
+/// [`AccountMysql::sync_grants`] makes true. A handler changes the view with its own
+/// change before syncing (its row is written only with the job's completion).
+#[derive(Debug, Default)]
+pub(crate) struct AccountMysql {
+    pub databases: BTreeMap<Hex32, String>,
+    pub users: BTreeMap<Hex32, UserView>,
+    pub grants: BTreeMap<Hex32, GrantView>,
+    pub quota_mib: u64,
+    pub writes_revoked: bool,
+}
+
+fn rows(ctx: &Ctx, account: &Hex32, family: &str) -> Result<Vec<(Hex32, Value)>, OpError> {
+    Ok(ctx
+        .state
+        .resources_of(&Owner::Tenant(account.clone()), family)
+        .map_err(store_error)?
+        .into_iter()
+        .map(|r| (r.resource_id, r.data))
+        .collect())
+}
+
+impl AccountMysql {
+    pub(crate) fn load(ctx: &Ctx, account: &Hex32) -> Result<AccountMysql, OpError> {
+        let mut view = AccountMysql::default();
+        for (id, data) in rows(ctx, account, MysqlDatabase::NAME)? {
+            match data["kind"].as_str() {
+                Some(KIND_QUOTA) => {
+                    view.quota_mib = data["quota_mib"].as_u64().unwrap_or(0);
+                    view.writes_revoked = data["writes_revoked"].as_bool().unwrap_or(false);
+                }
+                _ => {
+                    if let Some(name) = data["name"].as_str() {
+                        view.databases.insert(id, name.to_owned());
+                    }
+                }
+            }
+        }
+        for (id, data) in rows(ctx, account, crate::mysql_user::MysqlUserFamily::NAME)? {
+            let Some(name) = data["name"].as_str() else {
+                continue;
+            };
+            let hosts = data["hosts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|h| h.as_str().map(str::to_owned))
+                .collect();
+            view.users.insert(
+                id,
+                UserView {
+                    name: name.to_owned(),
+                    hosts,
+                },
+            );
+        }
+        for (id, data) in rows(ctx, account, crate::mysql_grant::MysqlGrant::NAME)? {
+            let parsed = (|| {
+                Some(GrantView {
+                    database: data["database"].as_str()?.parse().ok()?,
+                    user: data["user"].as_str()?.parse().ok()?,
+                    privileges: serde_json::from_value(data["privileges"].clone()).ok()?,
+                })
+            })();
+            if let Some(grant) = parsed {
+                view.grants.insert(id, grant);
+            }
+        }
+        Ok(view)
+    }
+
+    /// Makes every recorded grant true in MariaDB, for every host of its user, with the write
+    /// privileges left out while the account is over its quota. Grants whose database or user
+    /// is gone are skipped (the removal revoked them).
+    pub(crate) fn sync_grants(&self, db: &mut Mariadb<'_>) -> Result<(), OpError> {
+        for grant in self.grants.values() {
+            let (Some(database), Some(user)) = (
+                self.databases.get(&grant.database),
+                self.users.get(&grant.user),
+            ) else {
+                continue;
+            };
+            let name = db_name(database)?;
+            let privs = effective(grant.privileges, self.writes_revoked);
+            for host in &user.hosts {
+                db.set_grants(&user.account(host)?, &name, &privs)
+                    .map_err(provider_error)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn privilege_sets_are_nested_explicit_lists() {
+        let ro = privileges_of(MysqlPrivilegeSet::ReadOnly);
+        let rw = privileges_of(MysqlPrivilegeSet::ReadWrite);
+        let all = privileges_of(MysqlPrivilegeSet::All);
+        assert!(ro.is_subset(&rw) && rw.is_subset(&all));
+        assert_eq!(all, Privilege::ALL.iter().copied().collect());
+        assert!(!ro.contains(&Privilege::Insert) && rw.contains(&Privilege::Insert));
+        assert!(!rw.contains(&Privilege::Create) && all.contains(&Privilege::Create));
+    }
+
+    #[test]
+    fn over_quota_keeps_read_delete_and_drop_only() {
+        let over = effective(MysqlPrivilegeSet::All, true);
+        for p in WRITE_PRIVILEGES {
+            assert!(!over.contains(p), "{p:?} kept over quota");
+        }
+        for p in [
+            Privilege::Select,
+            Privilege::Delete,
+            Privilege::Drop,
+            Privilege::ShowView,
+        ] {
+            assert!(over.contains(&p), "{p:?} revoked over quota");
+        }
+        assert_eq!(
+            effective(MysqlPrivilegeSet::All, false),
+            privileges_of(MysqlPrivilegeSet::All)
+        );
+    }
+}

@@ -1,0 +1,474 @@
+//! MariaDB: databases, users and grants, reached over the server's local unix socket with a
+//! client library (the `mysql` crate, no TLS, no `mysql` command line).
+//!
+//! What reaches the server is built in one place (`real.rs`) from these closed types only:
+//!
+//! - identifiers (database names) are [`DbName`], `[a-z0-9_]{1,64}`, checked again here
+//!   whatever the caller validated, and written into a statement only by [`quote_ident`]
+//!   (backticks) or [`quote_db_pattern`] (backticks, with `_` escaped, because a database in a
+//!   `GRANT` is a `LIKE` pattern: `a_b` would also grant on `axb`);
+//! - values (user names, hosts, password hashes, database names in `WHERE` clauses) travel
+//!   only as bound parameters. Account statements (`CREATE USER`, `GRANT`...) take no
+//!   placeholders in MariaDB, so the values are bound into session variables first and the
+//!   server itself builds the statement with `QUOTE()` (`EXECUTE IMMEDIATE CONCAT(...)`);
+//! - privileges, character sets and collations are enums whose SQL spelling is a constant.
+//!
+//! [`Provider::mariadb`] opens one connection as MariaDB's `root` (unix-socket
+//! authentication) for a handler's statements. Under `Backend::Sim` without a configured
+//! socket, the same calls change a JSON model under the sysroot (`sim.rs`), so the dev node,
+//! the crash matrix and the seeded histories run the mysql operations without a server.
+
+mod real;
+mod sim;
+pub mod test_server;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::error::ProviderError;
+use crate::provider::{Backend, Provider};
+
+pub use sim::SIM_MARIADB_FILE;
+pub(crate) use sim::{load as sim_load, save as sim_save};
+
+/// Where Debian's MariaDB listens by default.
+pub const DEFAULT_SOCKET: &str = "/run/mysqld/mysqld.sock";
+
+/// Declares a checked name type whose only constructor is `new`.
+macro_rules! checked_name {
+    ($(#[$doc:meta])* $name:ident, $max:expr, $what:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            pub const MAX: usize = $max;
+
+            /// `[a-z0-9_]`, 1 to `MAX` bytes; anything else is refused.
+            pub fn new(name: &str) -> Result<$name, ProviderError> {
+                let ok = !name.is_empty()
+                    && name.len() <= Self::MAX
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+                if ok {
+                    Ok($name(name.to_owned()))
+                } else {
+                    Err(ProviderError::Mariadb {
+                        op: "validate",
+                        code: None,
+                        message: format!(
+                            "{} {:?} is not [a-z0-9_]{{1,{}}}",
+                            $what,
+                            name,
+                            Self::MAX
+                        ),
+                    })
+                }
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({:?})", stringify!($name), self.0)
+            }
+        }
+    };
+}
+
+checked_name!(
+    /// A database name: `[a-z0-9_]{1,64}` (MariaDB's limit is 64 characters).
+    DbName,
+    64,
+    "database name"
+);
+
+checked_name!(
+    /// A MariaDB user name: `[a-z0-9_]{1,80}` (MariaDB's limit is 80 characters).
+    DbUser,
+    80,
+    "user name"
+);
+
+/// A host part of a MariaDB account (`localhost`, an address, a `%` pattern or
+/// `address/netmask`). Only ever a bound value; checked again here for printable ASCII
+/// without quotes or backslashes, so a log line or an error shows it as it is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DbHost(String);
+
+impl DbHost {
+    pub fn new(host: &str) -> Result<DbHost, ProviderError> {
+        let ok = !host.is_empty()
+            && host.len() <= 255
+            && host.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'.' | b':' | b'%' | b'/' | b'-' | b'_')
+            });
+        if ok {
+            Ok(DbHost(host.to_owned()))
+        } else {
+            Err(ProviderError::Mariadb {
+                op: "validate",
+                code: None,
+                message: format!("host {host:?} is not a MariaDB host pattern"),
+            })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A `mysql_native_password` hash: `*` and 40 uppercase hexadecimal digits.
+#[derive(Clone, PartialEq, Eq)]
+pub struct NativeHash(String);
+
+impl NativeHash {
+    pub fn new(hash: &str) -> Result<NativeHash, ProviderError> {
+        let ok = hash.len() == 41
+            && hash.starts_with('*')
+            && hash[1..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b));
+        if ok {
+            Ok(NativeHash(hash.to_owned()))
+        } else {
+            Err(ProviderError::Mariadb {
+                op: "validate",
+                code: None,
+                message: "a password hash must be `*` and 40 uppercase hexadecimal digits".into(),
+            })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for NativeHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NativeHash(..)")
+    }
+}
+
+/// One MariaDB account: a user at a host.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DbAccount {
+    pub user: DbUser,
+    pub host: DbHost,
+}
+
+impl DbAccount {
+    pub(crate) fn key(&self) -> String {
+        format!("{}@{}", self.user, self.host.as_str())
+    }
+}
+
+/// A character set the node offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charset {
+    Utf8mb4,
+    Utf8mb3,
+    Latin1,
+    Ascii,
+}
+
+impl Charset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Charset::Utf8mb4 => "utf8mb4",
+            Charset::Utf8mb3 => "utf8mb3",
+            Charset::Latin1 => "latin1",
+            Charset::Ascii => "ascii",
+        }
+    }
+}
+
+/// A collation the node offers, each of one [`Charset`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collation {
+    Utf8mb4UnicodeCi,
+    Utf8mb4GeneralCi,
+    Utf8mb4Bin,
+    Utf8mb4Unicode520Ci,
+    Utf8mb3UnicodeCi,
+    Utf8mb3GeneralCi,
+    Latin1SwedishCi,
+    Latin1GeneralCi,
+    Latin1Bin,
+    AsciiGeneralCi,
+    AsciiBin,
+}
+
+impl Collation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Collation::Utf8mb4UnicodeCi => "utf8mb4_unicode_ci",
+            Collation::Utf8mb4GeneralCi => "utf8mb4_general_ci",
+            Collation::Utf8mb4Bin => "utf8mb4_bin",
+            Collation::Utf8mb4Unicode520Ci => "utf8mb4_unicode_520_ci",
+            Collation::Utf8mb3UnicodeCi => "utf8mb3_unicode_ci",
+            Collation::Utf8mb3GeneralCi => "utf8mb3_general_ci",
+            Collation::Latin1SwedishCi => "latin1_swedish_ci",
+            Collation::Latin1GeneralCi => "latin1_general_ci",
+            Collation::Latin1Bin => "latin1_bin",
+            Collation::AsciiGeneralCi => "ascii_general_ci",
+            Collation::AsciiBin => "ascii_bin",
+        }
+    }
+
+    pub fn charset(self) -> Charset {
+        match self {
+            Collation::Utf8mb4UnicodeCi
+            | Collation::Utf8mb4GeneralCi
+            | Collation::Utf8mb4Bin
+            | Collation::Utf8mb4Unicode520Ci => Charset::Utf8mb4,
+            Collation::Utf8mb3UnicodeCi | Collation::Utf8mb3GeneralCi => Charset::Utf8mb3,
+            Collation::Latin1SwedishCi | Collation::Latin1GeneralCi | Collation::Latin1Bin => {
+                Charset::Latin1
+            }
+            Collation::AsciiGeneralCi | Collation::AsciiBin => Charset::Ascii,
+        }
+    }
+}
+
+/// A database-level privilege.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Privilege {
+    Select,
+    Insert,
+    Update,
+    Delete,
+    Create,
+    Drop,
+    Index,
+    Alter,
+    References,
+    CreateTemporaryTables,
+    LockTables,
+    Execute,
+    CreateView,
+    ShowView,
+    CreateRoutine,
+    AlterRoutine,
+    Event,
+    Trigger,
+}
+
+impl Privilege {
+    pub const ALL: &'static [Privilege] = &[
+        Privilege::Select,
+        Privilege::Insert,
+        Privilege::Update,
+        Privilege::Delete,
+        Privilege::Create,
+        Privilege::Drop,
+        Privilege::Index,
+        Privilege::Alter,
+        Privilege::References,
+        Privilege::CreateTemporaryTables,
+        Privilege::LockTables,
+        Privilege::Execute,
+        Privilege::CreateView,
+        Privilege::ShowView,
+        Privilege::CreateRoutine,
+        Privilege::AlterRoutine,
+        Privilege::Event,
+        Privilege::Trigger,
+    ];
+
+    /// The SQL spelling, as `information_schema.SCHEMA_PRIVILEGES` shows it too.
+    pub fn as_sql(self) -> &'static str {
+        match self {
+            Privilege::Select => "SELECT",
+            Privilege::Insert => "INSERT",
+            Privilege::Update => "UPDATE",
+            Privilege::Delete => "DELETE",
+            Privilege::Create => "CREATE",
+            Privilege::Drop => "DROP",
+            Privilege::Index => "INDEX",
+            Privilege::Alter => "ALTER",
+            Privilege::References => "REFERENCES",
+            Privilege::CreateTemporaryTables => "CREATE TEMPORARY TABLES",
+            Privilege::LockTables => "LOCK TABLES",
+            Privilege::Execute => "EXECUTE",
+            Privilege::CreateView => "CREATE VIEW",
+            Privilege::ShowView => "SHOW VIEW",
+            Privilege::CreateRoutine => "CREATE ROUTINE",
+            Privilege::AlterRoutine => "ALTER ROUTINE",
+            Privilege::Event => "EVENT",
+            Privilege::Trigger => "TRIGGER",
+        }
+    }
+
+    pub fn from_sql(sql: &str) -> Option<Privilege> {
+        Privilege::ALL.iter().copied().find(|p| p.as_sql() == sql)
+    }
+}
+
+/// A database as the server shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DbInfo {
+    pub charset: String,
+    pub collation: String,
+}
+
+/// `name` between backticks. The only way an identifier enters a statement; a [`DbName`]
+/// holds no backtick, and one would be doubled anyway.
+pub fn quote_ident(name: &DbName) -> String {
+    format!("`{}`", name.as_str().replace('`', "``"))
+}
+
+/// `name` as a database pattern in `GRANT`/`REVOKE ... ON <pattern>.*`: between backticks,
+/// with the `LIKE` wildcards `_` and `%` escaped so the grant covers this database only.
+pub fn quote_db_pattern(name: &DbName) -> String {
+    format!("`{}`", db_pattern(name).replace('`', "``"))
+}
+
+/// The escaped pattern as `mysql.db` and `information_schema.SCHEMA_PRIVILEGES` store it.
+pub(crate) fn db_pattern(name: &DbName) -> String {
+    name.as_str().replace('_', "\\_").replace('%', "\\%")
+}
+
+/// The database side of the provider, for one handler's statements.
+pub enum Mariadb<'p> {
+    Real(real::Session),
+    Sim(sim::SimDb<'p>),
+}
+
+impl fmt::Debug for Mariadb<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mariadb::Real(_) => f.write_str("Mariadb::Real"),
+            Mariadb::Sim(_) => f.write_str("Mariadb::Sim"),
+        }
+    }
+}
+
+impl Provider {
+    /// Points the MariaDB calls at this server socket instead of the platform's default. Under
+    /// `Backend::Sim` it also makes them real (the test harness's throw-away server).
+    pub fn with_mariadb_socket(mut self, socket: impl Into<PathBuf>) -> Provider {
+        self.mariadb_socket = Some(socket.into());
+        self
+    }
+
+    /// Opens the database side: a connection to the real server, or the Sim model.
+    pub fn mariadb(&self) -> Result<Mariadb<'_>, ProviderError> {
+        match (&self.backend, &self.mariadb_socket) {
+            (Backend::Sim { .. }, None) => Ok(Mariadb::Sim(sim::SimDb::new(self))),
+            (_, socket) => {
+                let socket = socket
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET));
+                real::Session::connect(&socket).map(Mariadb::Real)
+            }
+        }
+    }
+}
+
+impl Mariadb<'_> {
+    /// Creates the database if missing, and sets its default character set and collation.
+    pub fn ensure_database(
+        &mut self,
+        db: &DbName,
+        collation: Collation,
+    ) -> Result<(), ProviderError> {
+        match self {
+            Mariadb::Real(s) => s.ensure_database(db, collation),
+            Mariadb::Sim(s) => s.ensure_database(db, collation),
+        }
+    }
+
+    /// Drops the database with its tables; absent is fine.
+    pub fn drop_database(&mut self, db: &DbName) -> Result<(), ProviderError> {
+        match self {
+            Mariadb::Real(s) => s.drop_database(db),
+            Mariadb::Sim(s) => s.drop_database(db),
+        }
+    }
+
+    /// The database's defaults, or `None` when it does not exist.
+    pub fn database(&mut self, db: &DbName) -> Result<Option<DbInfo>, ProviderError> {
+        match self {
+            Mariadb::Real(s) => s.database(db),
+            Mariadb::Sim(s) => s.database(db),
+        }
+    }
+
+    /// Data plus index bytes of the database's tables, from `information_schema.TABLES`.
+    pub fn database_size(&mut self, db: &DbName) -> Result<u64, ProviderError> {
+        match self {
+            Mariadb::Real(s) => s.database_size(db),
+            Mariadb::Sim(s) => s.database_size(db),
+        }
+    }
+
+    /// Creates the account if missing and sets its password hash.
+    pub fn ensure_account(
+        &mut self,
+        account: &DbAccount,
+        hash: &NativeHash,
+    ) -> Result<(), ProviderError> {
+        match self {
+            Mariadb::Real(s) => s.ensure_account(account, hash),
+            Mariadb::Sim(s) => s.ensure_account(account, hash),
+        }
+    }
+
+    /// Drops the account and its grants; absent is fine.
+    pub fn drop_account(&mut self, account: &DbAccount) -> Result<(), ProviderError> {
+        match self {
+            Mariadb::Real(s) => s.drop_account(account),
+            Mariadb::Sim(s) => s.drop_account(account),
+        }
+    }
+
+    /// The hosts the server has accounts for `user` at.
+    pub fn hosts_of(&mut self, user: &DbUser) -> Result<Vec<DbHost>, ProviderError> {
+        match self {
+            Mariadb::Real(s) => s.hosts_of(user),
+            Mariadb::Sim(s) => s.hosts_of(user),
+        }
+    }
+
+    /// The account's privileges on exactly this database.
+    pub fn grants(
+        &mut self,
+        account: &DbAccount,
+        db: &DbName,
+    ) -> Result<BTreeSet<Privilege>, ProviderError> {
+        match self {
+            Mariadb::Real(s) => s.grants(account, db),
+            Mariadb::Sim(s) => s.grants(account, db),
+        }
+    }
+
+    /// Makes the account's privileges on `db` exactly `privileges` (revoking the others).
+    pub fn set_grants(
+        &mut self,
+        account: &DbAccount,
+        db: &DbName,
+        privileges: &BTreeSet<Privilege>,
+    ) -> Result<(), ProviderError> {
+        let current = self.grants(account, db)?;
+        let revoke: Vec<Privilege> = current.difference(privileges).copied().collect();
+        let grant: Vec<Privilege> = privileges.difference(&current).copied().collect();
+        match self {
+            Mariadb::Real(s) => s.change_grants(account, db, &revoke, &grant),
+            Mariadb::Sim(s) => s.change_grants(account, db, &revoke, &grant),
+        }
+    }
+}
