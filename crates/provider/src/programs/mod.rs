@@ -6,8 +6,10 @@
 //! under Sim exercised the argv production runs.
 
 pub mod apachectl;
+pub mod crontab;
 pub mod groupadd;
 pub mod groupdel;
+pub mod php_fpm;
 pub mod tenant_worker;
 pub mod useradd;
 pub mod userdel;

@@ -4,6 +4,7 @@
 
 mod apache;
 mod common;
+mod php_cron;
 mod real_shadow_utils;
 mod sim_accounts;
 mod tenant_fs;
