@@ -6,6 +6,8 @@
 
 pub mod account;
 pub mod context;
+pub mod php;
+pub mod scheduled_task;
 pub mod ssh_key;
 pub mod sudo;
 pub mod web_domain;
@@ -32,6 +34,17 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<sudo::SetSudoAllowlist>()
             .op::<sudo::RemoveSudoAllowlist>()
             .op::<sudo::ReadSudoEvents>()
+            .op::<web_domain::SuspendWebDomain>()
+            .op::<web_domain::UnsuspendWebDomain>()
+            .op::<web_domain::EnsureRedirect>()
+            .op::<web_domain::RemoveRedirect>()
+            .op::<php::SetPhpVersion>()
+            .op::<php::RemovePhpVersion>()
+            .op::<php::SetPhpOptions>()
+            .op::<php::SetPhpExtensions>()
+            .op::<php::ObservePhpVersions>()
+            .op::<scheduled_task::EnsureScheduledTask>()
+            .op::<scheduled_task::RemoveScheduledTask>()
             .build()
     })
 }
