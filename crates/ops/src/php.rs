@@ -21,10 +21,14 @@
 //! changed; `observe_php_versions` shows the same facts so a control plane never offers what
 //! the node rejects.
 //!
-//! Extensions: both platforms load an installed extension for every pool of its version
-//! (Debian's `phpenmod` on package install; alt-php's `php.d`), so `set_php_extensions`
-//! records what the account needs and checks that every version it uses really loads each
-//! one (`php-fpmX.Y -m`); the results report the modules really in effect.
+//! Extensions: both platforms load an installed, enabled extension for every pool of its
+//! version (Debian's `phpenmod` on package install; alt-php's `php.d`), so
+//! `set_php_extensions` records what the account needs and checks that every version it uses
+//! really loads each one (`php-fpmX.Y -m`); the results report the modules really in effect.
+//! On CloudLinux an installed but disabled extension (`selectorctl --list-extensions`) is
+//! accepted too, and the account's list becomes the user's PHP Selector choice
+//! (`selectorctl --replace-user-extensions`), which their command-line PHP and cron jobs load;
+//! the result shows it apart (`selector_extensions`) from what FPM loads.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -153,6 +157,9 @@ pub struct PoolInEffect {
     pub socket: String,
     /// The modules this version loads (`php-fpmX.Y -m`), lowercased.
     pub extensions: Vec<String>,
+    /// CloudLinux: the extensions set as the user's selection with `selectorctl
+    /// --replace-user-extensions` (their command-line PHP and cron jobs); empty on Debian.
+    pub selector_extensions: Vec<String>,
 }
 
 fn parse_version(value: &Value) -> Option<PhpVersion> {
@@ -280,13 +287,28 @@ pub fn sync_pools(
     // Check everything before writing anything: a missing version or extension changes
     // nothing.
     let mut modules = BTreeMap::new();
+    let cloudlinux = ctx.provider.platform() == provider::Platform::CloudLinux;
     for &version in &used {
         require_version(ctx, version)?;
         let loaded = ctx
             .provider
             .php_fpm_modules(provider_version(version))
             .map_err(provider_error)?;
-        if let Some(missing) = extensions.iter().find(|e| !loaded.contains(e)) {
+        // On CloudLinux the selector can also give the user an installed, disabled one.
+        let selectable: Vec<String> = if cloudlinux && !extensions.is_empty() {
+            ctx.provider
+                .selector_extensions(provider_version(version))
+                .map_err(provider_error)?
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if let Some(missing) = extensions
+            .iter()
+            .find(|e| !loaded.contains(e) && !selectable.contains(e))
+        {
             return Err(OpError::permanent(
                 "php_extension_unavailable",
                 format!(
@@ -319,10 +341,25 @@ pub fn sync_pools(
                 &path,
                 pool.as_bytes(),
             )?;
+            let selected = if cloudlinux
+                && (!extensions.is_empty() || matches!(change, PoolChange::Extensions(_)))
+            {
+                ctx.provider
+                    .selector_replace_user_extensions(
+                        &info.username,
+                        provider_version(version),
+                        &extensions,
+                    )
+                    .map_err(provider_error)?;
+                extensions.clone()
+            } else {
+                Vec::new()
+            };
             in_effect.push(PoolInEffect {
                 version: version.as_str().to_owned(),
                 socket: socket.display().to_string(),
                 extensions: loaded.clone(),
+                selector_extensions: selected,
             });
         }
     }

@@ -239,7 +239,30 @@ pub fn seed_php(
             CONFIG_MODE,
         )?;
     }
+    if provider.platform() == Platform::CloudLinux {
+        seed_alt_php_available(provider, version, extensions)?;
+    }
     write_php_fpm_test_config(provider, version)?;
+    Ok(())
+}
+
+/// CloudLinux only: marks `extensions` as installed for alt-php `version` (an ini each in
+/// `/opt/alt/phpXY/etc/php.d.all`, where Sim's `selectorctl` looks), without enabling them.
+pub fn seed_alt_php_available(
+    provider: &Provider,
+    version: PhpVersion,
+    extensions: &[&str],
+) -> Result<(), ProviderError> {
+    let layout = provider.php_fpm_layout(version);
+    let all = provider.sysconf(layout.ini_dir.replace("/php.d", "/php.d.all"));
+    provider.ensure_dir(&all, 0o755)?;
+    for ext in extensions {
+        provider.write_config_atomic(
+            &all.join(format!("{ext}.ini")),
+            format!("extension={ext}.so\n").as_bytes(),
+            CONFIG_MODE,
+        )?;
+    }
     Ok(())
 }
 

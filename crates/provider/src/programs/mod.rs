@@ -10,6 +10,7 @@ pub mod crontab;
 pub mod groupadd;
 pub mod groupdel;
 pub mod php_fpm;
+pub mod selectorctl;
 pub mod tenant_worker;
 pub mod useradd;
 pub mod userdel;

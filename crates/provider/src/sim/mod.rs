@@ -12,6 +12,7 @@ mod apache;
 mod cron;
 mod etc_files;
 mod php_fpm;
+mod selectorctl;
 mod shadow_utils;
 mod tenant_worker;
 mod visudo;
@@ -25,6 +26,7 @@ use crate::provider::Provider;
 
 pub use apache::SIM_RELOADS_FILE;
 pub use php_fpm::SIM_SERVICE_RELOADS_FILE;
+pub use selectorctl::SIM_SELECTOR_DIR;
 
 /// Runs the model of `program`. Never fails as a Rust call: whatever goes wrong becomes an
 /// exit status and stderr, as with a real process.
@@ -57,14 +59,14 @@ pub(crate) fn run(
         Program::PhpFpm(version) => php_fpm::php_fpm(provider, version, &args),
         Program::Systemctl => php_fpm::systemctl(provider, &args),
         Program::Crontab => cron::crontab(provider, &args),
+        Program::Selectorctl => selectorctl::selectorctl(provider, &args),
         Program::Postfix
         | Program::Doveconf
         | Program::Mariadb
         | Program::Openssl
         | Program::OpendkimGenkey
         | Program::Cagefsctl
-        | Program::Lvectl
-        | Program::Selectorctl => Outcome::fail(
+        | Program::Lvectl => Outcome::fail(
             127,
             format!(
                 "layerone sim: no model of {program}; list it in Backend::Sim {{ real }} to run it for real\n"

@@ -155,3 +155,52 @@ fn sim_crontab_installs_whole_and_keeps_the_old_one_on_a_bad_file() {
     p.remove_crontab("nobody")
         .expect("already absent is success");
 }
+
+#[test]
+fn sim_selectorctl_lists_and_replaces_user_extensions_with_the_real_command_forms() {
+    let env = Env::sim(Platform::CloudLinux);
+    let p = &env.provider;
+    seed_php(p, V, &["opcache"]).unwrap();
+    provider::testing::seed_alt_php_available(p, V, &["imap", "intl"]).unwrap();
+    let list = p.selector_extensions(V).unwrap();
+    assert!(
+        list.contains(&("opcache".into(), provider::SelectorState::Enabled)),
+        "{list:?}"
+    );
+    assert!(
+        list.contains(&("intl".into(), provider::SelectorState::Disabled)),
+        "{list:?}"
+    );
+    p.selector_replace_user_extensions("nobody", V, &["intl".into(), "imap".into()])
+        .unwrap();
+    let recorded = env.read(&format!("{}/nobody/8.2", provider::SIM_SELECTOR_DIR));
+    assert_eq!(recorded, "intl\nimap\n");
+    let err = p
+        .selector_replace_user_extensions("nobody", V, &["nosuch".into()])
+        .unwrap_err();
+    assert!(err.to_string().contains("No such extension"), "{err}");
+    assert!(p.selector_replace_user_extensions("ghost", V, &[]).is_err());
+    let last = provider::testing::audit_records(p).unwrap().pop().unwrap();
+    assert_eq!(last.path, "/usr/bin/selectorctl");
+    assert_eq!(
+        last.args,
+        [
+            "--interpreter=php",
+            "--version=8.2",
+            "--user=ghost",
+            "--replace-user-extensions="
+        ]
+    );
+    assert_eq!(
+        provider::parse_extension_list("+ intl\n- imap\n~ json\nnoise\n"),
+        [
+            ("intl".to_owned(), provider::SelectorState::Enabled),
+            ("imap".to_owned(), provider::SelectorState::Disabled),
+            ("json".to_owned(), provider::SelectorState::BuiltIn),
+        ]
+    );
+    // Debian has no selector: a typed refusal before anything runs.
+    let debian = Env::sim(Platform::Debian);
+    let err = debian.provider.selector_extensions(V).unwrap_err();
+    assert_eq!(err.code(), "unsupported_on_platform");
+}
