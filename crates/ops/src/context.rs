@@ -20,12 +20,30 @@ use store::{ResourceChange, StateDb};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Service {
     Apache,
+    /// The FPM of one PHP version: its pools are tested with `php-fpmX.Y -t -y` and the unit
+    /// reloaded once per batch.
+    PhpFpm(provider::PhpVersion),
 }
 
 impl Service {
     pub fn name(self) -> &'static str {
         match self {
             Service::Apache => "apache",
+            Service::PhpFpm(version) => version.fpm_name(),
+        }
+    }
+
+    fn configtest(self, provider: &Provider) -> Result<(), ProviderError> {
+        match self {
+            Service::Apache => provider.apache_configtest(),
+            Service::PhpFpm(version) => provider.php_fpm_configtest(version),
+        }
+    }
+
+    fn reload(self, provider: &Provider) -> Result<(), ProviderError> {
+        match self {
+            Service::Apache => provider.apache_reload(),
+            Service::PhpFpm(version) => provider.php_fpm_reload(version),
         }
     }
 }
@@ -110,9 +128,7 @@ impl Ctx {
         path: &Path,
         previous: Option<Vec<u8>>,
     ) -> Result<(), OpError> {
-        let tested = match service {
-            Service::Apache => self.provider.apache_configtest(),
-        };
+        let tested = service.configtest(&self.provider);
         if let Err(e) = tested {
             restore(&self.provider, path, previous.as_deref());
             return Err(OpError::permanent(
@@ -144,18 +160,14 @@ impl Ctx {
         let mut failed = BTreeSet::new();
         for service in services {
             crash::point("batch.before_reload");
-            let reloaded = match service {
-                Service::Apache => self.provider.apache_reload(),
-            };
+            let reloaded = service.reload(&self.provider);
             crash::point("batch.after_reload");
             if let Err(e) = reloaded {
                 tracing::error!(service = service.name(), error = %e, "reload failed; reverting this batch's configuration changes");
                 for changed in self.changed.iter().filter(|c| c.service == service) {
                     restore(&self.provider, &changed.path, changed.previous.as_deref());
                 }
-                if let Err(e) = match service {
-                    Service::Apache => self.provider.apache_reload(),
-                } {
+                if let Err(e) = service.reload(&self.provider) {
                     tracing::error!(service = service.name(), error = %e, "reload after revert failed too");
                 }
                 failed.insert(service);

@@ -9,6 +9,8 @@ pub mod context;
 pub mod mysql_database;
 pub mod mysql_grant;
 pub mod mysql_user;
+pub mod php;
+pub mod scheduled_task;
 pub mod ssh_key;
 pub mod sudo;
 pub mod web_domain;
@@ -44,6 +46,17 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<mysql_user::RemoveMysqlUser>()
             .op::<mysql_grant::EnsureMysqlGrant>()
             .op::<mysql_grant::RemoveMysqlGrant>()
+            .op::<web_domain::SuspendWebDomain>()
+            .op::<web_domain::UnsuspendWebDomain>()
+            .op::<web_domain::EnsureRedirect>()
+            .op::<web_domain::RemoveRedirect>()
+            .op::<php::SetPhpVersion>()
+            .op::<php::RemovePhpVersion>()
+            .op::<php::SetPhpOptions>()
+            .op::<php::SetPhpExtensions>()
+            .op::<php::ObservePhpVersions>()
+            .op::<scheduled_task::EnsureScheduledTask>()
+            .op::<scheduled_task::RemoveScheduledTask>()
             .build()
     })
 }

@@ -7,16 +7,21 @@
 //! test, put back on failure, and reloaded once per batch. The document root is created by
 //! the tenant worker, as the tenant (`Provider::as_tenant`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use registry::types::{DomainAliases, DomainName, Hex32, HomePath, Presence};
+use registry::types::{
+    DomainAliases, DomainName, Hex32, HomePath, HttpUrl, PhpVersion, Presence, RedirectSource,
+    RedirectStatus,
+};
 use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::account::{account_info, store_error, tenant_of};
 use crate::context::{Ctx, Service, provider_error};
+use crate::php::{self, PhpVersionFamily, PoolChange};
 
 pub struct WebDomain;
 
@@ -51,15 +56,59 @@ pub fn vhost_path(ctx: &Ctx, id: &Hex32) -> PathBuf {
         .join(format!("{id}.conf"))
 }
 
+/// The HTTP-01 challenge path. It is never redirected and stays reachable on a suspended
+/// domain, so a certificate can be issued or renewed whatever else the vhost does.
+pub const ACME_CHALLENGE_PREFIX: &str = "/.well-known/acme-challenge/";
+
+/// One redirect as the vhost renders it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RedirectRule {
+    pub source: RedirectSource,
+    pub target: HttpUrl,
+    pub status: RedirectStatus,
+}
+
+/// What a vhost holds besides its names and document root.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VhostExtras {
+    /// The socket of the account's pool for the domain's PHP version.
+    pub php_socket: Option<PathBuf>,
+    pub redirects: Vec<RedirectRule>,
+    /// Serve 403 for everything but the challenge path; the document root is left alone.
+    pub suspended: bool,
+}
+
+/// `RedirectMatch`'s pattern for a source prefix: the prefix itself or anything beneath it,
+/// never the challenge path (a negative lookahead anchored at the start). The source is
+/// `[A-Za-z0-9._~/-]` only, so escaping `.` is all a regular expression needs.
+pub fn redirect_pattern(source: &RedirectSource) -> String {
+    let escaped = source.as_str().replace('.', "\\.");
+    let challenge = ACME_CHALLENGE_PREFIX.replace('.', "\\.");
+    if escaped.ends_with('/') {
+        format!("^(?!{challenge}){escaped}(.*)$")
+    } else {
+        format!("^(?!{challenge}){escaped}(/.*)?$")
+    }
+}
+
+/// `RedirectMatch`'s target: the URL then the rest of the path. `&` means "the whole match"
+/// to Apache's substitution, so it is escaped; the URL type admits no `$`, quote or
+/// backslash.
+pub fn redirect_target(target: &HttpUrl) -> String {
+    format!("{}$1", target.as_str().replace('&', "\\&"))
+}
+
 /// Renders the virtual host. Every value in it comes from a validated type (a domain name is
-/// lowercase LDH, a home path is `[A-Za-z0-9._-]` components), so nothing a tenant sends can
-/// open a new directive or section.
+/// lowercase LDH, a home path is `[A-Za-z0-9._-]` components, a redirect source
+/// `[A-Za-z0-9._~/-]`, a target URL has no quote, backslash or space), so nothing a tenant
+/// sends can open a new directive or section.
 pub fn render_vhost(
     id: &Hex32,
     account: &Hex32,
     domain: &DomainName,
     aliases: &DomainAliases,
     docroot: &Path,
+    extras: &VhostExtras,
 ) -> String {
     let docroot = docroot.display();
     let mut out = format!(
@@ -77,10 +126,150 @@ pub fn render_vhost(
          \x20       Options -Indexes +SymLinksIfOwnerMatch\n\
          \x20       AllowOverride AuthConfig FileInfo Indexes Limit\n\
          \x20       Require all granted\n\
-         \x20   </Directory>\n\
-         </VirtualHost>\n"
+         \x20   </Directory>\n"
     ));
+    if let Some(socket) = &extras.php_socket {
+        out.push_str(&format!(
+            "    <FilesMatch \"\\.php$\">\n\
+             \x20       SetHandler \"proxy:unix:{}|fcgi://localhost\"\n\
+             \x20   </FilesMatch>\n",
+            socket.display()
+        ));
+    }
+    if extras.suspended {
+        out.push_str(&format!(
+            "    # Suspended: everything answers 403 but the certificate challenge.\n\
+             \x20   <Location \"/\">\n\
+             \x20       Require all denied\n\
+             \x20   </Location>\n\
+             \x20   <Location \"{ACME_CHALLENGE_PREFIX}\">\n\
+             \x20       Require all granted\n\
+             \x20   </Location>\n"
+        ));
+    } else {
+        // Longest source first: the most specific redirect wins.
+        let mut redirects: Vec<&RedirectRule> = extras.redirects.iter().collect();
+        redirects.sort_by(|a, b| {
+            b.source
+                .as_str()
+                .len()
+                .cmp(&a.source.as_str().len())
+                .then(a.source.cmp(&b.source))
+        });
+        for rule in redirects {
+            out.push_str(&format!(
+                "    RedirectMatch {} \"{}\" \"{}\"\n",
+                rule.status.code(),
+                redirect_pattern(&rule.source),
+                redirect_target(&rule.target)
+            ));
+        }
+    }
+    out.push_str("</VirtualHost>\n");
     out
+}
+
+/// The change the running job makes to a vhost, applied over what state.db records.
+#[derive(Clone, Copy, Debug)]
+pub enum VhostChange<'a> {
+    Nothing,
+    /// The web domain's own row as this job writes it.
+    Domain(&'a Value),
+    PhpVersion(Option<PhpVersion>),
+    /// A redirect of this domain is written (`Some(row data)`) or removed (`None`).
+    Redirect(&'a Hex32, Option<&'a Value>),
+}
+
+fn corrupt(what: &str) -> OpError {
+    OpError::permanent("state_corrupt", format!("a recorded {what} does not parse"))
+}
+
+fn parse_field<T: std::str::FromStr>(value: &Value, what: &str) -> Result<T, OpError> {
+    value
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| corrupt(what))
+}
+
+/// Fails with `web_domain_missing` unless `account` has the web domain `id`.
+pub fn require_domain(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<Value, OpError> {
+    match ctx
+        .state
+        .resource(WebDomain::NAME, id)
+        .map_err(store_error)?
+    {
+        Some(row) if row.owner == Owner::Tenant(account.clone()) => Ok(row.data),
+        _ => Err(OpError::permanent(
+            "web_domain_missing",
+            format!("web domain {id} does not exist for account {account}"),
+        )),
+    }
+}
+
+/// Rewrites the vhost of web domain `id` from state.db with `change` applied: names and
+/// document root, PHP handler, redirects, suspension. A domain with no row has no vhost to
+/// write (its PHP version or redirects wait for it).
+pub fn sync_vhost(
+    ctx: &mut Ctx,
+    account: &Hex32,
+    id: &Hex32,
+    change: VhostChange<'_>,
+) -> Result<(), OpError> {
+    let data = match change {
+        VhostChange::Domain(data) => data.clone(),
+        _ => match ctx
+            .state
+            .resource(WebDomain::NAME, id)
+            .map_err(store_error)?
+        {
+            Some(row) if row.owner == Owner::Tenant(account.clone()) => row.data,
+            _ => return Ok(()),
+        },
+    };
+    let domain: DomainName = parse_field(&data["domain"], "domain")?;
+    let aliases: DomainAliases =
+        serde_json::from_value(data["aliases"].clone()).map_err(|_| corrupt("alias list"))?;
+    let relative: HomePath = parse_field(&data["docroot"], "document root")?;
+    let info = account_info(ctx, account)?;
+    let docroot = ctx.provider.sysconf(&info.home).join(relative.as_str());
+    let version = match change {
+        VhostChange::PhpVersion(v) => v,
+        _ => ctx
+            .state
+            .resource(PhpVersionFamily::NAME, id)
+            .map_err(store_error)?
+            .and_then(|row| serde_json::from_value(row.data["version"].clone()).ok()),
+    };
+    let php_socket = version.map(|v| php::socket_path(ctx, account, v));
+    let mut rows: BTreeMap<Hex32, Value> = ctx
+        .state
+        .resources_of(&Owner::Tenant(account.clone()), Redirect::NAME)
+        .map_err(store_error)?
+        .into_iter()
+        .map(|r| (r.resource_id, r.data))
+        .collect();
+    if let VhostChange::Redirect(rid, row) = change {
+        match row {
+            Some(data) => rows.insert(rid.clone(), data.clone()),
+            None => rows.remove(rid),
+        };
+    }
+    let mut redirects = Vec::new();
+    for data in rows.values().filter(|d| d["web_domain"] == id.as_str()) {
+        redirects.push(RedirectRule {
+            source: parse_field(&data["source"], "redirect source")?,
+            target: parse_field(&data["target"], "redirect target")?,
+            status: serde_json::from_value(data["status"].clone())
+                .map_err(|_| corrupt("redirect status"))?,
+        });
+    }
+    let extras = VhostExtras {
+        php_socket,
+        redirects,
+        suspended: data["suspended"].as_bool().unwrap_or(false),
+    };
+    let vhost = render_vhost(id, account, &domain, &aliases, &docroot, &extras);
+    ctx.write_service_config(Service::Apache, &vhost_path(ctx, id), vhost.as_bytes())
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -191,15 +380,25 @@ impl Operation for EnsureWebDomain {
             .map_err(provider_error)?;
         crash::point("web_domain.after_docroot");
         let docroot = home.join(&relative);
-        let vhost = render_vhost(&req.id, &req.account, &req.domain, &req.aliases, &docroot);
-        ctx.write_service_config(Service::Apache, &vhost_path(ctx, &req.id), vhost.as_bytes())?;
-        crash::point("web_domain.after_vhost_write");
         let aliases: Vec<String> = req.aliases.iter().map(ToString::to_string).collect();
-        ctx.set_resource(json!({
+        // Suspension belongs to the domain, not to this request: a changed domain stays
+        // suspended until unsuspended.
+        let suspended = ctx
+            .state
+            .resource(WebDomain::NAME, &req.id)
+            .map_err(store_error)?
+            .is_some_and(|row| row.data["suspended"].as_bool().unwrap_or(false));
+        let data = json!({
             "domain": req.domain,
             "aliases": aliases,
             "docroot": relative,
-        }));
+            "suspended": suspended,
+        });
+        // A PHP version recorded for this domain id gets its pool back with the domain.
+        php::sync_pools(ctx, &req.account, PoolChange::Domain(&req.id, true))?;
+        sync_vhost(ctx, &req.account, &req.id, VhostChange::Domain(&data))?;
+        crash::point("web_domain.after_vhost_write");
+        ctx.set_resource(data);
         Ok(WebDomainResult {
             state: Presence::Present,
             domain: Some(req.domain.to_string()),
@@ -262,12 +461,332 @@ impl Operation for RemoveWebDomain {
     fn apply(ctx: &mut Ctx, req: &RemoveWebDomainRequest) -> Result<WebDomainResult, OpError> {
         ctx.remove_service_config(Service::Apache, &vhost_path(ctx, &req.id))?;
         crash::point("web_domain.after_old_vhost_removed");
+        // The account's pool of this domain's version goes if no other domain uses it. The
+        // PHP version and redirects recorded for the domain stay (inert) until removed or the
+        // account is purged, and apply again if the domain comes back.
+        if ctx
+            .state
+            .resource(crate::account::Account::NAME, &req.account)
+            .map_err(store_error)?
+            .is_some()
+        {
+            php::sync_pools(ctx, &req.account, PoolChange::Domain(&req.id, false))?;
+        }
         ctx.forget_resource();
         Ok(WebDomainResult {
             state: Presence::Absent,
             domain: None,
             aliases: Vec::new(),
             document_root: None,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// suspend_web_domain / unsuspend_web_domain.
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebDomainSuspensionRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for WebDomainSuspensionRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebDomainSuspensionResult {
+    pub state: Presence,
+    pub domain: String,
+    /// Whether the vhost now answers 403 (all but the certificate challenge).
+    pub suspended: bool,
+}
+
+fn set_suspended(
+    ctx: &mut Ctx,
+    req: &WebDomainSuspensionRequest,
+    suspended: bool,
+) -> Result<WebDomainSuspensionResult, OpError> {
+    let mut data = require_domain(ctx, &req.account, &req.id)?;
+    data["suspended"] = json!(suspended);
+    sync_vhost(ctx, &req.account, &req.id, VhostChange::Domain(&data))?;
+    crash::point("web_domain.after_suspension_vhost");
+    let domain = data["domain"].as_str().unwrap_or_default().to_owned();
+    ctx.set_resource(data);
+    Ok(WebDomainSuspensionResult {
+        state: Presence::Present,
+        domain,
+        suspended,
+    })
+}
+
+fn suspension_example() -> WebDomainSuspensionRequest {
+    WebDomainSuspensionRequest {
+        id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
+            .parse()
+            .expect("valid example"),
+        account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+            .parse()
+            .expect("valid example"),
+    }
+}
+
+pub struct SuspendWebDomain;
+
+impl Operation for SuspendWebDomain {
+    const NAME: &'static str = "suspend_web_domain";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Answer 403 for a domain (the certificate challenge still works); its files are untouched";
+    type Family = WebDomain;
+    type Request = WebDomainSuspensionRequest;
+    type Result = WebDomainSuspensionResult;
+
+    fn example() -> WebDomainSuspensionRequest {
+        suspension_example()
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &WebDomainSuspensionRequest,
+    ) -> Result<WebDomainSuspensionResult, OpError> {
+        set_suspended(ctx, req, true)
+    }
+}
+
+pub struct UnsuspendWebDomain;
+
+impl Operation for UnsuspendWebDomain {
+    const NAME: &'static str = "unsuspend_web_domain";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Serve a suspended domain again, as it was before";
+    type Family = WebDomain;
+    type Request = WebDomainSuspensionRequest;
+    type Result = WebDomainSuspensionResult;
+
+    fn example() -> WebDomainSuspensionRequest {
+        suspension_example()
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &WebDomainSuspensionRequest,
+    ) -> Result<WebDomainSuspensionResult, OpError> {
+        set_suspended(ctx, req, false)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The `redirect` family: ensure_redirect / remove_redirect.
+
+/// Redirects of a web domain's paths, rendered into its vhost as `RedirectMatch` lines.
+pub struct Redirect;
+
+impl Family for Redirect {
+    const NAME: &'static str = "redirect";
+    const MODULE: Module = Module::Web;
+    type Context = Ctx;
+
+    /// Forgets the account's redirects. Runs before `web_domain`'s purge, which removes the
+    /// vhosts they were rendered into.
+    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+        ctx.state
+            .forget_resources_of(account, Redirect::NAME)
+            .map_err(store_error)?;
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnsureRedirectRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+    /// The web domain whose paths are redirected.
+    pub web_domain: Hex32,
+    /// The path prefix redirected (`/` for the whole site, never the ACME challenge path).
+    pub source: RedirectSource,
+    /// Where to: the rest of the path is appended.
+    pub target: HttpUrl,
+    /// 301, 302, 307 or 308.
+    pub status: RedirectStatus,
+}
+
+impl Resource for EnsureRedirectRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveRedirectRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for RemoveRedirectRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedirectResult {
+    pub state: Presence,
+    /// The `RedirectMatch` line as written into the vhost (absent once removed).
+    pub directive: Option<String>,
+}
+
+pub struct EnsureRedirect;
+
+impl Operation for EnsureRedirect {
+    const NAME: &'static str = "ensure_redirect";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Redirect a path prefix of a web domain to a URL (the ACME challenge path is exempt)";
+    type Family = Redirect;
+    type Request = EnsureRedirectRequest;
+    type Result = RedirectResult;
+
+    fn example() -> EnsureRedirectRequest {
+        EnsureRedirectRequest {
+            id: "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
+            web_domain: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
+                .parse()
+                .expect("valid example"),
+            source: "/old-shop".parse().expect("valid example"),
+            target: "https://shop.example.com/".parse().expect("valid example"),
+            status: RedirectStatus::MovedPermanently,
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &EnsureRedirectRequest) -> Result<RedirectResult, OpError> {
+        require_domain(ctx, &req.account, &req.web_domain)?;
+        // A redirect that moved to another domain leaves its old vhost first.
+        let previous = ctx
+            .state
+            .resource(Redirect::NAME, &req.id)
+            .map_err(store_error)?;
+        for row in ctx
+            .state
+            .resources_of(&Owner::Tenant(req.account.clone()), Redirect::NAME)
+            .map_err(store_error)?
+        {
+            if row.resource_id != req.id
+                && row.data["web_domain"] == req.web_domain.as_str()
+                && row.data["source"] == req.source.as_str()
+            {
+                return Err(OpError::permanent(
+                    "redirect_conflict",
+                    format!(
+                        "redirect {} already redirects {} on this domain",
+                        row.resource_id, req.source
+                    ),
+                ));
+            }
+        }
+        let data = json!({
+            "web_domain": req.web_domain,
+            "source": req.source,
+            "target": req.target,
+            "status": req.status,
+        });
+        if let Some(old) = previous
+            && let Some(old_domain) = old.data["web_domain"]
+                .as_str()
+                .and_then(|s| s.parse::<Hex32>().ok())
+            && old_domain != req.web_domain
+        {
+            sync_vhost(
+                ctx,
+                &req.account,
+                &old_domain,
+                VhostChange::Redirect(&req.id, None),
+            )?;
+        }
+        sync_vhost(
+            ctx,
+            &req.account,
+            &req.web_domain,
+            VhostChange::Redirect(&req.id, Some(&data)),
+        )?;
+        crash::point("redirect.after_vhost");
+        ctx.set_resource(data);
+        Ok(RedirectResult {
+            state: Presence::Present,
+            directive: Some(format!(
+                "RedirectMatch {} \"{}\" \"{}\"",
+                req.status.code(),
+                redirect_pattern(&req.source),
+                redirect_target(&req.target)
+            )),
+        })
+    }
+}
+
+pub struct RemoveRedirect;
+
+impl Operation for RemoveRedirect {
+    const NAME: &'static str = "remove_redirect";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Stop redirecting a path prefix of a web domain";
+    type Family = Redirect;
+    type Request = RemoveRedirectRequest;
+    type Result = RedirectResult;
+
+    fn example() -> RemoveRedirectRequest {
+        RemoveRedirectRequest {
+            id: "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &RemoveRedirectRequest) -> Result<RedirectResult, OpError> {
+        if let Some(row) = ctx
+            .state
+            .resource(Redirect::NAME, &req.id)
+            .map_err(store_error)?
+            && row.owner == Owner::Tenant(req.account.clone())
+            && let Some(domain) = row.data["web_domain"]
+                .as_str()
+                .and_then(|s| s.parse::<Hex32>().ok())
+        {
+            sync_vhost(
+                ctx,
+                &req.account,
+                &domain,
+                VhostChange::Redirect(&req.id, None),
+            )?;
+        }
+        ctx.forget_resource();
+        Ok(RedirectResult {
+            state: Presence::Absent,
+            directive: None,
         })
     }
 }

@@ -10,65 +10,54 @@
 use std::fmt;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::platform::Platform;
+pub use crate::programs::php_fpm::PhpVersion;
 
 /// An executable the provider is allowed to run.
 ///
-/// PHP-FPM is deliberately absent: its binary is versioned (`php-fpm8.2`,
-/// `/opt/alt/php82/usr/sbin/php-fpm`), so it will be a variant carrying a closed PHP version
-/// enum rather than a single path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// PHP-FPM's binary is versioned (`php-fpm8.2`, `/opt/alt/php82/usr/sbin/php-fpm`), so its
+/// variant carries the closed [`PhpVersion`] enum; serde uses the stable name
+/// (`php-fpm8.2`) like every other program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Program {
-    #[serde(rename = "useradd")]
     Useradd,
-    #[serde(rename = "usermod")]
     Usermod,
-    #[serde(rename = "userdel")]
     Userdel,
-    #[serde(rename = "groupadd")]
     Groupadd,
-    #[serde(rename = "groupdel")]
     Groupdel,
     /// `apache2ctl` on Debian, `apachectl` on CloudLinux.
-    #[serde(rename = "apachectl")]
     ApacheCtl,
-    #[serde(rename = "postfix")]
     Postfix,
-    #[serde(rename = "doveconf")]
     Doveconf,
     /// The MariaDB/MySQL command-line client.
-    #[serde(rename = "mariadb")]
     Mariadb,
-    #[serde(rename = "openssl")]
     Openssl,
-    #[serde(rename = "opendkim-genkey")]
     OpendkimGenkey,
     /// CloudLinux only.
-    #[serde(rename = "cagefsctl")]
     Cagefsctl,
     /// CloudLinux only.
-    #[serde(rename = "lvectl")]
     Lvectl,
     /// CloudLinux only.
-    #[serde(rename = "selectorctl")]
     Selectorctl,
     /// The tenant worker (`crates/tenant`). Its path is not in this table: it is the
     /// `layerone-tenant` beside the running executable, or the one configured with
     /// `Provider::with_tenant_worker` (see `programs/tenant_worker.rs`).
-    #[serde(rename = "layerone-tenant")]
     TenantWorker,
     /// CloudLinux only: runs a command inside a user's LVE (and its CageFS namespace).
-    #[serde(rename = "lve_suwrapper")]
     LveSuwrapper,
     /// The sudoers checker; the node runs only its check mode (`visudo -c -f FILE`).
-    #[serde(rename = "visudo")]
     Visudo,
-    /// systemd's unit manager: the installer enables the node's units (offline with `--root`
-    /// on a sysroot) and restarts the API after a certificate renewal.
-    #[serde(rename = "systemctl")]
+    /// The FastCGI process manager of one PHP version; the node runs its configuration test
+    /// (`-t -y CONF`) and its module list (`-m`) only.
+    PhpFpm(PhpVersion),
+    /// systemd's control tool: the installer enables the node's units (offline with `--root`
+    /// on a sysroot) and restarts the API after a certificate renewal; the php family
+    /// reloads the PHP-FPM units of its table.
     Systemctl,
+    /// The per-user crontab installer (Debian's cron, cronie on CloudLinux).
+    Crontab,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -94,7 +83,14 @@ impl Program {
         Program::TenantWorker,
         Program::LveSuwrapper,
         Program::Visudo,
+        Program::PhpFpm(PhpVersion::V7_4),
+        Program::PhpFpm(PhpVersion::V8_0),
+        Program::PhpFpm(PhpVersion::V8_1),
+        Program::PhpFpm(PhpVersion::V8_2),
+        Program::PhpFpm(PhpVersion::V8_3),
+        Program::PhpFpm(PhpVersion::V8_4),
         Program::Systemctl,
+        Program::Crontab,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -129,7 +125,11 @@ impl Program {
             (LveSuwrapper, Debian) => None,
             (LveSuwrapper, CloudLinux) => Some("/bin/lve_suwrapper"),
             (Visudo, _) => Some("/usr/sbin/visudo"),
+            (PhpFpm(version), Debian) => Some(version.debian_fpm()),
+            (PhpFpm(version), CloudLinux) => Some(version.alt_fpm()),
             (Systemctl, _) => Some("/usr/bin/systemctl"),
+            // Debian's cron and CloudLinux's cronie both install it here.
+            (Crontab, _) => Some("/usr/bin/crontab"),
         }
     }
 
@@ -153,7 +153,9 @@ impl Program {
             Program::TenantWorker => "layerone-tenant",
             Program::LveSuwrapper => "lve_suwrapper",
             Program::Visudo => "visudo",
+            Program::PhpFpm(version) => version.fpm_name(),
             Program::Systemctl => "systemctl",
+            Program::Crontab => "crontab",
         }
     }
 
@@ -166,6 +168,23 @@ impl Program {
             Program::ApacheCtl => Duration::from_secs(30),
             _ => DEFAULT_TIMEOUT,
         }
+    }
+}
+
+impl Serialize for Program {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Program {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Program::ALL
+            .iter()
+            .copied()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown program {name:?}")))
     }
 }
 
@@ -250,10 +269,15 @@ mod tests {
                 | Program::TenantWorker
                 | Program::LveSuwrapper
                 | Program::Visudo
-                | Program::Systemctl => {}
+                | Program::PhpFpm(_)
+                | Program::Systemctl
+                | Program::Crontab => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 18);
+        assert_eq!(Program::ALL.len(), 17 + PhpVersion::ALL.len() + 2);
+        for &version in PhpVersion::ALL {
+            assert!(Program::ALL.contains(&Program::PhpFpm(version)));
+        }
         let unique: HashSet<_> = Program::ALL.iter().collect();
         assert_eq!(unique.len(), Program::ALL.len());
     }

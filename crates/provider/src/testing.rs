@@ -15,8 +15,9 @@ use crate::error::ProviderError;
 use crate::files::CONFIG_MODE;
 use crate::platform::Platform;
 use crate::program::Program;
+use crate::programs::php_fpm::PhpVersion;
 use crate::provider::{Backend, Provider, ProviderConfig};
-use crate::sim::SIM_RELOADS_FILE;
+use crate::sim::{SIM_RELOADS_FILE, SIM_SERVICE_RELOADS_FILE};
 
 pub use crate::mariadb::test_server::MariadbServer;
 /// The client library, for tests that check MariaDB themselves.
@@ -250,4 +251,129 @@ pub fn sim_mariadb_contents(provider: &Provider) -> Result<SimMariadbContents, P
         grants,
         privileges,
     })
+}
+
+/// The reloads Sim's `systemctl` recorded, one unit name each, oldest first.
+pub fn sim_service_reloads(provider: &Provider) -> Result<Vec<String>, ProviderError> {
+    let path = provider.sysconf(SIM_SERVICE_RELOADS_FILE);
+    Ok(provider.read_config(&path)?.map_or_else(Vec::new, |bytes| {
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter_map(|l| l.split(' ').nth(1).map(str::to_owned))
+            .collect()
+    }))
+}
+
+/// Makes the sysroot look like a machine with PHP `version` installed, for the Sim backend:
+/// the FPM and CLI binaries (empty files: Sim never executes them), one ini file per
+/// extension in the version's ini directory (`20-intl.ini`, `10-opcache.ini`), the pool
+/// directory, and a main configuration written by [`write_php_fpm_test_config`].
+pub fn seed_php(
+    provider: &Provider,
+    version: PhpVersion,
+    extensions: &[&str],
+) -> Result<(), ProviderError> {
+    let layout = provider.php_fpm_layout(version);
+    let fpm = Program::PhpFpm(version)
+        .path(provider.platform())
+        .expect("every platform has php-fpm paths");
+    for binary in [fpm, layout.cli.as_str()] {
+        let path = provider.sysconf(binary);
+        if let Some(parent) = path.parent() {
+            provider.ensure_dir(parent, 0o755)?;
+        }
+        provider.write_config_atomic(&path, b"", 0o755)?;
+    }
+    let ini_dir = provider.sysconf(&layout.ini_dir);
+    provider.ensure_dir(&ini_dir, 0o755)?;
+    for ext in extensions {
+        let prefix = if *ext == "opcache" { "10" } else { "20" };
+        provider.write_config_atomic(
+            &ini_dir.join(format!("{prefix}-{ext}.ini")),
+            format!("extension={ext}.so\n").as_bytes(),
+            CONFIG_MODE,
+        )?;
+    }
+    if provider.platform() == Platform::CloudLinux {
+        seed_alt_php_available(provider, version, extensions)?;
+    }
+    write_php_fpm_test_config(provider, version)?;
+    Ok(())
+}
+
+/// CloudLinux only: marks `extensions` as installed for alt-php `version` (an ini each in
+/// `/opt/alt/phpXY/etc/php.d.all`, where Sim's `selectorctl` looks), without enabling them.
+pub fn seed_alt_php_available(
+    provider: &Provider,
+    version: PhpVersion,
+    extensions: &[&str],
+) -> Result<(), ProviderError> {
+    let layout = provider.php_fpm_layout(version);
+    let all = provider.sysconf(layout.ini_dir.replace("/php.d", "/php.d.all"));
+    provider.ensure_dir(&all, 0o755)?;
+    for ext in extensions {
+        provider.write_config_atomic(
+            &all.join(format!("{ext}.ini")),
+            format!("extension={ext}.so\n").as_bytes(),
+            CONFIG_MODE,
+        )?;
+    }
+    Ok(())
+}
+
+/// The real php-fpm of `version` on this machine, or a panic telling what to install: tests
+/// that need it must fail, not skip (the test script installs php8.2-fpm).
+pub fn require_php_fpm(version: PhpVersion) -> &'static str {
+    let path = Program::PhpFpm(version)
+        .path(Platform::Debian)
+        .expect("every version has a Debian path");
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: install it (`apt-get install -y php{v}-fpm` on Debian; the test script does this) to run the real PHP-FPM tests",
+        v = version.as_str()
+    );
+    path
+}
+
+/// Writes a self-contained FPM main configuration at `sysconf(main_config)` for `version`:
+/// pid file and error log inside the sysroot, the sysroot's pool directory included, and
+/// one pool of the web server's user so FPM has a pool when the node has none. The real
+/// `php-fpmX.Y -t -y <it>` then checks the node's pools without reading `/etc/php`'s.
+pub fn write_php_fpm_test_config(
+    provider: &Provider,
+    version: PhpVersion,
+) -> Result<PathBuf, ProviderError> {
+    let layout = provider.php_fpm_layout(version);
+    let main = provider.sysconf(&layout.main_config);
+    let pool_dir = provider.sysconf(&layout.pool_dir);
+    let run = provider.sysconf(&layout.socket_dir);
+    let log = provider.sysconf("/var/log/php-fpm");
+    for dir in [&pool_dir, &run, &log] {
+        provider.ensure_dir(dir, 0o755)?;
+    }
+    if let Some(parent) = main.parent() {
+        provider.ensure_dir(parent, 0o755)?;
+    }
+    let mut conf = String::new();
+    let _ = writeln!(
+        conf,
+        "; layerone test configuration (provider::testing): not for production."
+    );
+    let _ = writeln!(conf, "[global]");
+    let _ = writeln!(
+        conf,
+        "pid = {}",
+        run.join(format!("php{}-fpm.pid", version.as_str()))
+            .display()
+    );
+    let _ = writeln!(conf, "error_log = {}", log.join("error.log").display());
+    let _ = writeln!(conf, "[base-test]");
+    let _ = writeln!(conf, "user = {}", layout.web_user);
+    let _ = writeln!(conf, "group = {}", layout.web_user);
+    let _ = writeln!(conf, "listen = {}", run.join("base-test.sock").display());
+    let _ = writeln!(conf, "pm = ondemand");
+    let _ = writeln!(conf, "pm.max_children = 1");
+    let _ = writeln!(conf, "include = {}/*.conf", pool_dir.display());
+    provider.write_config_atomic(&main, conf.as_bytes(), CONFIG_MODE)?;
+    Ok(main)
 }

@@ -85,6 +85,10 @@ fn bounded(input: &str, max: usize, what: &str) -> Result<(), String> {
     Ok(())
 }
 
+// The hosting families' types, in their own file; they use the macros and helpers above.
+mod web;
+pub use web::*;
+
 string_type!(
     /// 32 lowercase hexadecimal digits: request ids, resource ids, account ids, node ids.
     Hex32,

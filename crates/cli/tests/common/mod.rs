@@ -65,6 +65,9 @@ impl Node {
                 )
                 .unwrap();
         }
+        // The machine has PHP 8.2 (with opcache and intl) and nothing else: every other version
+        // is one the node must refuse.
+        testing::seed_php(&provider, provider::PhpVersion::V8_2, &["opcache", "intl"]).unwrap();
         let layout = Layout::new(dir.path().join("data"));
         layout.prepare_api_side(None).unwrap();
         layout.prepare_root_side(None).unwrap();
@@ -252,6 +255,7 @@ impl Node {
         if self.mariadb_socket.is_none() {
             self.check_mariadb_sim(&rows);
         }
+        self.check_php_and_cron_converged(&rows);
         for row in &rows {
             // The node's own resources (owner `node:`) belong to no account.
             if row.family != "account" && row.owner != registry::Owner::Node {
@@ -261,6 +265,79 @@ impl Node {
                     row.family
                 );
             }
+        }
+    }
+
+    /// Pools, redirects and crontabs are exactly what state.db derives.
+    fn check_php_and_cron_converged(&self, rows: &[store::ResourceRow]) {
+        let of = |family: &'static str| rows.iter().filter(move |r| r.family == family);
+        let v82 = provider::PhpVersion::V8_2;
+        let pool_dir = self.path(&self.provider.php_fpm_layout(v82).pool_dir);
+        let pools: BTreeSet<String> = std::fs::read_dir(&pool_dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("layerone-"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let domains: BTreeSet<String> = of("web_domain")
+            .map(|r| r.resource_id.to_string())
+            .collect();
+        let expected: BTreeSet<String> = of("php_version")
+            .filter(|r| domains.contains(r.resource_id.as_str()))
+            .map(|r| format!("layerone-{}.conf", r.owner.as_str()))
+            .collect();
+        assert_eq!(pools, expected, "FPM pools and state.db disagree");
+        for domain in of("web_domain") {
+            let file = self
+                .path(self.provider.apache_layout().vhosts_dir)
+                .join(format!("{}.conf", domain.resource_id));
+            let text = std::fs::read_to_string(file).unwrap();
+            let php = rows
+                .iter()
+                .any(|r| r.family == "php_version" && r.resource_id == domain.resource_id);
+            assert_eq!(
+                text.contains("SetHandler \"proxy:unix:"),
+                php,
+                "PHP handler of {}",
+                domain.resource_id
+            );
+            let suspended = domain.data["suspended"].as_bool().unwrap_or(false);
+            assert_eq!(
+                text.contains("Require all denied"),
+                suspended,
+                "suspension of {}",
+                domain.resource_id
+            );
+            let redirects = of("redirect")
+                .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
+                .count();
+            let expect = if suspended { 0 } else { redirects };
+            assert_eq!(
+                text.matches("RedirectMatch").count(),
+                expect,
+                "redirects of {}",
+                domain.resource_id
+            );
+        }
+        let spool = self.path(provider::crontab_spool(self.provider.platform()));
+        for account in of("account") {
+            let user = account.data["username"].as_str().unwrap();
+            let tasks: BTreeSet<String> = of("scheduled_task")
+                .filter(|t| t.owner.as_str() == account.resource_id.as_str())
+                .map(|t| format!("# task {}", t.resource_id))
+                .collect();
+            let in_file: BTreeSet<String> = std::fs::read_to_string(spool.join(user))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.starts_with("# task "))
+                .map(str::to_owned)
+                .collect();
+            assert_eq!(
+                in_file, tasks,
+                "the crontab of {user} and state.db disagree"
+            );
         }
     }
 
@@ -427,4 +504,68 @@ pub fn remove_grant(req: u64, grant: u64, account: u64) -> Value {
 
 pub fn set_quota(req: u64, account: u64, mib: u64) -> Value {
     json!({"request_id": id(req), "operation": "set_mysql_quota", "resource": {"id": id(account), "quota_mib": mib}})
+}
+
+pub fn set_php_version(req: u64, domain_id: u64, account: u64, version: &str) -> Value {
+    json!({"request_id": id(req), "operation": "set_php_version",
+           "resource": {"id": id(domain_id), "account": id(account), "version": version}})
+}
+
+pub fn remove_php_version(req: u64, domain_id: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_php_version",
+           "resource": {"id": id(domain_id), "account": id(account)}})
+}
+
+pub fn set_php_options(req: u64, account: u64, memory_mib: u64) -> Value {
+    json!({"request_id": id(req), "operation": "set_php_options",
+           "resource": {"id": id(account), "options": {"memory_limit_mib": memory_mib, "display_errors": false}}})
+}
+
+pub fn set_php_extensions(req: u64, account: u64, extensions: &[&str]) -> Value {
+    json!({"request_id": id(req), "operation": "set_php_extensions",
+           "resource": {"id": id(account), "extensions": extensions}})
+}
+
+pub fn ensure_redirect(
+    req: u64,
+    redirect: u64,
+    account: u64,
+    domain_id: u64,
+    source: &str,
+) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_redirect",
+           "resource": {"id": id(redirect), "account": id(account), "web_domain": id(domain_id),
+                        "source": source, "target": "https://new.example.com/", "status": 301}})
+}
+
+pub fn remove_redirect(req: u64, redirect: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_redirect",
+           "resource": {"id": id(redirect), "account": id(account)}})
+}
+
+pub fn domain_suspension(req: u64, op: &str, domain_id: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": op,
+           "resource": {"id": id(domain_id), "account": id(account)}})
+}
+
+pub fn ensure_task(req: u64, task: u64, account: u64, schedule: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_scheduled_task",
+           "resource": {"id": id(task), "account": id(account), "schedule": schedule,
+                        "task": {"php_script": {"path": "cron/run.php", "php_version": "8.2"}}}})
+}
+
+pub fn ensure_fetch_task(req: u64, task: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_scheduled_task",
+           "resource": {"id": id(task), "account": id(account), "schedule": "@hourly",
+                        "task": {"fetch_url": {"url": "https://shop.example.com/cron?k=1&x=%20", "timeout_s": 30}}}})
+}
+
+pub fn remove_task(req: u64, task: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_scheduled_task",
+           "resource": {"id": id(task), "account": id(account)}})
+}
+
+pub fn observe_php(node_id: &Hex32, req: u64) -> Value {
+    json!({"request_id": id(req), "action": "observe_php_versions", "node_id": node_id,
+           "resource": {"id": id(0xe5)}})
 }

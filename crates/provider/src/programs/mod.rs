@@ -6,8 +6,11 @@
 //! under Sim exercised the argv production runs.
 
 pub mod apachectl;
+pub mod crontab;
 pub mod groupadd;
 pub mod groupdel;
+pub mod php_fpm;
+pub mod selectorctl;
 pub mod systemctl;
 pub mod tenant_worker;
 pub mod useradd;

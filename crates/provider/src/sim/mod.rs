@@ -9,7 +9,10 @@
 //! for real.
 
 mod apache;
+mod cron;
 mod etc_files;
+mod php_fpm;
+mod selectorctl;
 mod shadow_utils;
 mod tenant_worker;
 mod visudo;
@@ -22,6 +25,8 @@ use crate::program::Program;
 use crate::provider::Provider;
 
 pub use apache::SIM_RELOADS_FILE;
+pub use php_fpm::SIM_SERVICE_RELOADS_FILE;
+pub use selectorctl::SIM_SELECTOR_DIR;
 
 /// Runs the model of `program`. Never fails as a Rust call: whatever goes wrong becomes an
 /// exit status and stderr, as with a real process.
@@ -51,15 +56,17 @@ pub(crate) fn run(
         Program::TenantWorker => return tenant_worker::in_process(provider, &args, stdin),
         Program::LveSuwrapper => return tenant_worker::lve_suwrapper(provider, &args, stdin),
         Program::Visudo => visudo::visudo(provider, &args),
+        Program::PhpFpm(version) => php_fpm::php_fpm(provider, version, &args),
+        Program::Systemctl => php_fpm::systemctl(provider, &args),
+        Program::Crontab => cron::crontab(provider, &args),
+        Program::Selectorctl => selectorctl::selectorctl(provider, &args),
         Program::Postfix
         | Program::Doveconf
         | Program::Mariadb
         | Program::Openssl
         | Program::OpendkimGenkey
         | Program::Cagefsctl
-        | Program::Lvectl
-        | Program::Selectorctl
-        | Program::Systemctl => Outcome::fail(
+        | Program::Lvectl => Outcome::fail(
             127,
             format!(
                 "layerone sim: no model of {program}; list it in Backend::Sim {{ real }} to run it for real\n"

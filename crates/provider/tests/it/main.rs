@@ -5,6 +5,7 @@
 mod apache;
 mod common;
 mod mariadb;
+mod php_cron;
 mod real_shadow_utils;
 mod sim_accounts;
 mod tenant_fs;

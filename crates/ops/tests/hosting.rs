@@ -1,0 +1,401 @@
+//! The hosting families' generated files: vhosts with PHP, redirects and suspension, FPM
+//! pools and crontabs, checked as snapshots and by the real programs (`apache2ctl -t`,
+//! `php-fpm8.2 -t -y`, `crontab -n`, `/bin/sh` parsing a crontab command back), and a broken
+//! pool reverted to the previous one with FPM's check still passing.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ops::account::AccountInfo;
+use ops::php::render_pool;
+use ops::scheduled_task::{quote_word, render_crontab, render_line};
+use ops::web_domain::{RedirectRule, VhostExtras, redirect_pattern, render_vhost};
+use ops::{Ctx, Service};
+use provider::testing::{
+    require_apachectl, require_php_fpm, seed_accounts, sim_provider, write_apache_test_config,
+    write_php_fpm_test_config,
+};
+use provider::{Platform, Program, Provider};
+use registry::Hex32;
+use registry::types::{CronSchedule, PhpOptions, PhpVersion, RedirectStatus};
+
+fn hex(c: char) -> Hex32 {
+    c.to_string().repeat(32).parse().unwrap()
+}
+
+fn extras_full() -> VhostExtras {
+    VhostExtras {
+        php_socket: Some(PathBuf::from("/run/php/layerone-aaaa-php8.2.sock")),
+        redirects: vec![
+            RedirectRule {
+                source: "/".parse().unwrap(),
+                target: "https://new.example.com/".parse().unwrap(),
+                status: RedirectStatus::Found,
+            },
+            RedirectRule {
+                source: "/old.html".parse().unwrap(),
+                target: "https://new.example.com/x?a=1&b=%20".parse().unwrap(),
+                status: RedirectStatus::MovedPermanently,
+            },
+        ],
+        suspended: false,
+    }
+}
+
+fn vhost(extras: &VhostExtras, docroot: &Path) -> String {
+    render_vhost(
+        &hex('c'),
+        &hex('a'),
+        &"shop.example.com".parse().unwrap(),
+        &serde_json::from_value(serde_json::json!(["www.shop.example.com"])).unwrap(),
+        docroot,
+        extras,
+    )
+}
+
+#[test]
+fn vhost_with_php_and_redirects_snapshot() {
+    let got = vhost(
+        &extras_full(),
+        Path::new("/home/shop1/web/shop.example.com/public_html"),
+    );
+    let expect = r#"# Managed by layerone node for web domain cccccccccccccccccccccccccccccccc of account aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.
+# Changes made here are replaced.
+<VirtualHost *:80>
+    ServerName shop.example.com
+    ServerAlias www.shop.example.com
+    DocumentRoot "/home/shop1/web/shop.example.com/public_html"
+    <Directory "/home/shop1/web/shop.example.com/public_html">
+        Options -Indexes +SymLinksIfOwnerMatch
+        AllowOverride AuthConfig FileInfo Indexes Limit
+        Require all granted
+    </Directory>
+    <FilesMatch "\.php$">
+        SetHandler "proxy:unix:/run/php/layerone-aaaa-php8.2.sock|fcgi://localhost"
+    </FilesMatch>
+    RedirectMatch 301 "^(?!/\.well-known/acme-challenge/)/old\.html(/.*)?$" "https://new.example.com/x?a=1\&b=%20$1"
+    RedirectMatch 302 "^(?!/\.well-known/acme-challenge/)/(.*)$" "https://new.example.com/$1"
+</VirtualHost>
+"#;
+    assert_eq!(got, expect);
+}
+
+#[test]
+fn suspended_vhost_snapshot_denies_all_but_the_challenge() {
+    let mut extras = extras_full();
+    extras.suspended = true;
+    let got = vhost(&extras, Path::new("/home/shop1/public_html"));
+    let tail = r#"    # Suspended: everything answers 403 but the certificate challenge.
+    <Location "/">
+        Require all denied
+    </Location>
+    <Location "/.well-known/acme-challenge/">
+        Require all granted
+    </Location>
+</VirtualHost>
+"#;
+    assert!(got.ends_with(tail), "{got}");
+    assert!(
+        !got.contains("RedirectMatch"),
+        "a suspended domain redirects nothing"
+    );
+    assert!(got.contains("DocumentRoot \"/home/shop1/public_html\""));
+}
+
+#[test]
+fn redirects_never_catch_the_acme_challenge_path() {
+    for source in ["/", "/.well-known/", "/.well-known", "/old"] {
+        let pattern = redirect_pattern(&source.parse().unwrap());
+        let re = fancy_regex::Regex::new(&pattern).unwrap();
+        assert!(
+            !re.is_match("/.well-known/acme-challenge/tok3n-_x").unwrap(),
+            "{source}: {pattern} catches the challenge"
+        );
+    }
+    let root = fancy_regex::Regex::new(&redirect_pattern(&"/".parse().unwrap())).unwrap();
+    assert!(root.is_match("/index.html").unwrap());
+    assert!(root.is_match("/.well-known/security.txt").unwrap());
+    let old = fancy_regex::Regex::new(&redirect_pattern(&"/old".parse().unwrap())).unwrap();
+    assert!(old.is_match("/old").unwrap() && old.is_match("/old/a").unwrap());
+    assert!(
+        !old.is_match("/older").unwrap(),
+        "a prefix is a path segment"
+    );
+    let caps = old.captures("/old/a/b").unwrap().unwrap();
+    assert_eq!(&caps[1], "/a/b");
+}
+
+#[test]
+fn real_apache_accepts_vhosts_with_php_redirects_and_suspension() {
+    require_apachectl(Platform::Debian);
+    let dir = tempfile::tempdir().unwrap();
+    let p = sim_provider(Platform::Debian, dir.path(), vec![Program::ApacheCtl]);
+    let conf = write_apache_test_config(&p).unwrap();
+    let mut extras = extras_full();
+    std::fs::write(conf.vhosts_dir.join("a.conf"), vhost(&extras, dir.path())).unwrap();
+    p.apache_configtest()
+        .expect("apache2ctl -t accepts PHP and redirects");
+    extras.suspended = true;
+    std::fs::write(conf.vhosts_dir.join("a.conf"), vhost(&extras, dir.path())).unwrap();
+    p.apache_configtest()
+        .expect("apache2ctl -t accepts a suspended vhost");
+}
+
+fn info(user: &str, home: &str) -> AccountInfo {
+    AccountInfo {
+        username: user.into(),
+        uid: 1000,
+        gid: 1000,
+        home: home.into(),
+    }
+}
+
+fn options() -> PhpOptions {
+    serde_json::from_value(serde_json::json!({
+        "memory_limit_mib": 256, "upload_max_filesize_mib": 32, "post_max_size_mib": 64,
+        "max_execution_time_s": 60, "max_input_time_s": 30, "max_input_vars": 3000,
+        "display_errors": false
+    }))
+    .unwrap()
+}
+
+#[test]
+fn pool_snapshot() {
+    let got = render_pool(
+        &hex('a'),
+        &info("shop1", "/home/shop1"),
+        Path::new("/home/shop1"),
+        Path::new("/run/php/layerone-a-php8.2.sock"),
+        "www-data",
+        PhpVersion::V8_2,
+        &options(),
+    );
+    let expect = "; Managed by layerone node for account aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, PHP 8.2.
+; Changes made here are replaced.
+[layerone-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]
+user = shop1
+group = shop1
+listen = /run/php/layerone-a-php8.2.sock
+listen.owner = www-data
+listen.group = www-data
+listen.mode = 0660
+pm = ondemand
+pm.max_children = 5
+pm.process_idle_timeout = 10s
+pm.max_requests = 500
+chdir = /
+security.limit_extensions = .php
+php_admin_value[open_basedir] = /home/shop1/:/tmp/
+php_admin_value[memory_limit] = 256M
+php_admin_value[upload_max_filesize] = 32M
+php_admin_value[post_max_size] = 64M
+php_admin_value[max_execution_time] = 60
+php_admin_value[max_input_time] = 30
+php_admin_value[max_input_vars] = 3000
+php_flag[display_errors] = off
+";
+    assert_eq!(got, expect);
+}
+
+fn fpm_ctx(dir: &Path) -> Ctx {
+    let p = sim_provider(
+        Platform::Debian,
+        dir,
+        vec![Program::PhpFpm(provider::PhpVersion::V8_2)],
+    );
+    seed_accounts(&p).unwrap();
+    write_php_fpm_test_config(&p, provider::PhpVersion::V8_2).unwrap();
+    let state = store::StateDb::open(&dir.join("state.db")).unwrap();
+    Ctx::new(Arc::new(p), state)
+}
+
+#[test]
+fn real_php_fpm_accepts_the_pool_and_a_broken_one_is_reverted() {
+    require_php_fpm(provider::PhpVersion::V8_2);
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = fpm_ctx(dir.path());
+    let layout = ctx.provider.php_fpm_layout(provider::PhpVersion::V8_2);
+    let socket = ctx.provider.sysconf(&layout.socket_dir).join("t.sock");
+    // FPM, run as root, checks that the pool's user and group exist on the machine:
+    // `www-data` is both on Debian.
+    let good = render_pool(
+        &hex('a'),
+        &info("www-data", "/nonexistent"),
+        Path::new("/nonexistent"),
+        &socket,
+        layout.web_user,
+        PhpVersion::V8_2,
+        &options(),
+    );
+    let path = ctx
+        .provider
+        .sysconf(&layout.pool_dir)
+        .join("layerone-a.conf");
+    let service = Service::PhpFpm(provider::PhpVersion::V8_2);
+    ctx.write_service_config(service, &path, good.as_bytes())
+        .expect("the real php-fpm8.2 -t accepts the node's pool");
+    let broken = good.replace("pm = ondemand", "pm = ondemand\nno_such_entry = 1");
+    let err = ctx
+        .write_service_config(service, &path, broken.as_bytes())
+        .expect_err("a broken pool fails the test");
+    assert_eq!(err.code, "config_test_failed");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        good,
+        "the previous pool was not put back"
+    );
+    ctx.provider
+        .php_fpm_configtest(provider::PhpVersion::V8_2)
+        .expect("FPM's check passes again");
+    // Options cannot smuggle a directive: they are numbers and booleans by type.
+    let hostile = serde_json::from_value::<PhpOptions>(
+        serde_json::json!({"memory_limit_mib": "128M\nuser = root"}),
+    );
+    assert!(hostile.is_err());
+}
+
+fn schedule(s: &str) -> CronSchedule {
+    s.parse().unwrap()
+}
+
+#[test]
+fn crontab_snapshot() {
+    let lines = vec![
+        (
+            hex('1'),
+            render_line(
+                &schedule("*/15 * * * *"),
+                &[
+                    "/usr/bin/php8.2".into(),
+                    "-f".into(),
+                    "/home/shop1/cron.php".into(),
+                ],
+            ),
+        ),
+        (
+            hex('2'),
+            render_line(
+                &schedule("@daily"),
+                &[
+                    "/usr/bin/curl".into(),
+                    "--max-time".into(),
+                    "30".into(),
+                    "https://x.example.com/?a=%20&b".into(),
+                ],
+            ),
+        ),
+    ];
+    let got = render_crontab(&hex('a'), &lines);
+    let expect = r#"# Managed by layerone node for account aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa. Changes made here are replaced.
+MAILTO=""
+SHELL=/bin/sh
+PATH=/usr/bin:/bin
+# task 11111111111111111111111111111111
+*/15 * * * * '/usr/bin/php8.2' '-f' '/home/shop1/cron.php'
+# task 22222222222222222222222222222222
+@daily '/usr/bin/curl' '--max-time' '30' 'https://x.example.com/?a=\%20&b'
+"#;
+    assert_eq!(got, expect);
+}
+
+/// What cron does to the command field before `/bin/sh -c` sees it: `\%` becomes `%`, and an
+/// unescaped `%` ends the command (the rest is stdin), which must never happen here.
+fn cron_command(line: &str) -> String {
+    let fields = if line.starts_with('@') { 1 } else { 5 };
+    let command = line.splitn(fields + 1, ' ').nth(fields).unwrap();
+    let mut out = String::new();
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some('%')) => {
+                out.push('%');
+                chars.next();
+            }
+            ('%', _) => panic!("an unescaped % in {line}"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The words `/bin/sh` makes of a command, printed by the real shell.
+fn sh_words(command: &str) -> Vec<String> {
+    // set -- replaces the positional parameters with the command's words, unexpanded by
+    // anything but the shell's own parsing; printf prints each NUL-terminated.
+    #[allow(clippy::disallowed_methods)] // The test runs the real shell to parse a line back.
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("set -- {command}; printf '%s\\0' \"$@\""))
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    out.stdout
+        .split(|&b| b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8(w.to_vec()).unwrap())
+        .collect()
+}
+
+#[test]
+fn crontab_lines_parse_back_to_the_same_words_through_a_real_shell() {
+    let cases: Vec<Vec<String>> = vec![
+        vec![
+            "/usr/bin/php8.2".into(),
+            "-f".into(),
+            "/home/u/a b/x.php".into(),
+        ],
+        vec![
+            "/usr/bin/curl".into(),
+            "https://x.example.com/a?b=%20&c=$(id)`id`;rm -rf ~".into(),
+        ],
+        vec![
+            "/bin/echo".into(),
+            "it's".into(),
+            "\"q\"".into(),
+            "\\n".into(),
+            "*".into(),
+        ],
+    ];
+    for words in cases {
+        let line = render_line(&schedule("0 * * * *"), &words);
+        assert_eq!(line.lines().count(), 1);
+        assert_eq!(sh_words(&cron_command(&line)), words, "{line}");
+    }
+    assert_eq!(quote_word("%"), "'\\%'");
+}
+
+#[test]
+fn real_crontab_accepts_the_node_crontab() {
+    assert!(
+        Path::new("/usr/bin/crontab").exists(),
+        "/usr/bin/crontab is missing: install cron (the test script does this)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p: Provider = sim_provider(Platform::Debian, dir.path(), vec![Program::Crontab]);
+    let lines: Vec<(Hex32, String)> = [
+        "*/5 * * * *",
+        "0 3 1-15/2 jan-mar mon,wed,fri",
+        "59 23 31 12 7",
+        "@weekly",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, s)| {
+        (
+            format!("{i:032x}").parse().unwrap(),
+            render_line(
+                &schedule(s),
+                &[
+                    "/usr/bin/curl".into(),
+                    "https://x.example.com/?a=%20&b=1".into(),
+                ],
+            ),
+        )
+    })
+    .collect();
+    let file = dir.path().join("crontab");
+    std::fs::write(&file, render_crontab(&hex('a'), &lines)).unwrap();
+    p.check_crontab_file(&file)
+        .expect("crontab -n accepts the node's crontab");
+}

@@ -1,0 +1,308 @@
+//! PHP-FPM, one binary per PHP version: the configuration test (`php-fpmX.Y -t -y CONF`), the
+//! module list (`php-fpmX.Y -m`), the reload of its unit (through `systemctl`), and where each
+//! platform keeps each version's files.
+//!
+//! The versions a node can offer are the binaries that exist (`/usr/sbin/php-fpm8.2` on
+//! Debian, `/opt/alt/php82/usr/sbin/php-fpm` for CloudLinux's alt-php); their extensions are
+//! what the binary itself lists with `-m`. Nothing here takes a path or a version string from
+//! a request: a version is the closed [`PhpVersion`] enum, every path comes from this table.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ProviderError;
+use crate::exec::Argv;
+use crate::platform::Platform;
+use crate::program::Program;
+use crate::provider::Provider;
+
+/// A PHP version the node knows how to run. Which of them a node really has is observed
+/// ([`Provider::php_installed_versions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum PhpVersion {
+    #[serde(rename = "7.4")]
+    V7_4,
+    #[serde(rename = "8.0")]
+    V8_0,
+    #[serde(rename = "8.1")]
+    V8_1,
+    #[serde(rename = "8.2")]
+    V8_2,
+    #[serde(rename = "8.3")]
+    V8_3,
+    #[serde(rename = "8.4")]
+    V8_4,
+}
+
+/// One row of the version table: every name and path of one version, on both platforms.
+struct Row {
+    dotted: &'static str,
+    fpm_name: &'static str,
+    debian_fpm: &'static str,
+    debian_dir: &'static str,
+    debian_cli: &'static str,
+    debian_unit: &'static str,
+    alt_dir: &'static str,
+}
+
+macro_rules! row {
+    ($dotted:literal, $compact:literal) => {
+        Row {
+            dotted: $dotted,
+            fpm_name: concat!("php-fpm", $dotted),
+            debian_fpm: concat!("/usr/sbin/php-fpm", $dotted),
+            debian_dir: concat!("/etc/php/", $dotted),
+            debian_cli: concat!("/usr/bin/php", $dotted),
+            debian_unit: concat!("php", $dotted, "-fpm.service"),
+            alt_dir: concat!("/opt/alt/php", $compact),
+        }
+    };
+}
+
+impl PhpVersion {
+    pub const ALL: &'static [PhpVersion] = &[
+        PhpVersion::V7_4,
+        PhpVersion::V8_0,
+        PhpVersion::V8_1,
+        PhpVersion::V8_2,
+        PhpVersion::V8_3,
+        PhpVersion::V8_4,
+    ];
+
+    fn row(self) -> Row {
+        match self {
+            PhpVersion::V7_4 => row!("7.4", "74"),
+            PhpVersion::V8_0 => row!("8.0", "80"),
+            PhpVersion::V8_1 => row!("8.1", "81"),
+            PhpVersion::V8_2 => row!("8.2", "82"),
+            PhpVersion::V8_3 => row!("8.3", "83"),
+            PhpVersion::V8_4 => row!("8.4", "84"),
+        }
+    }
+
+    /// `8.2`.
+    pub fn as_str(self) -> &'static str {
+        self.row().dotted
+    }
+
+    /// `php-fpm8.2`: the program's stable name in errors and the audit log.
+    pub fn fpm_name(self) -> &'static str {
+        self.row().fpm_name
+    }
+
+    pub(crate) fn debian_fpm(self) -> &'static str {
+        self.row().debian_fpm
+    }
+
+    pub(crate) fn alt_fpm(self) -> &'static str {
+        match self {
+            PhpVersion::V7_4 => "/opt/alt/php74/usr/sbin/php-fpm",
+            PhpVersion::V8_0 => "/opt/alt/php80/usr/sbin/php-fpm",
+            PhpVersion::V8_1 => "/opt/alt/php81/usr/sbin/php-fpm",
+            PhpVersion::V8_2 => "/opt/alt/php82/usr/sbin/php-fpm",
+            PhpVersion::V8_3 => "/opt/alt/php83/usr/sbin/php-fpm",
+            PhpVersion::V8_4 => "/opt/alt/php84/usr/sbin/php-fpm",
+        }
+    }
+}
+
+/// Where one PHP version keeps its files on one platform. System paths: map them with
+/// [`Provider::sysconf`] before touching them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhpFpmLayout {
+    pub version: PhpVersion,
+    /// The FPM main configuration, passed to `-t -y`.
+    pub main_config: String,
+    /// The directory the main configuration includes pools from. The node's pools are the
+    /// `layerone-*.conf` files in it.
+    pub pool_dir: String,
+    /// The ini directory whose files load this version's extensions (read by Sim's `-m`).
+    pub ini_dir: String,
+    /// Where the node's pool sockets are created.
+    pub socket_dir: String,
+    /// The command-line PHP of this version, for scheduled scripts.
+    pub cli: String,
+    /// The systemd unit reloaded after a pool change.
+    pub unit: String,
+    /// The user Apache runs as, which must reach the sockets.
+    pub web_user: &'static str,
+}
+
+impl PhpFpmLayout {
+    /// Debian: `php8.2-fpm` from the distribution (or sury.org), `/etc/php/8.2/fpm`.
+    /// CloudLinux: alt-php (`/opt/alt/php82`, unit `alt-php82-fpm`), Apache as `apache`.
+    pub fn for_platform(platform: Platform, version: PhpVersion) -> PhpFpmLayout {
+        let row = version.row();
+        match platform {
+            Platform::Debian => PhpFpmLayout {
+                version,
+                main_config: format!("{}/fpm/php-fpm.conf", row.debian_dir),
+                pool_dir: format!("{}/fpm/pool.d", row.debian_dir),
+                ini_dir: format!("{}/fpm/conf.d", row.debian_dir),
+                socket_dir: "/run/php".into(),
+                cli: row.debian_cli.into(),
+                unit: row.debian_unit.into(),
+                web_user: "www-data",
+            },
+            Platform::CloudLinux => PhpFpmLayout {
+                version,
+                main_config: format!("{}/etc/php-fpm.conf", row.alt_dir),
+                pool_dir: format!("{}/etc/php-fpm.d", row.alt_dir),
+                ini_dir: format!("{}/etc/php.d", row.alt_dir),
+                socket_dir: format!("{}/var/run", row.alt_dir),
+                cli: format!("{}/usr/bin/php", row.alt_dir),
+                unit: format!(
+                    "alt-php{}-fpm.service",
+                    row.alt_dir.trim_start_matches("/opt/alt/php")
+                ),
+                web_user: "apache",
+            },
+        }
+    }
+
+    /// The version whose unit is `unit`, if it is one of the table's (Sim's systemctl uses
+    /// this to refuse units the node never reloads).
+    pub fn version_of_unit(platform: Platform, unit: &str) -> Option<PhpVersion> {
+        PhpVersion::ALL
+            .iter()
+            .copied()
+            .find(|&v| PhpFpmLayout::for_platform(platform, v).unit == unit)
+    }
+}
+
+impl Provider {
+    pub fn php_fpm_layout(&self, version: PhpVersion) -> PhpFpmLayout {
+        PhpFpmLayout::for_platform(self.platform, version)
+    }
+
+    /// The versions whose FPM binary exists on this node, oldest first. Under Sim the
+    /// sysroot stands for the machine, except for a version run for real, whose real binary
+    /// is looked at.
+    pub fn php_installed_versions(&self) -> Vec<PhpVersion> {
+        PhpVersion::ALL
+            .iter()
+            .copied()
+            .filter(|&v| self.program_installed(Program::PhpFpm(v)))
+            .collect()
+    }
+
+    /// Whether the command-line PHP of `version` exists (scheduled scripts need it).
+    pub fn php_cli_installed(&self, version: PhpVersion) -> bool {
+        let cli = self.php_fpm_layout(version).cli;
+        if self.runs_real(Program::PhpFpm(version)) {
+            Path::new(&cli).exists()
+        } else {
+            self.sysconf(&cli).exists()
+        }
+    }
+
+    pub(crate) fn program_installed(&self, program: Program) -> bool {
+        let Some(path) = program.path(self.platform) else {
+            return false;
+        };
+        if self.runs_real(program) {
+            Path::new(path).exists()
+        } else {
+            self.sysconf(path).exists()
+        }
+    }
+
+    /// `php-fpmX.Y -t -y CONF`: checks the version's main configuration and every pool it
+    /// includes. `Err(Failed { stderr })` carries FPM's `ERROR:` lines.
+    pub fn php_fpm_configtest(&self, version: PhpVersion) -> Result<(), ProviderError> {
+        let mut argv = Argv::new();
+        argv.arg("-t")
+            .arg("-y")
+            .arg(self.sysconf(self.php_fpm_layout(version).main_config));
+        let program = Program::PhpFpm(version);
+        self.execute(program, &argv, None, program.default_timeout())?;
+        Ok(())
+    }
+
+    /// `php-fpmX.Y -m`: the modules this version loads, in its own order (the `[PHP Modules]`
+    /// section; Zend extensions such as OPcache are listed under their PHP module name too).
+    pub fn php_fpm_modules(&self, version: PhpVersion) -> Result<Vec<String>, ProviderError> {
+        let mut argv = Argv::new();
+        argv.arg("-m");
+        let program = Program::PhpFpm(version);
+        let out = self.execute(program, &argv, None, program.default_timeout())?;
+        Ok(parse_modules(&String::from_utf8_lossy(&out.stdout)))
+    }
+
+    /// `systemctl reload php8.2-fpm.service` (`alt-php82-fpm.service` on CloudLinux): FPM
+    /// re-reads its pools gracefully (SIGUSR2 through the unit's `ExecReload`).
+    pub fn php_fpm_reload(&self, version: PhpVersion) -> Result<(), ProviderError> {
+        let mut argv = Argv::new();
+        argv.arg("reload").arg(self.php_fpm_layout(version).unit);
+        self.execute(
+            Program::Systemctl,
+            &argv,
+            None,
+            Program::Systemctl.default_timeout(),
+        )?;
+        Ok(())
+    }
+}
+
+/// The names of the `[PHP Modules]` section of `php -m`, lowercased (`Zend OPcache` is
+/// reported as `Zend OPcache` under `[Zend Modules]` and as nothing under PHP modules on some
+/// builds, so the Zend section is read too and mapped to its extension name).
+pub fn parse_modules(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut section = "";
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') && line.ends_with(']') {
+            section = line;
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let name = match (section, line) {
+            ("[PHP Modules]", name) => name.to_ascii_lowercase(),
+            ("[Zend Modules]", "Zend OPcache") => "opcache".to_owned(),
+            _ => continue,
+        };
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_list_is_parsed_from_both_sections() {
+        let text = "[PHP Modules]\nCore\ndate\nPDO\n\n[Zend Modules]\nZend OPcache\n\n";
+        assert_eq!(parse_modules(text), ["core", "date", "pdo", "opcache"]);
+    }
+
+    #[test]
+    fn layouts_follow_each_platform() {
+        let d = PhpFpmLayout::for_platform(Platform::Debian, PhpVersion::V8_2);
+        assert_eq!(d.pool_dir, "/etc/php/8.2/fpm/pool.d");
+        assert_eq!(d.unit, "php8.2-fpm.service");
+        assert_eq!(d.cli, "/usr/bin/php8.2");
+        let c = PhpFpmLayout::for_platform(Platform::CloudLinux, PhpVersion::V8_2);
+        assert_eq!(c.pool_dir, "/opt/alt/php82/etc/php-fpm.d");
+        assert_eq!(c.unit, "alt-php82-fpm.service");
+        assert_eq!(c.cli, "/opt/alt/php82/usr/bin/php");
+        assert_eq!(
+            Program::PhpFpm(PhpVersion::V8_2).path(Platform::CloudLinux),
+            Some("/opt/alt/php82/usr/sbin/php-fpm")
+        );
+        assert_eq!(
+            PhpFpmLayout::version_of_unit(Platform::Debian, "php8.2-fpm.service"),
+            Some(PhpVersion::V8_2)
+        );
+        assert_eq!(
+            PhpFpmLayout::version_of_unit(Platform::Debian, "ssh.service"),
+            None
+        );
+    }
+}

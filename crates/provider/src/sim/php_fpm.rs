@@ -1,0 +1,281 @@
+//! Model of `php-fpmX.Y -t -y CONF`, `php-fpmX.Y -m` and `systemctl reload <php-fpm unit>`.
+//!
+//! The binary must exist in the sysroot (a version the machine does not have cannot run:
+//! exit 127, as a failed exec). `-t` checks every `*.conf` of the version's pool directory the
+//! way FPM's ini reader does for what the node writes: `[pool]` sections, `key = value` lines
+//! with a known key, `php_*value[name]` entries, a `user` that exists in the sysroot's
+//! passwd, a known `pm`; errors read like FPM's (`ERROR: [FILE:LINE] unknown entry 'x'`,
+//! then `ERROR: FPM initialization failed`, exit 78). `-m` lists the core modules and one
+//! per `*.ini` of the version's ini directory (`20-intl.ini` loads `intl`). A reload runs the
+//! same check and records `reload UNIT` in [`SIM_SERVICE_RELOADS_FILE`].
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{Outcome, unix_ms};
+use crate::program::PhpVersion;
+use crate::programs::php_fpm::PhpFpmLayout;
+use crate::provider::Provider;
+
+/// Where simulated service reloads are recorded, one line each (a system path).
+pub const SIM_SERVICE_RELOADS_FILE: &str = "/var/lib/layerone-sim/service-reloads";
+
+/// Modules every PHP build has, whatever the ini directory holds.
+const CORE_MODULES: &[&str] = &[
+    "Core",
+    "date",
+    "filter",
+    "hash",
+    "json",
+    "libxml",
+    "openssl",
+    "pcre",
+    "random",
+    "Reflection",
+    "session",
+    "SPL",
+    "standard",
+    "zlib",
+];
+
+/// The pool keys the model accepts (a subset of FPM's, covering what the node writes).
+const POOL_KEYS: &[&str] = &[
+    "user",
+    "group",
+    "listen",
+    "listen.owner",
+    "listen.group",
+    "listen.mode",
+    "listen.backlog",
+    "pm",
+    "pm.max_children",
+    "pm.start_servers",
+    "pm.min_spare_servers",
+    "pm.max_spare_servers",
+    "pm.process_idle_timeout",
+    "pm.max_requests",
+    "chdir",
+    "catch_workers_output",
+    "clear_env",
+    "security.limit_extensions",
+    "request_terminate_timeout",
+];
+
+pub(super) fn php_fpm(provider: &Provider, version: PhpVersion, args: &[String]) -> Outcome {
+    let program = crate::program::Program::PhpFpm(version);
+    let binary = program.path(provider.platform).unwrap_or_default();
+    if !provider.sysconf(binary).exists() {
+        return Outcome::fail(127, format!("{binary}: No such file or directory\n"));
+    }
+    let layout = provider.php_fpm_layout(version);
+    match args {
+        [t, y, conf] if t == "-t" && y == "-y" => {
+            let expected = provider.sysconf(&layout.main_config);
+            if Path::new(conf) != expected {
+                return Outcome::fail(
+                    78,
+                    format!(
+                        "ERROR: failed to open configuration file '{conf}': No such file or directory (2)\nERROR: failed to load configuration file '{conf}'\nERROR: FPM initialization failed\n"
+                    ),
+                );
+            }
+            match check_pools(provider, &layout) {
+                Ok(()) => Outcome::ok().warn(format!(
+                    "NOTICE: configuration file {conf} test is successful\n"
+                )),
+                Err(e) => Outcome::fail(78, format!("{e}ERROR: FPM initialization failed\n")),
+            }
+        }
+        [m] if m == "-m" => {
+            let mut out = String::from("[PHP Modules]\n");
+            let mut names: Vec<String> = CORE_MODULES.iter().map(|s| (*s).to_owned()).collect();
+            if let Ok(entries) = std::fs::read_dir(provider.sysconf(&layout.ini_dir)) {
+                for entry in entries.flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if let Some(stem) = name.strip_suffix(".ini") {
+                        let module = stem.split_once('-').map_or(stem, |(_, m)| m);
+                        if module != "opcache" {
+                            names.push(module.to_owned());
+                        }
+                    }
+                }
+            }
+            names.sort_by_key(|n| n.to_ascii_lowercase());
+            names.dedup();
+            for name in names {
+                out.push_str(&name);
+                out.push('\n');
+            }
+            out.push_str("\n[Zend Modules]\n");
+            if provider
+                .sysconf(&layout.ini_dir)
+                .join("10-opcache.ini")
+                .exists()
+            {
+                out.push_str("Zend OPcache\n");
+            }
+            out.push('\n');
+            Outcome {
+                status: 0,
+                stdout: out,
+                stderr: String::new(),
+            }
+        }
+        _ => Outcome::fail(
+            64,
+            format!(
+                "Usage: {} [-n] [-e] [-h] [-i] [-m] [-v] [-t] [-p <prefix>] [-g <pid>] [-c <file>] [-d foo[=bar]] [-y <file>] [-D] [-F [-O]]\n",
+                version.fpm_name()
+            ),
+        ),
+    }
+}
+
+pub(super) fn systemctl(provider: &Provider, args: &[String]) -> Outcome {
+    let [verb, unit] = args else {
+        return Outcome::fail(1, "systemctl: the node only runs `systemctl reload UNIT`\n");
+    };
+    if verb != "reload" {
+        return Outcome::fail(1, format!("Unknown command verb {verb}.\n"));
+    }
+    let Some(version) = PhpFpmLayout::version_of_unit(provider.platform, unit) else {
+        return Outcome::fail(
+            5,
+            format!("Failed to reload {unit}: Unit {unit} not found.\n"),
+        );
+    };
+    let layout = provider.php_fpm_layout(version);
+    let binary = crate::program::Program::PhpFpm(version)
+        .path(provider.platform)
+        .unwrap_or_default();
+    if !provider.sysconf(binary).exists() {
+        return Outcome::fail(
+            5,
+            format!("Failed to reload {unit}: Unit {unit} not found.\n"),
+        );
+    }
+    if let Err(e) = check_pools(provider, &layout) {
+        return Outcome::fail(
+            1,
+            format!(
+                "{e}Job for {unit} failed because the control process exited with error code.\n"
+            ),
+        );
+    }
+    let file = provider.sysconf(SIM_SERVICE_RELOADS_FILE);
+    let recorded = (|| -> std::io::Result<()> {
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let mut f = OpenOptions::new().create(true).append(true).open(&file)?;
+        f.write_all(format!("reload {unit} {}\n", unix_ms()).as_bytes())
+    })();
+    match recorded {
+        Ok(()) => Outcome::ok(),
+        Err(e) => Outcome::fail(1, format!("layerone sim: record reload: {e}\n")),
+    }
+}
+
+fn check_pools(provider: &Provider, layout: &PhpFpmLayout) -> Result<(), String> {
+    let dir = provider.sysconf(&layout.pool_dir);
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "conf"))
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(format!("ERROR: unable to open {}: {e}\n", dir.display())),
+    };
+    files.sort();
+    for file in files {
+        let text = std::fs::read(&file)
+            .map_err(|e| format!("ERROR: failed to open {}: {e}\n", file.display()))?;
+        check_pool_file(provider, &file, &text)?;
+    }
+    Ok(())
+}
+
+pub(super) fn check_pool_file(
+    provider: &Provider,
+    file: &Path,
+    bytes: &[u8],
+) -> Result<(), String> {
+    let at = |n: usize, msg: String| format!("ERROR: [{}:{n}] {msg}\n", file.display());
+    let mut in_pool = false;
+    let mut user_seen = false;
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let n = i + 1;
+        let line = std::str::from_utf8(raw).map_err(|_| at(n, "invalid UTF-8".into()))?;
+        if line.bytes().any(|b| b < 0x20 && b != b'\t') {
+            return Err(at(n, "syntax error, unexpected control character".into()));
+        }
+        let line = line.trim();
+        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            {
+                return Err(at(n, format!("invalid pool name '{name}'")));
+            }
+            in_pool = true;
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(at(n, format!("syntax error, unexpected '{line}'")));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if !in_pool {
+            return Err(at(n, format!("unknown entry '{key}' outside of a pool")));
+        }
+        let php_entry = [
+            "php_value[",
+            "php_admin_value[",
+            "php_flag[",
+            "php_admin_flag[",
+        ]
+        .iter()
+        .any(|p| key.starts_with(p) && key.ends_with(']') && key.len() > p.len() + 1);
+        if !php_entry && !POOL_KEYS.contains(&key) {
+            return Err(at(n, format!("unknown entry '{key}'")));
+        }
+        if value.is_empty() && key != "chdir" {
+            return Err(at(n, format!("empty value for '{key}'")));
+        }
+        match key {
+            "user" => {
+                user_seen = true;
+                match provider.lookup_user(value) {
+                    Ok(Some(_)) => {}
+                    _ => return Err(format!("ERROR: [pool] cannot get uid for user '{value}'\n")),
+                }
+            }
+            "group" => match provider.lookup_group(value) {
+                Ok(Some(_)) => {}
+                _ => {
+                    return Err(format!(
+                        "ERROR: [pool] cannot get gid for group '{value}'\n"
+                    ));
+                }
+            },
+            "pm" if !["static", "dynamic", "ondemand"].contains(&value) => {
+                return Err(at(n, format!("invalid value for 'pm': '{value}'")));
+            }
+            "pm.max_children" | "pm.max_requests" if value.parse::<u32>().is_err() => {
+                return Err(at(n, format!("invalid value for '{key}': '{value}'")));
+            }
+            _ => {}
+        }
+    }
+    if in_pool && !user_seen {
+        return Err(format!(
+            "ERROR: [{}] 'user' directive is required\n",
+            file.display()
+        ));
+    }
+    Ok(())
+}
