@@ -53,6 +53,43 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             vec![account(), domain()],
             remove_domain(100, 30, 10),
         ),
+        (
+            "observe_account_usage",
+            vec![account(), domain()],
+            account_op(100, "observe_account_usage", 10),
+        ),
+        (
+            "rebuild_account",
+            vec![account(), key(), domain()],
+            account_op(100, "rebuild_account", 10),
+        ),
+    ]
+}
+
+/// The same on the `cloudlinux` profile, for the operations only it supports.
+fn cloudlinux_scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
+    let account = || ensure_account(1, 10, "shop1");
+    vec![
+        (
+            "set_account_limits",
+            vec![account()],
+            set_limits(100, 10, 150),
+        ),
+        (
+            "set_account_isolation",
+            vec![account()],
+            set_isolation(100, 10, true),
+        ),
+        (
+            "remove_account (limits, CageFS)",
+            vec![account(), set_limits(2, 10, 50), set_isolation(3, 10, true)],
+            account_op(100, "remove_account", 10),
+        ),
+        (
+            "rebuild_account (limits, CageFS)",
+            vec![account(), set_limits(2, 10, 50), set_isolation(3, 10, true)],
+            account_op(100, "rebuild_account", 10),
+        ),
     ]
 }
 
@@ -60,9 +97,17 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
 fn crash_matrix_converges_at_every_point() {
     let mut reached = std::collections::BTreeSet::new();
     let mut runs = 0;
-    for (name, setup, target) in scenarios() {
+    let all = scenarios()
+        .into_iter()
+        .map(|s| (false, s))
+        .chain(cloudlinux_scenarios().into_iter().map(|s| (true, s)));
+    for (cloudlinux, (name, setup, target)) in all {
         for point in crash::ALL {
-            let mut node = Node::new();
+            let mut node = if cloudlinux {
+                Node::cloudlinux()
+            } else {
+                Node::new()
+            };
             // One pass per setup request: requests for the same resource in one pass would
             // supersede each other.
             for body in &setup {
@@ -95,7 +140,10 @@ fn crash_matrix_converges_at_every_point() {
         missed.is_empty(),
         "crash points no scenario reaches: {missed:?}"
     );
-    assert_eq!(runs, scenarios().len() * crash::ALL.len());
+    assert_eq!(
+        runs,
+        (scenarios().len() + cloudlinux_scenarios().len()) * crash::ALL.len()
+    );
 }
 
 /// A small deterministic generator, so a failing history can be replayed from its seed.
@@ -117,7 +165,11 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let account = 10 + rng.below(2);
     let user = if account == 10 { "alpha" } else { "beta" };
     let thing = rng.below(2);
-    match rng.below(9) {
+    match rng.below(13) {
+        9 => set_limits(req, account, 25 + 25 * rng.below(4)),
+        10 => set_isolation(req, account, rng.below(2) == 0),
+        11 => account_op(req, "observe_account_usage", account),
+        12 => account_op(req, "rebuild_account", account),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -143,7 +195,13 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
 
 fn run_history(seed: u64) {
     let mut rng = SplitMix(seed);
-    let mut node = Node::new();
+    // Odd seeds run on the cloudlinux profile, where limits and CageFS exist; on debian they
+    // fail unsupported_on_platform and must leave nothing behind.
+    let mut node = if seed % 2 == 1 {
+        Node::cloudlinux()
+    } else {
+        Node::new()
+    };
     let mut submitted: Vec<Value> = Vec::new();
     let mut next_req = 1000;
     for _step in 0..12 {

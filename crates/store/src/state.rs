@@ -371,6 +371,30 @@ impl StateDb {
         )
     }
 
+    /// The succeeded jobs of one resource key, oldest first: `(seq, operation, canonical
+    /// envelope)`. `rebuild_account` replays the last of them to re-derive what drifted.
+    pub fn succeeded_requests(
+        &self,
+        family: &str,
+        id: &Hex32,
+    ) -> Result<Vec<(i64, String, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, operation, body FROM jobs
+                 WHERE family = ?1 AND resource_id = ?2 AND state = 'succeeded' AND body IS NOT NULL
+                 ORDER BY seq",
+            )
+            .map_err(StoreError::sqlite("list succeeded requests"))?;
+        let rows = stmt
+            .query_map(params![family, id.as_str()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("list succeeded requests"))?;
+        Ok(rows)
+    }
+
     /// Every resource of one family, whoever owns it.
     pub fn resources_of_family(&self, family: &str) -> Result<Vec<ResourceRow>, StoreError> {
         self.list_resources("WHERE family = ?1", params![family])

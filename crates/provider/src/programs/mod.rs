@@ -6,8 +6,10 @@
 //! under Sim exercised the argv production runs.
 
 pub mod apachectl;
+pub mod cagefsctl;
 pub mod groupadd;
 pub mod groupdel;
+pub mod lvectl;
 pub mod systemctl;
 pub mod tenant_worker;
 pub mod useradd;

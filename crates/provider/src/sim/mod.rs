@@ -9,6 +9,7 @@
 //! for real.
 
 mod apache;
+mod cloudlinux;
 mod etc_files;
 mod shadow_utils;
 mod tenant_worker;
@@ -22,6 +23,7 @@ use crate::program::Program;
 use crate::provider::Provider;
 
 pub use apache::SIM_RELOADS_FILE;
+pub use cloudlinux::{SIM_CAGEFS_FILE, SIM_LVE_FILE};
 
 /// Runs the model of `program`. Never fails as a Rust call: whatever goes wrong becomes an
 /// exit status and stderr, as with a real process.
@@ -51,13 +53,13 @@ pub(crate) fn run(
         Program::TenantWorker => return tenant_worker::in_process(provider, &args, stdin),
         Program::LveSuwrapper => return tenant_worker::lve_suwrapper(provider, &args, stdin),
         Program::Visudo => visudo::visudo(provider, &args),
+        Program::Lvectl => cloudlinux::lvectl(provider, &args),
+        Program::Cagefsctl => cloudlinux::cagefsctl(provider, &args),
         Program::Postfix
         | Program::Doveconf
         | Program::Mariadb
         | Program::Openssl
         | Program::OpendkimGenkey
-        | Program::Cagefsctl
-        | Program::Lvectl
         | Program::Selectorctl
         | Program::Systemctl => Outcome::fail(
             127,

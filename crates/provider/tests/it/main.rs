@@ -3,6 +3,7 @@
 //! `apache2ctl -t`).
 
 mod apache;
+mod cloudlinux;
 mod common;
 mod real_shadow_utils;
 mod sim_accounts;
