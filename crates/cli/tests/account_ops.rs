@@ -89,7 +89,7 @@ fn limits_and_isolation_are_applied_read_back_and_purged_on_cloudlinux() {
 
 #[test]
 fn limits_out_of_bounds_are_refused_naming_the_field() {
-    let mut node = Node::new();
+    let node = Node::new();
     for (field, value) in [
         ("cpu_percent", serde_json::json!(0)),
         ("cpu_percent", serde_json::json!(6401)),
