@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod context;
+pub mod drift;
 pub mod ssh_key;
 pub mod sudo;
 pub mod web_domain;

@@ -51,6 +51,40 @@ pub fn vhost_path(ctx: &Ctx, id: &Hex32) -> PathBuf {
         .join(format!("{id}.conf"))
 }
 
+/// The vhost state.db derives for a recorded web domain (its row), or `None` when the row
+/// or its account's row cannot be read back into valid types (a node bug the drift check
+/// reports as a differing vhost).
+pub fn derived_vhost(ctx: &Ctx, row: &store::ResourceRow) -> Result<Option<String>, OpError> {
+    let registry::Owner::Tenant(account) = &row.owner else {
+        return Ok(None);
+    };
+    let Some(account_row) = ctx
+        .state
+        .resource(crate::account::Account::NAME, account)
+        .map_err(store_error)?
+    else {
+        return Ok(None);
+    };
+    let domain: Option<DomainName> = serde_json::from_value(row.data["domain"].clone()).ok();
+    let aliases: Option<DomainAliases> = serde_json::from_value(row.data["aliases"].clone()).ok();
+    let (Some(domain), Some(aliases), Some(home), Some(docroot)) = (
+        domain,
+        aliases,
+        account_row.data["home"].as_str(),
+        row.data["docroot"].as_str(),
+    ) else {
+        return Ok(None);
+    };
+    let docroot = ctx.provider.sysconf(home).join(docroot);
+    Ok(Some(render_vhost(
+        &row.resource_id,
+        account,
+        &domain,
+        &aliases,
+        &docroot,
+    )))
+}
+
 /// Renders the virtual host. Every value in it comes from a validated type (a domain name is
 /// lowercase LDH, a home path is `[A-Za-z0-9._-]` components), so nothing a tenant sends can
 /// open a new directive or section.
