@@ -40,6 +40,7 @@ pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::ApacheLayout;
 pub use programs::lvectl::LveLimits;
+pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};
 pub use programs::systemctl::Managed;
 pub use programs::tenant_worker::{TENANT_WORKER_NAME, TenantIsolation};
 pub use programs::useradd::{HOME_MODE, SystemUserAdd, UserAdd};

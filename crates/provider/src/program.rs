@@ -69,6 +69,9 @@ pub enum Program {
     /// on a sysroot) and restarts the API after a certificate renewal.
     #[serde(rename = "systemctl")]
     Systemctl,
+    /// pure-ftpd's virtual-user tool (`mkdb` and `show` only).
+    #[serde(rename = "pure-pw")]
+    PurePw,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -95,6 +98,7 @@ impl Program {
         Program::LveSuwrapper,
         Program::Visudo,
         Program::Systemctl,
+        Program::PurePw,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -130,6 +134,7 @@ impl Program {
             (LveSuwrapper, CloudLinux) => Some("/bin/lve_suwrapper"),
             (Visudo, _) => Some("/usr/sbin/visudo"),
             (Systemctl, _) => Some("/usr/bin/systemctl"),
+            (PurePw, _) => Some("/usr/bin/pure-pw"),
         }
     }
 
@@ -154,6 +159,7 @@ impl Program {
             Program::LveSuwrapper => "lve_suwrapper",
             Program::Visudo => "visudo",
             Program::Systemctl => "systemctl",
+            Program::PurePw => "pure-pw",
         }
     }
 
@@ -250,10 +256,11 @@ mod tests {
                 | Program::TenantWorker
                 | Program::LveSuwrapper
                 | Program::Visudo
-                | Program::Systemctl => {}
+                | Program::Systemctl
+                | Program::PurePw => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 18);
+        assert_eq!(Program::ALL.len(), 19);
         let unique: HashSet<_> = Program::ALL.iter().collect();
         assert_eq!(unique.len(), Program::ALL.len());
     }

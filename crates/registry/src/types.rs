@@ -706,3 +706,45 @@ mod ranged_tests {
         assert_eq!(serde_json::from_str::<ProcessCount>("0").unwrap().get(), 0);
     }
 }
+
+string_type!(
+    /// An FTP virtual user's login: a lowercase letter, then up to 31 of `[a-z0-9._-]`. It
+    /// names a line of pure-ftpd's passwd file, so it can hold no `:` and no newline.
+    FtpLogin,
+    json_schema!({"type": "string", "pattern": "^[a-z][a-z0-9._-]{0,31}$", "maxLength": 32}),
+    |s| {
+        let mut bytes = s.bytes();
+        let first_ok = matches!(bytes.next(), Some(b'a'..=b'z'));
+        if !first_ok
+            || s.len() > 32
+            || !bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-'))
+        {
+            return Err("expected a lowercase letter then up to 31 of [a-z0-9._-]".into());
+        }
+        Ok(s.to_owned())
+    }
+);
+
+#[cfg(test)]
+mod ftp_login_tests {
+    use super::*;
+
+    #[test]
+    fn ftp_logins_are_one_passwd_field() {
+        for good in ["shop1", "shop1.upload", "a", "b-2_x"] {
+            assert!(good.parse::<FtpLogin>().is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "Shop",
+            "1shop",
+            "shop:x",
+            "shop\n",
+            "shop/..",
+            "a b",
+            &"a".repeat(33),
+        ] {
+            assert!(bad.parse::<FtpLogin>().is_err(), "{bad:?} accepted");
+        }
+    }
+}

@@ -10,6 +10,7 @@ pub mod cagefsctl;
 pub mod groupadd;
 pub mod groupdel;
 pub mod lvectl;
+pub mod pure_pw;
 pub mod systemctl;
 pub mod tenant_worker;
 pub mod useradd;

@@ -11,6 +11,7 @@
 mod apache;
 mod cloudlinux;
 mod etc_files;
+mod pure_pw;
 mod shadow_utils;
 mod tenant_worker;
 mod visudo;
@@ -54,6 +55,7 @@ pub(crate) fn run(
         Program::LveSuwrapper => return tenant_worker::lve_suwrapper(provider, &args, stdin),
         Program::Visudo => visudo::visudo(provider, &args),
         Program::Lvectl => cloudlinux::lvectl(provider, &args),
+        Program::PurePw => pure_pw::pure_pw(provider, &args),
         Program::Cagefsctl => cloudlinux::cagefsctl(provider, &args),
         Program::Postfix
         | Program::Doveconf

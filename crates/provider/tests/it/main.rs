@@ -5,6 +5,7 @@
 mod apache;
 mod cloudlinux;
 mod common;
+mod pure_pw;
 mod real_shadow_utils;
 mod sim_accounts;
 mod tenant_fs;
