@@ -790,9 +790,9 @@ fn events_long_poll_wakes_on_a_state_change() {
     let event = page
         .events
         .iter()
-        .find(|e| e.request_id == id.as_str())
+        .find(|e| e.request_id.as_deref() == Some(id.as_str()))
         .expect("the waiter returned with the new job's event");
-    assert_eq!(event.state, JobState::Queued);
+    assert_eq!(event.state, Some(JobState::Queued));
     assert_eq!(page.next, page.events.last().expect("an event").cursor);
     assert!(page.next > start);
     // Nothing after it: a zero wait answers at once, with the cursor unchanged.

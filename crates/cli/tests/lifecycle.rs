@@ -54,6 +54,16 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             remove_domain(100, 30, 10),
         ),
         (
+            "observe_account_usage",
+            vec![account(), domain()],
+            account_op(100, "observe_account_usage", 10),
+        ),
+        (
+            "rebuild_account",
+            vec![account(), key(), domain()],
+            account_op(100, "rebuild_account", 10),
+        ),
+        (
             "remove_web_domain (with PHP)",
             vec![account(), domain(), set_php_version(5, 30, 10, "8.2")],
             remove_domain(100, 30, 10),
@@ -199,12 +209,43 @@ fn fill_sim_database(node: &Node, name: &str) {
     }
 }
 
+/// The same on the `cloudlinux` profile, for the operations only it supports.
+fn cloudlinux_scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
+    let account = || ensure_account(1, 10, "shop1");
+    vec![
+        (
+            "set_account_limits",
+            vec![account()],
+            set_limits(100, 10, 150),
+        ),
+        (
+            "set_account_isolation",
+            vec![account()],
+            set_isolation(100, 10, true),
+        ),
+        (
+            "remove_account (limits, CageFS)",
+            vec![account(), set_limits(2, 10, 50), set_isolation(3, 10, true)],
+            account_op(100, "remove_account", 10),
+        ),
+        (
+            "rebuild_account (limits, CageFS)",
+            vec![account(), set_limits(2, 10, 50), set_isolation(3, 10, true)],
+            account_op(100, "rebuild_account", 10),
+        ),
+    ]
+}
+
 #[test]
 fn crash_matrix_converges_at_every_point() {
     let mut reached = std::collections::BTreeSet::new();
     let mut runs = 0;
     let mut expected_runs = 0;
-    for (name, setup, target) in scenarios() {
+    let all = scenarios()
+        .into_iter()
+        .map(|s| (false, s))
+        .chain(cloudlinux_scenarios().into_iter().map(|s| (true, s)));
+    for (cloudlinux, (name, setup, target)) in all {
         let op = target["operation"]
             .as_str()
             .or(target["action"].as_str())
@@ -212,7 +253,11 @@ fn crash_matrix_converges_at_every_point() {
         let points: Vec<&&str> = crash::ALL.iter().filter(|p| can_reach(op, p)).collect();
         expected_runs += points.len();
         for point in points {
-            let mut node = Node::new();
+            let mut node = if cloudlinux {
+                Node::cloudlinux()
+            } else {
+                Node::new()
+            };
             // One pass per setup request: requests for the same resource in one pass would
             // supersede each other.
             for body in &setup {
@@ -257,16 +302,18 @@ fn can_reach(operation: &str, point: &str) -> bool {
     if runner.iter().any(|p| point.starts_with(p)) {
         return true;
     }
+    // Removing or rebuilding an account touches every family.
+    if matches!(operation, "remove_account" | "rebuild_account") {
+        return true;
+    }
     let families: &[&str] = match operation {
-        "ensure_account" | "suspend_account" | "unsuspend_account" => &["account."],
-        "remove_account" => &[
-            "account.",
-            "ssh_key.",
-            "web_domain.",
-            "redirect.",
-            "php.",
-            "scheduled_task.",
-        ],
+        "ensure_account"
+        | "suspend_account"
+        | "unsuspend_account"
+        | "set_account_limits"
+        | "set_account_isolation"
+        | "observe_account_usage" => &["account."],
+        op if op.contains("mysql") => &["mysql."],
         "ensure_ssh_key" | "remove_ssh_key" => &["ssh_key."],
         "ensure_scheduled_task" | "remove_scheduled_task" => &["scheduled_task."],
         "observe_php_versions" => &[],
@@ -298,7 +345,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let db_user = 80 + account * 2 + thing;
     let grant = 100 + account * 2 + thing;
     let domain = 40 + account * 2 + thing;
-    match rng.below(25) {
+    match rng.below(29) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -346,6 +393,10 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         ),
         23 => ensure_task(req, 90 + account * 2 + thing, account, "*/10 * * * *"),
         24 => remove_task(req, 90 + account * 2 + thing, account),
+        25 => set_limits(req, account, 25 + 25 * rng.below(4)),
+        26 => set_isolation(req, account, rng.below(2) == 0),
+        27 => account_op(req, "observe_account_usage", account),
+        28 => account_op(req, "rebuild_account", account),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -371,7 +422,13 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
 
 fn run_history(seed: u64) {
     let mut rng = SplitMix(seed);
-    let mut node = Node::new();
+    // Odd seeds run on the cloudlinux profile, where limits and CageFS exist; on debian they
+    // fail unsupported_on_platform and must leave nothing behind.
+    let mut node = if seed % 2 == 1 {
+        Node::cloudlinux()
+    } else {
+        Node::new()
+    };
     let mut submitted: Vec<Value> = Vec::new();
     let mut next_req = 1000;
     for _step in 0..12 {

@@ -182,7 +182,7 @@ fn every_mysql_operation_against_a_real_server() {
     assert!(
         events
             .iter()
-            .any(|e| e.request_id == id(10) && e.state == JobState::Succeeded),
+            .any(|e| e.request_id == Some(id(10)) && e.state == Some(JobState::Succeeded)),
         "the enforcement is on the events feed"
     );
     let mut app = server

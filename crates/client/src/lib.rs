@@ -449,7 +449,11 @@ impl NodeClient {
                     .clamp(1.0, MAX_WAIT_SECS as f64) as u32;
                 let page = self.events(cursor, wait, EVENTS_PAGE)?;
                 cursor = page.next.max(cursor);
-                if page.events.iter().any(|e| e.request_id == request_id) {
+                if page
+                    .events
+                    .iter()
+                    .any(|e| e.request_id.as_deref() == Some(request_id))
+                {
                     break;
                 }
                 // A full page means the feed has more already: keep reading without waiting

@@ -8,8 +8,11 @@
 
 use std::path::PathBuf;
 
-use provider::{Expire, UserAdd, UserMod};
-use registry::types::{Hex32, Inodes, MiB, PasswordHash, Presence, Shell, Username};
+use provider::{Expire, LveLimits, Platform, UserAdd, UserMod};
+use registry::types::{
+    CpuPercent, Hex32, Inodes, IoKibPerSec, MemoryMiB, MiB, PasswordHash, Presence, ProcessCount,
+    Shell, Username,
+};
 use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,6 +38,25 @@ impl Family for Account {
             return Ok(());
         };
         let username = row.data["username"].as_str().unwrap_or_default().to_owned();
+        // LVE limits and CageFS are keyed by the user name: reset them while the user exists,
+        // so a later account with the same name does not inherit them.
+        if let Some(user) = ctx
+            .provider
+            .lookup_user(&username)
+            .map_err(provider_error)?
+            && user.gecos == marker(account)
+        {
+            if row.data.get("limits").is_some_and(|l| !l.is_null()) {
+                ctx.provider
+                    .lvectl_delete_user(&username)
+                    .map_err(provider_error)?;
+            }
+            if row.data["cagefs"].as_bool() == Some(true) {
+                ctx.provider
+                    .cagefs_set(&username, false)
+                    .map_err(provider_error)?;
+            }
+        }
         crash::point("account.before_userdel");
         if let Some(user) = ctx
             .provider
@@ -541,4 +563,440 @@ pub fn purge_account(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         crash::point("account.purge.after_family");
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Limits and isolation. LVE limits and CageFS exist on the `cloudlinux` profile only; on
+// `debian` both operations fail `unsupported_on_platform` before anything runs (the provider
+// has no path for `lvectl` or `cagefsctl` there). systemd slices could cap CPU, memory, I/O
+// and tasks per user on Debian (`user-UID.slice` drop-ins), but not entry processes, and
+// PHP-FPM and Apache children run in the services' own slices, not the user's: the limits
+// would look enforced and not be. They stay unsupported until the web stack runs per-user
+// units.
+
+/// Records the account row with `change` applied, after the handler's OS change succeeded.
+fn update_row(ctx: &mut Ctx, account: &Hex32, change: impl FnOnce(&mut serde_json::Value)) {
+    let mut row = ctx
+        .state
+        .resource(Account::NAME, account)
+        .ok()
+        .flatten()
+        .map(|r| r.data)
+        .unwrap_or_default();
+    change(&mut row);
+    ctx.set_resource(row);
+}
+
+/// An account's resource limits (CloudLinux LVE).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetAccountLimitsRequest {
+    pub id: Hex32,
+    /// CPU, in % of one core (100 = one core).
+    pub cpu_percent: CpuPercent,
+    /// Physical memory in MiB; 0 = unlimited.
+    pub memory_mib: MemoryMiB,
+    /// Disk I/O in KiB/s; 0 = unlimited.
+    pub io_kib_per_sec: IoKibPerSec,
+    /// Processes; 0 = unlimited.
+    pub processes: ProcessCount,
+    /// Concurrent entry processes (web requests entering the account's LVE); 0 = unlimited.
+    pub entry_processes: ProcessCount,
+}
+
+impl Resource for SetAccountLimitsRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.id.clone())
+    }
+}
+
+/// Limits as the platform reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    pub cpu_percent: u64,
+    pub memory_mib: u64,
+    pub io_kib_per_sec: u64,
+    pub processes: u64,
+    pub entry_processes: u64,
+}
+
+impl From<LveLimits> for Limits {
+    fn from(l: LveLimits) -> Limits {
+        Limits {
+            cpu_percent: l.speed_pct,
+            memory_mib: l.pmem_mib,
+            io_kib_per_sec: l.io_kibs,
+            processes: l.nproc,
+            entry_processes: l.entry_procs,
+        }
+    }
+}
+
+/// The account's limits and isolation after the change, read back from the platform.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountLimitsResult {
+    pub username: String,
+    /// The limits `lvectl list-user` shows for the user.
+    pub limits: Option<Limits>,
+    /// Whether `cagefsctl --list-enabled` lists the user.
+    pub cagefs: Option<bool>,
+}
+
+/// The limits `lvectl list-user` reports for `user`, or `None` when it lists none.
+fn lve_limits_of(ctx: &Ctx, user: &str) -> Result<Option<Limits>, OpError> {
+    Ok(ctx
+        .provider
+        .lvectl_list_user()
+        .map_err(provider_error)?
+        .into_iter()
+        .find(|(name, _)| name == user)
+        .map(|(_, l)| l.into()))
+}
+
+fn cagefs_of(ctx: &Ctx, user: &str) -> Result<bool, OpError> {
+    Ok(ctx
+        .provider
+        .cagefs_enabled_users()
+        .map_err(provider_error)?
+        .iter()
+        .any(|u| u == user))
+}
+
+pub struct SetAccountLimits;
+
+impl Operation for SetAccountLimits {
+    const NAME: &'static str = "set_account_limits";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Set the account's CPU, memory, I/O, process and entry-process limits (cloudlinux: lvectl; debian: unsupported_on_platform)";
+    type Family = Account;
+    type Request = SetAccountLimitsRequest;
+    type Result = AccountLimitsResult;
+
+    fn example() -> SetAccountLimitsRequest {
+        SetAccountLimitsRequest {
+            id: example_ref().id,
+            cpu_percent: CpuPercent::try_from(100).expect("valid example"),
+            memory_mib: MemoryMiB::try_from(1024).expect("valid example"),
+            io_kib_per_sec: IoKibPerSec::try_from(1024).expect("valid example"),
+            processes: ProcessCount::try_from(100).expect("valid example"),
+            entry_processes: ProcessCount::try_from(20).expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &SetAccountLimitsRequest) -> Result<AccountLimitsResult, OpError> {
+        let info = account_info(ctx, &req.id)?;
+        let wanted = LveLimits {
+            speed_pct: req.cpu_percent.get(),
+            pmem_mib: req.memory_mib.get(),
+            io_kibs: req.io_kib_per_sec.get(),
+            nproc: req.processes.get(),
+            entry_procs: req.entry_processes.get(),
+        };
+        ctx.provider
+            .lvectl_set_user(&info.username, &wanted)
+            .map_err(provider_error)?;
+        crash::point("account.after_lvectl_set");
+        let limits = lve_limits_of(ctx, &info.username)?;
+        if limits != Some(wanted.into()) {
+            return Err(OpError::retryable(
+                "limits_not_in_effect",
+                format!(
+                    "lvectl accepted the limits of {} but lists {limits:?}",
+                    info.username
+                ),
+            ));
+        }
+        update_row(ctx, &req.id, |row| {
+            row["limits"] = json!(Limits::from(wanted));
+        });
+        Ok(AccountLimitsResult {
+            username: info.username,
+            limits,
+            cagefs: None,
+        })
+    }
+}
+
+/// Puts an account into its CageFS, or takes it out.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetAccountIsolationRequest {
+    pub id: Hex32,
+    /// CageFS on (`true`) or off.
+    pub cagefs: bool,
+}
+
+impl Resource for SetAccountIsolationRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.id.clone())
+    }
+}
+
+pub struct SetAccountIsolation;
+
+impl Operation for SetAccountIsolation {
+    const NAME: &'static str = "set_account_isolation";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Turn the account's CageFS on or off (cloudlinux: cagefsctl; debian: unsupported_on_platform)";
+    type Family = Account;
+    type Request = SetAccountIsolationRequest;
+    type Result = AccountLimitsResult;
+
+    fn example() -> SetAccountIsolationRequest {
+        SetAccountIsolationRequest {
+            id: example_ref().id,
+            cagefs: true,
+        }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &SetAccountIsolationRequest,
+    ) -> Result<AccountLimitsResult, OpError> {
+        let info = account_info(ctx, &req.id)?;
+        ctx.provider
+            .cagefs_set(&info.username, req.cagefs)
+            .map_err(provider_error)?;
+        crash::point("account.after_cagefsctl");
+        let cagefs = cagefs_of(ctx, &info.username)?;
+        if cagefs != req.cagefs {
+            return Err(OpError::retryable(
+                "isolation_not_in_effect",
+                format!(
+                    "cagefsctl accepted the change for {} but its list disagrees",
+                    info.username
+                ),
+            ));
+        }
+        update_row(ctx, &req.id, |row| row["cagefs"] = json!(cagefs));
+        Ok(AccountLimitsResult {
+            username: info.username,
+            limits: None,
+            cagefs: Some(cagefs),
+        })
+    }
+}
+
+/// What an account uses, and the limits in effect.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountUsageResult {
+    pub username: String,
+    /// Allocated bytes in the home, hard links counted once.
+    pub disk_bytes: u64,
+    /// Inodes in the home.
+    pub inodes: u64,
+    /// False when a bound stopped the walk: the figures are then a lower bound.
+    pub complete: bool,
+    /// The quotas recorded by `ensure_account` (0: unlimited).
+    pub disk_quota_mib: u64,
+    pub inode_quota: u64,
+    /// The limits recorded in state.db by `set_account_limits`.
+    pub limits_recorded: Option<Limits>,
+    /// The limits the platform reports (`lvectl list-user`); `None` on debian.
+    pub limits_in_effect: Option<Limits>,
+    /// Whether the account is in CageFS (`cagefsctl --list-enabled`); `None` on debian.
+    pub cagefs: Option<bool>,
+}
+
+pub struct ObserveAccountUsage;
+
+impl Operation for ObserveAccountUsage {
+    const NAME: &'static str = "observe_account_usage";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Measure the account's disk and inode use (as the tenant) and report the limits in effect";
+    type Family = Account;
+    type Request = AccountRef;
+    type Result = AccountUsageResult;
+
+    fn example() -> AccountRef {
+        example_ref()
+    }
+
+    fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountUsageResult, OpError> {
+        let info = account_info(ctx, &req.id)?;
+        let usage = account_usage(ctx, &req.id)?;
+        let row = ctx
+            .state
+            .resource(Account::NAME, &req.id)
+            .map_err(store_error)?
+            .map(|r| r.data)
+            .unwrap_or_default();
+        let limits_recorded = serde_json::from_value(row["limits"].clone()).ok();
+        let (limits_in_effect, cagefs) = match ctx.provider.platform() {
+            Platform::CloudLinux => (
+                lve_limits_of(ctx, &info.username)?,
+                Some(cagefs_of(ctx, &info.username)?),
+            ),
+            Platform::Debian => (None, None),
+        };
+        Ok(AccountUsageResult {
+            username: info.username,
+            disk_bytes: usage.bytes,
+            inodes: usage.inodes,
+            complete: usage.complete,
+            disk_quota_mib: row["disk_quota_mib"].as_u64().unwrap_or(0),
+            inode_quota: row["inode_quota"].as_u64().unwrap_or(0),
+            limits_recorded,
+            limits_in_effect,
+            cagefs,
+        })
+    }
+}
+
+/// What `rebuild_account` re-derived.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RebuildResult {
+    pub username: String,
+    /// Whether the home had to be created again.
+    pub home_recreated: bool,
+    /// The requests replayed, in order: `family/operation/resource id`.
+    pub replayed: Vec<String>,
+}
+
+pub struct RebuildAccount;
+
+impl Operation for RebuildAccount {
+    const NAME: &'static str = "rebuild_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Re-derive every file and setting of the account from state.db (the repair for drift)";
+    type Family = Account;
+    type Request = AccountRef;
+    type Result = RebuildResult;
+
+    fn example() -> AccountRef {
+        example_ref()
+    }
+
+    fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<RebuildResult, OpError> {
+        rebuild(ctx, &req.id)
+    }
+}
+
+/// Whether replaying `operation` again re-derives its resource's state: the verbs that
+/// declare a state (`ensure_`, `set_`, `suspend_`, `unsuspend_`) do; removals, reads,
+/// creations of new things (a backup) and rebuilds do not. A later family plugs in by naming
+/// its operations with these verbs; nothing else to register.
+pub fn replayable(operation: &str) -> bool {
+    ["ensure_", "set_", "suspend_", "unsuspend_"]
+        .iter()
+        .any(|verb| operation.starts_with(verb))
+}
+
+/// Rebuilds an account: the user (created again if gone), the home, then, for the account and
+/// for every resource it owns in state.db, the last succeeded request of each replayable
+/// operation since the resource's last removal, in admission order. Each family's handler
+/// derives its files whole from state.db, so the replay puts back exactly what was there
+/// (vhosts through the configuration test and a reload, `authorized_keys`, document roots as
+/// the tenant). The account's row is kept, its uid and gid refreshed from passwd.
+pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError> {
+    let missing = || {
+        OpError::permanent(
+            "account_missing",
+            format!("account {account} is not recorded on this node"),
+        )
+    };
+    let stored = ctx
+        .state
+        .resource(Account::NAME, account)
+        .map_err(store_error)?
+        .ok_or_else(missing)?;
+    let mut keys = vec![(Account::NAME, account.clone())];
+    let owner = Owner::Tenant(account.clone());
+    for family in crate::registry().families() {
+        if family.name == Account::NAME {
+            continue;
+        }
+        for row in ctx
+            .state
+            .resources_of(&owner, family.name)
+            .map_err(store_error)?
+        {
+            keys.push((family.name, row.resource_id));
+        }
+    }
+    let mut replayed = Vec::new();
+    let mut home_recreated = false;
+    for (family, id) in keys {
+        let jobs = ctx
+            .state
+            .succeeded_requests(family, &id)
+            .map_err(store_error)?;
+        let since = jobs
+            .iter()
+            .rposition(|(_, op, _)| op.starts_with("remove_"))
+            .map_or(0, |i| i + 1);
+        let mut latest: std::collections::BTreeMap<&str, (i64, &str)> = Default::default();
+        for (seq, op, body) in &jobs[since..] {
+            if replayable(op) {
+                latest.insert(op, (*seq, body));
+            }
+        }
+        let mut order: Vec<(i64, &str, &str)> = latest
+            .into_iter()
+            .map(|(op, (seq, body))| (seq, op, body))
+            .collect();
+        order.sort();
+        for (_, op, body) in order {
+            let entry = crate::registry().operation(op).ok_or_else(|| {
+                OpError::permanent(
+                    "rebuild_failed",
+                    format!("state.db holds a job of an unknown operation {op:?}"),
+                )
+            })?;
+            let envelope: serde_json::Value = serde_json::from_str(body).map_err(|_| {
+                OpError::permanent("rebuild_failed", format!("the stored {op} is not JSON"))
+            })?;
+            entry
+                .apply(ctx, envelope["resource"].clone())
+                .map_err(|e| OpError {
+                    message: format!("replaying {op} for {family} {id}: {}", e.message),
+                    ..e
+                })?;
+            ctx.discard_resource_change();
+            replayed.push(format!("{family}/{op}/{id}"));
+            if family == Account::NAME && op == EnsureAccount::NAME {
+                home_recreated = ensure_home(ctx, account)?;
+            }
+        }
+    }
+    crash::point("account.rebuild.after_replay");
+    let info = account_info(ctx, account)?;
+    let mut row = stored.data;
+    row["uid"] = json!(info.uid);
+    row["gid"] = json!(info.gid);
+    row["home"] = json!(info.home.display().to_string());
+    ctx.set_resource(row);
+    Ok(RebuildResult {
+        username: info.username,
+        home_recreated,
+        replayed,
+    })
+}
+
+/// Creates the home again (mode [`provider::HOME_MODE`], owned by the tenant) when it is gone.
+fn ensure_home(ctx: &Ctx, account: &Hex32) -> Result<bool, OpError> {
+    let info = account_info(ctx, account)?;
+    let home = ctx.provider.sysconf(&info.home);
+    if std::fs::symlink_metadata(&home).is_ok() {
+        return Ok(false);
+    }
+    ctx.provider
+        .ensure_dir(&home, provider::HOME_MODE)
+        .map_err(provider_error)?;
+    ctx.provider
+        .set_owner_mode(&home, provider::HOME_MODE, (info.uid, info.gid))
+        .map_err(provider_error)?;
+    Ok(true)
 }

@@ -85,6 +85,12 @@ impl Ctx {
         self.resource = ResourceChange::Delete;
     }
 
+    /// Drops the resource change a handler recorded, keeping the services it touched: a
+    /// replayed request (`rebuild_account`) re-derives files without moving its rows.
+    pub fn discard_resource_change(&mut self) {
+        self.resource = ResourceChange::Keep;
+    }
+
     /// Called by the runner after each job: what the job did to its resource row and which
     /// shared services it touched.
     pub fn take_job_effects(&mut self) -> (ResourceChange, BTreeSet<Service>) {

@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod context;
+pub mod drift;
 pub mod mysql_database;
 pub mod mysql_grant;
 pub mod mysql_user;
@@ -30,6 +31,10 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<account::UnsuspendAccount>()
             .op::<account::RemoveAccount>()
             .op::<account::SetAccountPassword>()
+            .op::<account::SetAccountLimits>()
+            .op::<account::SetAccountIsolation>()
+            .op::<account::ObserveAccountUsage>()
+            .op::<account::RebuildAccount>()
             .op::<ssh_key::EnsureSshKey>()
             .op::<ssh_key::RemoveSshKey>()
             .op::<web_domain::EnsureWebDomain>()

@@ -88,6 +88,48 @@ fn keys_after(
     Ok(keys.into_iter().map(|(_, key)| key).collect())
 }
 
+/// The whole `authorized_keys` for `keys`.
+fn render_keys(keys: &[String]) -> String {
+    let mut content = String::from("# Managed by layerone node: changes made here are replaced.\n");
+    for key in keys {
+        content.push_str(key);
+        content.push('\n');
+    }
+    content
+}
+
+/// What the account's `authorized_keys` must hold according to state.db, or `None` when it
+/// records no key (then the file must not exist). The drift check compares it with the file.
+pub fn derived_authorized_keys(ctx: &Ctx, account: &Hex32) -> Result<Option<String>, OpError> {
+    let owner = Owner::Tenant(account.clone());
+    let mut keys: Vec<(String, String)> = ctx
+        .state
+        .resources_of(&owner, SshKey::NAME)
+        .map_err(store_error)?
+        .into_iter()
+        .filter_map(|row| {
+            Some((
+                row.resource_id.to_string(),
+                row.data["key"].as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    keys.sort();
+    let keys: Vec<String> = keys.into_iter().map(|(_, key)| key).collect();
+    Ok(Some(render_keys(&keys)))
+}
+
+/// The account's `authorized_keys` as it is, read without following a symlink.
+pub fn read_authorized_keys(ctx: &Ctx, info: &AccountInfo) -> Result<Option<Vec<u8>>, OpError> {
+    ctx.provider
+        .tenant_dir(&info.home, info.uid, info.gid)
+        .and_then(|dir| dir.read_file(Path::new(AUTHORIZED_KEYS)))
+        .map_err(provider_error)
+}
+
 fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpError> {
     let dir = ctx
         .provider
@@ -101,11 +143,7 @@ fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpEr
     dir.mkdir_all(Path::new(SSH_DIR), 0o700)
         .map_err(provider_error)?;
     crash::point("ssh_key.after_ssh_dir");
-    let mut content = String::from("# Managed by layerone node: changes made here are replaced.\n");
-    for key in keys {
-        content.push_str(key);
-        content.push('\n');
-    }
+    let content = render_keys(keys);
     dir.write_file_atomic(Path::new(AUTHORIZED_KEYS), content.as_bytes(), 0o600)
         .map_err(provider_error)?;
     crash::point("ssh_key.after_write");

@@ -98,6 +98,20 @@ pub fn redirect_target(target: &HttpUrl) -> String {
     format!("{}$1", target.as_str().replace('&', "\\&"))
 }
 
+/// The vhost state.db derives for a recorded web domain (its row), or `None` when the row
+/// or its account's row cannot be read back into valid types (a node bug the drift check
+/// reports as a differing vhost).
+pub fn derived_vhost(ctx: &Ctx, row: &store::ResourceRow) -> Result<Option<String>, OpError> {
+    let registry::Owner::Tenant(account) = &row.owner else {
+        return Ok(None);
+    };
+    match vhost_text(ctx, account, &row.resource_id, VhostChange::Nothing) {
+        Ok(text) => Ok(text),
+        Err(e) if e.code == "state_corrupt" || e.code == "account_missing" => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Renders the virtual host. Every value in it comes from a validated type (a domain name is
 /// lowercase LDH, a home path is `[A-Za-z0-9._-]` components, a redirect source
 /// `[A-Za-z0-9._~/-]`, a target URL has no quote, backslash or space), so nothing a tenant
@@ -215,6 +229,22 @@ pub fn sync_vhost(
     id: &Hex32,
     change: VhostChange<'_>,
 ) -> Result<(), OpError> {
+    match vhost_text(ctx, account, id, change)? {
+        Some(vhost) => {
+            ctx.write_service_config(Service::Apache, &vhost_path(ctx, id), vhost.as_bytes())
+        }
+        None => Ok(()),
+    }
+}
+
+/// The vhost of web domain `id` as state.db derives it with `change` applied; `None` when
+/// the domain has no row.
+fn vhost_text(
+    ctx: &Ctx,
+    account: &Hex32,
+    id: &Hex32,
+    change: VhostChange<'_>,
+) -> Result<Option<String>, OpError> {
     let data = match change {
         VhostChange::Domain(data) => data.clone(),
         _ => match ctx
@@ -223,7 +253,7 @@ pub fn sync_vhost(
             .map_err(store_error)?
         {
             Some(row) if row.owner == Owner::Tenant(account.clone()) => row.data,
-            _ => return Ok(()),
+            _ => return Ok(None),
         },
     };
     let domain: DomainName = parse_field(&data["domain"], "domain")?;
@@ -268,8 +298,9 @@ pub fn sync_vhost(
         redirects,
         suspended: data["suspended"].as_bool().unwrap_or(false),
     };
-    let vhost = render_vhost(id, account, &domain, &aliases, &docroot, &extras);
-    ctx.write_service_config(Service::Apache, &vhost_path(ctx, id), vhost.as_bytes())
+    Ok(Some(render_vhost(
+        id, account, &domain, &aliases, &docroot, &extras,
+    )))
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

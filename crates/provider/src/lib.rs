@@ -45,7 +45,9 @@ pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::ApacheLayout;
 pub use programs::crontab::{CRONTAB_STAGING_DIR, crontab_spool};
+pub use programs::lvectl::LveLimits;
 pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
+pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};
 pub use programs::selectorctl::{SelectorState, parse_extension_list};
 pub use programs::systemctl::Managed;
 pub use programs::tenant_worker::{TENANT_WORKER_NAME, TenantIsolation};
@@ -53,7 +55,9 @@ pub use programs::useradd::{HOME_MODE, SystemUserAdd, UserAdd};
 pub use programs::usermod::{Expire, UserMod};
 pub use programs::visudo::{SUDOERS_MODE, SudoLayout};
 pub use provider::{Backend, Provider, ProviderConfig};
-pub use sim::{SIM_RELOADS_FILE, SIM_SELECTOR_DIR, SIM_SERVICE_RELOADS_FILE};
+pub use sim::{
+    SIM_CAGEFS_FILE, SIM_LVE_FILE, SIM_RELOADS_FILE, SIM_SELECTOR_DIR, SIM_SERVICE_RELOADS_FILE,
+};
 pub use sudo_log::{LogChunk, LogPosition};
 pub use tenant_fs::{MAX_TENANT_READ, TenantDir};
 pub use users::{DEFAULT_UID_RANGE, GroupEntry, PasswdEntry, ShadowEntry, parse_uid_range};

@@ -58,6 +58,8 @@ pub enum Program {
     Systemctl,
     /// The per-user crontab installer (Debian's cron, cronie on CloudLinux).
     Crontab,
+    /// pure-ftpd's virtual-user tool (`mkdb` and `show` only).
+    PurePw,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -91,6 +93,7 @@ impl Program {
         Program::PhpFpm(PhpVersion::V8_4),
         Program::Systemctl,
         Program::Crontab,
+        Program::PurePw,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -130,6 +133,7 @@ impl Program {
             (Systemctl, _) => Some("/usr/bin/systemctl"),
             // Debian's cron and CloudLinux's cronie both install it here.
             (Crontab, _) => Some("/usr/bin/crontab"),
+            (PurePw, _) => Some("/usr/bin/pure-pw"),
         }
     }
 
@@ -156,6 +160,7 @@ impl Program {
             Program::PhpFpm(version) => version.fpm_name(),
             Program::Systemctl => "systemctl",
             Program::Crontab => "crontab",
+            Program::PurePw => "pure-pw",
         }
     }
 
@@ -271,10 +276,11 @@ mod tests {
                 | Program::Visudo
                 | Program::PhpFpm(_)
                 | Program::Systemctl
-                | Program::Crontab => {}
+                | Program::Crontab
+                | Program::PurePw => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 17 + PhpVersion::ALL.len() + 2);
+        assert_eq!(Program::ALL.len(), 17 + PhpVersion::ALL.len() + 3);
         for &version in PhpVersion::ALL {
             assert!(Program::ALL.contains(&Program::PhpFpm(version)));
         }

@@ -80,15 +80,99 @@ pub struct JobView {
     pub timings: Timings,
 }
 
-/// One change of a job's state, in the order state.db recorded it.
+/// One entry of the events feed, in the order state.db recorded it: a job's state change
+/// (`kind: job`), or the runner's drift check finding that the OS no longer shows what
+/// state.db records (`drift`) or showing it again (`drift_resolved`). Job events carry
+/// `request_id`, `operation` and `state`; drift events carry `drift`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
     /// Pass it as `after` to read the events that follow this one.
     pub cursor: i64,
-    pub request_id: String,
-    pub operation: String,
-    pub state: JobState,
+    pub kind: EventKind,
+    pub request_id: Option<String>,
+    pub operation: Option<String>,
+    pub state: Option<JobState>,
+    pub drift: Option<Drift>,
     pub at_ms: i64,
+}
+
+/// What an entry of the events feed reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    Job,
+    Drift,
+    DriftResolved,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Job => "job",
+            EventKind::Drift => "drift",
+            EventKind::DriftResolved => "drift_resolved",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EventKind> {
+        Some(match s {
+            "job" => EventKind::Job,
+            "drift" => EventKind::Drift,
+            "drift_resolved" => EventKind::DriftResolved,
+            _ => return None,
+        })
+    }
+}
+
+/// A resource recorded in state.db that the OS no longer shows as recorded. Reported once
+/// when found, once when it is gone; never repaired by the check (`rebuild_account` repairs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Drift {
+    /// The family of the resource that drifted.
+    pub family: String,
+    pub resource_id: String,
+    /// The account id, or `node:` for the node's own resources.
+    pub owner: String,
+    pub aspect: DriftAspect,
+    /// One line for an operator.
+    pub message: String,
+}
+
+/// What about a resource drifted.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum DriftAspect {
+    /// The account's user is not in passwd (or no longer carries the node's marker).
+    UserMissing,
+    /// The account's home is gone.
+    HomeMissing,
+    /// The web domain's vhost file is gone.
+    VhostMissing,
+    /// The vhost file is not what state.db derives.
+    VhostDiffers,
+    /// The account has SSH keys recorded and no `authorized_keys`.
+    AuthorizedKeysMissing,
+    /// `authorized_keys` is not what state.db derives.
+    AuthorizedKeysDiffers,
+    /// The sudo allowlist is recorded as installed and its drop-in is gone.
+    SudoDropinMissing,
+}
+
+impl DriftAspect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriftAspect::UserMissing => "user_missing",
+            DriftAspect::HomeMissing => "home_missing",
+            DriftAspect::VhostMissing => "vhost_missing",
+            DriftAspect::VhostDiffers => "vhost_differs",
+            DriftAspect::AuthorizedKeysMissing => "authorized_keys_missing",
+            DriftAspect::AuthorizedKeysDiffers => "authorized_keys_differs",
+            DriftAspect::SudoDropinMissing => "sudo_dropin_missing",
+        }
+    }
 }
 
 /// A page of the events feed.

@@ -21,6 +21,6 @@ pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage};
 pub use declare::{Family, Module, Operation, Owner, Resource, Scope};
 pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};
-pub use job::{Event, EventPage, JobState, JobView, Timings};
+pub use job::{Drift, DriftAspect, Event, EventKind, EventPage, JobState, JobView, Timings};
 pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Parsed, Registry, RegistryError};
 pub use types::Hex32;

@@ -878,3 +878,139 @@ mod tests {
         }
     }
 }
+
+/// Declares an unsigned integer within `min..=max` whose only constructor checks the bounds.
+macro_rules! ranged_u64 {
+    ($(#[$doc:meta])* $name:ident, $min:expr, $max:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(u64);
+
+        impl $name {
+            pub const MIN: u64 = $min;
+            pub const MAX: u64 = $max;
+            pub fn get(self) -> u64 {
+                self.0
+            }
+        }
+
+        impl TryFrom<u64> for $name {
+            type Error = String;
+            fn try_from(v: u64) -> Result<Self, String> {
+                if (Self::MIN..=Self::MAX).contains(&v) {
+                    Ok($name(v))
+                } else {
+                    Err(format!("between {} and {}", Self::MIN, Self::MAX))
+                }
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $name::try_from(u64::deserialize(d)?).map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn inline_schema() -> bool {
+                true
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({"type": "integer", "minimum": $min, "maximum": $max})
+            }
+        }
+    };
+}
+
+ranged_u64!(
+    /// CPU for one account, in % of one core (100 = one core), 1 to 6400 (64 cores).
+    CpuPercent,
+    1,
+    6400
+);
+
+ranged_u64!(
+    /// Physical memory for one account in MiB, 0 meaning unlimited, at most 1 TiB.
+    MemoryMiB,
+    0,
+    1_048_576
+);
+
+ranged_u64!(
+    /// Disk I/O for one account in KiB/s, 0 meaning unlimited, at most 10 GiB/s.
+    IoKibPerSec,
+    0,
+    10_485_760
+);
+
+ranged_u64!(
+    /// A count of processes (or entry processes), 0 meaning unlimited, at most 65535.
+    ProcessCount,
+    0,
+    65_535
+);
+
+#[cfg(test)]
+mod ranged_tests {
+    use super::*;
+
+    #[test]
+    fn ranged_integers_refuse_values_outside_their_bounds() {
+        assert!(CpuPercent::try_from(0).is_err());
+        assert_eq!(CpuPercent::try_from(1).unwrap().get(), 1);
+        assert!(CpuPercent::try_from(6401).is_err());
+        assert!(serde_json::from_str::<CpuPercent>("6400").is_ok());
+        assert!(serde_json::from_str::<CpuPercent>("-1").is_err());
+        assert!(serde_json::from_str::<CpuPercent>("1.5").is_err());
+        assert!(serde_json::from_str::<MemoryMiB>("1048577").is_err());
+        assert!(serde_json::from_str::<IoKibPerSec>("10485761").is_err());
+        assert!(serde_json::from_str::<ProcessCount>("65536").is_err());
+        assert_eq!(serde_json::from_str::<ProcessCount>("0").unwrap().get(), 0);
+    }
+}
+
+string_type!(
+    /// An FTP virtual user's login: a lowercase letter, then up to 31 of `[a-z0-9._-]`. It
+    /// names a line of pure-ftpd's passwd file, so it can hold no `:` and no newline.
+    FtpLogin,
+    json_schema!({"type": "string", "pattern": "^[a-z][a-z0-9._-]{0,31}$", "maxLength": 32}),
+    |s| {
+        let mut bytes = s.bytes();
+        let first_ok = matches!(bytes.next(), Some(b'a'..=b'z'));
+        if !first_ok
+            || s.len() > 32
+            || !bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-'))
+        {
+            return Err("expected a lowercase letter then up to 31 of [a-z0-9._-]".into());
+        }
+        Ok(s.to_owned())
+    }
+);
+
+#[cfg(test)]
+mod ftp_login_tests {
+    use super::*;
+
+    #[test]
+    fn ftp_logins_are_one_passwd_field() {
+        for good in ["shop1", "shop1.upload", "a", "b-2_x"] {
+            assert!(good.parse::<FtpLogin>().is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "Shop",
+            "1shop",
+            "shop:x",
+            "shop\n",
+            "shop/..",
+            "a b",
+            &"a".repeat(33),
+        ] {
+            assert!(bad.parse::<FtpLogin>().is_err(), "{bad:?} accepted");
+        }
+    }
+}

@@ -167,54 +167,27 @@ fn purge_orphans(ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Periodic drift check: every account's user still exists with its marker, every web
-/// domain's vhost is in place, the node's sudo allowlist drop-in is where it was installed.
-/// Runs at most every [`PERIODIC_EVERY`]. Drift is reported (logged and recorded as this
-/// step's failure); `rebuild_account` repairs it.
+/// Periodic drift check (`ops::drift::detect`): resources state.db records that the OS no
+/// longer shows as recorded (a user gone from passwd, a vhost missing or edited, an
+/// `authorized_keys` missing or edited, the sudo drop-in gone). Each new finding becomes one
+/// `drift` event on the events feed and each one gone a `drift_resolved` event
+/// (`StateDb::record_drift`); nothing is repaired here (`rebuild_account` repairs). Runs at
+/// most every [`PERIODIC_EVERY`], tracked by the mtime of a marker file, and a check that
+/// finds what the last one found commits nothing, so an idle pass stays read-only.
 fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
     if !due(&config.layout, OBSERVED) {
         return Ok(());
     }
     mark(&config.layout, OBSERVED)?;
-    let mut drift = Vec::new();
-    for row in ctx.state.resources_of_family(ops::account::Account::NAME)? {
-        let name = row.data["username"].as_str().unwrap_or_default();
-        match ctx.provider.lookup_user(name)? {
-            Some(user) if user.gecos == ops::account::marker(&row.resource_id) => {}
-            _ => drift.push(format!("account {} has no user {name}", row.resource_id)),
-        }
+    let found = ops::drift::detect(ctx).map_err(|e| anyhow::anyhow!("drift check: {e}"))?;
+    for d in &found {
+        tracing::warn!(family = %d.family, resource_id = %d.resource_id, aspect = d.aspect.as_str(), "{}", d.message);
     }
-    for row in ctx
-        .state
-        .resources_of_family(ops::web_domain::WebDomain::NAME)?
-    {
-        let path = ops::web_domain::vhost_path(ctx, &row.resource_id);
-        if ctx.provider.read_config(&path)?.is_none() {
-            drift.push(format!(
-                "web domain {} has no vhost {}",
-                row.resource_id,
-                path.display()
-            ));
-        }
+    let (new, resolved) = ctx.state.record_drift(&found)?;
+    if new + resolved > 0 {
+        tracing::warn!(new, resolved, "drift recorded on the events feed");
     }
-    for row in ctx
-        .state
-        .resources_of(&Owner::Node, ops::sudo::SudoAllowlist::NAME)?
-    {
-        let dropin = ctx.provider.sysconf(ctx.provider.sudo_layout().dropin);
-        if row.data["state"] == "present" && ctx.provider.read_config(&dropin)?.is_none() {
-            drift.push(format!(
-                "sudo allowlist {} has no drop-in {}",
-                row.resource_id,
-                dropin.display()
-            ));
-        }
-    }
-    if drift.is_empty() {
-        Ok(())
-    } else {
-        anyhow::bail!("drift: {}", drift.join("; "))
-    }
+    Ok(())
 }
 
 /// Removes produced blobs older than the retention.

@@ -97,6 +97,38 @@ const MIGRATIONS: &[&str] = &[
         SELECT RAISE(ABORT, 'the audit trail is append-only');
     END;
     "#,
+    // 3: drift on the events feed. The drift check records what it finds in `drift` (one row
+    // per resource and aspect, kept while the drift lasts); the triggers append one `drift`
+    // event when a row appears and one `drift_resolved` when it goes, so a drift is reported
+    // once, not on every check. Job events keep their columns; drift events leave
+    // request_id and operation empty and carry their detail as JSON.
+    r#"
+    ALTER TABLE events ADD COLUMN kind TEXT NOT NULL DEFAULT 'job'
+        CHECK (kind IN ('job', 'drift', 'drift_resolved'));
+    ALTER TABLE events ADD COLUMN detail TEXT;
+
+    CREATE TABLE drift (
+        family      TEXT NOT NULL,
+        resource_id TEXT NOT NULL,
+        aspect      TEXT NOT NULL,
+        owner       TEXT NOT NULL,
+        message     TEXT NOT NULL,
+        first_seen  INTEGER NOT NULL,
+        PRIMARY KEY (family, resource_id, aspect)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER drift_found AFTER INSERT ON drift BEGIN
+        INSERT INTO events(request_id, operation, state, at, kind, detail)
+        VALUES ('', '', '', NEW.first_seen, 'drift',
+                json_object('family', NEW.family, 'resource_id', NEW.resource_id,
+                            'owner', NEW.owner, 'aspect', NEW.aspect, 'message', NEW.message));
+    END;
+    CREATE TRIGGER drift_gone AFTER DELETE ON drift BEGIN
+        INSERT INTO events(request_id, operation, state, at, kind, detail)
+        VALUES ('', '', '', CAST(unixepoch('subsec') * 1000 AS INTEGER), 'drift_resolved',
+                json_object('family', OLD.family, 'resource_id', OLD.resource_id,
+                            'owner', OLD.owner, 'aspect', OLD.aspect, 'message', OLD.message));
+    END;
+    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).

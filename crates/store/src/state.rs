@@ -371,6 +371,30 @@ impl StateDb {
         )
     }
 
+    /// The succeeded jobs of one resource key, oldest first: `(seq, operation, canonical
+    /// envelope)`. `rebuild_account` replays the last of them to re-derive what drifted.
+    pub fn succeeded_requests(
+        &self,
+        family: &str,
+        id: &Hex32,
+    ) -> Result<Vec<(i64, String, String)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, operation, body FROM jobs
+                 WHERE family = ?1 AND resource_id = ?2 AND state = 'succeeded' AND body IS NOT NULL
+                 ORDER BY seq",
+            )
+            .map_err(StoreError::sqlite("list succeeded requests"))?;
+        let rows = stmt
+            .query_map(params![family, id.as_str()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("list succeeded requests"))?;
+        Ok(rows)
+    }
+
     /// Every resource of one family, whoever owns it.
     pub fn resources_of_family(&self, family: &str) -> Result<Vec<ResourceRow>, StoreError> {
         self.list_resources("WHERE family = ?1", params![family])
@@ -439,6 +463,81 @@ impl StateDb {
                 params![owner.as_str(), family],
             )
             .map_err(StoreError::sqlite("forget resources"))
+    }
+
+    /// Records the drift check's findings: a drift not yet recorded is inserted (its trigger
+    /// appends one `drift` event), a recorded one no longer found is deleted (one
+    /// `drift_resolved` event), one still there is left alone. Nothing changed writes
+    /// nothing. Returns how many were new and how many resolved.
+    pub fn record_drift(
+        &mut self,
+        found: &[registry::Drift],
+    ) -> Result<(usize, usize), StoreError> {
+        let key = |family: &str, id: &str, aspect: &str| format!("{family}\0{id}\0{aspect}");
+        let recorded: std::collections::BTreeSet<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT family, resource_id, aspect FROM drift")
+                .map_err(StoreError::sqlite("read drift"))?;
+            stmt.query_map([], |r| {
+                Ok(key(
+                    &r.get::<_, String>(0)?,
+                    &r.get::<_, String>(1)?,
+                    &r.get::<_, String>(2)?,
+                ))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("read drift"))?
+        };
+        let wanted: std::collections::BTreeMap<String, &registry::Drift> = found
+            .iter()
+            .map(|d| (key(&d.family, &d.resource_id, d.aspect.as_str()), d))
+            .collect();
+        let new: Vec<&&registry::Drift> = wanted
+            .iter()
+            .filter(|(k, _)| !recorded.contains(*k))
+            .map(|(_, d)| d)
+            .collect();
+        let gone: Vec<&String> = recorded
+            .iter()
+            .filter(|k| !wanted.contains_key(*k))
+            .collect();
+        if new.is_empty() && gone.is_empty() {
+            return Ok((0, 0));
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("begin recording drift"))?;
+        let now = now_ms();
+        for d in &new {
+            tx.prepare_cached(
+                "INSERT INTO drift(family, resource_id, aspect, owner, message, first_seen)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    d.family,
+                    d.resource_id,
+                    d.aspect.as_str(),
+                    d.owner,
+                    d.message,
+                    now
+                ])
+            })
+            .map_err(StoreError::sqlite("record drift"))?;
+        }
+        for k in &gone {
+            let mut parts = k.split('\0');
+            let (family, id, aspect) = (parts.next(), parts.next(), parts.next());
+            tx.prepare_cached(
+                "DELETE FROM drift WHERE family = ?1 AND resource_id = ?2 AND aspect = ?3",
+            )
+            .and_then(|mut st| st.execute(params![family, id, aspect]))
+            .map_err(StoreError::sqlite("resolve drift"))?;
+        }
+        tx.commit().map_err(StoreError::sqlite("commit drift"))?;
+        Ok((new.len(), gone.len()))
     }
 
     /// Records that a runner step failed; the runner logs it too and moves on.

@@ -1,7 +1,7 @@
 //! The queries that turn state.db rows into what a control plane reads. Shared by root's
 //! [`crate::StateDb`] and the API's [`crate::StateReader`], so both see jobs the same way.
 
-use registry::{AuditEntry, Event, JobState, JobView, OpError, Timings};
+use registry::{AuditEntry, Drift, Event, EventKind, JobState, JobView, OpError, Timings};
 use rusqlite::{Connection, OptionalExtension, params};
 
 fn corrupt(what: &str) -> rusqlite::Error {
@@ -54,17 +54,36 @@ pub fn job_body_sha(
 
 pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT cursor, request_id, operation, state, at FROM events WHERE cursor > ?1 ORDER BY cursor LIMIT ?2",
+        "SELECT cursor, request_id, operation, state, at, kind, detail FROM events WHERE cursor > ?1 ORDER BY cursor LIMIT ?2",
     )?;
     let rows = stmt.query_map(params![after, limit], |r| {
-        let state: String = r.get(3)?;
-        Ok(Event {
-            cursor: r.get(0)?,
-            request_id: r.get(1)?,
-            operation: r.get(2)?,
-            state: JobState::parse(&state).ok_or_else(|| corrupt("event state"))?,
-            at_ms: r.get(4)?,
-        })
+        let kind: String = r.get(5)?;
+        let kind = EventKind::parse(&kind).ok_or_else(|| corrupt("event kind"))?;
+        if kind == EventKind::Job {
+            let state: String = r.get(3)?;
+            Ok(Event {
+                cursor: r.get(0)?,
+                kind,
+                request_id: Some(r.get(1)?),
+                operation: Some(r.get(2)?),
+                state: Some(JobState::parse(&state).ok_or_else(|| corrupt("event state"))?),
+                drift: None,
+                at_ms: r.get(4)?,
+            })
+        } else {
+            let detail: String = r.get(6)?;
+            Ok(Event {
+                cursor: r.get(0)?,
+                kind,
+                request_id: None,
+                operation: None,
+                state: None,
+                drift: Some(
+                    serde_json::from_str::<Drift>(&detail).map_err(|_| corrupt("drift detail"))?,
+                ),
+                at_ms: r.get(4)?,
+            })
+        }
     })?;
     rows.collect()
 }

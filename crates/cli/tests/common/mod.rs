@@ -27,6 +27,8 @@ pub struct Node {
     pub extra_real: Vec<&'static str>,
     /// A real MariaDB server's socket; `None`: the Sim model.
     mariadb_socket: Option<PathBuf>,
+    /// The platform profile the runner is told (`--platform`).
+    pub platform: Platform,
 }
 
 pub fn id(n: u64) -> String {
@@ -38,12 +40,21 @@ impl Node {
         Node::with(false)
     }
 
+    /// A Sim node on the `cloudlinux` profile (lvectl, cagefsctl, httpd paths).
+    pub fn cloudlinux() -> Node {
+        Node::on(Platform::CloudLinux, false)
+    }
+
     /// A node whose Apache configuration test is the real `apache2ctl -t`.
     pub fn with_real_apache() -> Node {
         Node::with(true)
     }
 
     fn with(real_apache: bool) -> Node {
+        Node::on(Platform::Debian, real_apache)
+    }
+
+    fn on(platform: Platform, real_apache: bool) -> Node {
         let dir = tempfile::tempdir().expect("a temporary directory");
         // Traversable by the unprivileged API user of the privilege tests.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -52,10 +63,10 @@ impl Node {
         } else {
             vec![]
         };
-        let provider = testing::sim_provider(Platform::Debian, dir.path(), real);
+        let provider = testing::sim_provider(platform, dir.path(), real);
         testing::seed_accounts(&provider).unwrap();
         if real_apache {
-            testing::require_apachectl(Platform::Debian);
+            testing::require_apachectl(platform);
             testing::write_apache_test_config(&provider).unwrap();
         } else {
             provider
@@ -80,6 +91,7 @@ impl Node {
             real_apache,
             extra_real: Vec::new(),
             mariadb_socket: None,
+            platform,
         }
     }
 
@@ -127,6 +139,7 @@ impl Node {
             .arg(self.layout.root())
             .arg("--root")
             .arg(self.provider.root())
+            .args(["--platform", self.platform.as_str()])
             .args([
                 "--backend",
                 "sim",
@@ -256,6 +269,39 @@ impl Node {
             self.check_mariadb_sim(&rows);
         }
         self.check_php_and_cron_converged(&rows);
+        // CloudLinux: the LVE limits and the CageFS list the Sim keeps are exactly what the
+        // account rows record (empty on Debian, where neither exists).
+        let lve: BTreeSet<String> = std::fs::read_to_string(self.path(provider::SIM_LVE_FILE))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let recorded: BTreeSet<String> = of("account")
+            .filter(|a| !a.data["limits"].is_null())
+            .map(|a| {
+                let l = &a.data["limits"];
+                format!(
+                    "{} {} {} {} {} {}",
+                    a.data["username"].as_str().unwrap(),
+                    l["cpu_percent"],
+                    l["memory_mib"],
+                    l["io_kib_per_sec"],
+                    l["processes"],
+                    l["entry_processes"]
+                )
+            })
+            .collect();
+        assert_eq!(lve, recorded, "lvectl's limits and state.db disagree");
+        let caged: BTreeSet<String> = std::fs::read_to_string(self.path(provider::SIM_CAGEFS_FILE))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let recorded: BTreeSet<String> = of("account")
+            .filter(|a| a.data["cagefs"] == true)
+            .map(|a| a.data["username"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(caged, recorded, "CageFS and state.db disagree");
         for row in &rows {
             // The node's own resources (owner `node:`) belong to no account.
             if row.family != "account" && row.owner != registry::Owner::Node {
@@ -568,4 +614,15 @@ pub fn remove_task(req: u64, task: u64, account: u64) -> Value {
 pub fn observe_php(node_id: &Hex32, req: u64) -> Value {
     json!({"request_id": id(req), "action": "observe_php_versions", "node_id": node_id,
            "resource": {"id": id(0xe5)}})
+}
+
+pub fn set_limits(req: u64, account: u64, cpu: u64) -> Value {
+    json!({"request_id": id(req), "operation": "set_account_limits",
+           "resource": {"id": id(account), "cpu_percent": cpu, "memory_mib": 1024,
+                        "io_kib_per_sec": 2048, "processes": 50, "entry_processes": 10}})
+}
+
+pub fn set_isolation(req: u64, account: u64, cagefs: bool) -> Value {
+    json!({"request_id": id(req), "operation": "set_account_isolation",
+           "resource": {"id": id(account), "cagefs": cagefs}})
 }

@@ -6,10 +6,13 @@
 //! under Sim exercised the argv production runs.
 
 pub mod apachectl;
+pub mod cagefsctl;
 pub mod crontab;
 pub mod groupadd;
 pub mod groupdel;
+pub mod lvectl;
 pub mod php_fpm;
+pub mod pure_pw;
 pub mod selectorctl;
 pub mod systemctl;
 pub mod tenant_worker;

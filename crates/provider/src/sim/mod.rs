@@ -9,9 +9,11 @@
 //! for real.
 
 mod apache;
+mod cloudlinux;
 mod cron;
 mod etc_files;
 mod php_fpm;
+mod pure_pw;
 mod selectorctl;
 mod shadow_utils;
 mod tenant_worker;
@@ -25,6 +27,7 @@ use crate::program::Program;
 use crate::provider::Provider;
 
 pub use apache::SIM_RELOADS_FILE;
+pub use cloudlinux::{SIM_CAGEFS_FILE, SIM_LVE_FILE};
 pub use php_fpm::SIM_SERVICE_RELOADS_FILE;
 pub use selectorctl::SIM_SELECTOR_DIR;
 
@@ -60,13 +63,14 @@ pub(crate) fn run(
         Program::Systemctl => php_fpm::systemctl(provider, &args),
         Program::Crontab => cron::crontab(provider, &args),
         Program::Selectorctl => selectorctl::selectorctl(provider, &args),
+        Program::Lvectl => cloudlinux::lvectl(provider, &args),
+        Program::PurePw => pure_pw::pure_pw(provider, &args),
+        Program::Cagefsctl => cloudlinux::cagefsctl(provider, &args),
         Program::Postfix
         | Program::Doveconf
         | Program::Mariadb
         | Program::Openssl
-        | Program::OpendkimGenkey
-        | Program::Cagefsctl
-        | Program::Lvectl => Outcome::fail(
+        | Program::OpendkimGenkey => Outcome::fail(
             127,
             format!(
                 "layerone sim: no model of {program}; list it in Backend::Sim {{ real }} to run it for real\n"

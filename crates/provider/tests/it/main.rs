@@ -3,9 +3,11 @@
 //! `apache2ctl -t`).
 
 mod apache;
+mod cloudlinux;
 mod common;
 mod mariadb;
 mod php_cron;
+mod pure_pw;
 mod real_shadow_utils;
 mod sim_accounts;
 mod tenant_fs;

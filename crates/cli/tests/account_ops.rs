@@ -1,0 +1,284 @@
+//! The account's limits, isolation, usage and rebuild, end to end through the real runner
+//! binary on both platform profiles.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::*;
+use registry::JobState;
+use serde_json::Value;
+
+fn result(node: &Node, req: u64) -> Value {
+    let job = node.state().job(&id(req)).unwrap().unwrap();
+    assert_eq!(job.state, JobState::Succeeded, "{job:?}");
+    job.result.unwrap()
+}
+
+fn error_code(node: &Node, req: u64) -> String {
+    let job = node.state().job(&id(req)).unwrap().unwrap();
+    assert_eq!(job.state, JobState::Failed, "{job:?}");
+    job.error.unwrap().code.to_string()
+}
+
+#[test]
+fn limits_and_isolation_are_applied_read_back_and_purged_on_cloudlinux() {
+    let mut node = Node::cloudlinux();
+    node.submit(&ensure_account(1, 10, "shop1"));
+    node.pass();
+    node.submit(&set_limits(2, 10, 150));
+    node.submit(&set_isolation(3, 11, true)); // no such account
+    node.pass();
+    let limits = result(&node, 2);
+    assert_eq!(limits["limits"]["cpu_percent"], 150);
+    assert_eq!(limits["limits"]["memory_mib"], 1024);
+    assert_eq!(limits["limits"]["io_kib_per_sec"], 2048);
+    assert_eq!(limits["limits"]["processes"], 50);
+    assert_eq!(limits["limits"]["entry_processes"], 10);
+    assert_eq!(error_code(&node, 3), "account_missing");
+    node.submit(&set_isolation(4, 10, true));
+    node.pass();
+    assert_eq!(result(&node, 4)["cagefs"], true);
+    let lvectl: Vec<Vec<String>> = node
+        .audit_records()
+        .into_iter()
+        .filter(|r| r.program == "lvectl" || r.program == "cagefsctl")
+        .map(|r| r.args)
+        .collect();
+    assert_eq!(
+        lvectl[0],
+        [
+            "set-user",
+            "shop1",
+            "--speed=150%",
+            "--pmem=1024M",
+            "--io=2048",
+            "--nproc=50",
+            "--maxEntryProcs=10",
+            "--save-all-parameters"
+        ]
+    );
+    assert_eq!(lvectl[1], ["list-user"]);
+    assert_eq!(lvectl[2], ["--enable", "shop1"]);
+    node.check_converged();
+
+    node.submit(&account_op(5, "observe_account_usage", 10));
+    node.pass();
+    let usage = result(&node, 5);
+    assert_eq!(usage["limits_in_effect"], usage["limits_recorded"]);
+    assert_eq!(usage["limits_in_effect"]["cpu_percent"], 150);
+    assert_eq!(usage["cagefs"], true);
+
+    node.submit(&set_isolation(6, 10, false));
+    node.pass();
+    assert_eq!(result(&node, 6)["cagefs"], false);
+    node.check_converged();
+
+    node.submit(&set_isolation(8, 10, true));
+    node.pass();
+    node.submit(&account_op(9, "remove_account", 10));
+    node.pass();
+    assert_eq!(node.job_state(&id(9)), Some(JobState::Succeeded));
+    for file in [provider::SIM_LVE_FILE, provider::SIM_CAGEFS_FILE] {
+        let left = std::fs::read_to_string(node.path(file)).unwrap_or_default();
+        assert!(left.is_empty(), "{file} still holds {left:?}");
+    }
+    node.check_converged();
+}
+
+#[test]
+fn limits_out_of_bounds_are_refused_naming_the_field() {
+    let node = Node::new();
+    for (field, value) in [
+        ("cpu_percent", serde_json::json!(0)),
+        ("cpu_percent", serde_json::json!(6401)),
+        ("memory_mib", serde_json::json!(1_048_577)),
+        ("io_kib_per_sec", serde_json::json!(-1)),
+        ("processes", serde_json::json!(65_536)),
+        ("entry_processes", serde_json::json!("20")),
+    ] {
+        let mut body = set_limits(1, 10, 100);
+        body["resource"][field] = value;
+        let err = ops::registry()
+            .validate(body.to_string().as_bytes(), &node.node_id)
+            .err()
+            .unwrap_or_else(|| panic!("{field} accepted"));
+        assert_eq!(err.field, format!("resource.{field}"), "{err:?}");
+    }
+    let mut body = set_isolation(1, 10, true);
+    body["resource"]["cagefs"] = serde_json::json!("yes");
+    assert!(
+        ops::registry()
+            .validate(body.to_string().as_bytes(), &node.node_id)
+            .is_err()
+    );
+    node.pass();
+}
+
+#[test]
+fn limits_and_isolation_are_unsupported_on_debian_and_change_nothing() {
+    let mut node = Node::new();
+    node.submit(&ensure_account(1, 10, "shop1"));
+    node.pass();
+    let before = node
+        .state()
+        .resource("account", &id(10).parse().unwrap())
+        .unwrap();
+    node.submit(&set_limits(2, 10, 100));
+    node.pass();
+    node.submit(&set_isolation(3, 10, true));
+    node.pass();
+    assert_eq!(error_code(&node, 2), "unsupported_on_platform");
+    assert_eq!(error_code(&node, 3), "unsupported_on_platform");
+    let after = node
+        .state()
+        .resource("account", &id(10).parse().unwrap())
+        .unwrap();
+    assert_eq!(before, after, "a refused change was recorded");
+    assert!(
+        node.audit_records()
+            .iter()
+            .all(|r| r.program != "lvectl" && r.program != "cagefsctl"),
+        "debian started an LVE or CageFS program"
+    );
+    node.submit(&account_op(4, "observe_account_usage", 10));
+    node.pass();
+    let usage = result(&node, 4);
+    assert!(usage["limits_in_effect"].is_null());
+    assert!(usage["cagefs"].is_null());
+    node.check_converged();
+}
+
+#[test]
+fn observe_account_usage_counts_the_homes_bytes_and_inodes() {
+    let mut node = Node::new();
+    node.submit(&ensure_account(1, 10, "shop1"));
+    node.submit(&ensure_domain(2, 30, 10, "shop.example.com"));
+    node.pass();
+    node.submit(&account_op(3, "observe_account_usage", 10));
+    node.pass();
+    let before = result(&node, 3);
+    let docroot = node.path("/home/shop1/web/shop.example.com/public_html");
+    std::fs::write(docroot.join("index.html"), vec![b'x'; 100_000]).unwrap();
+    node.submit(&account_op(4, "observe_account_usage", 10));
+    node.pass();
+    let after = result(&node, 4);
+    assert_eq!(after["username"], "shop1");
+    assert_eq!(after["complete"], true);
+    assert_eq!(
+        after["inodes"].as_u64().unwrap(),
+        before["inodes"].as_u64().unwrap() + 1
+    );
+    assert!(
+        after["disk_bytes"].as_u64().unwrap() >= before["disk_bytes"].as_u64().unwrap() + 100_000,
+        "{before} -> {after}"
+    );
+    assert!(after["limits_recorded"].is_null());
+}
+
+/// Every file beneath `dir`, with its bytes (directories as `None`).
+fn snapshot(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            if entry.file_type().unwrap().is_dir() {
+                out.insert(rel, None);
+                stack.push(path);
+            } else {
+                out.insert(rel, Some(std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn rebuild_account_puts_back_every_derived_file_byte_identical() {
+    let mut node = Node::new();
+    node.submit(&ensure_account(1, 10, "shop1"));
+    node.pass();
+    node.submit(&ensure_key(2, 20, 10));
+    node.submit(&ensure_domain(3, 30, 10, "shop.example.com"));
+    node.submit(&ensure_domain(4, 31, 10, "blog.example.com"));
+    node.pass();
+    node.submit(&account_op(5, "suspend_account", 10));
+    node.pass();
+    node.check_converged();
+    let vhosts = node.path(node.provider.apache_layout().vhosts_dir);
+    let home = node.path("/home/shop1");
+    let etc = |node: &Node, f: &str| std::fs::read(node.path(f)).unwrap();
+    let before = (
+        snapshot(&vhosts),
+        snapshot(&home),
+        etc(&node, "/etc/passwd"),
+        etc(&node, "/etc/shadow"),
+    );
+
+    // Drift: a vhost deleted, another edited, authorized_keys edited, a docroot removed.
+    std::fs::remove_file(vhosts.join(format!("{}.conf", id(30)))).unwrap();
+    std::fs::write(vhosts.join(format!("{}.conf", id(31))), "# emptied\n").unwrap();
+    std::fs::write(
+        home.join(".ssh/authorized_keys"),
+        "ssh-ed25519 AAAA intruder\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(home.join("web/shop.example.com")).unwrap();
+    assert_ne!(snapshot(&vhosts), before.0);
+    assert_ne!(snapshot(&home), before.1);
+
+    node.submit(&account_op(6, "rebuild_account", 10));
+    node.pass();
+    let rebuilt = result(&node, 6);
+    let replayed: Vec<&str> = rebuilt["replayed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        replayed,
+        [
+            format!("account/ensure_account/{}", id(10)),
+            format!("account/suspend_account/{}", id(10)),
+            format!("ssh_key/ensure_ssh_key/{}", id(20)),
+            format!("web_domain/ensure_web_domain/{}", id(30)),
+            format!("web_domain/ensure_web_domain/{}", id(31)),
+        ]
+    );
+    let after = (
+        snapshot(&vhosts),
+        snapshot(&home),
+        etc(&node, "/etc/passwd"),
+        etc(&node, "/etc/shadow"),
+    );
+    assert!(before.0 == after.0, "vhosts differ after the rebuild");
+    assert!(before.1 == after.1, "the home differs after the rebuild");
+    assert!(before.2 == after.2, "passwd differs after the rebuild");
+    assert!(before.3 == after.3, "shadow differs after the rebuild");
+    node.check_converged();
+
+    // The home itself gone: created again, owned by the tenant, and refilled.
+    std::fs::remove_dir_all(&home).unwrap();
+    node.submit(&account_op(7, "rebuild_account", 10));
+    node.pass();
+    assert_eq!(result(&node, 7)["home_recreated"], true);
+    assert!(home.join(".ssh/authorized_keys").is_file());
+    assert!(home.join("web/blog.example.com/public_html").is_dir());
+    node.check_converged();
+
+    // A removed resource is not brought back.
+    node.submit(&remove_domain(8, 31, 10));
+    node.pass();
+    node.submit(&account_op(9, "rebuild_account", 10));
+    node.pass();
+    assert!(!vhosts.join(format!("{}.conf", id(31))).exists());
+    node.check_converged();
+
+    node.submit(&account_op(10, "rebuild_account", 11));
+    node.pass();
+    assert_eq!(error_code(&node, 10), "account_missing");
+}

@@ -1,0 +1,142 @@
+//! The drift check: what state.db records that the OS no longer shows as recorded. Each
+//! family's files are derived whole from state.db, so "as recorded" is a byte comparison with
+//! what the family would write now. The check reads only: the runner records what it finds as
+//! events (`StateDb::record_drift`), and `rebuild_account` is the repair.
+//!
+//! Checked today: every account's user (with the node's marker) and home; every web domain's
+//! vhost; every account's `authorized_keys` (read beneath the home without following a
+//! symlink); the node's sudo drop-in. A family whose files are not checked here is not
+//! reported, never reported as healthy by mistake.
+
+use registry::{Drift, DriftAspect, Family, OpError, Owner};
+
+use crate::account::{Account, account_info, marker, store_error};
+use crate::context::{Ctx, provider_error};
+use crate::ssh_key::{SshKey, derived_authorized_keys, read_authorized_keys};
+use crate::sudo::SudoAllowlist;
+use crate::web_domain::{WebDomain, derived_vhost, vhost_path};
+
+fn drift(family: &str, id: &str, owner: &str, aspect: DriftAspect, message: String) -> Drift {
+    Drift {
+        family: family.to_owned(),
+        resource_id: id.to_owned(),
+        owner: owner.to_owned(),
+        aspect,
+        message,
+    }
+}
+
+/// Everything that drifted now, in a stable order.
+pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
+    let mut found = Vec::new();
+    for row in ctx
+        .state
+        .resources_of_family(Account::NAME)
+        .map_err(store_error)?
+    {
+        let id = row.resource_id.as_str();
+        let name = row.data["username"].as_str().unwrap_or_default();
+        let user = ctx.provider.lookup_user(name).map_err(provider_error)?;
+        if user.is_none_or(|u| u.gecos != marker(&row.resource_id)) {
+            found.push(drift(
+                Account::NAME,
+                id,
+                id,
+                DriftAspect::UserMissing,
+                format!("account {id} has no user {name} in passwd"),
+            ));
+            continue;
+        }
+        let home = ctx
+            .provider
+            .sysconf(row.data["home"].as_str().unwrap_or("/nonexistent"));
+        if std::fs::symlink_metadata(&home).is_err() {
+            found.push(drift(
+                Account::NAME,
+                id,
+                id,
+                DriftAspect::HomeMissing,
+                format!("account {id} has no home {}", home.display()),
+            ));
+            continue;
+        }
+        let expected = derived_authorized_keys(ctx, &row.resource_id)?;
+        let info = account_info(ctx, &row.resource_id)?;
+        // A symlink or an unreadable file is the tenant's doing: it differs from what the
+        // node wrote, and is reported as such.
+        let actual = read_authorized_keys(ctx, &info).unwrap_or(Some(Vec::new()));
+        match (expected, actual) {
+            (None, _) => {}
+            (Some(_), None) => found.push(drift(
+                SshKey::NAME,
+                id,
+                id,
+                DriftAspect::AuthorizedKeysMissing,
+                format!("account {id} has SSH keys recorded and no authorized_keys"),
+            )),
+            (Some(expected), Some(actual)) if expected.as_bytes() != actual => found.push(drift(
+                SshKey::NAME,
+                id,
+                id,
+                DriftAspect::AuthorizedKeysDiffers,
+                format!("the authorized_keys of account {id} is not what state.db derives"),
+            )),
+            (Some(_), Some(_)) => {}
+        }
+    }
+    for row in ctx
+        .state
+        .resources_of_family(WebDomain::NAME)
+        .map_err(store_error)?
+    {
+        let id = row.resource_id.as_str();
+        let path = vhost_path(ctx, &row.resource_id);
+        let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
+        let expected = derived_vhost(ctx, &row)?;
+        let aspect = match (actual, expected) {
+            (None, _) => Some(DriftAspect::VhostMissing),
+            (Some(actual), Some(expected)) if actual == expected.as_bytes() => None,
+            (Some(_), _) => Some(DriftAspect::VhostDiffers),
+        };
+        if let Some(aspect) = aspect {
+            found.push(drift(
+                WebDomain::NAME,
+                id,
+                row.owner.as_str(),
+                aspect,
+                format!(
+                    "web domain {id}: {} {}",
+                    aspect.as_str().replace('_', " "),
+                    path.display()
+                ),
+            ));
+        }
+    }
+    for row in ctx
+        .state
+        .resources_of(&Owner::Node, SudoAllowlist::NAME)
+        .map_err(store_error)?
+    {
+        let dropin = ctx.provider.sysconf(ctx.provider.sudo_layout().dropin);
+        if row.data["state"] == "present"
+            && ctx
+                .provider
+                .read_config(&dropin)
+                .map_err(provider_error)?
+                .is_none()
+        {
+            found.push(drift(
+                SudoAllowlist::NAME,
+                row.resource_id.as_str(),
+                Owner::NODE,
+                DriftAspect::SudoDropinMissing,
+                format!(
+                    "sudo allowlist {} has no drop-in {}",
+                    row.resource_id,
+                    dropin.display()
+                ),
+            ));
+        }
+    }
+    Ok(found)
+}
