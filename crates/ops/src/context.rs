@@ -17,12 +17,15 @@ use serde_json::Value;
 use store::{ResourceChange, StateDb};
 
 /// A shared service whose configuration the node changes.
+///
+/// Declared in reload order (a batch reloads its services in `Ord` order): FPM first, so a
+/// pool's socket is live before Apache's handler points at it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Service {
-    Apache,
     /// The FPM of one PHP version: its pools are tested with `php-fpmX.Y -t -y` and the unit
     /// reloaded once per batch.
     PhpFpm(provider::PhpVersion),
+    Apache,
 }
 
 impl Service {

@@ -363,17 +363,24 @@ pub fn sync_pools(
             });
         }
     }
+    // A removal retried after a crash may find its pool already gone but FPM not reloaded:
+    // removals test and reload every installed version they leave unused, present or not.
+    let removal = matches!(
+        change,
+        PoolChange::Version(_, None) | PoolChange::Domain(_, false)
+    );
+    let installed = ctx.provider.php_installed_versions();
     for &version in PhpVersion::ALL {
         if used.contains(&version) {
             continue;
         }
         let path = pool_path(ctx, account, version);
-        if ctx
+        let present = ctx
             .provider
             .read_config(&path)
             .map_err(provider_error)?
-            .is_some()
-        {
+            .is_some();
+        if present || (removal && installed.contains(&provider_version(version))) {
             ctx.remove_service_config(Service::PhpFpm(provider_version(version)), &path)?;
         }
     }
