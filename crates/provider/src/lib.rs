@@ -21,6 +21,7 @@ mod audit;
 mod error;
 mod exec;
 mod files;
+mod mail;
 mod platform;
 mod program;
 mod programs;
@@ -36,15 +37,20 @@ pub use audit::{AUDIT_FILE, AUDIT_SINK_MAX, AuditRecord, read_audit_log};
 pub use error::ProviderError;
 pub use exec::{CHILD_PATH, OUTPUT_CAP};
 pub use files::CONFIG_MODE;
+pub use mail::{
+    MAX_MAILDIR_ENTRIES, MailLayout, MaildirUsage, PostfixMap, SPAM_CLASS_STANDARD,
+    SPAM_CLASS_STRICT,
+};
 pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::ApacheLayout;
+pub use programs::opendkim_genkey::parse_dkim_txt;
 pub use programs::tenant_worker::{TENANT_WORKER_NAME, TenantIsolation};
 pub use programs::useradd::{HOME_MODE, UserAdd};
 pub use programs::usermod::{Expire, UserMod};
 pub use programs::visudo::{SUDOERS_MODE, SudoLayout};
 pub use provider::{Backend, Provider, ProviderConfig};
-pub use sim::SIM_RELOADS_FILE;
+pub use sim::{SIM_DOVECOT_RELOADS_FILE, SIM_POSTFIX_RELOADS_FILE, SIM_RELOADS_FILE};
 pub use sudo_log::{LogChunk, LogPosition};
 pub use tenant_fs::{MAX_TENANT_READ, TenantDir};
 pub use users::{DEFAULT_UID_RANGE, GroupEntry, PasswdEntry, ShadowEntry, parse_uid_range};

@@ -65,6 +65,15 @@ pub enum Program {
     /// The sudoers checker; the node runs only its check mode (`visudo -c -f FILE`).
     #[serde(rename = "visudo")]
     Visudo,
+    /// Postfix's table tool; the node runs only its query mode (`postmap -q`).
+    #[serde(rename = "postmap")]
+    Postmap,
+    /// Dovecot's administration tool: `doveadm reload` and `doveadm auth test`.
+    #[serde(rename = "doveadm")]
+    Doveadm,
+    /// Pigeonhole's Sieve compiler: every generated script is compiled before it is used.
+    #[serde(rename = "sievec")]
+    Sievec,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -90,6 +99,9 @@ impl Program {
         Program::TenantWorker,
         Program::LveSuwrapper,
         Program::Visudo,
+        Program::Postmap,
+        Program::Doveadm,
+        Program::Sievec,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -124,6 +136,9 @@ impl Program {
             (LveSuwrapper, Debian) => None,
             (LveSuwrapper, CloudLinux) => Some("/bin/lve_suwrapper"),
             (Visudo, _) => Some("/usr/sbin/visudo"),
+            (Postmap, _) => Some("/usr/sbin/postmap"),
+            (Doveadm, _) => Some("/usr/bin/doveadm"),
+            (Sievec, _) => Some("/usr/bin/sievec"),
         }
     }
 
@@ -147,6 +162,9 @@ impl Program {
             Program::TenantWorker => "layerone-tenant",
             Program::LveSuwrapper => "lve_suwrapper",
             Program::Visudo => "visudo",
+            Program::Postmap => "postmap",
+            Program::Doveadm => "doveadm",
+            Program::Sievec => "sievec",
         }
     }
 
@@ -242,10 +260,13 @@ mod tests {
                 | Program::Selectorctl
                 | Program::TenantWorker
                 | Program::LveSuwrapper
-                | Program::Visudo => {}
+                | Program::Visudo
+                | Program::Postmap
+                | Program::Doveadm
+                | Program::Sievec => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 17);
+        assert_eq!(Program::ALL.len(), 20);
         let unique: HashSet<_> = Program::ALL.iter().collect();
         assert_eq!(unique.len(), Program::ALL.len());
     }

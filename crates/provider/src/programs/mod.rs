@@ -6,8 +6,12 @@
 //! under Sim exercised the argv production runs.
 
 pub mod apachectl;
+pub mod dovecot;
 pub mod groupadd;
 pub mod groupdel;
+pub mod opendkim_genkey;
+pub mod postfix;
+pub mod sievec;
 pub mod tenant_worker;
 pub mod useradd;
 pub mod userdel;

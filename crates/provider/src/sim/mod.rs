@@ -10,6 +10,7 @@
 
 mod apache;
 mod etc_files;
+mod mail;
 mod shadow_utils;
 mod tenant_worker;
 mod visudo;
@@ -22,6 +23,7 @@ use crate::program::Program;
 use crate::provider::Provider;
 
 pub use apache::SIM_RELOADS_FILE;
+pub use mail::{SIM_DOVECOT_RELOADS_FILE, SIM_POSTFIX_RELOADS_FILE};
 
 /// Runs the model of `program`. Never fails as a Rust call: whatever goes wrong becomes an
 /// exit status and stderr, as with a real process.
@@ -51,11 +53,14 @@ pub(crate) fn run(
         Program::TenantWorker => return tenant_worker::in_process(provider, &args, stdin),
         Program::LveSuwrapper => return tenant_worker::lve_suwrapper(provider, &args, stdin),
         Program::Visudo => visudo::visudo(provider, &args),
-        Program::Postfix
-        | Program::Doveconf
-        | Program::Mariadb
+        Program::Postfix => mail::postfix(provider, &args),
+        Program::Postmap => mail::postmap(&args),
+        Program::Doveconf => mail::doveconf(provider, &args),
+        Program::Doveadm => mail::doveadm(provider, &args),
+        Program::Sievec => mail::sievec(&args),
+        Program::OpendkimGenkey => mail::opendkim_genkey(&args),
+        Program::Mariadb
         | Program::Openssl
-        | Program::OpendkimGenkey
         | Program::Cagefsctl
         | Program::Lvectl
         | Program::Selectorctl => Outcome::fail(

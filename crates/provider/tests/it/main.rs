@@ -4,6 +4,7 @@
 
 mod apache;
 mod common;
+mod mail;
 mod real_shadow_utils;
 mod sim_accounts;
 mod tenant_fs;
