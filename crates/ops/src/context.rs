@@ -20,12 +20,34 @@ use store::{ResourceChange, StateDb};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Service {
     Apache,
+    /// Tested with `postfix check`, reloaded with `postfix reload`.
+    Postfix,
+    /// Tested with `doveconf -n`, reloaded with `doveadm reload`.
+    Dovecot,
 }
 
 impl Service {
     pub fn name(self) -> &'static str {
         match self {
             Service::Apache => "apache",
+            Service::Postfix => "postfix",
+            Service::Dovecot => "dovecot",
+        }
+    }
+
+    fn test(self, provider: &Provider) -> Result<(), ProviderError> {
+        match self {
+            Service::Apache => provider.apache_configtest(),
+            Service::Postfix => provider.postfix_check(),
+            Service::Dovecot => provider.doveconf_check(),
+        }
+    }
+
+    fn reload(self, provider: &Provider) -> Result<(), ProviderError> {
+        match self {
+            Service::Apache => provider.apache_reload(),
+            Service::Postfix => provider.postfix_reload(),
+            Service::Dovecot => provider.dovecot_reload(),
         }
     }
 }
@@ -36,6 +58,19 @@ struct Changed {
     service: Service,
     path: PathBuf,
     previous: Option<Vec<u8>>,
+    secret_group: Option<&'static str>,
+}
+
+/// A file's path, its content before the change, and its secret group.
+type Previous = (PathBuf, Option<Vec<u8>>, Option<&'static str>);
+
+/// One file of a service's configuration, for [`Ctx::write_service_configs`].
+#[derive(Clone, Debug)]
+pub struct ConfigFile {
+    pub path: PathBuf,
+    pub content: Vec<u8>,
+    /// `Some(group)`: mode 0640 with that group (a file holding secrets); `None`: 0644.
+    pub secret_group: Option<&'static str>,
 }
 
 pub struct Ctx {
@@ -90,7 +125,33 @@ impl Ctx {
         self.provider
             .write_config_atomic(path, content, 0o644)
             .map_err(provider_error)?;
-        self.test_or_revert(service, path, previous)
+        self.test_or_revert(service, vec![(path.to_owned(), previous, None)])
+    }
+
+    /// Installs several files of one service together: each written atomically, then one
+    /// configuration test; if it fails, every one of them is put back as it was.
+    pub fn write_service_configs(
+        &mut self,
+        service: Service,
+        files: &[ConfigFile],
+    ) -> Result<(), OpError> {
+        let mut previous = Vec::with_capacity(files.len());
+        for file in files {
+            let before = self
+                .provider
+                .read_config(&file.path)
+                .map_err(provider_error)?;
+            previous.push((file.path.clone(), before, file.secret_group));
+        }
+        for file in files {
+            if let Err(e) = write(&self.provider, &file.path, &file.content, file.secret_group) {
+                for (path, before, group) in &previous {
+                    restore(&self.provider, path, before.as_deref(), *group);
+                }
+                return Err(provider_error(e));
+            }
+        }
+        self.test_or_revert(service, previous)
     }
 
     /// Removes a shared service's configuration file, tested like a write.
@@ -101,20 +162,18 @@ impl Ctx {
         }
         // Tested and reloaded even when already absent: a crash may have removed the file
         // before the service was reloaded.
-        self.test_or_revert(service, path, previous)
+        self.test_or_revert(service, vec![(path.to_owned(), previous, None)])
     }
 
     fn test_or_revert(
         &mut self,
         service: Service,
-        path: &Path,
-        previous: Option<Vec<u8>>,
+        files: Vec<Previous>,
     ) -> Result<(), OpError> {
-        let tested = match service {
-            Service::Apache => self.provider.apache_configtest(),
-        };
-        if let Err(e) = tested {
-            restore(&self.provider, path, previous.as_deref());
+        if let Err(e) = service.test(&self.provider) {
+            for (path, previous, group) in &files {
+                restore(&self.provider, path, previous.as_deref(), *group);
+            }
             return Err(OpError::permanent(
                 "config_test_failed",
                 format!(
@@ -126,12 +185,15 @@ impl Ctx {
         }
         self.job_services.insert(service);
         // Keep the oldest known content: a revert puts back what was there before the batch.
-        if !self.changed.iter().any(|c| c.path == path) {
-            self.changed.push(Changed {
-                service,
-                path: path.to_owned(),
-                previous,
-            });
+        for (path, previous, secret_group) in files {
+            if !self.changed.iter().any(|c| c.path == path) {
+                self.changed.push(Changed {
+                    service,
+                    path,
+                    previous,
+                    secret_group,
+                });
+            }
         }
         Ok(())
     }
@@ -144,18 +206,19 @@ impl Ctx {
         let mut failed = BTreeSet::new();
         for service in services {
             crash::point("batch.before_reload");
-            let reloaded = match service {
-                Service::Apache => self.provider.apache_reload(),
-            };
+            let reloaded = service.reload(&self.provider);
             crash::point("batch.after_reload");
             if let Err(e) = reloaded {
                 tracing::error!(service = service.name(), error = %e, "reload failed; reverting this batch's configuration changes");
                 for changed in self.changed.iter().filter(|c| c.service == service) {
-                    restore(&self.provider, &changed.path, changed.previous.as_deref());
+                    restore(
+                        &self.provider,
+                        &changed.path,
+                        changed.previous.as_deref(),
+                        changed.secret_group,
+                    );
                 }
-                if let Err(e) = match service {
-                    Service::Apache => self.provider.apache_reload(),
-                } {
+                if let Err(e) = service.reload(&self.provider) {
                     tracing::error!(service = service.name(), error = %e, "reload after revert failed too");
                 }
                 failed.insert(service);
@@ -166,9 +229,26 @@ impl Ctx {
     }
 }
 
-fn restore(provider: &Provider, path: &Path, previous: Option<&[u8]>) {
+fn write(
+    provider: &Provider,
+    path: &Path,
+    content: &[u8],
+    secret_group: Option<&'static str>,
+) -> Result<(), ProviderError> {
+    match secret_group {
+        Some(group) => provider.write_group_secret(path, content, group),
+        None => provider.write_config_atomic(path, content, 0o644),
+    }
+}
+
+fn restore(
+    provider: &Provider,
+    path: &Path,
+    previous: Option<&[u8]>,
+    secret_group: Option<&'static str>,
+) {
     let restored = match previous {
-        Some(content) => provider.write_config_atomic(path, content, 0o644),
+        Some(content) => write(provider, path, content, secret_group),
         None => provider.remove_config(path),
     };
     if let Err(e) = restored {

@@ -237,3 +237,42 @@ fn read_dir(dir: &Path) -> Result<impl Iterator<Item = std::fs::DirEntry>, Provi
         .map_err(|e| ProviderError::io("read maildir", dir, e))?
         .filter_map(Result::ok))
 }
+
+impl Provider {
+    /// Atomically replaces `path` (mapped) with `bytes`, mode 0640, group `group` when the
+    /// provider is root and the group exists in the sysroot's `/etc/group`: for files only a
+    /// service's own group may read (Dovecot's passwd-file holds password hashes). The group
+    /// is set on the temporary file before the rename, so the file is never unreadable to
+    /// the service nor readable by anyone else.
+    pub fn write_group_secret(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        group: &str,
+    ) -> Result<(), ProviderError> {
+        self.assert_mapped(path);
+        let gid = match self.lookup_group(group)? {
+            Some(entry) if self.is_root => Some(entry.gid),
+            _ => None,
+        };
+        let file_name = path.file_name().ok_or_else(|| {
+            ProviderError::io("write", path, std::io::Error::other("no file name"))
+        })?;
+        let tmp = path.with_file_name(crate::files::temp_name(file_name));
+        crate::files::write_exclusive(&tmp, bytes, SECRET_MODE)?;
+        if let Some(gid) = gid
+            && let Err(e) = std::os::unix::fs::chown(&tmp, None, Some(gid))
+        {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(ProviderError::io("chown", &tmp, e));
+        }
+        if let Err(e) = std::fs::rename(&tmp, path) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(ProviderError::io("rename", path, e));
+        }
+        crate::files::sync_parent(path)
+    }
+}
+
+/// The mode of files only root and one service's group read.
+pub const SECRET_MODE: u32 = 0o640;
