@@ -15,7 +15,7 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
     let account = || ensure_account(1, 10, "shop1");
     let key = || ensure_key(2, 20, 10);
     let domain = || ensure_domain(3, 30, 10, "shop.example.com");
-    vec![
+    let core = vec![
         ("ensure_account", vec![], ensure_account(100, 10, "shop1")),
         ("ensure_account (new shell)", vec![account()], {
             let mut body = ensure_account(100, 10, "shop1");
@@ -53,7 +53,109 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             vec![account(), domain()],
             remove_domain(100, 30, 10),
         ),
-    ]
+    ];
+    let md = || ensure_mail_domain(5, 50, 10, "shop.example.com");
+    let mb = || ensure_mailbox(6, 51, 10, "shop.example.com", "info");
+    let fw = || ensure_forwarder(7, 52, 10, "sales@shop.example.com");
+    let ar = || ensure_autoresponder(8, 53, 10, 51);
+    let dk = || ensure_dkim(9, 54, 10, "shop.example.com");
+    let mail = vec![
+        (
+            "ensure_mail_domain",
+            vec![account()],
+            ensure_mail_domain(100, 50, 10, "shop.example.com"),
+        ),
+        (
+            "remove_mail_domain",
+            vec![account(), md()],
+            mail_op(100, "remove_mail_domain", 50, 10, json!({})),
+        ),
+        (
+            "set_mail_sending_gate",
+            vec![account(), md()],
+            mail_op(100, "set_mail_sending_gate", 50, 10, json!({"open": true})),
+        ),
+        (
+            "set_mail_catch_all",
+            vec![account(), md(), mb()],
+            mail_op(
+                100,
+                "set_mail_catch_all",
+                50,
+                10,
+                json!({"mailbox": "info"}),
+            ),
+        ),
+        (
+            "ensure_mailbox",
+            vec![account(), md()],
+            ensure_mailbox(100, 51, 10, "shop.example.com", "info"),
+        ),
+        (
+            "remove_mailbox",
+            vec![account(), md(), mb()],
+            mail_op(100, "remove_mailbox", 51, 10, json!({})),
+        ),
+        (
+            "set_mailbox_password",
+            vec![account(), md(), mb()],
+            mail_op(
+                100,
+                "set_mailbox_password",
+                51,
+                10,
+                json!({"password": MAIL_HASH}),
+            ),
+        ),
+        (
+            "observe_mailbox_usage",
+            vec![account(), md(), mb()],
+            mail_op(100, "observe_mailbox_usage", 51, 10, json!({})),
+        ),
+        (
+            "ensure_mail_forwarder",
+            vec![account(), md()],
+            ensure_forwarder(100, 52, 10, "sales@shop.example.com"),
+        ),
+        (
+            "remove_mail_forwarder",
+            vec![account(), md(), fw()],
+            mail_op(100, "remove_mail_forwarder", 52, 10, json!({})),
+        ),
+        (
+            "ensure_autoresponder",
+            vec![account(), md(), mb()],
+            ensure_autoresponder(100, 53, 10, 51),
+        ),
+        (
+            "remove_autoresponder",
+            vec![account(), md(), mb(), ar()],
+            mail_op(100, "remove_autoresponder", 53, 10, json!({})),
+        ),
+        (
+            "ensure_dkim_key",
+            vec![account(), md()],
+            ensure_dkim(100, 54, 10, "shop.example.com"),
+        ),
+        (
+            "remove_dkim_key",
+            vec![account(), md(), dk()],
+            mail_op(100, "remove_dkim_key", 54, 10, json!({})),
+        ),
+        (
+            "set_spam_filter",
+            vec![account(), md()],
+            set_spam(100, 55, 10, "shop.example.com", "strict"),
+        ),
+        (
+            "remove_account (mail)",
+            vec![account(), md(), mb(), fw(), ar(), dk()],
+            account_op(100, "remove_account", 10),
+        ),
+    ];
+    let mut all = core;
+    all.extend(mail);
+    all
 }
 
 #[test]
@@ -117,7 +219,41 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let account = 10 + rng.below(2);
     let user = if account == 10 { "alpha" } else { "beta" };
     let thing = rng.below(2);
-    match rng.below(9) {
+    let mail_domain = format!("m{account}.example.com");
+    let box_id = 60 + account * 2 + thing;
+    match rng.below(17) {
+        9 => ensure_mail_domain(req, 50 + account, account, &mail_domain),
+        10 => mail_op(req, "remove_mail_domain", 50 + account, account, json!({})),
+        11 => mail_op(
+            req,
+            "set_mail_sending_gate",
+            50 + account,
+            account,
+            json!({"open": thing == 0}),
+        ),
+        12 => ensure_mailbox(
+            req,
+            box_id,
+            account,
+            &mail_domain,
+            if thing == 0 { "info" } else { "sales" },
+        ),
+        13 => mail_op(req, "remove_mailbox", box_id, account, json!({})),
+        14 => ensure_forwarder(req, 80 + account, account, &format!("fw@{mail_domain}")),
+        15 => match thing {
+            0 => ensure_autoresponder(req, 90 + account, account, box_id),
+            _ => mail_op(
+                req,
+                "remove_autoresponder",
+                90 + account,
+                account,
+                json!({}),
+            ),
+        },
+        16 => match thing {
+            0 => ensure_dkim(req, 95 + account, account, &mail_domain),
+            _ => set_spam(req, 97 + account, account, &mail_domain, "standard"),
+        },
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -137,7 +273,14 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             account,
             &format!("d{}.example.com", account * 2 + thing),
         ),
-        _ => remove_domain(req, 40 + account * 2 + thing, account),
+        8 => remove_domain(req, 40 + account * 2 + thing, account),
+        _ => mail_op(
+            req,
+            "remove_mail_forwarder",
+            80 + account,
+            account,
+            json!({}),
+        ),
     }
 }
 
@@ -310,6 +453,19 @@ fn purge_leaves_nothing_for_every_family() {
     node.submit(&ensure_key(2, 20, 10));
     node.submit(&ensure_domain(3, 30, 10, "shop.example.com"));
     node.pass();
+    for body in [
+        ensure_mail_domain(5, 50, 10, "shop.example.com"),
+        ensure_mailbox(6, 51, 10, "shop.example.com", "info"),
+        ensure_forwarder(7, 52, 10, "sales@shop.example.com"),
+        ensure_autoresponder(8, 53, 10, 51),
+        ensure_dkim(9, 54, 10, "shop.example.com"),
+        set_spam(11, 55, 10, "shop.example.com", "standard"),
+    ] {
+        node.submit(&body);
+        node.pass();
+        let rid = body["request_id"].as_str().unwrap();
+        assert_eq!(node.job_state(rid), Some(JobState::Succeeded), "{body}");
+    }
     node.check_converged();
     let state = node.state();
     let families: std::collections::BTreeSet<String> = state
@@ -348,6 +504,42 @@ fn purge_leaves_nothing_for_every_family() {
         "the home is still there"
     );
     assert!(node.vhosts().is_empty(), "a vhost is still there");
+    // Nothing of the account's mail is left in the mail configuration.
+    for map in provider::PostfixMap::ALL {
+        let text = std::fs::read_to_string(node.provider.postfix_map_path(*map)).unwrap();
+        assert!(
+            !text.contains("shop.example.com"),
+            "{map:?} still names the domain: {text}"
+        );
+    }
+    let passwd = std::fs::read_to_string(node.provider.dovecot_passwd_path()).unwrap();
+    assert!(
+        passwd.is_empty(),
+        "Dovecot's passwd-file still has a mailbox: {passwd}"
+    );
+    let dkim = node.path("/etc/opendkim/layerone");
+    for table in ["KeyTable", "SigningTable"] {
+        let text = std::fs::read_to_string(dkim.join(table)).unwrap();
+        assert!(
+            !text.contains("shop.example.com"),
+            "{table} still names the domain"
+        );
+    }
+    assert!(
+        !dkim.join("keys").join(id(54)).exists(),
+        "the DKIM key is still there"
+    );
+    assert!(
+        !node.path("/var/vmail/shop.example.com/info").exists(),
+        "the mail is still there"
+    );
+    assert_eq!(
+        std::fs::read_dir(node.provider.sieve_dir())
+            .unwrap()
+            .count(),
+        0,
+        "a Sieve script is left"
+    );
     node.check_converged();
 }
 

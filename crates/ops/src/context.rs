@@ -165,11 +165,7 @@ impl Ctx {
         self.test_or_revert(service, vec![(path.to_owned(), previous, None)])
     }
 
-    fn test_or_revert(
-        &mut self,
-        service: Service,
-        files: Vec<Previous>,
-    ) -> Result<(), OpError> {
+    fn test_or_revert(&mut self, service: Service, files: Vec<Previous>) -> Result<(), OpError> {
         if let Err(e) = service.test(&self.provider) {
             for (path, previous, group) in &files {
                 restore(&self.provider, path, previous.as_deref(), *group);
