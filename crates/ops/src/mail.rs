@@ -328,41 +328,58 @@ pub enum Target {
     Dkim,
 }
 
-/// Renders the files of `targets` from state.db plus `change` and installs them.
+/// Renders the files of `targets` from state.db plus `change` and installs them. If one
+/// target fails its test, the targets already written are put back to what state.db alone
+/// implies, so a failed job leaves no service configured for it.
 pub fn sync(ctx: &mut Ctx, change: Change<'_>, targets: &[Target]) -> Result<(), OpError> {
     let mail = MailState::load(&ctx.state, &change).map_err(store_error)?;
-    let provider = ctx.provider.clone();
-    let layout = provider.mail_layout();
-    for target in targets {
-        match target {
-            Target::Postfix => {
-                provider
-                    .ensure_dir(&provider.sysconf(layout.postfix_maps_dir), 0o755)
-                    .map_err(provider_error)?;
-                ctx.write_service_configs(Service::Postfix, &mail.postfix_files(&provider))?;
-            }
-            Target::Dovecot => {
-                provider
-                    .ensure_dir(&provider.sysconf(layout.dovecot_dir), 0o755)
-                    .map_err(provider_error)?;
-                ctx.write_service_configs(Service::Dovecot, &mail.dovecot_files(&provider))?;
-            }
-            Target::Dkim => {
-                provider
-                    .ensure_dir(&provider.sysconf(layout.dkim_dir), 0o755)
-                    .map_err(provider_error)?;
-                // OpenDKIM has no configuration test and no reload program in the node's
-                // table: the tables are replaced atomically and read at its next start.
-                for (path, content) in mail.dkim_files(&provider) {
-                    provider
-                        .write_config_atomic(&path, &content, 0o644)
-                        .map_err(provider_error)?;
+    for (done, target) in targets.iter().enumerate() {
+        if let Err(e) = install(ctx, &mail, *target) {
+            if done > 0 {
+                let unchanged = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+                for earlier in &targets[..done] {
+                    if let Err(again) = install(ctx, &unchanged, *earlier) {
+                        tracing::error!(error = %again.message, "could not put a mail target back");
+                    }
                 }
             }
+            return Err(e);
         }
     }
     crash::point("mail.after_config_write");
     Ok(())
+}
+
+fn install(ctx: &mut Ctx, mail: &MailState, target: Target) -> Result<(), OpError> {
+    let provider = ctx.provider.clone();
+    let layout = provider.mail_layout();
+    match target {
+        Target::Postfix => {
+            provider
+                .ensure_dir(&provider.sysconf(layout.postfix_maps_dir), 0o755)
+                .map_err(provider_error)?;
+            ctx.write_service_configs(Service::Postfix, &mail.postfix_files(&provider))
+        }
+        Target::Dovecot => {
+            provider
+                .ensure_dir(&provider.sysconf(layout.dovecot_dir), 0o755)
+                .map_err(provider_error)?;
+            ctx.write_service_configs(Service::Dovecot, &mail.dovecot_files(&provider))
+        }
+        Target::Dkim => {
+            provider
+                .ensure_dir(&provider.sysconf(layout.dkim_dir), 0o755)
+                .map_err(provider_error)?;
+            // OpenDKIM has no configuration test and no reload program in the node's table:
+            // the tables are replaced atomically and read at its next start.
+            for (path, content) in mail.dkim_files(&provider) {
+                provider
+                    .write_config_atomic(&path, &content, 0o644)
+                    .map_err(provider_error)?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// The account's row of `family` with id `id`, or `not_found`.

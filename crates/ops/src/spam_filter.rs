@@ -15,9 +15,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::account::account_info;
+use crate::account::{account_info, store_error};
 use crate::context::Ctx;
-use crate::mail::{Change, SPAM_FILTER, Target, ex, own_domain, sync, tenant_resource};
+use crate::mail::{Change, MailState, SPAM_FILTER, Target, ex, own_domain, sync, tenant_resource};
 
 pub struct SpamFilter;
 
@@ -76,6 +76,16 @@ impl Operation for SetSpamFilter {
     fn apply(ctx: &mut Ctx, req: &SetSpamFilterRequest) -> Result<SpamFilterResult, OpError> {
         account_info(ctx, &req.account)?;
         own_domain(ctx, &req.account, req.domain.as_str())?;
+        let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+        if mail
+            .of(SPAM_FILTER)
+            .any(|r| r.id != req.id && r.str("domain") == req.domain.as_str())
+        {
+            return Err(OpError::permanent(
+                "spam_filter_exists",
+                format!("{} already has a spam filter setting", req.domain),
+            ));
+        }
         let data = json!({"domain": req.domain, "level": req.level});
         sync(
             ctx,
