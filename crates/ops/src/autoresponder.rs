@@ -266,6 +266,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_script_is_one_vacation_between_the_dates() {
+        let mut req = EnsureAutoresponder::example();
+        req.subject = "Away \"now\"".parse().unwrap();
+        req.body = "Back\nsoon".parse().unwrap();
+        assert_eq!(
+            render_script(&req.id, &req),
+            "# Managed by layerone node for autoresponder c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8.\n\
+             require [\"vacation\", \"date\", \"relational\"];\n\
+             if allof (currentdate :value \"ge\" \"date\" \"2026-12-20\", currentdate :value \"le\" \"date\" \"2027-01-04\") {\n\
+             \x20 vacation :days 7 :subject \"Away \\\"now\\\"\" \"Back\nsoon\";\n\
+             }\n"
+        );
+        req.from = None;
+        req.until = None;
+        assert_eq!(
+            render_script(&req.id, &req).lines().nth(1),
+            Some("require [\"vacation\"];")
+        );
+    }
+
+    #[test]
     fn strings_cannot_be_ended_by_their_value() {
         assert_eq!(sieve_string(r#"a"b\c"#), r#""a\"b\\c""#);
         assert_eq!(sieve_string("\\\""), r#""\\\"""#);

@@ -130,6 +130,12 @@ impl MailState {
         Ok(MailState { rows })
     }
 
+    /// A state from rows already loaded (tests, tools).
+    pub fn from_rows(mut rows: Vec<Row>) -> MailState {
+        rows.sort_by(|a, b| (&a.family, &a.id).cmp(&(&b.family, &b.id)));
+        MailState { rows }
+    }
+
     pub fn of<'s>(&'s self, family: &'s str) -> impl Iterator<Item = &'s Row> + 's {
         self.rows.iter().filter(move |r| r.family == family)
     }
@@ -484,4 +490,119 @@ where
     T::Err: std::fmt::Debug,
 {
     s.parse().expect("valid example")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(family: &str, n: u8, data: Value) -> Row {
+        Row {
+            family: family.to_owned(),
+            id: format!("{n:032x}").parse().unwrap(),
+            owner: format!("{:032x}", 10).to_owned(),
+            data,
+        }
+    }
+
+    fn text(files: &[ConfigFile], name: &str) -> String {
+        let file = files
+            .iter()
+            .find(|f| f.path.file_name().unwrap() == name)
+            .unwrap();
+        String::from_utf8(file.content.clone()).unwrap()
+    }
+
+    #[test]
+    fn tables_are_derived_whole_and_skip_what_has_no_domain() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider =
+            provider::testing::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
+        let hash = format!("$6$salt${}", "a".repeat(86));
+        let mail = MailState::from_rows(vec![
+            row(
+                MAIL_DOMAIN,
+                1,
+                json!({"domain": "a.example", "sending_open": false, "catch_all": "info"}),
+            ),
+            row(
+                MAIL_DOMAIN,
+                2,
+                json!({"domain": "b.example", "sending_open": true, "catch_all": "nobody"}),
+            ),
+            row(
+                MAILBOX,
+                3,
+                json!({"domain": "a.example", "local_part": "info", "password": hash, "quota_mib": 50}),
+            ),
+            // Its domain is gone: no line anywhere.
+            row(
+                MAILBOX,
+                4,
+                json!({"domain": "gone.example", "local_part": "x", "password": hash, "quota_mib": 0}),
+            ),
+            row(
+                MAIL_FORWARDER,
+                5,
+                json!({"address": "sales@b.example", "destinations": ["a@x.example", "b@y.example"]}),
+            ),
+            row(
+                MAIL_FORWARDER,
+                6,
+                json!({"address": "old@gone.example", "destinations": ["a@x.example"]}),
+            ),
+            row(
+                SPAM_FILTER,
+                7,
+                json!({"domain": "a.example", "level": "strict"}),
+            ),
+            row(
+                SPAM_FILTER,
+                8,
+                json!({"domain": "b.example", "level": "off"}),
+            ),
+        ]);
+        let files = mail.postfix_files(&provider);
+        let body = |name: &str| -> Vec<String> {
+            text(&files, name)
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(body("domains"), ["a.example OK", "b.example OK"]);
+        assert_eq!(
+            body("mailboxes"),
+            ["info@a.example a.example/info/Maildir/"]
+        );
+        // b.example's catch-all names no mailbox: left out.
+        assert_eq!(
+            body("aliases"),
+            [
+                "@a.example info@a.example",
+                "info@a.example info@a.example",
+                "sales@b.example a@x.example,b@y.example"
+            ]
+        );
+        assert_eq!(
+            body("sender_gate"),
+            ["a.example REJECT 5.7.1 Sending from this domain is not enabled yet"]
+        );
+        assert_eq!(body("spam"), ["a.example layerone_spam_strict"]);
+        let dovecot = mail.dovecot_files(&provider);
+        assert_eq!(dovecot[0].secret_group, Some(DOVECOT_GROUP));
+        let passwd = text(&dovecot, "passwd");
+        let vmail = provider.sysconf("/var/vmail");
+        let sieve = provider.sieve_dir();
+        assert_eq!(
+            passwd,
+            format!(
+                "info@a.example:{{SHA512-CRYPT}}{hash}::::{}/a.example/info::userdb_quota_rule=*:storage=50M userdb_sieve=file:{}/{:032x}.sieve\n",
+                vmail.display(),
+                sieve.display(),
+                3
+            )
+        );
+    }
 }
