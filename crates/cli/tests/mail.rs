@@ -271,3 +271,74 @@ fn hostile_autoresponder_text_stays_inside_its_sieve_strings() {
     );
     node.check_converged();
 }
+
+#[test]
+fn mail_reloads_are_coalesced_per_batch() {
+    let mut node = Node::new();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    run(&mut node, &ensure_mail_domain(2, 50, 10, DOMAIN));
+    let (postfix_before, dovecot_before) =
+        provider::testing::sim_mail_reloads(&node.provider).unwrap();
+    for (i, local) in ["info", "sales", "office"].iter().enumerate() {
+        node.submit(&ensure_mailbox(
+            10 + i as u64,
+            60 + i as u64,
+            10,
+            DOMAIN,
+            local,
+        ));
+    }
+    node.pass();
+    for i in 0..3 {
+        assert_eq!(node.job_state(&id(10 + i)), Some(JobState::Succeeded));
+    }
+    let (postfix, dovecot) = provider::testing::sim_mail_reloads(&node.provider).unwrap();
+    assert_eq!(
+        postfix - postfix_before,
+        1,
+        "three mailboxes, one Postfix reload"
+    );
+    assert_eq!(
+        dovecot - dovecot_before,
+        1,
+        "three mailboxes, one Dovecot reload"
+    );
+    node.check_converged();
+}
+
+#[test]
+fn a_mail_change_failing_the_real_postfix_check_is_reverted() {
+    let mut node = mail_node();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    run(&mut node, &ensure_mail_domain(2, 50, 10, DOMAIN));
+    // From here the runner's configuration test is the real `postfix check` (no reload is
+    // reached: the check fails).
+    node.extra_real.push("postfix");
+    let tables: Vec<_> = PostfixMap::ALL
+        .iter()
+        .map(|m| std::fs::read(node.provider.postfix_map_path(*m)).unwrap())
+        .collect();
+    let passwd = std::fs::read(node.provider.dovecot_passwd_path()).ok();
+    // Someone else breaks main.cf: every Postfix check fails from now on.
+    let main_cf = node.path("/etc/postfix/main.cf");
+    let mut text = std::fs::read_to_string(&main_cf).unwrap();
+    text.push_str("this is not a setting\n");
+    std::fs::write(&main_cf, text).unwrap();
+    node.submit(&ensure_mailbox(3, 51, 10, DOMAIN, "info"));
+    node.pass();
+    let job = node.state().job(&id(3)).unwrap().unwrap();
+    assert_eq!(job.state, JobState::Failed);
+    assert_eq!(job.error.unwrap().code, "config_test_failed");
+    for (map, before) in PostfixMap::ALL.iter().zip(&tables) {
+        assert_eq!(
+            &std::fs::read(node.provider.postfix_map_path(*map)).unwrap(),
+            before,
+            "{map:?} was not reverted"
+        );
+    }
+    assert_eq!(
+        std::fs::read(node.provider.dovecot_passwd_path()).ok(),
+        passwd,
+        "the passwd-file changed for a failed job"
+    );
+}
