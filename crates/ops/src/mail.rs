@@ -145,11 +145,18 @@ impl MailState {
         self.of(MAIL_DOMAIN).map(|r| (r.str("domain"), r)).collect()
     }
 
-    /// The mailboxes by address, those of existing domains only.
+    /// Whether `domain` is a mail domain of the account owning `row`: rows of other
+    /// families count only under their own account's domain, so a stale row can never act
+    /// on a domain another account added later.
+    fn owns(&self, row: &Row, domain: &str) -> bool {
+        self.of(MAIL_DOMAIN)
+            .any(|d| d.str("domain") == domain && d.owner == row.owner)
+    }
+
+    /// The mailboxes by address, those of their account's existing domains only.
     pub fn mailboxes(&self) -> BTreeMap<String, &Row> {
-        let domains = self.domains();
         self.of(MAILBOX)
-            .filter(|r| domains.contains_key(r.str("domain")))
+            .filter(|r| self.owns(r, r.str("domain")))
             .map(|r| (format!("{}@{}", r.str("local_part"), r.str("domain")), r))
             .collect()
     }
@@ -200,7 +207,7 @@ impl MailState {
         for row in self.of(MAIL_FORWARDER) {
             let address = row.str("address");
             let domain = address.rsplit_once('@').map_or("", |(_, d)| d);
-            if !domains.contains_key(domain) {
+            if !self.owns(row, domain) {
                 continue;
             }
             let destinations: Vec<&str> = row.data["destinations"]
@@ -221,7 +228,7 @@ impl MailState {
                 "strict" => SPAM_CLASS_STRICT,
                 _ => continue,
             };
-            if domains.contains_key(domain) {
+            if self.owns(row, domain) {
                 tables
                     .entry(PostfixMap::Spam)
                     .or_default()
@@ -274,13 +281,12 @@ impl MailState {
 
     /// OpenDKIM's KeyTable and SigningTable (`refile:`), whole.
     pub fn dkim_files(&self, provider: &Provider) -> Vec<(PathBuf, Vec<u8>)> {
-        let domains = self.domains();
         let dir = provider.sysconf(provider.mail_layout().dkim_dir);
         let mut keys = String::from("# Derived whole from state.db by layerone node.\n");
         let mut signing = keys.clone();
         for row in self.of(DKIM_KEY) {
             let (domain, selector) = (row.str("domain"), row.str("selector"));
-            if !domains.contains_key(domain) {
+            if !self.owns(row, domain) {
                 continue;
             }
             let name = format!("{selector}._domainkey.{domain}");
