@@ -272,20 +272,33 @@ fn hostile_autoresponder_text_stays_inside_its_sieve_strings() {
     node.check_converged();
 }
 
+/// Three accounts' changes in one batch: one reload of each service, and each job's files
+/// include the earlier jobs' rows (not yet committed to state.db when the later job wrote).
 #[test]
-fn mail_reloads_are_coalesced_per_batch() {
+fn mail_reloads_are_coalesced_per_batch_and_no_job_loses_another_ones_rows() {
     let mut node = Node::new();
-    run(&mut node, &ensure_account(1, 10, "shop1"));
-    run(&mut node, &ensure_mail_domain(2, 50, 10, DOMAIN));
+    for i in 0..3u64 {
+        node.submit(&ensure_account(1 + i, 10 + i, &format!("shop{i}")));
+    }
+    node.pass();
+    for i in 0..3u64 {
+        node.submit(&ensure_mail_domain(
+            5 + i,
+            50 + i,
+            10 + i,
+            &format!("d{i}.example.com"),
+        ));
+    }
+    node.pass();
     let (postfix_before, dovecot_before) =
         provider::testing::sim_mail_reloads(&node.provider).unwrap();
-    for (i, local) in ["info", "sales", "office"].iter().enumerate() {
+    for i in 0..3u64 {
         node.submit(&ensure_mailbox(
-            10 + i as u64,
-            60 + i as u64,
-            10,
-            DOMAIN,
-            local,
+            10 + i,
+            60 + i,
+            10 + i,
+            &format!("d{i}.example.com"),
+            "info",
         ));
     }
     node.pass();
@@ -302,6 +315,15 @@ fn mail_reloads_are_coalesced_per_batch() {
         dovecot - dovecot_before,
         1,
         "three mailboxes, one Dovecot reload"
+    );
+    let passwd = std::fs::read_to_string(node.provider.dovecot_passwd_path()).unwrap();
+    assert_eq!(passwd.lines().count(), 3, "{passwd}");
+    let domains =
+        std::fs::read_to_string(node.provider.postfix_map_path(PostfixMap::Domains)).unwrap();
+    assert_eq!(
+        domains.lines().filter(|l| l.ends_with(" OK")).count(),
+        3,
+        "{domains}"
     );
     node.check_converged();
 }

@@ -27,7 +27,7 @@ impl Family for Autoresponder {
     type Context = Ctx;
 
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         let rows: Vec<_> = mail
             .of(AUTORESPONDER)
             .filter(|r| r.owner == account.as_str())
@@ -162,7 +162,7 @@ impl Operation for EnsureAutoresponder {
     ) -> Result<AutoresponderResult, OpError> {
         account_info(ctx, &req.account)?;
         let mailbox = own_row(ctx, MAILBOX, &req.mailbox, &req.account, "mailbox_missing")?;
-        let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         if mail
             .of(AUTORESPONDER)
             .any(|r| r.id != req.id && r.str("mailbox") == req.mailbox.as_str())

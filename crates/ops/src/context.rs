@@ -79,6 +79,9 @@ pub struct Ctx {
     resource: ResourceChange,
     job_services: BTreeSet<Service>,
     changed: Vec<Changed>,
+    /// Mail rows changed by earlier jobs of this batch: their files are written, their rows
+    /// are committed with the batch. Files derived later in the batch must include them.
+    pub(crate) mail_pending: Vec<crate::mail::Pending>,
 }
 
 impl Ctx {
@@ -89,6 +92,7 @@ impl Ctx {
             resource: ResourceChange::Keep,
             job_services: BTreeSet::new(),
             changed: Vec::new(),
+            mail_pending: Vec::new(),
         }
     }
 
@@ -221,6 +225,7 @@ impl Ctx {
             }
         }
         self.changed.clear();
+        self.mail_pending.clear();
         failed
     }
 }

@@ -123,7 +123,7 @@ impl Operation for EnsureDkimKey {
         let dir = dkim_key_dir(&provider, &req.id);
         let stub_path = dir.join(format!("{}.txt", req.selector));
         let data = json!({"domain": req.domain, "selector": req.selector, "bits": req.bits});
-        let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         let same = mail
             .of(DKIM_KEY)
             .find(|r| r.id == req.id)

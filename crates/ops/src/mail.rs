@@ -70,6 +70,15 @@ pub enum Change<'a> {
     },
 }
 
+/// A row changed by an earlier job of the batch: `Some(data)` upserted, `None` deleted.
+#[derive(Clone, Debug)]
+pub struct Pending {
+    family: &'static str,
+    id: Hex32,
+    owner: String,
+    data: Option<Value>,
+}
+
 /// One mail row: family, resource id, owning account, data.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -91,6 +100,28 @@ pub struct MailState {
 }
 
 impl MailState {
+    /// state.db's rows, the batch's pending rows over them, then `change`: what a job
+    /// derives files from.
+    pub fn load_in(ctx: &Ctx, change: &Change<'_>) -> Result<MailState, StoreError> {
+        let mut state = MailState::load(&ctx.state, &Change::None)?;
+        for pending in &ctx.mail_pending {
+            state
+                .rows
+                .retain(|r| !(r.family == pending.family && r.id == pending.id));
+            if let Some(data) = &pending.data {
+                state.rows.push(Row {
+                    family: pending.family.to_owned(),
+                    id: pending.id.clone(),
+                    owner: pending.owner.clone(),
+                    data: data.clone(),
+                });
+            }
+        }
+        state.apply(change);
+        Ok(state)
+    }
+
+    /// state.db's rows with `change` applied.
     pub fn load(state: &StateDb, change: &Change<'_>) -> Result<MailState, StoreError> {
         let mut rows = Vec::new();
         for family in FAMILIES {
@@ -103,6 +134,13 @@ impl MailState {
                 });
             }
         }
+        let mut state = MailState { rows };
+        state.apply(change);
+        Ok(state)
+    }
+
+    fn apply(&mut self, change: &Change<'_>) {
+        let rows = &mut self.rows;
         match change {
             Change::None => {}
             Change::Upsert {
@@ -127,7 +165,6 @@ impl MailState {
             }
         }
         rows.sort_by(|a, b| (&a.family, &a.id).cmp(&(&b.family, &b.id)));
-        Ok(MailState { rows })
     }
 
     /// A state from rows already loaded (tests, tools).
@@ -344,11 +381,11 @@ pub enum Target {
 /// target fails its test, the targets already written are put back to what state.db alone
 /// implies, so a failed job leaves no service configured for it.
 pub fn sync(ctx: &mut Ctx, change: Change<'_>, targets: &[Target]) -> Result<(), OpError> {
-    let mail = MailState::load(&ctx.state, &change).map_err(store_error)?;
+    let mail = MailState::load_in(ctx, &change).map_err(store_error)?;
     for (done, target) in targets.iter().enumerate() {
         if let Err(e) = install(ctx, &mail, *target) {
             if done > 0 {
-                let unchanged = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+                let unchanged = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
                 for earlier in &targets[..done] {
                     if let Err(again) = install(ctx, &unchanged, *earlier) {
                         tracing::error!(error = %again.message, "could not put a mail target back");
@@ -358,6 +395,28 @@ pub fn sync(ctx: &mut Ctx, change: Change<'_>, targets: &[Target]) -> Result<(),
             return Err(e);
         }
     }
+    let pending = match change {
+        Change::Upsert {
+            family,
+            id,
+            account,
+            data,
+        } => Some(Pending {
+            family,
+            id: id.clone(),
+            owner: account.as_str().to_owned(),
+            data: Some(data),
+        }),
+        Change::Delete { family, id } => Some(Pending {
+            family,
+            id: id.clone(),
+            owner: String::new(),
+            data: None,
+        }),
+        // A purge forgets its rows in state.db at once.
+        Change::None | Change::DropAccount { .. } => None,
+    };
+    ctx.mail_pending.extend(pending);
     crash::point("mail.after_config_write");
     Ok(())
 }
@@ -418,7 +477,7 @@ pub fn own_row(
 
 /// The account's mail domain named `domain`, or `mail_domain_missing`.
 pub fn own_domain(ctx: &Ctx, account: &Hex32, domain: &str) -> Result<Row, OpError> {
-    let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+    let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
     match mail.domains().get(domain) {
         Some(row) if row.owner == account.as_str() => Ok((*row).clone()),
         _ => Err(OpError::permanent(
@@ -430,7 +489,7 @@ pub fn own_domain(ctx: &Ctx, account: &Hex32, domain: &str) -> Result<Row, OpErr
 
 /// Refuses an address that is already a mailbox or another forwarder (`address_taken`).
 pub fn check_address_free(ctx: &Ctx, address: &str, except: &Hex32) -> Result<(), OpError> {
-    let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+    let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
     let taken = mail
         .mailboxes()
         .get(address)
@@ -454,7 +513,7 @@ pub fn purge_family(
     account: &Hex32,
     targets: &[Target],
 ) -> Result<Vec<Row>, OpError> {
-    let rows: Vec<Row> = MailState::load(&ctx.state, &Change::None)
+    let rows: Vec<Row> = MailState::load_in(ctx, &Change::None)
         .map_err(store_error)?
         .of(family)
         .filter(|r| r.owner == account.as_str())

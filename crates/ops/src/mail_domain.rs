@@ -125,7 +125,7 @@ impl Operation for EnsureMailDomain {
 
     fn apply(ctx: &mut Ctx, req: &EnsureMailDomainRequest) -> Result<MailDomainResult, OpError> {
         account_info(ctx, &req.account)?;
-        let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         if let Some(other) = mail.domains().get(req.domain.as_str())
             && other.id != req.id
         {
@@ -205,7 +205,7 @@ impl Operation for RemoveMailDomain {
     }
 
     fn apply(ctx: &mut Ctx, req: &RemoveMailDomainRequest) -> Result<MailDomainResult, OpError> {
-        let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         if let Some(row) = mail.of(MAIL_DOMAIN).find(|r| r.id == req.id) {
             refuse_in_use(&mail, row)?;
         }
@@ -291,7 +291,7 @@ impl Operation for SetMailCatchAll {
         )?;
         if let Some(local) = &req.mailbox {
             let address = format!("{local}@{}", row.str("domain"));
-            let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+            let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
             if !mail.mailboxes().contains_key(&address) {
                 return Err(OpError::permanent(
                     "mailbox_missing",

@@ -206,7 +206,7 @@ impl Operation for RemoveMailbox {
     }
 
     fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxResult, OpError> {
-        let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         if mail
             .of(AUTORESPONDER)
             .any(|r| r.str("mailbox") == req.id.as_str())

@@ -76,7 +76,7 @@ impl Operation for SetSpamFilter {
     fn apply(ctx: &mut Ctx, req: &SetSpamFilterRequest) -> Result<SpamFilterResult, OpError> {
         account_info(ctx, &req.account)?;
         own_domain(ctx, &req.account, req.domain.as_str())?;
-        let mail = MailState::load(&ctx.state, &Change::None).map_err(store_error)?;
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         if mail
             .of(SPAM_FILTER)
             .any(|r| r.id != req.id && r.str("domain") == req.domain.as_str())
