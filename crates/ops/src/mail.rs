@@ -15,6 +15,10 @@
 //! per batch). Every value in them comes from a validated type (no `:`, whitespace, `,` or
 //! control character can reach a line), so a value can never add a line or a field.
 //!
+//! Rows are committed to state.db with their batch, so a job that derives files after
+//! another job of the same batch also applies that job's change (`Ctx::mail_pending`, kept
+//! until `Ctx::finish_batch`); otherwise it would write the files without it.
+//!
 //! Postfix tables are `texthash:` (no `postmap` build step; see the provider's module docs).
 //! The spam filter is Postfix's own: per-domain restriction classes of DNS blocklist checks
 //! (`spam_filter`), not a content scorer.
