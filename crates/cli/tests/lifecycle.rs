@@ -197,8 +197,108 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             account_op(100, "remove_account", 10),
         ),
     ];
+    let md = || ensure_mail_domain(5, 50, 10, "shop.example.com");
+    let mb = || ensure_mailbox(6, 51, 10, "shop.example.com", "info");
+    let fw = || ensure_forwarder(7, 52, 10, "sales@shop.example.com");
+    let ar = || ensure_autoresponder(8, 53, 10, 51);
+    let dk = || ensure_dkim(9, 54, 10, "shop.example.com");
+    let mail = vec![
+        (
+            "ensure_mail_domain",
+            vec![account()],
+            ensure_mail_domain(100, 50, 10, "shop.example.com"),
+        ),
+        (
+            "remove_mail_domain",
+            vec![account(), md()],
+            mail_op(100, "remove_mail_domain", 50, 10, json!({})),
+        ),
+        (
+            "set_mail_sending_gate",
+            vec![account(), md()],
+            mail_op(100, "set_mail_sending_gate", 50, 10, json!({"open": true})),
+        ),
+        (
+            "set_mail_catch_all",
+            vec![account(), md(), mb()],
+            mail_op(
+                100,
+                "set_mail_catch_all",
+                50,
+                10,
+                json!({"mailbox": "info"}),
+            ),
+        ),
+        (
+            "ensure_mailbox",
+            vec![account(), md()],
+            ensure_mailbox(100, 51, 10, "shop.example.com", "info"),
+        ),
+        (
+            "remove_mailbox",
+            vec![account(), md(), mb()],
+            mail_op(100, "remove_mailbox", 51, 10, json!({})),
+        ),
+        (
+            "set_mailbox_password",
+            vec![account(), md(), mb()],
+            mail_op(
+                100,
+                "set_mailbox_password",
+                51,
+                10,
+                json!({"password": MAIL_HASH}),
+            ),
+        ),
+        (
+            "observe_mailbox_usage",
+            vec![account(), md(), mb()],
+            mail_op(100, "observe_mailbox_usage", 51, 10, json!({})),
+        ),
+        (
+            "ensure_mail_forwarder",
+            vec![account(), md()],
+            ensure_forwarder(100, 52, 10, "sales@shop.example.com"),
+        ),
+        (
+            "remove_mail_forwarder",
+            vec![account(), md(), fw()],
+            mail_op(100, "remove_mail_forwarder", 52, 10, json!({})),
+        ),
+        (
+            "ensure_autoresponder",
+            vec![account(), md(), mb()],
+            ensure_autoresponder(100, 53, 10, 51),
+        ),
+        (
+            "remove_autoresponder",
+            vec![account(), md(), mb(), ar()],
+            mail_op(100, "remove_autoresponder", 53, 10, json!({})),
+        ),
+        (
+            "ensure_dkim_key",
+            vec![account(), md()],
+            ensure_dkim(100, 54, 10, "shop.example.com"),
+        ),
+        (
+            "remove_dkim_key",
+            vec![account(), md(), dk()],
+            mail_op(100, "remove_dkim_key", 54, 10, json!({})),
+        ),
+        (
+            "set_spam_filter",
+            vec![account(), md()],
+            set_spam(100, 55, 10, "shop.example.com", "strict"),
+        ),
+        (
+            "remove_account (mail)",
+            vec![account(), md(), mb(), fw(), ar(), dk()],
+            account_op(100, "remove_account", 10),
+        ),
+    ];
     let mut all = core;
     all.extend(mysql);
+    all.extend(mail);
     all
 }
 
@@ -314,6 +414,12 @@ fn can_reach(operation: &str, point: &str) -> bool {
         | "set_account_isolation"
         | "observe_account_usage" => &["account."],
         op if op.contains("mysql") => &["mysql."],
+        op if ["mail", "autoresponder", "dkim", "spam"]
+            .iter()
+            .any(|f| op.contains(f)) =>
+        {
+            &["mail.", "autoresponder.", "dkim_key."]
+        }
         "ensure_ssh_key" | "remove_ssh_key" => &["ssh_key."],
         "ensure_scheduled_task" | "remove_scheduled_task" => &["scheduled_task."],
         "observe_php_versions" => &[],
@@ -345,7 +451,9 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let db_user = 80 + account * 2 + thing;
     let grant = 100 + account * 2 + thing;
     let domain = 40 + account * 2 + thing;
-    match rng.below(29) {
+    let mail_domain = format!("m{account}.example.com");
+    let box_id = 160 + account * 2 + thing;
+    match rng.below(37) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -397,6 +505,38 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         26 => set_isolation(req, account, rng.below(2) == 0),
         27 => account_op(req, "observe_account_usage", account),
         28 => account_op(req, "rebuild_account", account),
+        29 => ensure_mail_domain(req, 150 + account, account, &mail_domain),
+        30 => mail_op(req, "remove_mail_domain", 150 + account, account, json!({})),
+        31 => mail_op(
+            req,
+            "set_mail_sending_gate",
+            150 + account,
+            account,
+            json!({"open": thing == 0}),
+        ),
+        32 => ensure_mailbox(
+            req,
+            box_id,
+            account,
+            &mail_domain,
+            if thing == 0 { "info" } else { "sales" },
+        ),
+        33 => mail_op(req, "remove_mailbox", box_id, account, json!({})),
+        34 => ensure_forwarder(req, 180 + account, account, &format!("fw@{mail_domain}")),
+        35 => match thing {
+            0 => ensure_autoresponder(req, 190 + account, account, box_id),
+            _ => mail_op(
+                req,
+                "remove_autoresponder",
+                190 + account,
+                account,
+                json!({}),
+            ),
+        },
+        36 => match thing {
+            0 => ensure_dkim(req, 195 + account, account, &mail_domain),
+            _ => set_spam(req, 197 + account, account, &mail_domain, "standard"),
+        },
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -416,7 +556,14 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             account,
             &format!("d{}.example.com", account * 2 + thing),
         ),
-        _ => remove_domain(req, 40 + account * 2 + thing, account),
+        8 => remove_domain(req, 40 + account * 2 + thing, account),
+        _ => mail_op(
+            req,
+            "remove_mail_forwarder",
+            80 + account,
+            account,
+            json!({}),
+        ),
     }
 }
 
@@ -606,22 +753,25 @@ fn purge_leaves_nothing_for_every_family() {
     node.submit(&ensure_db(5, 50, 10, "main"));
     node.submit(&ensure_db_user(6, 60, 10, "app", SECRET_HASH));
     node.pass();
-    node.submit(&ensure_grant(7, 70, 10, 50, 60, "all"));
-    node.pass();
-    node.submit(&set_php_version(5, 30, 10, "8.2"));
-    node.pass();
-    node.submit(&set_php_options(6, 10, 256));
-    node.pass();
-    node.submit(&set_php_extensions(7, 10, &["intl"]));
-    node.submit(&ensure_redirect(8, 50, 10, 30, "/old"));
-    node.submit(&ensure_task(9, 60, 10, "@daily"));
-    node.pass();
-    for rid in 5..=9 {
-        assert_eq!(
-            node.job_state(&id(rid)),
-            Some(JobState::Succeeded),
-            "job {rid}"
-        );
+    let later = [
+        ensure_grant(7, 70, 10, 50, 60, "all"),
+        set_php_version(8, 30, 10, "8.2"),
+        set_php_options(9, 10, 256),
+        set_php_extensions(11, 10, &["intl"]),
+        ensure_redirect(12, 50, 10, 30, "/old"),
+        ensure_task(13, 60, 10, "@daily"),
+        ensure_mail_domain(14, 150, 10, "shop.example.com"),
+        ensure_mailbox(15, 151, 10, "shop.example.com", "info"),
+        ensure_forwarder(16, 152, 10, "sales@shop.example.com"),
+        ensure_autoresponder(17, 153, 10, 151),
+        ensure_dkim(18, 154, 10, "shop.example.com"),
+        set_spam(19, 155, 10, "shop.example.com", "standard"),
+    ];
+    for body in later {
+        node.submit(&body);
+        node.pass();
+        let rid = body["request_id"].as_str().unwrap();
+        assert_eq!(node.job_state(rid), Some(JobState::Succeeded), "{body}");
     }
     node.check_converged();
     let spool = node
@@ -680,6 +830,42 @@ fn purge_leaves_nothing_for_every_family() {
     );
     assert!(!pool.exists(), "the FPM pool is still there");
     assert!(!spool.exists(), "the crontab is still there");
+    // Nothing of the account's mail is left in the mail configuration.
+    for map in provider::PostfixMap::ALL {
+        let text = std::fs::read_to_string(node.provider.postfix_map_path(*map)).unwrap();
+        assert!(
+            !text.contains("shop.example.com"),
+            "{map:?} still names the domain: {text}"
+        );
+    }
+    let passwd = std::fs::read_to_string(node.provider.dovecot_passwd_path()).unwrap();
+    assert!(
+        passwd.is_empty(),
+        "Dovecot's passwd-file still has a mailbox: {passwd}"
+    );
+    let dkim = node.path("/etc/opendkim/layerone");
+    for table in ["KeyTable", "SigningTable"] {
+        let text = std::fs::read_to_string(dkim.join(table)).unwrap();
+        assert!(
+            !text.contains("shop.example.com"),
+            "{table} still names the domain"
+        );
+    }
+    assert!(
+        !dkim.join("keys").join(id(154)).exists(),
+        "the DKIM key is still there"
+    );
+    assert!(
+        !node.path("/var/vmail/shop.example.com/info").exists(),
+        "the mail is still there"
+    );
+    assert_eq!(
+        std::fs::read_dir(node.provider.sieve_dir())
+            .unwrap()
+            .count(),
+        0,
+        "a Sieve script is left"
+    );
     node.check_converged();
 }
 

@@ -26,6 +26,10 @@ pub enum Service {
     /// reloaded once per batch.
     PhpFpm(provider::PhpVersion),
     Apache,
+    /// Tested with `postfix check`, reloaded with `postfix reload`.
+    Postfix,
+    /// Tested with `doveconf -n`, reloaded with `doveadm reload`.
+    Dovecot,
 }
 
 impl Service {
@@ -33,13 +37,17 @@ impl Service {
         match self {
             Service::Apache => "apache",
             Service::PhpFpm(version) => version.fpm_name(),
+            Service::Postfix => "postfix",
+            Service::Dovecot => "dovecot",
         }
     }
 
-    fn configtest(self, provider: &Provider) -> Result<(), ProviderError> {
+    fn test(self, provider: &Provider) -> Result<(), ProviderError> {
         match self {
             Service::Apache => provider.apache_configtest(),
             Service::PhpFpm(version) => provider.php_fpm_configtest(version),
+            Service::Postfix => provider.postfix_check(),
+            Service::Dovecot => provider.doveconf_check(),
         }
     }
 
@@ -47,6 +55,8 @@ impl Service {
         match self {
             Service::Apache => provider.apache_reload(),
             Service::PhpFpm(version) => provider.php_fpm_reload(version),
+            Service::Postfix => provider.postfix_reload(),
+            Service::Dovecot => provider.dovecot_reload(),
         }
     }
 }
@@ -57,6 +67,19 @@ struct Changed {
     service: Service,
     path: PathBuf,
     previous: Option<Vec<u8>>,
+    secret_group: Option<&'static str>,
+}
+
+/// A file's path, its content before the change, and its secret group.
+type Previous = (PathBuf, Option<Vec<u8>>, Option<&'static str>);
+
+/// One file of a service's configuration, for [`Ctx::write_service_configs`].
+#[derive(Clone, Debug)]
+pub struct ConfigFile {
+    pub path: PathBuf,
+    pub content: Vec<u8>,
+    /// `Some(group)`: mode 0640 with that group (a file holding secrets); `None`: 0644.
+    pub secret_group: Option<&'static str>,
 }
 
 pub struct Ctx {
@@ -65,6 +88,9 @@ pub struct Ctx {
     resource: ResourceChange,
     job_services: BTreeSet<Service>,
     changed: Vec<Changed>,
+    /// Mail rows changed by earlier jobs of this batch: their files are written, their rows
+    /// are committed with the batch. Files derived later in the batch must include them.
+    pub(crate) mail_pending: Vec<crate::mail::Pending>,
 }
 
 impl Ctx {
@@ -75,6 +101,7 @@ impl Ctx {
             resource: ResourceChange::Keep,
             job_services: BTreeSet::new(),
             changed: Vec::new(),
+            mail_pending: Vec::new(),
         }
     }
 
@@ -117,7 +144,33 @@ impl Ctx {
         self.provider
             .write_config_atomic(path, content, 0o644)
             .map_err(provider_error)?;
-        self.test_or_revert(service, path, previous)
+        self.test_or_revert(service, vec![(path.to_owned(), previous, None)])
+    }
+
+    /// Installs several files of one service together: each written atomically, then one
+    /// configuration test; if it fails, every one of them is put back as it was.
+    pub fn write_service_configs(
+        &mut self,
+        service: Service,
+        files: &[ConfigFile],
+    ) -> Result<(), OpError> {
+        let mut previous = Vec::with_capacity(files.len());
+        for file in files {
+            let before = self
+                .provider
+                .read_config(&file.path)
+                .map_err(provider_error)?;
+            previous.push((file.path.clone(), before, file.secret_group));
+        }
+        for file in files {
+            if let Err(e) = write(&self.provider, &file.path, &file.content, file.secret_group) {
+                for (path, before, group) in &previous {
+                    restore(&self.provider, path, before.as_deref(), *group);
+                }
+                return Err(provider_error(e));
+            }
+        }
+        self.test_or_revert(service, previous)
     }
 
     /// Removes a shared service's configuration file, tested like a write.
@@ -128,18 +181,14 @@ impl Ctx {
         }
         // Tested and reloaded even when already absent: a crash may have removed the file
         // before the service was reloaded.
-        self.test_or_revert(service, path, previous)
+        self.test_or_revert(service, vec![(path.to_owned(), previous, None)])
     }
 
-    fn test_or_revert(
-        &mut self,
-        service: Service,
-        path: &Path,
-        previous: Option<Vec<u8>>,
-    ) -> Result<(), OpError> {
-        let tested = service.configtest(&self.provider);
-        if let Err(e) = tested {
-            restore(&self.provider, path, previous.as_deref());
+    fn test_or_revert(&mut self, service: Service, files: Vec<Previous>) -> Result<(), OpError> {
+        if let Err(e) = service.test(&self.provider) {
+            for (path, previous, group) in &files {
+                restore(&self.provider, path, previous.as_deref(), *group);
+            }
             return Err(OpError::permanent(
                 "config_test_failed",
                 format!(
@@ -151,12 +200,15 @@ impl Ctx {
         }
         self.job_services.insert(service);
         // Keep the oldest known content: a revert puts back what was there before the batch.
-        if !self.changed.iter().any(|c| c.path == path) {
-            self.changed.push(Changed {
-                service,
-                path: path.to_owned(),
-                previous,
-            });
+        for (path, previous, secret_group) in files {
+            if !self.changed.iter().any(|c| c.path == path) {
+                self.changed.push(Changed {
+                    service,
+                    path,
+                    previous,
+                    secret_group,
+                });
+            }
         }
         Ok(())
     }
@@ -174,7 +226,12 @@ impl Ctx {
             if let Err(e) = reloaded {
                 tracing::error!(service = service.name(), error = %e, "reload failed; reverting this batch's configuration changes");
                 for changed in self.changed.iter().filter(|c| c.service == service) {
-                    restore(&self.provider, &changed.path, changed.previous.as_deref());
+                    restore(
+                        &self.provider,
+                        &changed.path,
+                        changed.previous.as_deref(),
+                        changed.secret_group,
+                    );
                 }
                 if let Err(e) = service.reload(&self.provider) {
                     tracing::error!(service = service.name(), error = %e, "reload after revert failed too");
@@ -183,13 +240,31 @@ impl Ctx {
             }
         }
         self.changed.clear();
+        self.mail_pending.clear();
         failed
     }
 }
 
-fn restore(provider: &Provider, path: &Path, previous: Option<&[u8]>) {
+fn write(
+    provider: &Provider,
+    path: &Path,
+    content: &[u8],
+    secret_group: Option<&'static str>,
+) -> Result<(), ProviderError> {
+    match secret_group {
+        Some(group) => provider.write_group_secret(path, content, group),
+        None => provider.write_config_atomic(path, content, 0o644),
+    }
+}
+
+fn restore(
+    provider: &Provider,
+    path: &Path,
+    previous: Option<&[u8]>,
+    secret_group: Option<&'static str>,
+) {
     let restored = match previous {
-        Some(content) => provider.write_config_atomic(path, content, 0o644),
+        Some(content) => write(provider, path, content, secret_group),
         None => provider.remove_config(path),
     };
     if let Err(e) = restored {

@@ -5,13 +5,20 @@
 //! appearance, so `account` comes first and is purged last.
 
 pub mod account;
+pub mod autoresponder;
 pub mod context;
+pub mod dkim_key;
 pub mod drift;
+pub mod mail;
+pub mod mail_domain;
+pub mod mail_forwarder;
+pub mod mailbox;
 pub mod mysql_database;
 pub mod mysql_grant;
 pub mod mysql_user;
 pub mod php;
 pub mod scheduled_task;
+pub mod spam_filter;
 pub mod ssh_key;
 pub mod sudo;
 pub mod web_domain;
@@ -39,6 +46,21 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ssh_key::RemoveSshKey>()
             .op::<web_domain::EnsureWebDomain>()
             .op::<web_domain::RemoveWebDomain>()
+            .op::<mail_domain::EnsureMailDomain>()
+            .op::<mail_domain::RemoveMailDomain>()
+            .op::<mail_domain::SetMailSendingGate>()
+            .op::<mail_domain::SetMailCatchAll>()
+            .op::<mailbox::EnsureMailbox>()
+            .op::<mailbox::RemoveMailbox>()
+            .op::<mailbox::SetMailboxPassword>()
+            .op::<mailbox::ObserveMailboxUsage>()
+            .op::<mail_forwarder::EnsureMailForwarder>()
+            .op::<mail_forwarder::RemoveMailForwarder>()
+            .op::<autoresponder::EnsureAutoresponder>()
+            .op::<autoresponder::RemoveAutoresponder>()
+            .op::<dkim_key::EnsureDkimKey>()
+            .op::<dkim_key::RemoveDkimKey>()
+            .op::<spam_filter::SetSpamFilter>()
             .op::<sudo::SetSudoAllowlist>()
             .op::<sudo::RemoveSudoAllowlist>()
             .op::<sudo::ReadSudoEvents>()

@@ -21,6 +21,7 @@ mod audit;
 mod error;
 mod exec;
 mod files;
+mod mail;
 mod mariadb;
 mod platform;
 mod program;
@@ -37,6 +38,10 @@ pub use audit::{AUDIT_FILE, AUDIT_SINK_MAX, AuditRecord, read_audit_log};
 pub use error::ProviderError;
 pub use exec::{CHILD_PATH, OUTPUT_CAP};
 pub use files::CONFIG_MODE;
+pub use mail::{
+    MAX_MAILDIR_ENTRIES, MailLayout, MaildirUsage, PostfixMap, SPAM_CLASS_STANDARD,
+    SPAM_CLASS_STRICT,
+};
 pub use mariadb::{
     Charset, Collation, DEFAULT_SOCKET, DbAccount, DbHost, DbInfo, DbName, DbUser, Mariadb,
     NativeHash, Privilege, SIM_MARIADB_FILE, quote_db_pattern, quote_ident,
@@ -46,6 +51,7 @@ pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::ApacheLayout;
 pub use programs::crontab::{CRONTAB_STAGING_DIR, crontab_spool};
 pub use programs::lvectl::LveLimits;
+pub use programs::opendkim_genkey::parse_dkim_txt;
 pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
 pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};
 pub use programs::selectorctl::{SelectorState, parse_extension_list};
@@ -56,7 +62,8 @@ pub use programs::usermod::{Expire, UserMod};
 pub use programs::visudo::{SUDOERS_MODE, SudoLayout};
 pub use provider::{Backend, Provider, ProviderConfig};
 pub use sim::{
-    SIM_CAGEFS_FILE, SIM_LVE_FILE, SIM_RELOADS_FILE, SIM_SELECTOR_DIR, SIM_SERVICE_RELOADS_FILE,
+    SIM_CAGEFS_FILE, SIM_DOVECOT_RELOADS_FILE, SIM_LVE_FILE, SIM_POSTFIX_RELOADS_FILE,
+    SIM_RELOADS_FILE, SIM_SELECTOR_DIR, SIM_SERVICE_RELOADS_FILE,
 };
 pub use sudo_log::{LogChunk, LogPosition};
 pub use tenant_fs::{MAX_TENANT_READ, TenantDir};

@@ -60,6 +60,12 @@ pub enum Program {
     Crontab,
     /// pure-ftpd's virtual-user tool (`mkdb` and `show` only).
     PurePw,
+    /// Postfix's table tool; the node runs only its query mode (`postmap -q`).
+    Postmap,
+    /// Dovecot's administration tool: `doveadm reload` and `doveadm auth test`.
+    Doveadm,
+    /// Pigeonhole's Sieve compiler: every generated script is compiled before it is used.
+    Sievec,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -94,6 +100,9 @@ impl Program {
         Program::Systemctl,
         Program::Crontab,
         Program::PurePw,
+        Program::Postmap,
+        Program::Doveadm,
+        Program::Sievec,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -134,6 +143,9 @@ impl Program {
             // Debian's cron and CloudLinux's cronie both install it here.
             (Crontab, _) => Some("/usr/bin/crontab"),
             (PurePw, _) => Some("/usr/bin/pure-pw"),
+            (Postmap, _) => Some("/usr/sbin/postmap"),
+            (Doveadm, _) => Some("/usr/bin/doveadm"),
+            (Sievec, _) => Some("/usr/bin/sievec"),
         }
     }
 
@@ -161,6 +173,9 @@ impl Program {
             Program::Systemctl => "systemctl",
             Program::Crontab => "crontab",
             Program::PurePw => "pure-pw",
+            Program::Postmap => "postmap",
+            Program::Doveadm => "doveadm",
+            Program::Sievec => "sievec",
         }
     }
 
@@ -277,10 +292,13 @@ mod tests {
                 | Program::PhpFpm(_)
                 | Program::Systemctl
                 | Program::Crontab
-                | Program::PurePw => {}
+                | Program::PurePw
+                | Program::Postmap
+                | Program::Doveadm
+                | Program::Sievec => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 17 + PhpVersion::ALL.len() + 3);
+        assert_eq!(Program::ALL.len(), 17 + PhpVersion::ALL.len() + 6);
         for &version in PhpVersion::ALL {
             assert!(Program::ALL.contains(&Program::PhpFpm(version)));
         }

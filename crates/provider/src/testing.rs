@@ -377,3 +377,131 @@ pub fn write_php_fpm_test_config(
     provider.write_config_atomic(&main, conf.as_bytes(), CONFIG_MODE)?;
     Ok(main)
 }
+
+/// The mail programs the real-mail tests run, with what to install for each: tests that need
+/// them must fail, not skip, on a machine without them (the test script installs them).
+pub fn require_mail_tools() {
+    for (program, package) in [
+        (Program::Postfix, "postfix"),
+        (Program::Postmap, "postfix"),
+        (Program::Doveconf, "dovecot-core"),
+        (Program::Doveadm, "dovecot-core"),
+        (Program::Sievec, "dovecot-sieve"),
+        (Program::OpendkimGenkey, "opendkim-tools"),
+    ] {
+        let path = program
+            .path(Platform::Debian)
+            .expect("every mail program has a Debian path");
+        assert!(
+            Path::new(path).exists(),
+            "{path} is missing: install {package} (the test script does this) to run the real mail tests"
+        );
+    }
+}
+
+/// The mail programs started for real by [`write_mail_test_config`]'s users.
+pub const REAL_MAIL_PROGRAMS: &[Program] = &[
+    Program::Postfix,
+    Program::Postmap,
+    Program::Doveconf,
+    Program::Sievec,
+    Program::OpendkimGenkey,
+];
+
+/// What [`write_mail_test_config`] wrote (mapped paths).
+#[derive(Clone, Debug)]
+pub struct MailTestConfig {
+    pub postfix_dir: PathBuf,
+    pub dovecot_config: PathBuf,
+    /// Dovecot's runtime directory (`base_dir`): its auth sockets when a test starts it.
+    pub dovecot_run_dir: PathBuf,
+}
+
+/// Writes a self-contained Postfix configuration (`main.cf` with the node's settings and
+/// every writable directory inside the sysroot, and the machine's `master.cf`) and a Dovecot
+/// configuration (no protocols: nothing listens; runtime and state inside the sysroot), so the
+/// real `postfix -c DIR check`, `doveconf -c FILE -n` and `sievec -c FILE` check the node's
+/// files without touching `/etc`. Tests and the dev node only.
+pub fn write_mail_test_config(provider: &Provider) -> Result<MailTestConfig, ProviderError> {
+    let layout = provider.mail_layout();
+    let postfix_dir = provider.sysconf(layout.postfix_dir);
+    let queue = provider.sysconf("/var/spool/postfix");
+    let data = provider.sysconf("/var/lib/postfix");
+    let dovecot_dir = provider.sysconf("/etc/dovecot");
+    let run = provider.sysconf("/run/dovecot");
+    let state = provider.sysconf("/var/lib/dovecot");
+    let log = provider.sysconf("/var/log/dovecot.log");
+    for dir in [
+        &postfix_dir,
+        &provider.sysconf(layout.postfix_maps_dir),
+        &queue,
+        &data,
+        &dovecot_dir,
+        &provider.sysconf(layout.dovecot_dir),
+        &provider.sieve_dir(),
+        &run,
+        &state,
+        &provider.sysconf(layout.vmail_dir),
+        &provider.sysconf(layout.dkim_dir),
+        &provider.sysconf("/var/log"),
+    ] {
+        provider.ensure_dir(dir, 0o755)?;
+    }
+    let mut main_cf = String::new();
+    let _ = writeln!(
+        main_cf,
+        "# layerone test configuration (provider::testing): not for production."
+    );
+    let _ = writeln!(main_cf, "compatibility_level = 3.6");
+    let _ = writeln!(main_cf, "queue_directory = {}", queue.display());
+    let _ = writeln!(main_cf, "data_directory = {}", data.display());
+    let _ = writeln!(main_cf, "inet_interfaces = loopback-only");
+    main_cf.push_str(&provider.postfix_main_settings());
+    provider.write_config_atomic(
+        &postfix_dir.join("main.cf"),
+        main_cf.as_bytes(),
+        CONFIG_MODE,
+    )?;
+    let master = std::fs::read("/etc/postfix/master.cf").unwrap_or_else(|_| {
+        b"smtp      inet  n       -       y       -       -       smtpd\n".to_vec()
+    });
+    provider.write_config_atomic(&postfix_dir.join("master.cf"), &master, CONFIG_MODE)?;
+
+    let mut conf = String::new();
+    let _ = writeln!(
+        conf,
+        "# layerone test configuration (provider::testing): not for production."
+    );
+    let _ = writeln!(conf, "base_dir = {}", run.display());
+    let _ = writeln!(conf, "state_dir = {}", state.display());
+    let _ = writeln!(conf, "log_path = {}", log.display());
+    let _ = writeln!(conf, "protocols =");
+    let _ = writeln!(conf, "listen = 127.0.0.1");
+    let _ = writeln!(conf, "ssl = no");
+    let _ = writeln!(conf, "mail_uid = mail");
+    let _ = writeln!(conf, "mail_gid = mail");
+    let _ = writeln!(conf, "first_valid_uid = 8");
+    conf.push_str(&provider.dovecot_settings());
+    let dovecot_config = provider.sysconf(layout.dovecot_config);
+    provider.write_config_atomic(&dovecot_config, conf.as_bytes(), CONFIG_MODE)?;
+    Ok(MailTestConfig {
+        postfix_dir,
+        dovecot_config,
+        dovecot_run_dir: run,
+    })
+}
+
+/// How many reloads of Postfix and of Dovecot the Sim has recorded.
+pub fn sim_mail_reloads(provider: &Provider) -> Result<(usize, usize), ProviderError> {
+    let count = |file: &str| -> Result<usize, ProviderError> {
+        Ok(provider
+            .read_config(&provider.sysconf(file))?
+            .map_or(0, |b| {
+                b.split(|&c| c == b'\n').filter(|l| !l.is_empty()).count()
+            }))
+    };
+    Ok((
+        count(crate::sim::SIM_POSTFIX_RELOADS_FILE)?,
+        count(crate::sim::SIM_DOVECOT_RELOADS_FILE)?,
+    ))
+}

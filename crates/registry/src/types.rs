@@ -394,6 +394,9 @@ bounded_u64!(
     4_294_967_296u64
 );
 
+/// The mail families' types (declared after the macros they use).
+pub mod mail;
+
 /// Up to 32 distinct extra host names for one web domain.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Default)]
 pub struct DomainAliases(Vec<DomainName>);

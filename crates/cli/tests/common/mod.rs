@@ -302,6 +302,47 @@ impl Node {
             .map(|a| a.data["username"].as_str().unwrap().to_owned())
             .collect();
         assert_eq!(caged, recorded, "CageFS and state.db disagree");
+        // The mail stack's derived files are exactly what state.db implies.
+        let mail = ops::mail::MailState::load(&state, &ops::mail::Change::None).unwrap();
+        for (path, expected) in mail.expected_files(&self.provider) {
+            let actual = std::fs::read(&path).ok();
+            let has_entries = |bytes: &[u8]| {
+                String::from_utf8_lossy(bytes)
+                    .lines()
+                    .any(|l| !l.is_empty() && !l.starts_with('#'))
+            };
+            match actual {
+                Some(actual) => assert_eq!(
+                    String::from_utf8_lossy(&actual),
+                    String::from_utf8_lossy(&expected),
+                    "{} and state.db disagree",
+                    path.display()
+                ),
+                None => assert!(!has_entries(&expected), "{} is missing", path.display()),
+            }
+        }
+        let scripts: BTreeSet<String> = of("autoresponder")
+            .map(|r| format!("{}.sieve", r.data["mailbox"].as_str().unwrap()))
+            .collect();
+        let on_disk: BTreeSet<String> = std::fs::read_dir(self.provider.sieve_dir())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".sieve"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(on_disk, scripts, "Sieve scripts and state.db disagree");
+        let keys: BTreeSet<String> = of("dkim_key").map(|r| r.resource_id.to_string()).collect();
+        let key_dirs: BTreeSet<String> =
+            std::fs::read_dir(self.path(self.provider.mail_layout().dkim_dir).join("keys"))
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+        assert_eq!(key_dirs, keys, "DKIM keys and state.db disagree");
         for row in &rows {
             // The node's own resources (owner `node:`) belong to no account.
             if row.family != "account" && row.owner != registry::Owner::Node {
@@ -625,4 +666,71 @@ pub fn set_limits(req: u64, account: u64, cpu: u64) -> Value {
 pub fn set_isolation(req: u64, account: u64, cagefs: bool) -> Value {
     json!({"request_id": id(req), "operation": "set_account_isolation",
            "resource": {"id": id(account), "cagefs": cagefs}})
+}
+
+pub const MAIL_HASH: &str = "$6$wMTlrcvoRImGHxRB$0JepXYZ.4AWYQ7z6J/S4l8GdlIJeCNkPn3Z88n2xpNcYO34jBJGDRq.PsbL150c84w6DUAwWjw6nr/kTmrLuo.";
+
+pub fn ensure_mail_domain(req: u64, id_: u64, account: u64, domain: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_mail_domain",
+           "resource": {"id": id(id_), "account": id(account), "domain": domain}})
+}
+
+/// An operation on a resource that takes only `{id, account}` plus `extra` fields.
+pub fn mail_op(req: u64, op: &str, id_: u64, account: u64, extra: Value) -> Value {
+    let mut resource = json!({"id": id(id_), "account": id(account)});
+    if let (Some(r), Some(e)) = (resource.as_object_mut(), extra.as_object()) {
+        r.extend(e.clone());
+    }
+    json!({"request_id": id(req), "operation": op, "resource": resource})
+}
+
+pub fn ensure_mailbox(req: u64, id_: u64, account: u64, domain: &str, local: &str) -> Value {
+    mail_op(
+        req,
+        "ensure_mailbox",
+        id_,
+        account,
+        json!({"domain": domain, "local_part": local, "password": MAIL_HASH, "quota_mib": 100}),
+    )
+}
+
+pub fn ensure_forwarder(req: u64, id_: u64, account: u64, address: &str) -> Value {
+    mail_op(
+        req,
+        "ensure_mail_forwarder",
+        id_,
+        account,
+        json!({"address": address, "destinations": ["owner@example.org", "backup@example.net"]}),
+    )
+}
+
+pub fn ensure_autoresponder(req: u64, id_: u64, account: u64, mailbox: u64) -> Value {
+    mail_op(
+        req,
+        "ensure_autoresponder",
+        id_,
+        account,
+        json!({"mailbox": id(mailbox), "subject": "Away", "body": "Back on Monday.", "days": 3,
+               "from": "2026-01-01", "until": "2026-12-31"}),
+    )
+}
+
+pub fn ensure_dkim(req: u64, id_: u64, account: u64, domain: &str) -> Value {
+    mail_op(
+        req,
+        "ensure_dkim_key",
+        id_,
+        account,
+        json!({"domain": domain, "selector": "mail2026", "bits": "rsa1024"}),
+    )
+}
+
+pub fn set_spam(req: u64, id_: u64, account: u64, domain: &str, level: &str) -> Value {
+    mail_op(
+        req,
+        "set_spam_filter",
+        id_,
+        account,
+        json!({"domain": domain, "level": level}),
+    )
 }

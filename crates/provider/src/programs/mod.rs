@@ -8,12 +8,16 @@
 pub mod apachectl;
 pub mod cagefsctl;
 pub mod crontab;
+pub mod dovecot;
 pub mod groupadd;
 pub mod groupdel;
 pub mod lvectl;
+pub mod opendkim_genkey;
 pub mod php_fpm;
+pub mod postfix;
 pub mod pure_pw;
 pub mod selectorctl;
+pub mod sievec;
 pub mod systemctl;
 pub mod tenant_worker;
 pub mod useradd;

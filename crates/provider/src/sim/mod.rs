@@ -12,6 +12,7 @@ mod apache;
 mod cloudlinux;
 mod cron;
 mod etc_files;
+mod mail;
 mod php_fpm;
 mod pure_pw;
 mod selectorctl;
@@ -28,6 +29,7 @@ use crate::provider::Provider;
 
 pub use apache::SIM_RELOADS_FILE;
 pub use cloudlinux::{SIM_CAGEFS_FILE, SIM_LVE_FILE};
+pub use mail::{SIM_DOVECOT_RELOADS_FILE, SIM_POSTFIX_RELOADS_FILE};
 pub use php_fpm::SIM_SERVICE_RELOADS_FILE;
 pub use selectorctl::SIM_SELECTOR_DIR;
 
@@ -66,11 +68,13 @@ pub(crate) fn run(
         Program::Lvectl => cloudlinux::lvectl(provider, &args),
         Program::PurePw => pure_pw::pure_pw(provider, &args),
         Program::Cagefsctl => cloudlinux::cagefsctl(provider, &args),
-        Program::Postfix
-        | Program::Doveconf
-        | Program::Mariadb
-        | Program::Openssl
-        | Program::OpendkimGenkey => Outcome::fail(
+        Program::Postfix => mail::postfix(provider, &args),
+        Program::Postmap => mail::postmap(&args),
+        Program::Doveconf => mail::doveconf(provider, &args),
+        Program::Doveadm => mail::doveadm(provider, &args),
+        Program::Sievec => mail::sievec(&args),
+        Program::OpendkimGenkey => mail::opendkim_genkey(&args),
+        Program::Mariadb | Program::Openssl => Outcome::fail(
             127,
             format!(
                 "layerone sim: no model of {program}; list it in Backend::Sim {{ real }} to run it for real\n"

@@ -5,6 +5,7 @@
 mod apache;
 mod cloudlinux;
 mod common;
+mod mail;
 mod mariadb;
 mod php_cron;
 mod pure_pw;

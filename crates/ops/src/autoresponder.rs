@@ -1,0 +1,294 @@
+//! The `autoresponder` family: a Sieve vacation script for one mailbox, generated from typed
+//! fields and compiled with Pigeonhole's `sievec` before Dovecot can run it.
+//!
+//! The script is `<dovecot>/layerone/sieve/<mailbox id>.sieve`, which the mailbox's
+//! passwd-file line names (`userdb_sieve`). The subject and body are RFC 5228 quoted
+//! strings in which `\` and `"` are escaped, and the types refuse control characters (the
+//! body allows newlines and tabs), so no value can end its string and start a command.
+
+use registry::types::mail::{IsoDate, SieveBody, SieveSubject, VacationDays};
+use registry::types::{Hex32, Presence};
+use registry::{Family, Module, OpError, Operation, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::account::{account_info, store_error};
+use crate::context::{Ctx, provider_error};
+use crate::mail::{
+    AUTORESPONDER, Change, MAILBOX, MailState, ex, own_row, sieve_script, tenant_resource,
+};
+
+pub struct Autoresponder;
+
+impl Family for Autoresponder {
+    const NAME: &'static str = AUTORESPONDER;
+    const MODULE: Module = Module::Mail;
+    type Context = Ctx;
+
+    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
+        let rows: Vec<_> = mail
+            .of(AUTORESPONDER)
+            .filter(|r| r.owner == account.as_str())
+            .cloned()
+            .collect();
+        for row in &rows {
+            remove_script(ctx, row.str("mailbox"))?;
+        }
+        if !rows.is_empty() {
+            crate::mail::forget_family(ctx, AUTORESPONDER, account)?;
+        }
+        Ok(())
+    }
+}
+
+fn remove_script(ctx: &Ctx, mailbox: &str) -> Result<(), OpError> {
+    let Ok(mailbox) = mailbox.parse::<Hex32>() else {
+        return Ok(());
+    };
+    let script = sieve_script(&ctx.provider, &mailbox);
+    for path in [script.with_extension("svbin"), script] {
+        ctx.provider.remove_config(&path).map_err(provider_error)?;
+    }
+    Ok(())
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnsureAutoresponderRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+    /// The mailbox (its resource id) that answers.
+    pub mailbox: Hex32,
+    pub subject: SieveSubject,
+    pub body: SieveBody,
+    /// How many days before the same sender is answered again.
+    #[serde(default)]
+    pub days: VacationDays,
+    /// Answer from this day on (inclusive); always when absent.
+    #[serde(default)]
+    pub from: Option<IsoDate>,
+    /// Answer until this day (inclusive); always when absent.
+    #[serde(default)]
+    pub until: Option<IsoDate>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveAutoresponderRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+tenant_resource!(EnsureAutoresponderRequest, RemoveAutoresponderRequest);
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AutoresponderResult {
+    pub state: Presence,
+    /// The mailbox that answers.
+    pub address: Option<String>,
+}
+
+/// An RFC 5228 quoted string: `\` and `"` escaped, nothing else needs it.
+pub fn sieve_string(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        if c == '\\' || c == '"' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// The vacation script.
+pub fn render_script(id: &Hex32, req: &EnsureAutoresponderRequest) -> String {
+    let vacation = format!(
+        "vacation :days {} :subject {} {};",
+        req.days.get(),
+        sieve_string(req.subject.as_str()),
+        sieve_string(req.body.as_str())
+    );
+    let mut tests = Vec::new();
+    if let Some(from) = &req.from {
+        tests.push(format!("currentdate :value \"ge\" \"date\" \"{from}\""));
+    }
+    if let Some(until) = &req.until {
+        tests.push(format!("currentdate :value \"le\" \"date\" \"{until}\""));
+    }
+    let mut out = format!("# Managed by layerone node for autoresponder {id}.\n");
+    if tests.is_empty() {
+        out.push_str(&format!("require [\"vacation\"];\n{vacation}\n"));
+    } else {
+        out.push_str(&format!(
+            "require [\"vacation\", \"date\", \"relational\"];\nif allof ({}) {{\n  {vacation}\n}}\n",
+            tests.join(", ")
+        ));
+    }
+    out
+}
+
+pub struct EnsureAutoresponder;
+
+impl Operation for EnsureAutoresponder {
+    const NAME: &'static str = "ensure_autoresponder";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Answer a mailbox's mail with a vacation message (Sieve), optionally between two dates";
+    type Family = Autoresponder;
+    type Request = EnsureAutoresponderRequest;
+    type Result = AutoresponderResult;
+
+    fn example() -> EnsureAutoresponderRequest {
+        EnsureAutoresponderRequest {
+            id: ex("c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8"),
+            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
+            mailbox: ex("e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"),
+            subject: ex("Out of office"),
+            body: ex("I am away until Monday.\nUrgent matters: sales@shop.example.com"),
+            days: VacationDays::default(),
+            from: Some(ex("2026-12-20")),
+            until: Some(ex("2027-01-04")),
+        }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &EnsureAutoresponderRequest,
+    ) -> Result<AutoresponderResult, OpError> {
+        account_info(ctx, &req.account)?;
+        let mailbox = own_row(ctx, MAILBOX, &req.mailbox, &req.account, "mailbox_missing")?;
+        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
+        if mail
+            .of(AUTORESPONDER)
+            .any(|r| r.id != req.id && r.str("mailbox") == req.mailbox.as_str())
+        {
+            return Err(OpError::permanent(
+                "autoresponder_exists",
+                "the mailbox already has another autoresponder",
+            ));
+        }
+        if let Some(old) = mail.of(AUTORESPONDER).find(|r| r.id == req.id)
+            && old.str("mailbox") != req.mailbox.as_str()
+        {
+            remove_script(ctx, old.str("mailbox"))?;
+        }
+        let provider = ctx.provider.clone();
+        provider
+            .ensure_dir(&provider.sieve_dir(), 0o755)
+            .map_err(provider_error)?;
+        let path = sieve_script(&provider, &req.mailbox);
+        let previous = provider.read_config(&path).map_err(provider_error)?;
+        let script = render_script(&req.id, req);
+        provider
+            .write_config_atomic(&path, script.as_bytes(), 0o644)
+            .map_err(provider_error)?;
+        crash::point("autoresponder.after_script_write");
+        if let Err(e) = provider.sieve_compile(&path) {
+            let restored = match &previous {
+                Some(old) => provider
+                    .write_config_atomic(&path, old, 0o644)
+                    .and_then(|()| provider.sieve_compile(&path)),
+                None => provider
+                    .remove_config(&path.with_extension("svbin"))
+                    .and_then(|()| provider.remove_config(&path)),
+            };
+            if let Err(e) = restored {
+                tracing::error!(path = %path.display(), error = %e, "could not restore a Sieve script");
+            }
+            return Err(OpError::permanent(
+                "sieve_compile_failed",
+                format!("the vacation script did not compile; the change was reverted: {e}"),
+            ));
+        }
+        ctx.set_resource(json!({
+            "mailbox": req.mailbox,
+            "subject": req.subject,
+            "body": req.body,
+            "days": req.days.get(),
+            "from": req.from,
+            "until": req.until,
+        }));
+        Ok(AutoresponderResult {
+            state: Presence::Present,
+            address: Some(format!(
+                "{}@{}",
+                mailbox.str("local_part"),
+                mailbox.str("domain")
+            )),
+        })
+    }
+}
+
+pub struct RemoveAutoresponder;
+
+impl Operation for RemoveAutoresponder {
+    const NAME: &'static str = "remove_autoresponder";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Stop a mailbox's autoresponder";
+    type Family = Autoresponder;
+    type Request = RemoveAutoresponderRequest;
+    type Result = AutoresponderResult;
+
+    fn example() -> RemoveAutoresponderRequest {
+        RemoveAutoresponderRequest {
+            id: ex("c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8"),
+            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
+        }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &RemoveAutoresponderRequest,
+    ) -> Result<AutoresponderResult, OpError> {
+        if let Some(row) = ctx
+            .state
+            .resource(AUTORESPONDER, &req.id)
+            .map_err(store_error)?
+        {
+            let mailbox = row.data["mailbox"].as_str().unwrap_or_default().to_owned();
+            remove_script(ctx, &mailbox)?;
+        }
+        ctx.forget_resource();
+        Ok(AutoresponderResult {
+            state: Presence::Absent,
+            address: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_is_one_vacation_between_the_dates() {
+        let mut req = EnsureAutoresponder::example();
+        req.subject = "Away \"now\"".parse().unwrap();
+        req.body = "Back\nsoon".parse().unwrap();
+        assert_eq!(
+            render_script(&req.id, &req),
+            "# Managed by layerone node for autoresponder c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8.\n\
+             require [\"vacation\", \"date\", \"relational\"];\n\
+             if allof (currentdate :value \"ge\" \"date\" \"2026-12-20\", currentdate :value \"le\" \"date\" \"2027-01-04\") {\n\
+             \x20 vacation :days 7 :subject \"Away \\\"now\\\"\" \"Back\nsoon\";\n\
+             }\n"
+        );
+        req.from = None;
+        req.until = None;
+        assert_eq!(
+            render_script(&req.id, &req).lines().nth(1),
+            Some("require [\"vacation\"];")
+        );
+    }
+
+    #[test]
+    fn strings_cannot_be_ended_by_their_value() {
+        assert_eq!(sieve_string(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(sieve_string("\\\""), r#""\\\"""#);
+    }
+}
