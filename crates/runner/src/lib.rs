@@ -98,7 +98,9 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
     };
     let started_ms = store::now_ms();
     steps::run_all(config, &mut ctx, &mut report);
-    if let Err(e) = ctx.state.record_pass(started_ms, store::now_ms()) {
+    if let Err(e) =
+        store::state::record_pass(&config.layout.state_dir(), started_ms, store::now_ms())
+    {
         tracing::warn!(error = %e, "could not record the pass for `layerone status`");
     }
     report.elapsed = started.elapsed();

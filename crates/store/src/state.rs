@@ -558,19 +558,6 @@ impl StateDb {
         Ok(())
     }
 
-    /// Records a finished runner pass: when it started and ended (milliseconds), in `meta`,
-    /// for `layerone status`.
-    pub fn record_pass(&self, started_ms: i64, finished_ms: i64) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO meta(key, value) VALUES ('last_pass_started', ?1), ('last_pass_finished', ?2)
-                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                params![started_ms, finished_ms],
-            )
-            .map_err(StoreError::sqlite("record the pass"))?;
-        Ok(())
-    }
-
     /// Recent step failures, newest first.
     pub fn step_failures(&self, limit: u32) -> Result<Vec<(String, i64, String)>, StoreError> {
         let mut stmt = self
@@ -911,24 +898,41 @@ pub struct LastPass {
     pub failed_steps: Vec<(String, i64, String)>,
 }
 
-/// Reads the last pass from state.db at `path`, read-only (never creating or migrating it).
-/// `None` when no pass has finished yet.
+/// The file, beside state.db, where the runner notes its last pass: `STARTED FINISHED` in
+/// milliseconds. A plain file, not a row: an idle pass must commit nothing to state.db.
+pub const LAST_PASS_FILE: &str = "last-pass";
+
+/// Notes a finished runner pass in the state directory, for `layerone status`. Losing it in a
+/// crash loses nothing but that note, so it is not synced.
+pub fn record_pass(state_dir: &Path, started_ms: i64, finished_ms: i64) -> std::io::Result<()> {
+    let tmp = state_dir.join(format!(".{LAST_PASS_FILE}.tmp"));
+    std::fs::write(&tmp, format!("{started_ms} {finished_ms}\n"))?;
+    std::fs::rename(&tmp, state_dir.join(LAST_PASS_FILE))
+}
+
+/// Reads the last pass noted beside state.db at `path`, with the step failures state.db
+/// recorded during it (read-only, never creating or migrating it). `None` when no pass has
+/// finished yet.
 pub fn last_pass(path: &Path) -> Result<Option<LastPass>, StoreError> {
+    let note = path
+        .parent()
+        .map(|dir| dir.join(LAST_PASS_FILE))
+        .and_then(|file| std::fs::read_to_string(file).ok());
+    let times: Option<(i64, i64)> = note.as_deref().and_then(|text| {
+        let mut parts = text.split_whitespace().map(str::parse::<i64>);
+        match (parts.next(), parts.next()) {
+            (Some(Ok(started)), Some(Ok(finished))) => Some((started, finished)),
+            _ => None,
+        }
+    });
+    let Some((started_ms, finished_ms)) = times else {
+        return Ok(None);
+    };
     let conn = Connection::open_with_flags(
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(StoreError::sqlite("open state.db read-only"))?;
-    let value = |key: &str| -> Result<Option<i64>, StoreError> {
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(StoreError::sqlite("read the last pass"))
-    };
-    let (Some(started_ms), Some(finished_ms)) =
-        (value("last_pass_started")?, value("last_pass_finished")?)
-    else {
-        return Ok(None);
-    };
     let mut stmt = conn
         .prepare(
             "SELECT step, at, message FROM step_failures WHERE at >= ?1 AND at <= ?2 ORDER BY id",
