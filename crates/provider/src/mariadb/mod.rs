@@ -27,13 +27,20 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::error::ProviderError;
+use crate::platform::Platform;
 use crate::provider::{Backend, Provider};
 
 pub use sim::SIM_MARIADB_FILE;
 pub(crate) use sim::{load as sim_load, save as sim_save};
 
-/// Where Debian's MariaDB listens by default.
-pub const DEFAULT_SOCKET: &str = "/run/mysqld/mysqld.sock";
+/// Where the platform's MariaDB (or MySQL) listens by default: Debian's packages use
+/// `/run/mysqld`, CloudLinux's (MySQL Governor) the datadir.
+pub fn default_socket(platform: Platform) -> &'static str {
+    match platform {
+        Platform::Debian => "/run/mysqld/mysqld.sock",
+        Platform::CloudLinux => "/var/lib/mysql/mysql.sock",
+    }
+}
 
 /// Declares a checked name type whose only constructor is `new`.
 macro_rules! checked_name {
@@ -372,7 +379,7 @@ impl Provider {
             (_, socket) => {
                 let socket = socket
                     .clone()
-                    .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET));
+                    .unwrap_or_else(|| PathBuf::from(default_socket(self.platform)));
                 real::Session::connect(&socket).map(Mariadb::Real)
             }
         }

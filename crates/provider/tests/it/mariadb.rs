@@ -180,3 +180,16 @@ fn names_are_checked_again_and_quoted_by_one_function() {
     assert_eq!(quote_ident(&name), "`ab_c`");
     assert_eq!(quote_db_pattern(&name), "`ab\\_c`");
 }
+
+#[test]
+fn an_absent_server_is_a_typed_unavailable_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = sim_provider(Platform::Debian, dir.path(), vec![])
+        .with_mariadb_socket(dir.path().join("no-server.sock"));
+    let err = provider.mariadb().unwrap_err();
+    assert_eq!(err.code(), "mariadb_unavailable", "{err}");
+    assert_eq!(
+        provider::default_socket(Platform::Debian),
+        "/run/mysqld/mysqld.sock"
+    );
+}
