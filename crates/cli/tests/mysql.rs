@@ -95,6 +95,8 @@ fn every_mysql_operation_against_a_real_server() {
     // Hostile rows written straight into the inbox (past the API) fail as jobs in the
     // runner's own validation; MariaDB does not see them.
     let before = owned_by(&mut root, "shop1");
+    let audit_dir = node.layout.root().join("log");
+    let audited = provider::read_audit_log(&audit_dir).unwrap().len();
     let hostile: Vec<(u64, Value)> = vec![
         (200, {
             let mut b = ensure_db(200, 90, 10, "x");
@@ -136,6 +138,12 @@ fn every_mysql_operation_against_a_real_server() {
         assert_eq!(job.error.unwrap().code, "invalid_field", "request {req}");
     }
     assert_eq!(owned_by(&mut root, "shop1"), before);
+    assert_eq!(
+        provider::read_audit_log(&audit_dir).unwrap().len(),
+        audited,
+        "a hostile row made a change in MariaDB"
+    );
+    assert!(audited > 0, "the runner audits its MariaDB changes");
 
     let mut latin = ensure_db(3, 51, 10, "legacy");
     latin["resource"]["charset"] = json!("latin1");
