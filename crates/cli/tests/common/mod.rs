@@ -330,8 +330,9 @@ impl Node {
         );
     }
 
+    /// Lines of the runner's audit log (`<data dir>/log`, where the runner binary writes it).
     pub fn audit_count(&self) -> usize {
-        testing::audit_records(&self.provider)
+        provider::read_audit_log(&self.layout.root().join("log"))
             .map(|r| r.len())
             .unwrap_or(0)
     }
