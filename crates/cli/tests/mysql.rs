@@ -92,6 +92,59 @@ fn every_mysql_operation_against_a_real_server() {
         .query_first("SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'shop1_main'")
         .unwrap();
     assert_eq!(shown, Some(("utf8mb4".into(), "utf8mb4_unicode_ci".into())));
+    // Hostile rows written straight into the inbox (past the API) fail as jobs in the
+    // runner's own validation; MariaDB does not see them.
+    let before = owned_by(&mut root, "shop1");
+    let audit_dir = node.layout.root().join("log");
+    let audited = provider::read_audit_log(&audit_dir).unwrap().len();
+    let hostile: Vec<(u64, Value)> = vec![
+        (200, {
+            let mut b = ensure_db(200, 90, 10, "x");
+            b["resource"]["name"] = json!("x`; DROP DATABASE shop1_main; --");
+            b
+        }),
+        (201, {
+            let mut b = ensure_db_user(201, 91, 10, "u", &secret);
+            b["resource"]["name"] = json!("u'@'%");
+            b
+        }),
+        (202, {
+            let mut b = ensure_db_user(202, 92, 10, "v", &secret);
+            b["resource"]["password_hash"] = json!("secret' OR '1'='1");
+            b
+        }),
+        (203, {
+            let mut b = ensure_db_user(203, 93, 10, "w", &secret);
+            b["resource"]["hosts"] = json!(["localhost\r\nGRANT ALL"]);
+            b
+        }),
+        (204, {
+            let mut b = ensure_grant(204, 94, 10, 50, 60, "all");
+            b["resource"]["privileges"] = json!("ALL PRIVILEGES ON *.*");
+            b
+        }),
+    ];
+    for (req, body) in &hostile {
+        node.submit_raw(
+            &id(*req),
+            body["operation"].as_str().unwrap(),
+            body.to_string().as_bytes(),
+        );
+    }
+    node.pass();
+    for (req, _) in &hostile {
+        let job = node.state().job(&id(*req)).unwrap().unwrap();
+        assert_eq!(job.state, JobState::Failed);
+        assert_eq!(job.error.unwrap().code, "invalid_field", "request {req}");
+    }
+    assert_eq!(owned_by(&mut root, "shop1"), before);
+    assert_eq!(
+        provider::read_audit_log(&audit_dir).unwrap().len(),
+        audited,
+        "a hostile row made a change in MariaDB"
+    );
+    assert!(audited > 0, "the runner audits its MariaDB changes");
+
     let mut latin = ensure_db(3, 51, 10, "legacy");
     latin["resource"]["charset"] = json!("latin1");
     latin["resource"]["collation"] = json!("latin1_bin");

@@ -43,8 +43,8 @@ pub use mail::{
     SPAM_CLASS_STRICT,
 };
 pub use mariadb::{
-    Charset, Collation, DEFAULT_SOCKET, DbAccount, DbHost, DbInfo, DbName, DbUser, Mariadb,
-    NativeHash, Privilege, SIM_MARIADB_FILE, quote_db_pattern, quote_ident,
+    Charset, Collation, DbAccount, DbHost, DbInfo, DbName, DbUser, Mariadb, NativeHash, Privilege,
+    SIM_MARIADB_FILE, default_socket, quote_db_pattern, quote_ident,
 };
 pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};

@@ -508,6 +508,7 @@ impl Node {
         );
     }
 
+    /// Lines of the runner's audit log (`<data dir>/log`, where the runner binary writes it).
     pub fn audit_count(&self) -> usize {
         self.audit_records().len()
     }

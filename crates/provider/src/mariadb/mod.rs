@@ -26,14 +26,25 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::PathBuf;
 
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::audit::{AuditLog, AuditRecord};
 use crate::error::ProviderError;
+use crate::platform::Platform;
+use crate::program::Program;
 use crate::provider::{Backend, Provider};
 
 pub use sim::SIM_MARIADB_FILE;
 pub(crate) use sim::{load as sim_load, save as sim_save};
 
-/// Where Debian's MariaDB listens by default.
-pub const DEFAULT_SOCKET: &str = "/run/mysqld/mysqld.sock";
+/// Where the platform's MariaDB (or MySQL) listens by default: Debian's packages use
+/// `/run/mysqld`, CloudLinux's (MySQL Governor) the datadir.
+pub fn default_socket(platform: Platform) -> &'static str {
+    match platform {
+        Platform::Debian => "/run/mysqld/mysqld.sock",
+        Platform::CloudLinux => "/var/lib/mysql/mysql.sock",
+    }
+}
 
 /// Declares a checked name type whose only constructor is `new`.
 macro_rules! checked_name {
@@ -342,18 +353,27 @@ pub(crate) fn db_pattern(name: &DbName) -> String {
     name.as_str().replace('_', "\\_").replace('%', "\\%")
 }
 
-/// The database side of the provider, for one handler's statements.
-pub enum Mariadb<'p> {
+/// The database side of the provider, for one handler's statements: a connection to the
+/// real server, or the Sim model. Every change (not the reads) is one line of the audit log,
+/// like a program invocation: program `mariadb`, the socket (or the Sim file) as the path,
+/// the operation and the object names as the arguments, the hash as `<redacted>`.
+pub struct Mariadb<'p> {
+    provider: &'p Provider,
+    endpoint: PathBuf,
+    inner: Inner<'p>,
+}
+
+enum Inner<'p> {
     Real(real::Session),
     Sim(sim::SimDb<'p>),
 }
 
 impl fmt::Debug for Mariadb<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Mariadb::Real(_) => f.write_str("Mariadb::Real"),
-            Mariadb::Sim(_) => f.write_str("Mariadb::Sim"),
-        }
+        f.debug_struct("Mariadb")
+            .field("endpoint", &self.endpoint)
+            .field("real", &self.is_real())
+            .finish()
     }
 }
 
@@ -368,52 +388,107 @@ impl Provider {
     /// Opens the database side: a connection to the real server, or the Sim model.
     pub fn mariadb(&self) -> Result<Mariadb<'_>, ProviderError> {
         match (&self.backend, &self.mariadb_socket) {
-            (Backend::Sim { .. }, None) => Ok(Mariadb::Sim(sim::SimDb::new(self))),
+            (Backend::Sim { .. }, None) => Ok(Mariadb {
+                provider: self,
+                endpoint: self.sysconf(SIM_MARIADB_FILE),
+                inner: Inner::Sim(sim::SimDb::new(self)),
+            }),
             (_, socket) => {
                 let socket = socket
                     .clone()
-                    .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET));
-                real::Session::connect(&socket).map(Mariadb::Real)
+                    .unwrap_or_else(|| PathBuf::from(default_socket(self.platform)));
+                let session = real::Session::connect(&socket)?;
+                Ok(Mariadb {
+                    provider: self,
+                    endpoint: socket,
+                    inner: Inner::Real(session),
+                })
             }
         }
     }
 }
 
+/// Runs the same call on whichever backend is open.
+macro_rules! on_backend {
+    ($self:expr, $s:ident => $call:expr) => {
+        match &mut $self.inner {
+            Inner::Real($s) => $call,
+            Inner::Sim($s) => $call,
+        }
+    };
+}
+
 impl Mariadb<'_> {
+    /// Whether the calls go to a real server.
+    pub fn is_real(&self) -> bool {
+        matches!(self.inner, Inner::Real(_))
+    }
+
+    /// Runs one change with its audit line. An audit log that cannot be opened stops the
+    /// change before it is made, as for programs.
+    fn audited(
+        &mut self,
+        args: Vec<String>,
+        change: impl FnOnce(&mut Self) -> Result<(), ProviderError>,
+    ) -> Result<(), ProviderError> {
+        let mut audit = AuditLog::open(self.provider.audit_dir())?;
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let started = Instant::now();
+        let result = change(self);
+        let record = AuditRecord {
+            at,
+            program: Program::Mariadb.name().to_owned(),
+            path: self.endpoint.to_string_lossy().into_owned(),
+            args,
+            status: result.as_ref().ok().map(|()| 0),
+            ms: started.elapsed().as_millis() as u64,
+            backend: if self.is_real() { "real" } else { "sim" }.to_owned(),
+            error: result.as_ref().err().map(|e| e.code().to_owned()),
+        };
+        if let Err(error) = audit.append(&record) {
+            tracing::error!(
+                target: "audit",
+                path = %audit.path().display(),
+                %error,
+                "could not append to the audit log"
+            );
+        }
+        result
+    }
+
     /// Creates the database if missing, and sets its default character set and collation.
     pub fn ensure_database(
         &mut self,
         db: &DbName,
         collation: Collation,
     ) -> Result<(), ProviderError> {
-        match self {
-            Mariadb::Real(s) => s.ensure_database(db, collation),
-            Mariadb::Sim(s) => s.ensure_database(db, collation),
-        }
+        let args = vec![
+            "create database".into(),
+            db.to_string(),
+            collation.as_str().into(),
+        ];
+        self.audited(
+            args,
+            |m| on_backend!(m, s => s.ensure_database(db, collation)),
+        )
     }
 
     /// Drops the database with its tables; absent is fine.
     pub fn drop_database(&mut self, db: &DbName) -> Result<(), ProviderError> {
-        match self {
-            Mariadb::Real(s) => s.drop_database(db),
-            Mariadb::Sim(s) => s.drop_database(db),
-        }
+        let args = vec!["drop database".into(), db.to_string()];
+        self.audited(args, |m| on_backend!(m, s => s.drop_database(db)))
     }
 
     /// The database's defaults, or `None` when it does not exist.
     pub fn database(&mut self, db: &DbName) -> Result<Option<DbInfo>, ProviderError> {
-        match self {
-            Mariadb::Real(s) => s.database(db),
-            Mariadb::Sim(s) => s.database(db),
-        }
+        on_backend!(self, s => s.database(db))
     }
 
     /// Data plus index bytes of the database's tables, from `information_schema.TABLES`.
     pub fn database_size(&mut self, db: &DbName) -> Result<u64, ProviderError> {
-        match self {
-            Mariadb::Real(s) => s.database_size(db),
-            Mariadb::Sim(s) => s.database_size(db),
-        }
+        on_backend!(self, s => s.database_size(db))
     }
 
     /// Creates the account if missing and sets its password hash.
@@ -422,26 +497,22 @@ impl Mariadb<'_> {
         account: &DbAccount,
         hash: &NativeHash,
     ) -> Result<(), ProviderError> {
-        match self {
-            Mariadb::Real(s) => s.ensure_account(account, hash),
-            Mariadb::Sim(s) => s.ensure_account(account, hash),
-        }
+        let args = vec!["create user".into(), account.key(), "<redacted>".into()];
+        self.audited(
+            args,
+            |m| on_backend!(m, s => s.ensure_account(account, hash)),
+        )
     }
 
     /// Drops the account and its grants; absent is fine.
     pub fn drop_account(&mut self, account: &DbAccount) -> Result<(), ProviderError> {
-        match self {
-            Mariadb::Real(s) => s.drop_account(account),
-            Mariadb::Sim(s) => s.drop_account(account),
-        }
+        let args = vec!["drop user".into(), account.key()];
+        self.audited(args, |m| on_backend!(m, s => s.drop_account(account)))
     }
 
     /// The hosts the server has accounts for `user` at.
     pub fn hosts_of(&mut self, user: &DbUser) -> Result<Vec<DbHost>, ProviderError> {
-        match self {
-            Mariadb::Real(s) => s.hosts_of(user),
-            Mariadb::Sim(s) => s.hosts_of(user),
-        }
+        on_backend!(self, s => s.hosts_of(user))
     }
 
     /// The account's privileges on exactly this database.
@@ -450,10 +521,7 @@ impl Mariadb<'_> {
         account: &DbAccount,
         db: &DbName,
     ) -> Result<BTreeSet<Privilege>, ProviderError> {
-        match self {
-            Mariadb::Real(s) => s.grants(account, db),
-            Mariadb::Sim(s) => s.grants(account, db),
-        }
+        on_backend!(self, s => s.grants(account, db))
     }
 
     /// Makes the account's privileges on `db` exactly `privileges` (revoking the others).
@@ -466,9 +534,26 @@ impl Mariadb<'_> {
         let current = self.grants(account, db)?;
         let revoke: Vec<Privilege> = current.difference(privileges).copied().collect();
         let grant: Vec<Privilege> = privileges.difference(&current).copied().collect();
-        match self {
-            Mariadb::Real(s) => s.change_grants(account, db, &revoke, &grant),
-            Mariadb::Sim(s) => s.change_grants(account, db, &revoke, &grant),
+        if revoke.is_empty() && grant.is_empty() {
+            return Ok(());
         }
+        let list = |privs: &[Privilege]| {
+            privs
+                .iter()
+                .map(|p| p.as_sql())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let args = vec![
+            "set grants".into(),
+            account.key(),
+            db.to_string(),
+            format!("revoke={}", list(&revoke)),
+            format!("grant={}", list(&grant)),
+        ];
+        self.audited(
+            args,
+            |m| on_backend!(m, s => s.change_grants(account, db, &revoke, &grant)),
+        )
     }
 }

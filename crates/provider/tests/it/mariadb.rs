@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use provider::testing::mysql::prelude::Queryable;
-use provider::testing::{MariadbServer, sim_mariadb_contents, sim_provider};
+use provider::testing::{MariadbServer, audit_records, sim_mariadb_contents, sim_provider};
 use provider::{
     Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, NativeHash, Platform, Privilege,
     Provider, quote_db_pattern, quote_ident,
@@ -90,13 +90,40 @@ fn real_server_and_sim_agree_on_databases_accounts_and_grants() {
     let real: Provider =
         sim_provider(Platform::Debian, dir.path(), vec![]).with_mariadb_socket(server.socket());
     let mut db = real.mariadb().unwrap();
-    assert!(matches!(db, Mariadb::Real(_)));
+    assert!(db.is_real());
     exercise(&mut db, &hash);
+    // Every change is audited, reads are not, and the hash is never written down.
+    let records = audit_records(&real).unwrap();
+    assert!(
+        records
+            .iter()
+            .all(|r| r.program == "mariadb" && r.backend == "real")
+    );
+    let first = &records[0];
+    assert_eq!(
+        (first.args.as_slice(), first.status),
+        (
+            &["create database", "shop_main", "utf8mb4_unicode_ci"].map(String::from)[..],
+            Some(0)
+        )
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| r.args[0] == "set grants" && r.error.as_deref() == Some("mariadb_failed")),
+        "the refused grant is audited with its error"
+    );
+    let log = std::fs::read_to_string(real.audit_dir().join(provider::AUDIT_FILE)).unwrap();
+    assert!(
+        !log.contains(hash.as_str()),
+        "the hash reached the audit log"
+    );
+    assert!(log.contains("<redacted>"));
 
     let sim_dir = tempfile::tempdir().unwrap();
     let sim = sim_provider(Platform::Debian, sim_dir.path(), vec![]);
     let mut db = sim.mariadb().unwrap();
-    assert!(matches!(db, Mariadb::Sim(_)));
+    assert!(!db.is_real());
     exercise(&mut db, &hash);
     assert_eq!(sim_mariadb_contents(&sim).unwrap(), Default::default());
 }
@@ -179,4 +206,17 @@ fn names_are_checked_again_and_quoted_by_one_function() {
     let name = DbName::new("ab_c").unwrap();
     assert_eq!(quote_ident(&name), "`ab_c`");
     assert_eq!(quote_db_pattern(&name), "`ab\\_c`");
+}
+
+#[test]
+fn an_absent_server_is_a_typed_unavailable_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = sim_provider(Platform::Debian, dir.path(), vec![])
+        .with_mariadb_socket(dir.path().join("no-server.sock"));
+    let err = provider.mariadb().unwrap_err();
+    assert_eq!(err.code(), "mariadb_unavailable", "{err}");
+    assert_eq!(
+        provider::default_socket(Platform::Debian),
+        "/run/mysqld/mysqld.sock"
+    );
 }
