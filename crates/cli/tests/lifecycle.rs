@@ -54,6 +54,21 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             remove_domain(100, 30, 10),
         ),
         (
+            "ensure_ftp_account",
+            vec![account()],
+            ensure_ftp(100, 50, 10, "shop1.up", Some("web/up")),
+        ),
+        (
+            "remove_ftp_account",
+            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
+            remove_ftp(100, 50, 10),
+        ),
+        (
+            "remove_account (FTP)",
+            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
+            account_op(100, "remove_account", 10),
+        ),
+        (
             "observe_account_usage",
             vec![account(), domain()],
             account_op(100, "observe_account_usage", 10),
@@ -165,7 +180,15 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let account = 10 + rng.below(2);
     let user = if account == 10 { "alpha" } else { "beta" };
     let thing = rng.below(2);
-    match rng.below(13) {
+    match rng.below(15) {
+        13 => ensure_ftp(
+            req,
+            60 + account * 2 + thing,
+            account,
+            &format!("{user}.ftp{thing}"),
+            (thing == 1).then_some("uploads"),
+        ),
+        14 => remove_ftp(req, 60 + account * 2 + thing, account),
         9 => set_limits(req, account, 25 + 25 * rng.below(4)),
         10 => set_isolation(req, account, rng.below(2) == 0),
         11 => account_op(req, "observe_account_usage", account),
@@ -367,6 +390,7 @@ fn purge_leaves_nothing_for_every_family() {
     node.submit(&ensure_account(1, 10, "shop1"));
     node.submit(&ensure_key(2, 20, 10));
     node.submit(&ensure_domain(3, 30, 10, "shop.example.com"));
+    node.submit(&ensure_ftp(5, 50, 10, "shop1.up", Some("web/up")));
     node.pass();
     node.check_converged();
     let state = node.state();
@@ -406,6 +430,10 @@ fn purge_leaves_nothing_for_every_family() {
         "the home is still there"
     );
     assert!(node.vhosts().is_empty(), "a vhost is still there");
+    let ftp = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.passwd)).unwrap();
+    assert!(ftp.is_empty(), "pure-ftpd's passwd still holds {ftp:?}");
+    let pdb = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.pdb)).unwrap();
+    assert!(!pdb.contains("shop1"), "the PureDB still holds the login");
     node.check_converged();
 }
 

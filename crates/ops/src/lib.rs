@@ -7,6 +7,8 @@
 pub mod account;
 pub mod context;
 pub mod drift;
+pub mod ftp_account;
+pub mod runtime;
 pub mod ssh_key;
 pub mod sudo;
 pub mod web_domain;
@@ -34,9 +36,12 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ssh_key::RemoveSshKey>()
             .op::<web_domain::EnsureWebDomain>()
             .op::<web_domain::RemoveWebDomain>()
+            .op::<ftp_account::EnsureFtpAccount>()
+            .op::<ftp_account::RemoveFtpAccount>()
             .op::<sudo::SetSudoAllowlist>()
             .op::<sudo::RemoveSudoAllowlist>()
             .op::<sudo::ReadSudoEvents>()
+            .op::<runtime::ObserveRuntime>()
             .build()
     })
 }

@@ -247,6 +247,20 @@ impl Node {
                 account.resource_id
             );
         }
+        // pure-ftpd's passwd file holds exactly the recorded FTP accounts' lines.
+        let ftp_lines: BTreeSet<String> =
+            std::fs::read_to_string(self.path(provider::FTP_LAYOUT.passwd))
+                .unwrap_or_default()
+                .lines()
+                .map(|l| format!("{l}\n"))
+                .collect();
+        let recorded: BTreeSet<String> = of("ftp_account")
+            .map(|r| r.data["line"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            ftp_lines, recorded,
+            "pure-ftpd's passwd and state.db disagree"
+        );
         // CloudLinux: the LVE limits and the CageFS list the Sim keeps are exactly what the
         // account rows record (empty on Debian, where neither exists).
         let lve: BTreeSet<String> = std::fs::read_to_string(self.path(provider::SIM_LVE_FILE))
@@ -346,4 +360,20 @@ pub fn set_limits(req: u64, account: u64, cpu: u64) -> Value {
 pub fn set_isolation(req: u64, account: u64, cagefs: bool) -> Value {
     json!({"request_id": id(req), "operation": "set_account_isolation",
            "resource": {"id": id(account), "cagefs": cagefs}})
+}
+
+pub const FTP_HASH: &str = "$6$saltsalt$aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+pub fn ensure_ftp(req: u64, ftp: u64, account: u64, login: &str, dir: Option<&str>) -> Value {
+    let mut body = json!({"request_id": id(req), "operation": "ensure_ftp_account",
+           "resource": {"id": id(ftp), "account": id(account), "login": login,
+                        "password_hash": FTP_HASH}});
+    if let Some(dir) = dir {
+        body["resource"]["directory"] = json!(dir);
+    }
+    body
+}
+
+pub fn remove_ftp(req: u64, ftp: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_ftp_account", "resource": {"id": id(ftp), "account": id(account)}})
 }

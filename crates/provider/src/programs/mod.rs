@@ -11,6 +11,7 @@ pub mod groupadd;
 pub mod groupdel;
 pub mod lvectl;
 pub mod pure_pw;
+pub mod service_state;
 pub mod systemctl;
 pub mod tenant_worker;
 pub mod useradd;

@@ -13,6 +13,7 @@ mod cloudlinux;
 mod etc_files;
 mod pure_pw;
 mod shadow_utils;
+mod systemctl;
 mod tenant_worker;
 mod visudo;
 
@@ -25,6 +26,7 @@ use crate::provider::Provider;
 
 pub use apache::SIM_RELOADS_FILE;
 pub use cloudlinux::{SIM_CAGEFS_FILE, SIM_LVE_FILE};
+pub use systemctl::SIM_UNITS_DIR;
 
 /// Runs the model of `program`. Never fails as a Rust call: whatever goes wrong becomes an
 /// exit status and stderr, as with a real process.
@@ -56,14 +58,14 @@ pub(crate) fn run(
         Program::Visudo => visudo::visudo(provider, &args),
         Program::Lvectl => cloudlinux::lvectl(provider, &args),
         Program::PurePw => pure_pw::pure_pw(provider, &args),
+        Program::Systemctl => systemctl::systemctl(provider, &args),
         Program::Cagefsctl => cloudlinux::cagefsctl(provider, &args),
         Program::Postfix
         | Program::Doveconf
         | Program::Mariadb
         | Program::Openssl
         | Program::OpendkimGenkey
-        | Program::Selectorctl
-        | Program::Systemctl => Outcome::fail(
+        | Program::Selectorctl => Outcome::fail(
             127,
             format!(
                 "layerone sim: no model of {program}; list it in Backend::Sim {{ real }} to run it for real\n"
