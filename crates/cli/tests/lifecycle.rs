@@ -69,6 +69,11 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             account_op(100, "remove_account", 10),
         ),
         (
+            "observe_runtime",
+            vec![account()],
+            observe_runtime(100, &id(0xfeed).parse().unwrap()),
+        ),
+        (
             "observe_account_usage",
             vec![account(), domain()],
             account_op(100, "observe_account_usage", 10),
@@ -180,7 +185,8 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let account = 10 + rng.below(2);
     let user = if account == 10 { "alpha" } else { "beta" };
     let thing = rng.below(2);
-    match rng.below(15) {
+    match rng.below(16) {
+        15 => observe_runtime(req, &id(0xfeed).parse().unwrap()),
         13 => ensure_ftp(
             req,
             60 + account * 2 + thing,

@@ -74,6 +74,15 @@ impl Node {
                 )
                 .unwrap();
         }
+        // The sandbox's kernel files, which observe_runtime reads through sysconf.
+        let proc_dir = provider.sysconf("/proc");
+        std::fs::create_dir_all(&proc_dir).unwrap();
+        std::fs::write(proc_dir.join("loadavg"), "0.10 0.20 0.30 1/100 4242\n").unwrap();
+        std::fs::write(
+            proc_dir.join("meminfo"),
+            "MemTotal: 2048000 kB\nMemAvailable: 1024000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+        )
+        .unwrap();
         let layout = Layout::new(dir.path().join("data"));
         layout.prepare_api_side(None).unwrap();
         layout.prepare_root_side(None).unwrap();
@@ -376,4 +385,9 @@ pub fn ensure_ftp(req: u64, ftp: u64, account: u64, login: &str, dir: Option<&st
 
 pub fn remove_ftp(req: u64, ftp: u64, account: u64) -> Value {
     json!({"request_id": id(req), "operation": "remove_ftp_account", "resource": {"id": id(ftp), "account": id(account)}})
+}
+
+pub fn observe_runtime(req: u64, node_id: &Hex32) -> Value {
+    json!({"request_id": id(req), "action": "observe_runtime", "node_id": node_id.as_str(),
+           "resource": {"id": id(0xd4)}})
 }
