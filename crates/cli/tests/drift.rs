@@ -39,6 +39,7 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
     node.submit(&ensure_key(3, 20, 10));
     node.submit(&ensure_domain(4, 30, 10, "shop.example.com"));
     node.submit(&ensure_domain(5, 31, 10, "blog.example.com"));
+    node.submit(&ensure_ftp(11, 50, 10, "shop1.up", None));
     node.pass();
     check_due(&node);
     node.pass();
@@ -55,6 +56,7 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
     std::fs::remove_file(&vhost_30).unwrap();
     std::fs::write(&vhost_31, &edited_vhost).unwrap();
     std::fs::write(&keys, "ssh-ed25519 AAAA intruder\n").unwrap();
+    std::fs::write(node.path(provider::FTP_LAYOUT.passwd), "").unwrap();
     // shop2's user removed behind the node's back (its passwd and shadow lines; a passwd line
     // alone gone would leave useradd refusing the name, and the rebuild failing, as for real).
     for file in ["/etc/passwd", "/etc/shadow"] {
@@ -85,6 +87,7 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
         seen,
         vec![
             ("account".into(), id(11), DriftAspect::UserMissing),
+            ("ftp_account".into(), id(50), DriftAspect::FtpLoginMissing),
             ("ssh_key".into(), id(10), DriftAspect::AuthorizedKeysDiffers),
             ("web_domain".into(), id(30), DriftAspect::VhostMissing),
             ("web_domain".into(), id(31), DriftAspect::VhostDiffers),
@@ -138,7 +141,8 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
         [
             DriftAspect::VhostMissing,
             DriftAspect::VhostDiffers,
-            DriftAspect::AuthorizedKeysMissing
+            DriftAspect::AuthorizedKeysMissing,
+            DriftAspect::FtpLoginMissing
         ]
     );
     // shop2's drift lasts until shop2 is rebuilt: its user comes back.

@@ -54,6 +54,26 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             remove_domain(100, 30, 10),
         ),
         (
+            "ensure_ftp_account",
+            vec![account()],
+            ensure_ftp(100, 50, 10, "shop1.up", Some("web/up")),
+        ),
+        (
+            "remove_ftp_account",
+            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
+            remove_ftp(100, 50, 10),
+        ),
+        (
+            "remove_account (FTP)",
+            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
+            account_op(100, "remove_account", 10),
+        ),
+        (
+            "observe_runtime",
+            vec![account()],
+            observe_runtime(100, &id(0xfeed).parse().unwrap()),
+        ),
+        (
             "observe_account_usage",
             vec![account(), domain()],
             account_op(100, "observe_account_usage", 10),
@@ -453,7 +473,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(37) {
+    match rng.below(40) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -537,6 +557,15 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             0 => ensure_dkim(req, 195 + account, account, &mail_domain),
             _ => set_spam(req, 197 + account, account, &mail_domain, "standard"),
         },
+        37 => ensure_ftp(
+            req,
+            260 + account * 2 + thing,
+            account,
+            &format!("{user}.ftp{thing}"),
+            (thing == 1).then_some("uploads"),
+        ),
+        38 => remove_ftp(req, 260 + account * 2 + thing, account),
+        39 => observe_runtime(req, &id(0xfeed).parse().unwrap()),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -560,7 +589,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         _ => mail_op(
             req,
             "remove_mail_forwarder",
-            80 + account,
+            180 + account,
             account,
             json!({}),
         ),
@@ -752,6 +781,7 @@ fn purge_leaves_nothing_for_every_family() {
     node.submit(&ensure_domain(3, 30, 10, "shop.example.com"));
     node.submit(&ensure_db(5, 50, 10, "main"));
     node.submit(&ensure_db_user(6, 60, 10, "app", SECRET_HASH));
+    node.submit(&ensure_ftp(20, 250, 10, "shop1.up", Some("web/up")));
     node.pass();
     let later = [
         ensure_grant(7, 70, 10, 50, 60, "all"),
@@ -866,6 +896,10 @@ fn purge_leaves_nothing_for_every_family() {
         0,
         "a Sieve script is left"
     );
+    let ftp = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.passwd)).unwrap();
+    assert!(ftp.is_empty(), "pure-ftpd's passwd still holds {ftp:?}");
+    let pdb = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.pdb)).unwrap();
+    assert!(!pdb.contains("shop1"), "the PureDB still holds the login");
     node.check_converged();
 }
 

@@ -575,16 +575,20 @@ pub fn purge_account(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
 // units.
 
 /// Records the account row with `change` applied, after the handler's OS change succeeded.
-fn update_row(ctx: &mut Ctx, account: &Hex32, change: impl FnOnce(&mut serde_json::Value)) {
+fn update_row(
+    ctx: &mut Ctx,
+    account: &Hex32,
+    change: impl FnOnce(&mut serde_json::Value),
+) -> Result<(), OpError> {
     let mut row = ctx
         .state
         .resource(Account::NAME, account)
-        .ok()
-        .flatten()
+        .map_err(store_error)?
         .map(|r| r.data)
         .unwrap_or_default();
     change(&mut row);
     ctx.set_resource(row);
+    Ok(())
 }
 
 /// An account's resource limits (CloudLinux LVE).
@@ -713,7 +717,7 @@ impl Operation for SetAccountLimits {
         }
         update_row(ctx, &req.id, |row| {
             row["limits"] = json!(Limits::from(wanted));
-        });
+        })?;
         Ok(AccountLimitsResult {
             username: info.username,
             limits,
@@ -776,7 +780,7 @@ impl Operation for SetAccountIsolation {
                 ),
             ));
         }
-        update_row(ctx, &req.id, |row| row["cagefs"] = json!(cagefs));
+        update_row(ctx, &req.id, |row| row["cagefs"] = json!(cagefs))?;
         Ok(AccountLimitsResult {
             username: info.username,
             limits: None,

@@ -5,13 +5,14 @@
 //!
 //! Checked today: every account's user (with the node's marker) and home; every web domain's
 //! vhost; every account's `authorized_keys` (read beneath the home without following a
-//! symlink); the node's sudo drop-in. A family whose files are not checked here is not
+//! symlink); every FTP account's line in pure-ftpd's passwd file; the node's sudo drop-in. A family whose files are not checked here is not
 //! reported, never reported as healthy by mistake.
 
 use registry::{Drift, DriftAspect, Family, OpError, Owner};
 
 use crate::account::{Account, account_info, marker, store_error};
 use crate::context::{Ctx, provider_error};
+use crate::ftp_account::FtpAccount;
 use crate::ssh_key::{SshKey, derived_authorized_keys, read_authorized_keys};
 use crate::sudo::SudoAllowlist;
 use crate::web_domain::{WebDomain, derived_vhost, vhost_path};
@@ -110,6 +111,31 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
                     path.display()
                 ),
             ));
+        }
+    }
+    let ftp_rows = ctx
+        .state
+        .resources_of_family(FtpAccount::NAME)
+        .map_err(store_error)?;
+    if !ftp_rows.is_empty() {
+        let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
+        let installed = ctx.provider.read_config(&passwd).map_err(provider_error)?;
+        let text = String::from_utf8_lossy(installed.as_deref().unwrap_or_default());
+        for row in ftp_rows {
+            let line = row.data["line"].as_str().unwrap_or_default();
+            if line.is_empty() || !text.split_inclusive('\n').any(|l| l == line) {
+                let id = row.resource_id.as_str();
+                found.push(drift(
+                    FtpAccount::NAME,
+                    id,
+                    row.owner.as_str(),
+                    DriftAspect::FtpLoginMissing,
+                    format!(
+                        "FTP account {id}: {} does not hold its line as recorded",
+                        passwd.display()
+                    ),
+                ));
+            }
         }
     }
     for row in ctx

@@ -9,6 +9,7 @@ pub mod autoresponder;
 pub mod context;
 pub mod dkim_key;
 pub mod drift;
+pub mod ftp_account;
 pub mod mail;
 pub mod mail_domain;
 pub mod mail_forwarder;
@@ -17,6 +18,7 @@ pub mod mysql_database;
 pub mod mysql_grant;
 pub mod mysql_user;
 pub mod php;
+pub mod runtime;
 pub mod scheduled_task;
 pub mod spam_filter;
 pub mod ssh_key;
@@ -84,6 +86,12 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<php::ObservePhpVersions>()
             .op::<scheduled_task::EnsureScheduledTask>()
             .op::<scheduled_task::RemoveScheduledTask>()
+            .op::<ftp_account::EnsureFtpAccount>()
+            .op::<ftp_account::RemoveFtpAccount>()
+            .op::<sudo::SetSudoAllowlist>()
+            .op::<sudo::RemoveSudoAllowlist>()
+            .op::<sudo::ReadSudoEvents>()
+            .op::<runtime::ObserveRuntime>()
             .build()
     })
 }

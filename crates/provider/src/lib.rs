@@ -21,6 +21,7 @@ mod audit;
 mod error;
 mod exec;
 mod files;
+mod host;
 mod mail;
 mod mariadb;
 mod platform;
@@ -38,6 +39,7 @@ pub use audit::{AUDIT_FILE, AUDIT_SINK_MAX, AuditRecord, read_audit_log};
 pub use error::ProviderError;
 pub use exec::{CHILD_PATH, OUTPUT_CAP};
 pub use files::CONFIG_MODE;
+pub use host::{DiskSpace, Load, Memory};
 pub use mail::{
     MAX_MAILDIR_ENTRIES, MailLayout, MaildirUsage, PostfixMap, SPAM_CLASS_STANDARD,
     SPAM_CLASS_STRICT,
@@ -55,6 +57,7 @@ pub use programs::opendkim_genkey::parse_dkim_txt;
 pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
 pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};
 pub use programs::selectorctl::{SelectorState, parse_extension_list};
+pub use programs::service_state::{ServiceUnit, UnitState};
 pub use programs::systemctl::Managed;
 pub use programs::tenant_worker::{TENANT_WORKER_NAME, TenantIsolation};
 pub use programs::useradd::{HOME_MODE, SystemUserAdd, UserAdd};
@@ -63,7 +66,7 @@ pub use programs::visudo::{SUDOERS_MODE, SudoLayout};
 pub use provider::{Backend, Provider, ProviderConfig};
 pub use sim::{
     SIM_CAGEFS_FILE, SIM_DOVECOT_RELOADS_FILE, SIM_LVE_FILE, SIM_POSTFIX_RELOADS_FILE,
-    SIM_RELOADS_FILE, SIM_SELECTOR_DIR, SIM_SERVICE_RELOADS_FILE,
+    SIM_RELOADS_FILE, SIM_SELECTOR_DIR, SIM_SERVICE_RELOADS_FILE, SIM_UNITS_DIR,
 };
 pub use sudo_log::{LogChunk, LogPosition};
 pub use tenant_fs::{MAX_TENANT_READ, TenantDir};

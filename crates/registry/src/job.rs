@@ -159,6 +159,8 @@ pub enum DriftAspect {
     AuthorizedKeysDiffers,
     /// The sudo allowlist is recorded as installed and its drop-in is gone.
     SudoDropinMissing,
+    /// pure-ftpd's passwd file does not hold the FTP account's line as recorded.
+    FtpLoginMissing,
 }
 
 impl DriftAspect {
@@ -171,6 +173,7 @@ impl DriftAspect {
             DriftAspect::AuthorizedKeysMissing => "authorized_keys_missing",
             DriftAspect::AuthorizedKeysDiffers => "authorized_keys_differs",
             DriftAspect::SudoDropinMissing => "sudo_dropin_missing",
+            DriftAspect::FtpLoginMissing => "ftp_login_missing",
         }
     }
 }

@@ -79,6 +79,15 @@ impl Node {
         // The machine has PHP 8.2 (with opcache and intl) and nothing else: every other version
         // is one the node must refuse.
         testing::seed_php(&provider, provider::PhpVersion::V8_2, &["opcache", "intl"]).unwrap();
+        // The sandbox's kernel files, which observe_runtime reads through sysconf.
+        let proc_dir = provider.sysconf("/proc");
+        std::fs::create_dir_all(&proc_dir).unwrap();
+        std::fs::write(proc_dir.join("loadavg"), "0.10 0.20 0.30 1/100 4242\n").unwrap();
+        std::fs::write(
+            proc_dir.join("meminfo"),
+            "MemTotal: 2048000 kB\nMemAvailable: 1024000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+        )
+        .unwrap();
         let layout = Layout::new(dir.path().join("data"));
         layout.prepare_api_side(None).unwrap();
         layout.prepare_root_side(None).unwrap();
@@ -269,6 +278,20 @@ impl Node {
             self.check_mariadb_sim(&rows);
         }
         self.check_php_and_cron_converged(&rows);
+        // pure-ftpd's passwd file holds exactly the recorded FTP accounts' lines.
+        let ftp_lines: BTreeSet<String> =
+            std::fs::read_to_string(self.path(provider::FTP_LAYOUT.passwd))
+                .unwrap_or_default()
+                .lines()
+                .map(|l| format!("{l}\n"))
+                .collect();
+        let recorded: BTreeSet<String> = of("ftp_account")
+            .map(|r| r.data["line"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            ftp_lines, recorded,
+            "pure-ftpd's passwd and state.db disagree"
+        );
         // CloudLinux: the LVE limits and the CageFS list the Sim keeps are exactly what the
         // account rows record (empty on Debian, where neither exists).
         let lve: BTreeSet<String> = std::fs::read_to_string(self.path(provider::SIM_LVE_FILE))
@@ -734,4 +757,25 @@ pub fn set_spam(req: u64, id_: u64, account: u64, domain: &str, level: &str) -> 
         account,
         json!({"domain": domain, "level": level}),
     )
+}
+
+pub const FTP_HASH: &str = "$6$saltsalt$aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+pub fn ensure_ftp(req: u64, ftp: u64, account: u64, login: &str, dir: Option<&str>) -> Value {
+    let mut body = json!({"request_id": id(req), "operation": "ensure_ftp_account",
+           "resource": {"id": id(ftp), "account": id(account), "login": login,
+                        "password_hash": FTP_HASH}});
+    if let Some(dir) = dir {
+        body["resource"]["directory"] = json!(dir);
+    }
+    body
+}
+
+pub fn remove_ftp(req: u64, ftp: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_ftp_account", "resource": {"id": id(ftp), "account": id(account)}})
+}
+
+pub fn observe_runtime(req: u64, node_id: &Hex32) -> Value {
+    json!({"request_id": id(req), "action": "observe_runtime", "node_id": node_id.as_str(),
+           "resource": {"id": id(0xd4)}})
 }

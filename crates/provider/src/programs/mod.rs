@@ -17,6 +17,7 @@ pub mod php_fpm;
 pub mod postfix;
 pub mod pure_pw;
 pub mod selectorctl;
+pub mod service_state;
 pub mod sievec;
 pub mod systemctl;
 pub mod tenant_worker;

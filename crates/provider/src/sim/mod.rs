@@ -17,6 +17,7 @@ mod php_fpm;
 mod pure_pw;
 mod selectorctl;
 mod shadow_utils;
+mod systemctl;
 mod tenant_worker;
 mod visudo;
 
@@ -32,6 +33,7 @@ pub use cloudlinux::{SIM_CAGEFS_FILE, SIM_LVE_FILE};
 pub use mail::{SIM_DOVECOT_RELOADS_FILE, SIM_POSTFIX_RELOADS_FILE};
 pub use php_fpm::SIM_SERVICE_RELOADS_FILE;
 pub use selectorctl::SIM_SELECTOR_DIR;
+pub use systemctl::SIM_UNITS_DIR;
 
 /// Runs the model of `program`. Never fails as a Rust call: whatever goes wrong becomes an
 /// exit status and stderr, as with a real process.
@@ -62,6 +64,10 @@ pub(crate) fn run(
         Program::LveSuwrapper => return tenant_worker::lve_suwrapper(provider, &args, stdin),
         Program::Visudo => visudo::visudo(provider, &args),
         Program::PhpFpm(version) => php_fpm::php_fpm(provider, version, &args),
+        // `show` is the runtime observation's; every other verb the php family's reload.
+        Program::Systemctl if args.first().is_some_and(|verb| verb == "show") => {
+            systemctl::systemctl(provider, &args)
+        }
         Program::Systemctl => php_fpm::systemctl(provider, &args),
         Program::Crontab => cron::crontab(provider, &args),
         Program::Selectorctl => selectorctl::selectorctl(provider, &args),

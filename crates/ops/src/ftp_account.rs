@@ -1,0 +1,315 @@
+//! The `ftp_account` family: FTP logins for a tenant, as pure-ftpd virtual users.
+//!
+//! Why virtual users (pure-ftpd's PureDB) rather than system users: an FTP login is not a
+//! shell account. A virtual user has no passwd entry, no shell and no home of its own; it maps
+//! to the tenant's uid and gid (so files it writes are the tenant's) and is jailed to one
+//! directory beneath the tenant's home (pure-ftpd's `/./` chroot marker), so a tenant can hand
+//! an upload login to a designer without giving out SSH or the whole home. vsftpd would need
+//! a PAM module and a per-user configuration directory for the same; ProFTPD's `AuthUserFile`
+//! works alike but pure-ftpd is the lighter daemon and the usual one on hosting servers.
+//!
+//! The passwd file is derived whole from state.db on every change (every `ftp_account` row
+//! of every account, sorted), written atomically (0600, root), and compiled with the real
+//! `pure-pw mkdb`. pure-pw skips a line it cannot parse and still exits 0, so each field is a
+//! validated type here, and the login is read back with `pure-pw show` before the job
+//! reports it present.
+
+use std::path::PathBuf;
+
+use registry::types::{FtpLogin, Hex32, HomePath, PasswordHash, Presence};
+use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::account::{account_info, store_error, tenant_of};
+use crate::context::{Ctx, provider_error};
+
+pub struct FtpAccount;
+
+impl Family for FtpAccount {
+    const NAME: &'static str = "ftp_account";
+    const MODULE: Module = Module::Web;
+    type Context = Ctx;
+
+    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+        let owner = Owner::Tenant(account.clone());
+        if ctx
+            .state
+            .resources_of(&owner, FtpAccount::NAME)
+            .map_err(store_error)?
+            .is_empty()
+        {
+            return Ok(());
+        }
+        install(ctx, &Change::DropAccount(account))?;
+        crash::point("ftp_account.after_install");
+        ctx.state
+            .forget_resources_of(account, FtpAccount::NAME)
+            .map_err(store_error)?;
+        Ok(())
+    }
+}
+
+/// One passwd line: `LOGIN:HASH:UID:GID::DIR/./` and the twelve optional fields, empty.
+fn line(login: &str, hash: &str, uid: u64, gid: u64, dir: &str) -> String {
+    format!("{login}:{hash}:{uid}:{gid}::{dir}/./::::::::::::\n")
+}
+
+enum Change<'a> {
+    Upsert { id: &'a Hex32, line: String },
+    Remove(&'a Hex32),
+    DropAccount(&'a Hex32),
+}
+
+/// Writes the passwd file derived from every recorded FTP account with `change` applied,
+/// then `pure-pw mkdb`. An empty set leaves an empty file and database: pure-ftpd then has no
+/// virtual user.
+fn install(ctx: &Ctx, change: &Change<'_>) -> Result<(), OpError> {
+    let mut lines: Vec<(String, String)> = ctx
+        .state
+        .resources_of_family(FtpAccount::NAME)
+        .map_err(store_error)?
+        .into_iter()
+        .filter(|row| match change {
+            Change::Upsert { id, .. } | Change::Remove(id) => &row.resource_id != *id,
+            Change::DropAccount(account) => row.owner.as_str() != account.as_str(),
+        })
+        .filter_map(|row| {
+            Some((
+                row.resource_id.to_string(),
+                row.data["line"].as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    if let Change::Upsert { id, line } = change {
+        lines.push((id.to_string(), line.clone()));
+    }
+    lines.sort();
+    let content: String = lines.into_iter().map(|(_, l)| l).collect();
+    let layout = ctx.provider.ftp_layout();
+    let passwd = ctx.provider.sysconf(layout.passwd);
+    let pdb = ctx.provider.sysconf(layout.pdb);
+    if let Some(dir) = passwd.parent() {
+        ctx.provider
+            .ensure_dir(dir, 0o755)
+            .map_err(provider_error)?;
+    }
+    ctx.provider
+        .write_config_atomic(&passwd, content.as_bytes(), 0o600)
+        .map_err(provider_error)?;
+    crash::point("ftp_account.after_passwd");
+    ctx.provider
+        .pure_pw_mkdb(&passwd, &pdb)
+        .map_err(provider_error)?;
+    Ok(())
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnsureFtpAccountRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+    /// The FTP login; unique on the node, and not the name of a system user.
+    pub login: FtpLogin,
+    /// A crypt SHA-512 hash (`$6$...`).
+    pub password_hash: PasswordHash,
+    /// The directory the login is jailed to, relative to the home (created as the tenant
+    /// when missing). Default: the home itself.
+    #[serde(default)]
+    pub directory: Option<HomePath>,
+}
+
+impl Resource for EnsureFtpAccountRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveFtpAccountRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for RemoveFtpAccountRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+/// The login as `pure-pw show` reads it from the installed file.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FtpAccountResult {
+    pub state: Presence,
+    pub login: Option<String>,
+    /// The absolute directory the login is jailed to.
+    pub directory: Option<String>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+}
+
+fn example_ids() -> (Hex32, Hex32) {
+    (
+        "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
+            .parse()
+            .expect("valid example"),
+        "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+            .parse()
+            .expect("valid example"),
+    )
+}
+
+pub struct EnsureFtpAccount;
+
+impl Operation for EnsureFtpAccount {
+    const NAME: &'static str = "ensure_ftp_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Create or change an FTP login (pure-ftpd virtual user) jailed to a directory of the account's home";
+    type Family = FtpAccount;
+    type Request = EnsureFtpAccountRequest;
+    type Result = FtpAccountResult;
+
+    fn example() -> EnsureFtpAccountRequest {
+        let (id, account) = example_ids();
+        EnsureFtpAccountRequest {
+            id,
+            account,
+            login: "shop1.upload".parse().expect("valid example"),
+            password_hash: format!("$6$saltsalt${}", "a".repeat(86))
+                .parse()
+                .expect("valid example"),
+            directory: Some("web/shop.example.com".parse().expect("valid example")),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &EnsureFtpAccountRequest) -> Result<FtpAccountResult, OpError> {
+        let info = account_info(ctx, &req.account)?;
+        let login = req.login.as_str();
+        for row in ctx
+            .state
+            .resources_of_family(FtpAccount::NAME)
+            .map_err(store_error)?
+        {
+            if row.resource_id != req.id && row.data["login"].as_str() == Some(login) {
+                return Err(OpError::permanent(
+                    "ftp_login_taken",
+                    format!("the FTP login {login} is taken on this node"),
+                ));
+            }
+        }
+        if ctx
+            .provider
+            .lookup_user(login)
+            .map_err(provider_error)?
+            .is_some()
+        {
+            return Err(OpError::permanent(
+                "ftp_login_taken",
+                format!("{login} is a system user on this node"),
+            ));
+        }
+        let relative = req.directory.as_ref().map(|d| PathBuf::from(d.as_str()));
+        if let Some(rel) = &relative {
+            let dir: tenant::RelPath =
+                rel.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
+                    OpError::permanent(
+                        "invalid_directory",
+                        format!("{} is not a plain relative path", rel.display()),
+                    )
+                })?;
+            // Created as the tenant: a symlink planted on the way fails this job only.
+            let who = tenant_of(ctx, &info)?;
+            ctx.provider
+                .as_tenant(
+                    &who,
+                    &tenant::Request::EnsureDirs {
+                        dirs: vec![dir],
+                        mode: tenant::DirMode::Group,
+                    },
+                )
+                .map_err(provider_error)?;
+            crash::point("ftp_account.after_directory");
+        }
+        let home = ctx.provider.sysconf(&info.home);
+        let jail = relative.map_or(home.clone(), |r| home.join(r));
+        let jail = jail.display().to_string();
+        let line = line(
+            login,
+            req.password_hash.as_str(),
+            u64::from(info.uid),
+            u64::from(info.gid),
+            &jail,
+        );
+        install(
+            ctx,
+            &Change::Upsert {
+                id: &req.id,
+                line: line.clone(),
+            },
+        )?;
+        crash::point("ftp_account.after_install");
+        let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
+        let shown = ctx
+            .provider
+            .pure_pw_show(login, &passwd)
+            .map_err(provider_error)?
+            .ok_or_else(|| {
+                OpError::permanent(
+                    "ftp_account_not_installed",
+                    format!("pure-pw does not show {login} after mkdb"),
+                )
+            })?;
+        ctx.set_resource(json!({"login": login, "directory": jail, "line": line}));
+        Ok(FtpAccountResult {
+            state: Presence::Present,
+            login: Some(shown.login),
+            directory: Some(
+                shown
+                    .directory
+                    .strip_suffix("/./")
+                    .unwrap_or(&shown.directory)
+                    .to_owned(),
+            ),
+            uid: Some(shown.uid),
+            gid: Some(shown.gid),
+        })
+    }
+}
+
+pub struct RemoveFtpAccount;
+
+impl Operation for RemoveFtpAccount {
+    const NAME: &'static str = "remove_ftp_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Remove an FTP login; the files it uploaded stay the tenant's";
+    type Family = FtpAccount;
+    type Request = RemoveFtpAccountRequest;
+    type Result = FtpAccountResult;
+
+    fn example() -> RemoveFtpAccountRequest {
+        let (id, account) = example_ids();
+        RemoveFtpAccountRequest { id, account }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &RemoveFtpAccountRequest) -> Result<FtpAccountResult, OpError> {
+        install(ctx, &Change::Remove(&req.id))?;
+        crash::point("ftp_account.after_remove");
+        ctx.forget_resource();
+        Ok(FtpAccountResult {
+            state: Presence::Absent,
+            login: None,
+            directory: None,
+            uid: None,
+            gid: None,
+        })
+    }
+}
