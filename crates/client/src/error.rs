@@ -40,6 +40,17 @@ pub enum ClientError {
     /// No answer in time (a socket timeout, or [`crate::NodeClient::wait`]'s deadline).
     #[error("timed out: {0}")]
     Timeout(String),
+    /// A typed call named an operation of the other scope (a node administrator operation
+    /// through `submit_op`, or a tenant one through `submit_node_op`). Nothing was sent.
+    #[error("{operation} is a {scope}-scope operation")]
+    Scope {
+        operation: &'static str,
+        scope: &'static str,
+    },
+    /// A job read through a typed call is not what the operation documents (another
+    /// operation, a result that is not the operation's result type, not yet terminal).
+    #[error("unexpected job: {0}")]
+    Unexpected(String),
     /// `dev.json` could not be read or parsed.
     #[error("cannot load {path}")]
     DevInfo {

@@ -4,6 +4,10 @@
 //! HTTP/1.1 over rustls (ring) on a plain `TcpStream`: no async runtime, so a CLI command or a
 //! test thread can call it directly. Trust is a certificate pin, compared during the handshake
 //! before any header or body is sent ([`pin`]); there is no way to build a client without one.
+//! Every [`NodeClient`] is pinned: [`NodeClient::new`] is its only constructor and refuses an
+//! empty or malformed pin, so node administrator operations ([`NodeClient::submit_node_op`],
+//! which also requires the exact node id) cannot run without one. Typed requests and results
+//! come from the registry's [`registry::Operation`] declarations ([`typed`]).
 //! Connections are kept alive and reused (one per concurrent caller), and a reused connection
 //! the server closed while idle is replaced transparently.
 
@@ -11,6 +15,7 @@ mod dev;
 mod error;
 mod http;
 pub mod pin;
+pub mod typed;
 
 use std::io::{BufReader, ErrorKind};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -27,6 +32,7 @@ use serde_json::Value;
 pub use dev::DevInfo;
 pub use error::{ClientError, TlsError};
 pub use http::{MAX_RESPONSE_BODY, Response};
+pub use typed::OpOutcome;
 
 /// How long a request may wait for the server before [`ClientError::Timeout`], unless a call
 /// says otherwise (a long-poll adds its own wait to it).

@@ -131,7 +131,8 @@ pub trait Operation: 'static + Send + Sync {
     /// Built only from validated types, with `deny_unknown_fields`.
     type Request: Resource + DeserializeOwned + Serialize + JsonSchema;
     /// The state observed after the change. Never carries the resource id: the store stamps it.
-    type Result: Serialize + JsonSchema;
+    /// Deserializable so a client reads it back typed.
+    type Result: Serialize + DeserializeOwned + JsonSchema;
 
     /// A valid request, for the catalogue and for the tests that derive negative cases.
     fn example() -> Self::Request;

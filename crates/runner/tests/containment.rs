@@ -40,7 +40,7 @@ impl Resource for Req {
 }
 
 /// A count whose schema allows at most 1; serializing 5 makes a result its schema rejects.
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct AtMostOne(u32);
 impl JsonSchema for AtMostOne {
     fn schema_name() -> Cow<'static, str> {
@@ -51,7 +51,7 @@ impl JsonSchema for AtMostOne {
     }
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 struct Res {
     count: AtMostOne,
 }
