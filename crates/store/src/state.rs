@@ -424,19 +424,6 @@ impl StateDb {
         Ok(())
     }
 
-    /// Records a finished runner pass: when it started and ended (milliseconds), in `meta`,
-    /// for `layerone status`.
-    pub fn record_pass(&self, started_ms: i64, finished_ms: i64) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO meta(key, value) VALUES ('last_pass_started', ?1), ('last_pass_finished', ?2)
-                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                params![started_ms, finished_ms],
-            )
-            .map_err(StoreError::sqlite("record the pass"))?;
-        Ok(())
-    }
-
     /// Recent step failures, newest first.
     pub fn step_failures(&self, limit: u32) -> Result<Vec<(String, i64, String)>, StoreError> {
         let mut stmt = self
@@ -650,24 +637,29 @@ pub struct LastPass {
     pub failed_steps: Vec<(String, i64, String)>,
 }
 
-/// Reads the last pass from state.db at `path`, read-only (never creating or migrating it).
-/// `None` when no pass has finished yet.
-pub fn last_pass(path: &Path) -> Result<Option<LastPass>, StoreError> {
+/// Reads the last pass: its start and end from the runner's lock file (written there, not in
+/// state.db, so that an idle pass commits nothing), its failed steps from state.db opened
+/// read-only (never created or migrated). `None` when no pass has finished yet.
+pub fn last_pass(layout: &crate::Layout) -> Result<Option<LastPass>, StoreError> {
+    let text = match std::fs::read_to_string(layout.runner_lock()) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: layout.runner_lock(),
+                source,
+            });
+        }
+    };
+    let mut fields = text.split_whitespace().map(str::parse::<i64>);
+    let (Some(Ok(started_ms)), Some(Ok(finished_ms))) = (fields.next(), fields.next()) else {
+        return Ok(None);
+    };
     let conn = Connection::open_with_flags(
-        path,
+        layout.state_db(),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(StoreError::sqlite("open state.db read-only"))?;
-    let value = |key: &str| -> Result<Option<i64>, StoreError> {
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(StoreError::sqlite("read the last pass"))
-    };
-    let (Some(started_ms), Some(finished_ms)) =
-        (value("last_pass_started")?, value("last_pass_finished")?)
-    else {
-        return Ok(None);
-    };
     let mut stmt = conn
         .prepare(
             "SELECT step, at, message FROM step_failures WHERE at >= ?1 AND at <= ?2 ORDER BY id",
