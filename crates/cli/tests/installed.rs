@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
-use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::fs::{MetadataExt, PermissionsExt, chown};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
@@ -512,8 +512,14 @@ fn acme_issues_through_apache_and_pebble_and_the_api_serves_the_printed_pin() {
         "/var/lib/layerone/acme-challenge/.well-known/acme-challenge",
     );
     assert_eq!(std::fs::read_dir(challenges).unwrap().count(), 0);
-    let key_mode = std::fs::metadata(at(&root, "/etc/layerone/tls/key.pem")).unwrap();
-    assert_eq!(key_mode.permissions().mode() & 0o777, 0o600);
+    for (secret, mode) in [
+        ("/etc/layerone/tls/key.pem", 0o600),
+        ("/etc/layerone/acme-account.json", 0o600),
+    ] {
+        let meta = std::fs::metadata(at(&root, secret)).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, mode, "{secret}");
+        assert_eq!((meta.uid(), meta.gid()), (0, 0), "{secret}");
+    }
 
     // The API started as its unit says serves it: a client pinning the printed pin connects.
     let _api = start_as_unit(&root);

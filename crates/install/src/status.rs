@@ -89,9 +89,9 @@ pub fn status(root: &Path) -> Result<Status, InstallError> {
                 self_signed: acme::is_self_signed(&pem).ok()?,
             })
         });
-    let state_db = store::Layout::new(under(&root, paths::DATA_DIR)).state_db();
-    let last_pass = if state_db.is_file() {
-        store::state::last_pass(&state_db)?
+    let layout = store::Layout::new(under(&root, paths::DATA_DIR));
+    let last_pass = if layout.state_db().is_file() {
+        store::state::last_pass(&layout)?
     } else {
         None
     };

@@ -48,8 +48,20 @@ pub struct PassReport {
 }
 
 /// Holds the runner lock for the length of a pass: two runners never run a pass at once.
+/// The lock file also holds when the last pass started and finished, for `layerone status`:
+/// written there rather than in state.db, so that an idle pass commits nothing.
 pub struct PassLock {
-    _file: File,
+    file: File,
+}
+
+impl PassLock {
+    /// Writes `started_ms finished_ms` into the lock file (no fsync: it is informational).
+    pub fn record(&self, started_ms: i64, finished_ms: i64) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let line = format!("{started_ms} {finished_ms}\n");
+        self.file.set_len(0)?;
+        self.file.write_all_at(line.as_bytes(), 0)
+    }
 }
 
 impl PassLock {
@@ -62,7 +74,7 @@ impl PassLock {
             .write(true)
             .open(&path)?;
         match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(Some(PassLock { _file: file })),
+            Ok(()) => Ok(Some(PassLock { file })),
             Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
             Err(e) => Err(anyhow::anyhow!("lock {}: {e}", path.display())),
         }
@@ -73,7 +85,7 @@ impl PassLock {
 pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
     let started = Instant::now();
     config.layout.prepare_root_side(config.api)?;
-    let Some(_lock) = PassLock::try_take(&config.layout)? else {
+    let Some(lock) = PassLock::try_take(&config.layout)? else {
         tracing::info!("another runner is running a pass; skipping this one");
         return Ok(PassReport::default());
     };
@@ -98,9 +110,7 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
     };
     let started_ms = store::now_ms();
     steps::run_all(config, &mut ctx, &mut report);
-    if let Err(e) =
-        store::state::record_pass(&config.layout.state_dir(), started_ms, store::now_ms())
-    {
+    if let Err(e) = lock.record(started_ms, store::now_ms()) {
         tracing::warn!(error = %e, "could not record the pass for `layerone status`");
     }
     report.elapsed = started.elapsed();

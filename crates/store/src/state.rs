@@ -898,38 +898,26 @@ pub struct LastPass {
     pub failed_steps: Vec<(String, i64, String)>,
 }
 
-/// The file, beside state.db, where the runner notes its last pass: `STARTED FINISHED` in
-/// milliseconds. A plain file, not a row: an idle pass must commit nothing to state.db.
-pub const LAST_PASS_FILE: &str = "last-pass";
-
-/// Notes a finished runner pass in the state directory, for `layerone status`. Losing it in a
-/// crash loses nothing but that note, so it is not synced.
-pub fn record_pass(state_dir: &Path, started_ms: i64, finished_ms: i64) -> std::io::Result<()> {
-    let tmp = state_dir.join(format!(".{LAST_PASS_FILE}.tmp"));
-    std::fs::write(&tmp, format!("{started_ms} {finished_ms}\n"))?;
-    std::fs::rename(&tmp, state_dir.join(LAST_PASS_FILE))
-}
-
-/// Reads the last pass noted beside state.db at `path`, with the step failures state.db
-/// recorded during it (read-only, never creating or migrating it). `None` when no pass has
-/// finished yet.
-pub fn last_pass(path: &Path) -> Result<Option<LastPass>, StoreError> {
-    let note = path
-        .parent()
-        .map(|dir| dir.join(LAST_PASS_FILE))
-        .and_then(|file| std::fs::read_to_string(file).ok());
-    let times: Option<(i64, i64)> = note.as_deref().and_then(|text| {
-        let mut parts = text.split_whitespace().map(str::parse::<i64>);
-        match (parts.next(), parts.next()) {
-            (Some(Ok(started)), Some(Ok(finished))) => Some((started, finished)),
-            _ => None,
+/// Reads the last pass: its start and end from the runner's lock file (written there, not in
+/// state.db, so that an idle pass commits nothing), its failed steps from state.db opened
+/// read-only (never created or migrated). `None` when no pass has finished yet.
+pub fn last_pass(layout: &crate::Layout) -> Result<Option<LastPass>, StoreError> {
+    let text = match std::fs::read_to_string(layout.runner_lock()) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: layout.runner_lock(),
+                source,
+            });
         }
-    });
-    let Some((started_ms, finished_ms)) = times else {
+    };
+    let mut fields = text.split_whitespace().map(str::parse::<i64>);
+    let (Some(Ok(started_ms)), Some(Ok(finished_ms))) = (fields.next(), fields.next()) else {
         return Ok(None);
     };
     let conn = Connection::open_with_flags(
-        path,
+        layout.state_db(),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(StoreError::sqlite("open state.db read-only"))?;
