@@ -129,7 +129,6 @@ fn run() -> anyhow::Result<()> {
     let ids = Arc::new(AtomicU64::new(0));
     let mut empty = NodeFigures::default();
     let mut big = NodeFigures::default();
-    let mut burst_idle = None;
 
     // 2. Admission on an empty node.
     println!("\n2. Admission: POST /v1/jobs over HTTPS, keep-alive, 202 after the inbox COMMIT");
@@ -145,7 +144,7 @@ fn run() -> anyhow::Result<()> {
             empty.admission.push(r);
         }
         std::thread::sleep(Duration::from_secs(1));
-        burst_idle = Some(measure::idle_process(
+        let burst_idle = Some(measure::idle_process(
             a.api_pid().expect("started"),
             IDLE_WINDOW,
         )?);
