@@ -83,6 +83,10 @@ fn only_the_provider_runs_programs() {
         if rel.starts_with("crates/provider/src/") || rel.contains("/tests/") {
             continue;
         }
+        // The benchmark, like a test, starts the real binaries it measures, from one module.
+        if rel == "crates/bench/src/child.rs" {
+            continue;
+        }
         let text = std::fs::read_to_string(file).unwrap();
         for needle in [
             "process::Command",

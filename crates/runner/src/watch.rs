@@ -14,6 +14,16 @@ pub const TICK: Duration = Duration::from_secs(15);
 /// How often the loop looks at the stop flag while idle.
 const STOP_CHECK: Duration = Duration::from_millis(500);
 
+/// The delays after which a pass woken by the inbox looks again when it found nothing. The
+/// API's writes to the WAL wake the runner, but its commit becomes visible only after its
+/// fsync, through the WAL index, which no inotify event reports: the first pass can be early.
+const SETTLE: [Duration; 4] = [
+    Duration::from_millis(5),
+    Duration::from_millis(20),
+    Duration::from_millis(80),
+    Duration::from_millis(300),
+];
+
 /// What the watch on the inbox directory reports: writes (the API's commits append to
 /// `inbox.db-wal`; a checkpoint writes `inbox.db`) and new files. Not `CLOSE_WRITE`: SQLite
 /// opens the WAL read-write even for the runner's read-only connection, so closing it after
@@ -38,6 +48,7 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
         }
     };
     let mut watching = false;
+    let mut settle: Option<usize> = None;
     let mut buffer = [0u8; 4096];
     while !stop.load(Ordering::Relaxed) {
         if let Some(inotify) = &mut inotify
@@ -49,7 +60,19 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
                 .add(config.layout.inbox_dir(), MASK)
                 .is_ok();
         }
+        let mut found = false;
         match run_once(config) {
+            Ok(report) if report.admitted + report.rejected > 0 => {
+                found = true;
+                tracing::info!(
+                    admitted = report.admitted,
+                    rejected = report.rejected,
+                    applied = report.applied,
+                    failed_steps = ?report.failed_steps,
+                    ms = report.elapsed.as_millis() as u64,
+                    "pass"
+                );
+            }
             Ok(report)
                 if report.applied + report.admitted + report.rejected > 0
                     || !report.failed_steps.is_empty() =>
@@ -66,7 +89,18 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
             Ok(_) => {}
             Err(e) => tracing::error!(error = format!("{e:#}"), "pass failed"),
         }
-        let next_tick = Instant::now() + TICK;
+        // A wake whose pass found nothing may have come before the commit it announced was
+        // visible: look again after a short delay, a few times, then wait for the tick.
+        let next_tick = match settle {
+            Some(i) if !found && i < SETTLE.len() => {
+                settle = Some(i + 1);
+                Instant::now() + SETTLE[i]
+            }
+            _ => {
+                settle = None;
+                Instant::now() + TICK
+            }
+        };
         'wait: while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now >= next_tick {
@@ -91,6 +125,7 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
                     .map(|mut events| events.any(|e| is_inbox_change(e.name)))
                     .unwrap_or(true);
                 if changed {
+                    settle = Some(0);
                     break 'wait;
                 }
             }

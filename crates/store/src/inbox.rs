@@ -193,8 +193,14 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>) {
         if !batch.is_empty() {
             commit_batch(&mut conn, batch);
         }
+        // The newest row always stays: SQLite gives a new row the largest rowid plus one, so
+        // an emptied table would hand out 1, 2... again, below root's watermark, and root
+        // reads only the rows after its watermark: those requests would never be admitted.
         if let Some(watermark) = prune
-            && let Err(e) = conn.execute("DELETE FROM requests WHERE seq <= ?1", params![watermark])
+            && let Err(e) = conn.execute(
+                "DELETE FROM requests WHERE seq <= ?1 AND seq < (SELECT max(seq) FROM requests)",
+                params![watermark],
+            )
         {
             tracing::warn!(error = %e, "pruning the inbox failed; it will be tried again");
         }
@@ -433,4 +439,52 @@ pub fn read_rows(path: &Path, after: i64, limit: u32) -> Result<Vec<InboxRow>, S
         .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
         .map_err(StoreError::sqlite("read the inbox"))?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn job(n: u32) -> ValidatedJob {
+        let id: registry::Hex32 = format!("{n:032x}").parse().unwrap();
+        ValidatedJob {
+            request_id: id.clone(),
+            operation: "probe",
+            family: "probe",
+            module: registry::Module::Core,
+            scope: registry::Scope::Tenant,
+            resource_id: id.clone(),
+            owner: registry::Owner::Tenant(id),
+            canonical: format!("{{\"n\":{n}}}"),
+            body_sha256: format!("{n:064x}"),
+        }
+    }
+
+    #[test]
+    fn a_pruned_inbox_never_reuses_a_sequence_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inbox, writer) = Inbox::open(&dir.path().join("inbox.db")).unwrap();
+        let seq = |a| match a {
+            Admission::Received { seq, .. } => seq,
+            other => panic!("{other:?}"),
+        };
+        let first = seq(inbox.admit_blocking(job(1)).unwrap());
+        let second = seq(inbox.admit_blocking(job(2)).unwrap());
+        // Root admitted both: the API prunes up to its watermark.
+        inbox.prune(second);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while inbox.received(&format!("{:032x}", 1)).unwrap().is_some() {
+            assert!(Instant::now() < deadline, "the prune did not happen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let third = seq(inbox.admit_blocking(job(3)).unwrap());
+        assert!(
+            third > second && second > first,
+            "sequence numbers {first}, {second}, then {third}: root would never read the last"
+        );
+        drop(inbox);
+        writer.join().unwrap();
+    }
 }

@@ -169,7 +169,7 @@ impl StateDb {
         let any: bool = self
             .conn
             .query_row(
-                "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running')",
+                "SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('queued', 'running') AND state = 'running')",
                 [],
                 |r| r.get(0),
             )
@@ -179,7 +179,7 @@ impl StateDb {
         }
         self.conn
             .execute(
-                "UPDATE jobs SET state = 'queued' WHERE state = 'running'",
+                "UPDATE jobs SET state = 'queued' WHERE state IN ('queued', 'running') AND state = 'running'",
                 [],
             )
             .map_err(StoreError::sqlite("requeue interrupted jobs"))
@@ -192,8 +192,8 @@ impl StateDb {
             .conn
             .prepare_cached(
                 "UPDATE jobs SET state = 'running', started_at = ?1, attempts = attempts + 1
-                 WHERE seq = (SELECT seq FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1)
-                   AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state = 'running'
+                 WHERE seq = (SELECT seq FROM jobs WHERE state IN ('queued', 'running') AND state = 'queued' ORDER BY seq LIMIT 1)
+                   AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state IN ('queued', 'running') AND r.state = 'running'
                                    AND r.family = jobs.family AND r.resource_id = jobs.resource_id)
                  RETURNING seq, request_id, operation, family, resource_id, owner, generation, body, attempts",
             )
@@ -252,7 +252,7 @@ impl StateDb {
     /// The owner of the job [`StateDb::claim_next`] would claim next, if any. A read.
     pub fn next_queued_owner(&self) -> Result<Option<String>, StoreError> {
         self.conn
-            .prepare_cached("SELECT owner FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1")
+            .prepare_cached("SELECT owner FROM jobs WHERE state IN ('queued', 'running') AND state = 'queued' ORDER BY seq LIMIT 1")
             .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
             .map_err(StoreError::sqlite("peek at the queue"))
     }
@@ -807,7 +807,7 @@ fn admit(
     let superseded = tx
         .prepare_cached(
             "UPDATE jobs SET state = 'superseded', superseded_by = ?1, finished_at = ?2
-             WHERE family = ?3 AND resource_id = ?4 AND state = 'queued'",
+             WHERE family = ?3 AND resource_id = ?4 AND state IN ('queued', 'running') AND state = 'queued'",
         )?
         .execute(params![
             job.request_id.as_str(),
