@@ -459,6 +459,7 @@ mod tests {
             owner: registry::Owner::Tenant(id),
             canonical: format!("{{\"n\":{n}}}"),
             body_sha256: format!("{n:064x}"),
+            request_generation: None,
         }
     }
 
