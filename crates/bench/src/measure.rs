@@ -233,10 +233,10 @@ pub fn end_to_end(node: &Node, count: usize, time: Duration, tag: u32) -> anyhow
             let page = client.events(cursor, 5, 1000)?;
             cursor = page.next;
             for e in &page.events {
-                if e.request_id == rid {
+                if e.request_id.as_deref() == Some(rid.as_str()) {
                     match e.state {
-                        JobState::Succeeded => break 'wait,
-                        JobState::Failed | JobState::Superseded => {
+                        Some(JobState::Succeeded) => break 'wait,
+                        Some(JobState::Failed | JobState::Superseded) => {
                             bail!("the trivial job {rid} ended {:?}", e.state)
                         }
                         _ => {}
