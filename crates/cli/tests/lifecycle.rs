@@ -434,6 +434,7 @@ fn can_reach(operation: &str, point: &str) -> bool {
         | "set_account_isolation"
         | "observe_account_usage" => &["account."],
         op if op.contains("mysql") => &["mysql."],
+        op if op.contains("ftp") => &["ftp_account."],
         op if ["mail", "autoresponder", "dkim", "spam"]
             .iter()
             .any(|f| op.contains(f)) =>
