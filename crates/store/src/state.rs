@@ -623,13 +623,13 @@ impl StateDb {
             .map_err(StoreError::sqlite("trim the audit trail"))
     }
 
-    /// Drops the oldest events beyond `keep`. Costs one read when there is nothing to drop.
+    /// Drops the oldest events beyond `keep`. Costs two key lookups when there is nothing to
+    /// drop: `min` and `max` in separate subqueries, because SQLite answers a lone `min()` or
+    /// `max()` from the end of the index but scans the whole table for both in one SELECT.
     pub fn trim_events(&self, keep: i64) -> Result<usize, StoreError> {
         let (min, max): (Option<i64>, Option<i64>) = self
             .conn
-            .query_row("SELECT min(cursor), max(cursor) FROM events", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .query_row(EVENTS_BOUNDS, [], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(StoreError::sqlite("measure events"))?;
         match (min, max) {
             (Some(min), Some(max)) if max - min >= keep => self
@@ -767,6 +767,10 @@ fn queued_generation_at_least<C>(
         .filter(|&queued| queued >= generation)
         .max())
 }
+
+/// The oldest and newest event cursors (see [`StateDb::trim_events`]).
+const EVENTS_BOUNDS: &str =
+    "SELECT (SELECT min(cursor) FROM events), (SELECT max(cursor) FROM events)";
 
 /// Appends one record to the audit trail.
 fn insert_audit(
@@ -942,6 +946,27 @@ pub fn last_pass(layout: &crate::Layout) -> Result<Option<LastPass>, StoreError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An idle pass trims events: finding there is nothing to trim must not read the table.
+    #[test]
+    fn measuring_the_events_feed_reads_no_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
+        let mut stmt = state
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {EVENTS_BOUNDS}"))
+            .unwrap();
+        let plan: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            plan.iter().all(|step| !step.starts_with("SCAN events")),
+            "{plan:?}"
+        );
+        assert!(plan.iter().any(|step| step.starts_with("SEARCH events")));
+    }
 
     fn invocation(program: &str) -> AuditDetail {
         AuditDetail::Invocation {
