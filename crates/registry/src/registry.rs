@@ -37,8 +37,12 @@ pub trait OperationEntry<C>: Send + Sync {
     fn request_schema(&self) -> Value;
     fn result_schema(&self) -> Value;
     fn example(&self) -> Value;
-    /// Parses a resource into the typed request.
+    /// Parses a resource into the typed request, then checks it against the published request
+    /// schema (compiled on first use).
     fn parse(&self, resource: Value) -> Result<Parsed, FieldError>;
+    /// [`OperationEntry::parse`] without the schema check: what the start-up check of the
+    /// examples needs, without compiling a validator for every operation in every process.
+    fn parse_typed(&self, resource: Value) -> Result<Parsed, FieldError>;
     /// Parses again (root re-checks what it reads back from SQLite) and applies.
     fn apply(&self, ctx: &mut C, resource: Value) -> Result<Value, OpError>;
     /// Checks a result against this operation's result schema.
@@ -87,16 +91,7 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
         serde_json::to_value(O::example()).expect("a typed request always serializes to JSON")
     }
     fn parse(&self, resource: Value) -> Result<Parsed, FieldError> {
-        // serde would also build a struct from an array of its fields in order: only the
-        // documented object form is accepted.
-        if !resource.is_object() {
-            return Err(FieldError::new(
-                "invalid_field",
-                "resource",
-                "the resource must be a JSON object",
-            ));
-        }
-        let request: O::Request = from_value(resource.clone(), "resource")?;
+        let parsed = self.parse_typed(resource.clone())?;
         // serde is laxer than the published schema in places (a nested struct also accepts
         // an array of its fields): the schema has the last word.
         let validator = self.request_validator.get_or_init(|| {
@@ -119,6 +114,19 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
             }
             Err(e) => panic!("the request schema of {} does not compile: {e}", O::NAME),
         }
+        Ok(parsed)
+    }
+    fn parse_typed(&self, resource: Value) -> Result<Parsed, FieldError> {
+        // serde would also build a struct from an array of its fields in order: only the
+        // documented object form is accepted.
+        if !resource.is_object() {
+            return Err(FieldError::new(
+                "invalid_field",
+                "resource",
+                "the resource must be a JSON object",
+            ));
+        }
+        let request: O::Request = from_value(resource, "resource")?;
         let owner = request.owner();
         let scope_matches = matches!(
             (O::SCOPE, &owner),
@@ -326,7 +334,7 @@ impl<C: 'static> Registry<C> {
                     "a result must not carry resource_id: the store stamps it".into(),
                 ));
             }
-            op.parse(op.example())
+            op.parse_typed(op.example())
                 .map_err(|error| RegistryError::BadExample {
                     operation: op.name(),
                     error,
