@@ -779,3 +779,37 @@ pub fn observe_runtime(req: u64, node_id: &Hex32) -> Value {
     json!({"request_id": id(req), "action": "observe_runtime", "node_id": node_id.as_str(),
            "resource": {"id": id(0xd4)}})
 }
+
+/// A test that lets the runner reload the real Apache (`apachectl -k graceful` starts it when it
+/// is not running) leaves a server behind; the node stops every one started with its sysroot's
+/// configuration (their pid files are beneath the node's directory) when it goes.
+impl Drop for Node {
+    fn drop(&mut self) {
+        fn pid_files(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for entry in entries.flatten() {
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() && depth > 0 {
+                    pid_files(&entry.path(), depth - 1, out);
+                } else if kind.is_file() && entry.file_name() == "httpd.pid" {
+                    out.push(entry.path());
+                }
+            }
+        }
+        let mut found = Vec::new();
+        pid_files(self.dir.path(), 8, &mut found);
+        for file in found {
+            let pid = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|text| text.trim().parse::<i32>().ok())
+                .and_then(rustix::process::Pid::from_raw);
+            if let Some(pid) = pid {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
+        }
+    }
+}
