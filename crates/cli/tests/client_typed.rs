@@ -7,8 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use api::{ApiConfig, Limits, RunningApi};
-use client::{ClientError, NodeClient, OpOutcome};
+use client::{ClientError, OpOutcome};
 use common::*;
 use ops::account::{EnsureAccount, EnsureAccountRequest};
 use ops::sudo::{SetSudoAllowlist, SetSudoAllowlistRequest};
@@ -16,52 +15,6 @@ use registry::{Hex32, JobState};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// The real API, in this process, on the node's data directory.
-struct Api {
-    runtime: tokio::runtime::Runtime,
-    api: Option<RunningApi>,
-    client: NodeClient,
-}
-
-impl Drop for Api {
-    fn drop(&mut self) {
-        if let Some(api) = self.api.take() {
-            let _ = self.runtime.block_on(api.stop());
-        }
-    }
-}
-
-fn start_api(node: &Node) -> Api {
-    node.pass(); // root creates state.db before the API reads it
-    let tls = node.dir.path().join("tls");
-    std::fs::create_dir_all(&tls).unwrap();
-    let (cert, key) = api::tls::write_key_pair(&tls, "node.test").unwrap();
-    let api_key = api::generate_api_key();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let api = runtime
-        .block_on(api::start(ApiConfig {
-            data_dir: node.layout.root().to_owned(),
-            listen: "127.0.0.1:0".parse().unwrap(),
-            tls_cert: cert.clone(),
-            tls_key: key,
-            key_sha256: api::key_sha256(&api_key),
-            node_id: node.node_id.clone(),
-            limits: Limits::default(),
-        }))
-        .expect("the API starts");
-    let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert).unwrap()).unwrap();
-    let client = NodeClient::new(&format!("https://{}", api.addr), Some(api_key), &pin).unwrap();
-    Api {
-        runtime,
-        api: Some(api),
-        client,
-    }
-}
 
 fn hex(n: u64) -> Hex32 {
     id(n).parse().unwrap()

@@ -813,3 +813,50 @@ impl Drop for Node {
         }
     }
 }
+
+/// The real API, in this process, on the node's data directory.
+pub struct Api {
+    pub runtime: tokio::runtime::Runtime,
+    pub api: Option<api::RunningApi>,
+    pub client: client::NodeClient,
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        if let Some(api) = self.api.take() {
+            let _ = self.runtime.block_on(api.stop());
+        }
+    }
+}
+
+pub fn start_api(node: &Node) -> Api {
+    node.pass(); // root creates state.db before the API reads it
+    let tls = node.dir.path().join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let (cert, key) = api::tls::write_key_pair(&tls, "node.test").unwrap();
+    let api_key = api::generate_api_key();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let api = runtime
+        .block_on(api::start(api::ApiConfig {
+            data_dir: node.layout.root().to_owned(),
+            listen: "127.0.0.1:0".parse().unwrap(),
+            tls_cert: cert.clone(),
+            tls_key: key,
+            key_sha256: api::key_sha256(&api_key),
+            node_id: node.node_id.clone(),
+            limits: api::Limits::default(),
+        }))
+        .expect("the API starts");
+    let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert).unwrap()).unwrap();
+    let client =
+        client::NodeClient::new(&format!("https://{}", api.addr), Some(api_key), &pin).unwrap();
+    Api {
+        runtime,
+        api: Some(api),
+        client,
+    }
+}
