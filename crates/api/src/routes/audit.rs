@@ -7,7 +7,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use registry::AuditPage;
 
-use super::{AppState, blocking, json_response};
+use super::{AppState, blocking, json_response, query};
 use crate::error::ApiError;
 
 pub(crate) const MAX_LIMIT: u32 = 1000;
@@ -21,42 +21,11 @@ pub(crate) struct AuditQuery {
 
 /// Parses the query by hand: every problem is a 400 naming the parameter.
 pub(crate) fn parse_query(query: Option<&str>) -> Result<AuditQuery, ApiError> {
-    let mut q = AuditQuery {
-        after: 0,
-        limit: DEFAULT_LIMIT,
-    };
-    let mut seen = [false; 2];
-    for pair in query
-        .unwrap_or_default()
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let bad = |message: String| ApiError::Query {
-            field: key.chars().take(64).collect(),
-            message,
-        };
-        let slot = match key {
-            "after" => 0,
-            "limit" => 1,
-            _ => return Err(bad("unknown parameter; expected after or limit".into())),
-        };
-        if std::mem::replace(&mut seen[slot], true) {
-            return Err(bad("given more than once".into()));
-        }
-        let number: u64 = value.parse().map_err(|_| {
-            bad(format!(
-                "expected a non-negative integer, got {:?}",
-                value.chars().take(32).collect::<String>()
-            ))
-        })?;
-        match slot {
-            0 => q.after = i64::try_from(number).map_err(|_| bad("too large".into()))?,
-            _ if (1..=u64::from(MAX_LIMIT)).contains(&number) => q.limit = number as u32,
-            _ => return Err(bad(format!("between 1 and {MAX_LIMIT}"))),
-        }
-    }
-    Ok(q)
+    let [after, limit] = query::numeric(query, ["after", "limit"])?;
+    Ok(AuditQuery {
+        after: query::cursor("after", after)?,
+        limit: query::limit("limit", limit, DEFAULT_LIMIT, MAX_LIMIT)?,
+    })
 }
 
 pub(crate) async fn list(State(app): AppState, uri: Uri) -> Result<Response, ApiError> {

@@ -14,7 +14,7 @@ use axum::response::Response;
 use registry::{Event, EventPage};
 use tokio::time::Instant;
 
-use super::{AppState, blocking, json_response};
+use super::{AppState, blocking, json_response, query};
 use crate::error::ApiError;
 
 pub(crate) const MAX_WAIT_SECS: u64 = 60;
@@ -32,50 +32,21 @@ pub(crate) struct EventsQuery {
 
 /// Parses the query by hand: every problem is a 400 naming the parameter.
 pub(crate) fn parse_query(query: Option<&str>) -> Result<EventsQuery, ApiError> {
-    let mut q = EventsQuery {
-        after: 0,
-        wait_secs: 0,
-        limit: DEFAULT_LIMIT,
+    let [after, wait, limit] = query::numeric(query, ["after", "wait", "limit"])?;
+    let wait_secs = match wait {
+        Some(n) if n > MAX_WAIT_SECS => {
+            return Err(query::bad(
+                "wait",
+                format!("at most {MAX_WAIT_SECS} seconds"),
+            ));
+        }
+        n => n.unwrap_or(0),
     };
-    let mut seen = [false; 3];
-    for pair in query
-        .unwrap_or_default()
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let bad = |message: String| ApiError::Query {
-            field: key.chars().take(64).collect(),
-            message,
-        };
-        let slot = match key {
-            "after" => 0,
-            "wait" => 1,
-            "limit" => 2,
-            _ => {
-                return Err(bad(
-                    "unknown parameter; expected after, wait or limit".into()
-                ));
-            }
-        };
-        if std::mem::replace(&mut seen[slot], true) {
-            return Err(bad("given more than once".into()));
-        }
-        let number: u64 = value.parse().map_err(|_| {
-            bad(format!(
-                "expected a non-negative integer, got {:?}",
-                value.chars().take(32).collect::<String>()
-            ))
-        })?;
-        match slot {
-            0 => q.after = i64::try_from(number).map_err(|_| bad("too large".into()))?,
-            1 if number <= MAX_WAIT_SECS => q.wait_secs = number,
-            1 => return Err(bad(format!("at most {MAX_WAIT_SECS} seconds"))),
-            _ if (1..=u64::from(MAX_LIMIT)).contains(&number) => q.limit = number as u32,
-            _ => return Err(bad(format!("between 1 and {MAX_LIMIT}"))),
-        }
-    }
-    Ok(q)
+    Ok(EventsQuery {
+        after: query::cursor("after", after)?,
+        wait_secs,
+        limit: query::limit("limit", limit, DEFAULT_LIMIT, MAX_LIMIT)?,
+    })
 }
 
 /// Resolves when the receiver's value changes; never, if its sender is gone (so a select on it

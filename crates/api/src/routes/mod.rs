@@ -9,6 +9,7 @@ pub(crate) mod audit;
 pub(crate) mod events;
 pub(crate) mod jobs;
 pub(crate) mod meta;
+mod query;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
