@@ -81,6 +81,41 @@ fn ftp_accounts_are_jailed_mapped_to_the_tenant_and_read_back_by_the_real_pure_p
         node.path("/home/shop1").display().to_string()
     );
 
+    // A new password changes the hash only: the real pure-pw shows the new one, same jail.
+    let new_hash = format!("$6$newsalt${}", "Z".repeat(86));
+    node.submit(&set_ftp_password(11, 50, 10, &new_hash));
+    node.submit(&set_ftp_password(12, 99, 10, &new_hash)); // no such FTP account
+    node.submit(&set_ftp_password(13, 52, 10, &new_hash)); // another account's login
+    node.pass();
+    let changed = job(&node, 11);
+    assert_eq!(changed.state, JobState::Succeeded, "{changed:?}");
+    assert_eq!(changed.result.unwrap(), moved);
+    assert_eq!(job(&node, 12).error.unwrap().code, "ftp_account_missing");
+    assert_eq!(
+        job(&node, 13).error.unwrap().code,
+        "resource_owner_mismatch"
+    );
+    let reader = provider::testing::sim_provider(
+        provider::Platform::Debian,
+        node.dir.path(),
+        vec![provider::Program::PurePw],
+    );
+    let shown = reader
+        .pure_pw_show("shop1.up", &node.path(provider::FTP_LAYOUT.passwd))
+        .unwrap()
+        .expect("the real pure-pw shows the login");
+    assert_eq!(shown.password, new_hash);
+    assert_eq!(
+        shown.directory,
+        format!("{}/./", node.path("/home/shop1").display())
+    );
+    let other = reader
+        .pure_pw_show("shop2.ftp", &node.path(provider::FTP_LAYOUT.passwd))
+        .unwrap()
+        .unwrap();
+    assert_eq!(other.password, FTP_HASH, "another login's hash changed");
+    node.check_converged();
+
     // A symlink planted where the jail goes fails that job only.
     let outside = node.dir.path().join("outside");
     std::fs::create_dir(&outside).unwrap();

@@ -64,6 +64,11 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             remove_ftp(100, 50, 10),
         ),
         (
+            "set_ftp_account_password",
+            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
+            set_ftp_password(100, 50, 10, MAIL_HASH),
+        ),
+        (
             "remove_account (FTP)",
             vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
             account_op(100, "remove_account", 10),
@@ -474,7 +479,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(40) {
+    match rng.below(41) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -567,6 +572,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         ),
         38 => remove_ftp(req, 260 + account * 2 + thing, account),
         39 => observe_runtime(req, &id(0xfeed).parse().unwrap()),
+        40 => set_ftp_password(req, 260 + account * 2 + thing, account, MAIL_HASH),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(

@@ -257,32 +257,143 @@ impl Operation for EnsureFtpAccount {
             },
         )?;
         crash::point("ftp_account.after_install");
-        let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
-        let shown = ctx
-            .provider
-            .pure_pw_show(login, &passwd)
-            .map_err(provider_error)?
-            .ok_or_else(|| {
-                OpError::permanent(
-                    "ftp_account_not_installed",
-                    format!("pure-pw does not show {login} after mkdb"),
-                )
-            })?;
+        let result = read_back(ctx, login, Some(&req.password_hash))?;
         ctx.set_resource(json!({"login": login, "directory": jail, "line": line}));
-        Ok(FtpAccountResult {
-            state: Presence::Present,
-            login: Some(shown.login),
-            directory: Some(
-                shown
-                    .directory
-                    .strip_suffix("/./")
-                    .unwrap_or(&shown.directory)
-                    .to_owned(),
-            ),
-            uid: Some(shown.uid),
-            gid: Some(shown.gid),
-        })
+        Ok(result)
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// set_ftp_account_password.
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetFtpAccountPasswordRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+    /// A crypt SHA-512 hash (`$6$...`).
+    pub password_hash: PasswordHash,
+}
+
+impl Resource for SetFtpAccountPasswordRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+pub struct SetFtpAccountPassword;
+
+impl Operation for SetFtpAccountPassword {
+    const NAME: &'static str = "set_ftp_account_password";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Replace an FTP login's password hash; its login and directory stay as they are";
+    type Family = FtpAccount;
+    type Request = SetFtpAccountPasswordRequest;
+    type Result = FtpAccountResult;
+
+    fn example() -> SetFtpAccountPasswordRequest {
+        let (id, account) = example_ids();
+        SetFtpAccountPasswordRequest {
+            id,
+            account,
+            password_hash: format!("$6$saltsalt${}", "b".repeat(86))
+                .parse()
+                .expect("valid example"),
+        }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &SetFtpAccountPasswordRequest,
+    ) -> Result<FtpAccountResult, OpError> {
+        let row = match ctx
+            .state
+            .resource(FtpAccount::NAME, &req.id)
+            .map_err(store_error)?
+        {
+            Some(row) if row.owner == Owner::Tenant(req.account.clone()) => row,
+            _ => {
+                return Err(OpError::permanent(
+                    "ftp_account_missing",
+                    format!("no FTP account {} of account {}", req.id, req.account),
+                ));
+            }
+        };
+        let info = account_info(ctx, &req.account)?;
+        let (Some(login), Some(jail)) =
+            (row.data["login"].as_str(), row.data["directory"].as_str())
+        else {
+            return Err(OpError::permanent(
+                "state_corrupt",
+                "a recorded FTP account does not parse",
+            ));
+        };
+        let line = line(
+            login,
+            req.password_hash.as_str(),
+            u64::from(info.uid),
+            u64::from(info.gid),
+            jail,
+        );
+        install(
+            ctx,
+            &Change::Upsert {
+                id: &req.id,
+                line: line.clone(),
+            },
+        )?;
+        crash::point("ftp_account.after_install");
+        let result = read_back(ctx, login, Some(&req.password_hash))?;
+        let mut data = row.data;
+        data["line"] = json!(line);
+        ctx.set_resource(data);
+        Ok(result)
+    }
+}
+
+/// The login as `pure-pw show` reads it from the installed passwd file; with `hash`, the
+/// hash it shows must be that one.
+fn read_back(
+    ctx: &Ctx,
+    login: &str,
+    hash: Option<&PasswordHash>,
+) -> Result<FtpAccountResult, OpError> {
+    let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
+    let shown = ctx
+        .provider
+        .pure_pw_show(login, &passwd)
+        .map_err(provider_error)?
+        .ok_or_else(|| {
+            OpError::permanent(
+                "ftp_account_not_installed",
+                format!("pure-pw does not show {login} after mkdb"),
+            )
+        })?;
+    if let Some(hash) = hash
+        && shown.password != hash.as_str()
+    {
+        return Err(OpError::permanent(
+            "ftp_account_not_installed",
+            format!("pure-pw shows another password hash for {login} after mkdb"),
+        ));
+    }
+    Ok(FtpAccountResult {
+        state: Presence::Present,
+        login: Some(shown.login),
+        directory: Some(
+            shown
+                .directory
+                .strip_suffix("/./")
+                .unwrap_or(&shown.directory)
+                .to_owned(),
+        ),
+        uid: Some(shown.uid),
+        gid: Some(shown.gid),
+    })
 }
 
 pub struct RemoveFtpAccount;

@@ -88,6 +88,7 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<scheduled_task::RemoveScheduledTask>()
             .op::<ftp_account::EnsureFtpAccount>()
             .op::<ftp_account::RemoveFtpAccount>()
+            .op::<ftp_account::SetFtpAccountPassword>()
             .op::<runtime::ObserveRuntime>()
             .build()
     })

@@ -771,6 +771,11 @@ pub fn ensure_ftp(req: u64, ftp: u64, account: u64, login: &str, dir: Option<&st
     body
 }
 
+pub fn set_ftp_password(req: u64, ftp: u64, account: u64, hash: &str) -> Value {
+    json!({"request_id": id(req), "operation": "set_ftp_account_password",
+           "resource": {"id": id(ftp), "account": id(account), "password_hash": hash}})
+}
+
 pub fn remove_ftp(req: u64, ftp: u64, account: u64) -> Value {
     json!({"request_id": id(req), "operation": "remove_ftp_account", "resource": {"id": id(ftp), "account": id(account)}})
 }
