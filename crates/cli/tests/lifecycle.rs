@@ -276,6 +276,21 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             ),
         ),
         (
+            "suspend_mailbox",
+            vec![account(), md(), mb()],
+            mail_op(100, "suspend_mailbox", 51, 10, json!({})),
+        ),
+        (
+            "unsuspend_mailbox",
+            vec![
+                account(),
+                md(),
+                mb(),
+                mail_op(7, "suspend_mailbox", 51, 10, json!({})),
+            ],
+            mail_op(100, "unsuspend_mailbox", 51, 10, json!({})),
+        ),
+        (
             "observe_mailbox_usage",
             vec![account(), md(), mb()],
             mail_op(100, "observe_mailbox_usage", 51, 10, json!({})),
@@ -479,7 +494,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(41) {
+    match rng.below(42) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -573,6 +588,17 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         38 => remove_ftp(req, 260 + account * 2 + thing, account),
         39 => observe_runtime(req, &id(0xfeed).parse().unwrap()),
         40 => set_ftp_password(req, 260 + account * 2 + thing, account, MAIL_HASH),
+        41 => mail_op(
+            req,
+            if rng.below(2) == 0 {
+                "suspend_mailbox"
+            } else {
+                "unsuspend_mailbox"
+            },
+            box_id,
+            account,
+            json!({}),
+        ),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(

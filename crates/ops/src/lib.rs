@@ -56,6 +56,8 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<mailbox::RemoveMailbox>()
             .op::<mailbox::SetMailboxPassword>()
             .op::<mailbox::ObserveMailboxUsage>()
+            .op::<mailbox::SuspendMailbox>()
+            .op::<mailbox::UnsuspendMailbox>()
             .op::<mail_forwarder::EnsureMailForwarder>()
             .op::<mail_forwarder::RemoveMailForwarder>()
             .op::<autoresponder::EnsureAutoresponder>()

@@ -296,14 +296,17 @@ impl MailState {
             .collect()
     }
 
-    /// Dovecot's passwd-file, whole: `address:{SHA512-CRYPT}hash::::home::extra fields`.
+    /// Dovecot's passwd-file, whole: `address:{SHA512-CRYPT}hash::::home::extra fields`. A
+    /// suspended mailbox's line ends with the passdb field `allow_nets=0.0.0.0/32` (no client
+    /// comes from there, and a login with no address fails too): every login fails, its
+    /// userdb entry (what delivery looks up) is the same.
     pub fn dovecot_files(&self, provider: &Provider) -> Vec<ConfigFile> {
         let vmail = provider.sysconf(provider.mail_layout().vmail_dir);
         let sieve = provider.sieve_dir();
         let mut text = String::new();
         for (address, row) in self.mailboxes() {
             text.push_str(&format!(
-                "{address}:{{SHA512-CRYPT}}{hash}::::{home}::userdb_quota_rule=*:storage={quota}M userdb_sieve=file:{script}\n",
+                "{address}:{{SHA512-CRYPT}}{hash}::::{home}::userdb_quota_rule=*:storage={quota}M userdb_sieve=file:{script}{nologin}\n",
                 hash = row.str("password"),
                 home = vmail
                     .join(row.str("domain"))
@@ -311,6 +314,11 @@ impl MailState {
                     .display(),
                 quota = row.data["quota_mib"].as_u64().unwrap_or(0),
                 script = sieve.join(format!("{}.sieve", row.id)).display(),
+                nologin = if row.data["suspended"] == true {
+                    " allow_nets=0.0.0.0/32"
+                } else {
+                    ""
+                },
             ));
         }
         vec![ConfigFile {
