@@ -138,6 +138,34 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             domain_suspension(100, "unsuspend_web_domain", 30, 10),
         ),
         (
+            "ensure_protected_directory",
+            vec![account(), domain()],
+            ensure_protected(100, 70, 10, 30, "staff"),
+        ),
+        (
+            "remove_protected_directory",
+            vec![
+                account(),
+                domain(),
+                ensure_protected(6, 70, 10, 30, "staff"),
+            ],
+            remove_protected(100, 70, 10),
+        ),
+        (
+            "ensure_ip_block",
+            vec![account(), domain()],
+            ensure_ip_block(100, 30, 10, &["192.0.2.0/24"]),
+        ),
+        (
+            "remove_ip_block",
+            vec![
+                account(),
+                domain(),
+                ensure_ip_block(6, 30, 10, &["192.0.2.1"]),
+            ],
+            remove_ip_block(100, 30, 10),
+        ),
+        (
             "ensure_scheduled_task",
             vec![account()],
             ensure_task(100, 60, 10, "*/5 * * * *"),
@@ -157,6 +185,8 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
                 set_php_options(6, 10, 256),
                 ensure_redirect(7, 50, 10, 30, "/"),
                 ensure_task(8, 60, 10, "@daily"),
+                ensure_protected(9, 70, 10, 30, "staff"),
+                ensure_ip_block(11, 30, 10, &["192.0.2.1"]),
             ],
             account_op(100, "remove_account", 10),
         ),
@@ -464,6 +494,9 @@ fn can_reach(operation: &str, point: &str) -> bool {
         "ensure_ssh_key" | "remove_ssh_key" => &["ssh_key."],
         "ensure_scheduled_task" | "remove_scheduled_task" => &["scheduled_task."],
         "observe_php_versions" => &[],
+        op if op.contains("protected_directory") || op.contains("ip_block") => {
+            &["protected_directory.", "ip_block."]
+        }
         _ => &["web_domain.", "redirect.", "php."],
     };
     families.iter().any(|p| point.starts_with(p))
@@ -494,7 +527,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(42) {
+    match rng.below(46) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -599,6 +632,21 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             account,
             json!({}),
         ),
+        42 => ensure_protected(
+            req,
+            300 + account * 2 + thing,
+            account,
+            domain,
+            ["staff", "admin/area"][rng.below(2) as usize],
+        ),
+        43 => remove_protected(req, 300 + account * 2 + thing, account),
+        44 => ensure_ip_block(
+            req,
+            domain,
+            account,
+            [&["192.0.2.0/24"][..], &["127.0.0.1", "2001:db8::/32"][..]][rng.below(2) as usize],
+        ),
+        45 => remove_ip_block(req, domain, account),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -829,6 +877,8 @@ fn purge_leaves_nothing_for_every_family() {
         ensure_autoresponder(17, 153, 10, 151),
         ensure_dkim(18, 154, 10, "shop.example.com"),
         set_spam(19, 155, 10, "shop.example.com", "standard"),
+        ensure_protected(21, 170, 10, 30, "staff"),
+        ensure_ip_block(22, 30, 10, &["192.0.2.1"]),
     ];
     for body in later {
         node.submit(&body);
@@ -928,6 +978,12 @@ fn purge_leaves_nothing_for_every_family() {
             .count(),
         0,
         "a Sieve script is left"
+    );
+    let auth_dir = node.path(node.provider.apache_layout().auth_dir);
+    assert_eq!(
+        std::fs::read_dir(&auth_dir).unwrap().count(),
+        0,
+        "an AuthUserFile is left"
     );
     let ftp = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.passwd)).unwrap();
     assert!(ftp.is_empty(), "pure-ftpd's passwd still holds {ftp:?}");

@@ -23,6 +23,7 @@ pub mod scheduled_task;
 pub mod spam_filter;
 pub mod ssh_key;
 pub mod sudo;
+pub mod web_access;
 pub mod web_domain;
 
 use std::sync::OnceLock;
@@ -92,6 +93,10 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ftp_account::RemoveFtpAccount>()
             .op::<ftp_account::SetFtpAccountPassword>()
             .op::<runtime::ObserveRuntime>()
+            .op::<web_access::EnsureProtectedDirectory>()
+            .op::<web_access::RemoveProtectedDirectory>()
+            .op::<web_access::EnsureIpBlock>()
+            .op::<web_access::RemoveIpBlock>()
             .build()
     })
 }
