@@ -69,6 +69,20 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             set_ftp_password(100, 50, 10, MAIL_HASH),
         ),
         (
+            "suspend_ftp_account",
+            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
+            mail_op(100, "suspend_ftp_account", 50, 10, json!({})),
+        ),
+        (
+            "unsuspend_ftp_account",
+            vec![
+                account(),
+                ensure_ftp(2, 50, 10, "shop1.up", None),
+                mail_op(3, "suspend_ftp_account", 50, 10, json!({})),
+            ],
+            mail_op(100, "unsuspend_ftp_account", 50, 10, json!({})),
+        ),
+        (
             "remove_account (FTP)",
             vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
             account_op(100, "remove_account", 10),
@@ -527,7 +541,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(46) {
+    match rng.below(47) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -647,6 +661,17 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             [&["192.0.2.0/24"][..], &["127.0.0.1", "2001:db8::/32"][..]][rng.below(2) as usize],
         ),
         45 => remove_ip_block(req, domain, account),
+        46 => mail_op(
+            req,
+            if rng.below(2) == 0 {
+                "suspend_ftp_account"
+            } else {
+                "unsuspend_ftp_account"
+            },
+            260 + account * 2 + thing,
+            account,
+            json!({}),
+        ),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(

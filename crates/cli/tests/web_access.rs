@@ -441,3 +441,39 @@ fn hostile_access_fields_are_refused_naming_the_field() {
         assert!(err.field.starts_with("resource.networks"), "{bad}: {err:?}");
     }
 }
+
+#[test]
+fn rebuild_account_puts_back_the_user_file_and_the_vhost_byte_identical() {
+    let mut node = Node::new();
+    ok(&mut node, &ensure_account(1, 10, "shop1"));
+    ok(&mut node, &ensure_domain(2, 30, 10, DOMAIN));
+    ok(&mut node, &ensure_protected(3, 70, 10, 30, "staff"));
+    ok(&mut node, &ensure_ip_block(4, 30, 10, &["192.0.2.0/24"]));
+    node.check_converged();
+    let vhost = node
+        .path(node.provider.apache_layout().vhosts_dir)
+        .join(format!("{}.conf", id(30)));
+    let file = node
+        .path(node.provider.apache_layout().auth_dir)
+        .join(format!("{}.htpasswd", id(70)));
+    let before = (
+        std::fs::read(&vhost).unwrap(),
+        std::fs::read(&file).unwrap(),
+    );
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&vhost, "# emptied\n").unwrap();
+    let rebuilt = ok(&mut node, &account_op(5, "rebuild_account", 10));
+    let replayed = rebuilt["replayed"].to_string();
+    for op in ["ensure_protected_directory", "ensure_ip_block"] {
+        assert!(replayed.contains(op), "{op} was not replayed: {replayed}");
+    }
+    let after = (
+        std::fs::read(&vhost).unwrap(),
+        std::fs::read(&file).unwrap(),
+    );
+    assert!(
+        before == after,
+        "the rebuild did not put back the same files"
+    );
+    node.check_converged();
+}

@@ -72,6 +72,7 @@ pub const ALL: &[&str] = &[
     "ftp_account.after_passwd",
     "ftp_account.after_install",
     "ftp_account.after_remove",
+    "ftp_account.after_suspension",
     "protected_directory.after_vhost",
     "protected_directory.after_vhost_removed",
     "protected_directory.after_user_files_removed",

@@ -92,6 +92,8 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ftp_account::EnsureFtpAccount>()
             .op::<ftp_account::RemoveFtpAccount>()
             .op::<ftp_account::SetFtpAccountPassword>()
+            .op::<ftp_account::SuspendFtpAccount>()
+            .op::<ftp_account::UnsuspendFtpAccount>()
             .op::<runtime::ObserveRuntime>()
             .op::<web_access::EnsureProtectedDirectory>()
             .op::<web_access::RemoveProtectedDirectory>()

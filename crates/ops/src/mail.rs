@@ -592,6 +592,36 @@ mod tests {
     }
 
     #[test]
+    fn a_suspended_mailbox_keeps_its_line_and_delivery_but_no_login() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider =
+            provider::testing::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
+        let hash = format!("$6$salt${}", "a".repeat(86));
+        let mailbox = |n: u8, local: &str, suspended: bool| {
+            let mut data = json!({"domain": "a.example", "local_part": local, "password": hash, "quota_mib": 0});
+            if suspended {
+                data["suspended"] = json!(true);
+            }
+            row(MAILBOX, n, data)
+        };
+        let mail = MailState::from_rows(vec![
+            row(MAIL_DOMAIN, 1, json!({"domain": "a.example"})),
+            mailbox(2, "info", true),
+            mailbox(3, "sales", false),
+        ]);
+        let passwd = text(&mail.dovecot_files(&provider), "passwd");
+        let lines: Vec<&str> = passwd.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0].starts_with("info@a.example:") && lines[0].ends_with(" allow_nets=0.0.0.0/32")
+        );
+        assert!(lines[1].starts_with("sales@a.example:") && !lines[1].contains("allow_nets"));
+        // Postfix still accepts mail for it.
+        let mailboxes = text(&mail.postfix_files(&provider), "mailboxes");
+        assert!(mailboxes.contains("info@a.example a.example/info/Maildir/"));
+    }
+
+    #[test]
     fn tables_are_derived_whole_and_skip_what_has_no_domain() {
         let dir = tempfile::tempdir().unwrap();
         let provider =

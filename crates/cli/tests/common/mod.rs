@@ -287,6 +287,7 @@ impl Node {
                 .map(|l| format!("{l}\n"))
                 .collect();
         let recorded: BTreeSet<String> = of("ftp_account")
+            .filter(|r| r.data["suspended"] != true)
             .map(|r| r.data["line"].as_str().unwrap().to_owned())
             .collect();
         assert_eq!(
