@@ -375,8 +375,9 @@ fn snapshot(node: &Node<'_>) -> Result<Snapshot, Failure> {
             Some((row.resource_id.to_string(), version))
         })
         .collect();
+    let web_rows = node.state.resources_of_family("web_domain")?;
     let mut domains = Vec::new();
-    for row in node.state.resources_of_family("web_domain")? {
+    for row in &web_rows {
         // A domain whose account row is gone is being purged: not the panel's any more.
         let Some(account) = accounts.iter().find(|a| a.id == row.owner.as_str()) else {
             continue;
@@ -384,11 +385,11 @@ fn snapshot(node: &Node<'_>) -> Result<Snapshot, Failure> {
         let docroot = format!(
             "{}/{}",
             account.home.trim_end_matches('/'),
-            text(&row, "docroot")?
+            text(row, "docroot")?
         );
         let version = php.get(row.resource_id.as_str()).copied();
         domains.push(Domain {
-            name: text(&row, "domain")?,
+            name: text(row, "domain")?,
             owner: account.username.clone(),
             document_root: docroot.clone(),
             is_main: false,
@@ -408,9 +409,7 @@ fn snapshot(node: &Node<'_>) -> Result<Snapshot, Failure> {
     }
     domains.sort_by(|a, b| a.name.cmp(&b.name));
     // An account's main domain: the first of its web domains (not aliases) in name order.
-    let web_domains: BTreeSet<String> = node
-        .state
-        .resources_of_family("web_domain")?
+    let web_domains: BTreeSet<String> = web_rows
         .iter()
         .filter_map(|r| r.data["domain"].as_str().map(str::to_owned))
         .collect();
