@@ -335,6 +335,11 @@ fn database_limits_go_through_dbctl_where_the_governor_is_installed_and_the_purg
         ["shop1 150,150,150,150 2097152,2097152,2097152,2097152 1048576,1048576,1048576,1048576"]
     );
     node.check_converged();
+    node.submit(&account_op(21, "observe_account_usage", 10));
+    node.pass();
+    let usage = result(&node, 21);
+    assert_eq!(usage["mysql_limits_in_effect"], set["mysql"]);
+    assert_eq!(usage["mysql_limits_recorded"], set["mysql"]);
 
     // The same operation without database limits puts the governor's defaults back.
     node.submit(&set_limits(3, 10, 100));
@@ -345,6 +350,15 @@ fn database_limits_go_through_dbctl_where_the_governor_is_installed_and_the_purg
     assert_eq!(
         (last.program.as_str(), last.args),
         ("dbctl", vec!["delete".to_owned(), "shop1".to_owned()])
+    );
+    node.submit(&account_op(22, "observe_account_usage", 10));
+    node.pass();
+    let usage = result(&node, 22);
+    assert!(usage.get("mysql_limits_recorded").is_none(), "{usage}");
+    // The governor's defaults (the Sim's `default` line: 400 %, 1 GiB/s).
+    assert_eq!(
+        usage["mysql_limits_in_effect"],
+        serde_json::json!({"cpu_percent": 400, "read_kib_per_sec": 1_048_576, "write_kib_per_sec": 1_048_576})
     );
     node.check_converged();
 

@@ -944,6 +944,31 @@ pub struct AccountUsageResult {
     pub limits_in_effect: Option<Limits>,
     /// Whether the account is in CageFS (`cagefsctl --list-enabled`); `None` on debian.
     pub cagefs: Option<bool>,
+    /// The database limits recorded by `set_account_limits` (its `mysql` part).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql_limits_recorded: Option<MysqlLimits>,
+    /// The database limits MySQL Governor applies to the account's queries (`dbctl list
+    /// --bb`: its own, or the defaults); `None` where the governor is not installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql_limits_in_effect: Option<MysqlLimits>,
+}
+
+/// What `dbctl list --bb` shows for `user`: its line, else the `default` line (the governor
+/// lists users with their own limits and those active since it started).
+fn mysql_limits_of(ctx: &Ctx, user: &str) -> Result<Option<MysqlLimits>, OpError> {
+    if !ctx.provider.mysql_governor_present() {
+        return Ok(None);
+    }
+    let listed = ctx.provider.dbctl_list().map_err(provider_error)?;
+    let line = listed
+        .iter()
+        .find(|(name, _)| name == user)
+        .or_else(|| listed.iter().find(|(name, _)| name == "default"));
+    Ok(line.map(|(_, l)| MysqlLimits {
+        cpu_percent: l.cpu_pct,
+        read_kib_per_sec: l.read_bytes / 1024,
+        write_kib_per_sec: l.write_bytes / 1024,
+    }))
 }
 
 pub struct ObserveAccountUsage;
@@ -978,7 +1003,11 @@ impl Operation for ObserveAccountUsage {
             ),
             Platform::Debian => (None, None),
         };
+        let mysql_limits_recorded = serde_json::from_value(row["mysql_limits"].clone()).ok();
+        let mysql_limits_in_effect = mysql_limits_of(ctx, &info.username)?;
         Ok(AccountUsageResult {
+            mysql_limits_recorded,
+            mysql_limits_in_effect,
             username: info.username,
             disk_bytes: usage.bytes,
             inodes: usage.inodes,
