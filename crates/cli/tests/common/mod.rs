@@ -327,6 +327,18 @@ impl Node {
             .map(|a| a.data["username"].as_str().unwrap().to_owned())
             .collect();
         assert_eq!(caged, recorded, "CageFS and state.db disagree");
+        // MySQL Governor: dbctl's per-user limits are exactly what the account rows record.
+        let governed: BTreeSet<String> =
+            std::fs::read_to_string(self.path(provider::SIM_DBCTL_FILE))
+                .unwrap_or_default()
+                .lines()
+                .map(|l| l.split(' ').next().unwrap_or_default().to_owned())
+                .collect();
+        let recorded: BTreeSet<String> = of("account")
+            .filter(|a| a.data.get("mysql_limits").is_some_and(|l| !l.is_null()))
+            .map(|a| a.data["username"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(governed, recorded, "dbctl's limits and state.db disagree");
         // The mail stack's derived files are exactly what state.db implies.
         let mail = ops::mail::MailState::load(&state, &ops::mail::Change::None).unwrap();
         for (path, expected) in mail.expected_files(&self.provider) {
