@@ -475,6 +475,22 @@ impl Operation for RemoveFtpAccount {
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct FtpAccountSuspensionRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for FtpAccountSuspensionRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct FtpSuspensionResult {
     pub state: Presence,
     pub login: String,
@@ -484,7 +500,7 @@ pub struct FtpSuspensionResult {
 
 fn set_suspended(
     ctx: &mut Ctx,
-    req: &RemoveFtpAccountRequest,
+    req: &FtpAccountSuspensionRequest,
     suspended: bool,
 ) -> Result<FtpSuspensionResult, OpError> {
     let row = match ctx
@@ -551,15 +567,18 @@ impl Operation for SuspendFtpAccount {
     const SUMMARY: &'static str =
         "Stop an FTP login from logging in; its row and the files it uploaded stay";
     type Family = FtpAccount;
-    type Request = RemoveFtpAccountRequest;
+    type Request = FtpAccountSuspensionRequest;
     type Result = FtpSuspensionResult;
 
-    fn example() -> RemoveFtpAccountRequest {
+    fn example() -> FtpAccountSuspensionRequest {
         let (id, account) = example_ids();
-        RemoveFtpAccountRequest { id, account }
+        FtpAccountSuspensionRequest { id, account }
     }
 
-    fn apply(ctx: &mut Ctx, req: &RemoveFtpAccountRequest) -> Result<FtpSuspensionResult, OpError> {
+    fn apply(
+        ctx: &mut Ctx,
+        req: &FtpAccountSuspensionRequest,
+    ) -> Result<FtpSuspensionResult, OpError> {
         set_suspended(ctx, req, true)
     }
 }
@@ -571,15 +590,18 @@ impl Operation for UnsuspendFtpAccount {
     const SCOPE: Scope = Scope::Tenant;
     const SUMMARY: &'static str = "Let a suspended FTP login log in again, as it was";
     type Family = FtpAccount;
-    type Request = RemoveFtpAccountRequest;
+    type Request = FtpAccountSuspensionRequest;
     type Result = FtpSuspensionResult;
 
-    fn example() -> RemoveFtpAccountRequest {
+    fn example() -> FtpAccountSuspensionRequest {
         let (id, account) = example_ids();
-        RemoveFtpAccountRequest { id, account }
+        FtpAccountSuspensionRequest { id, account }
     }
 
-    fn apply(ctx: &mut Ctx, req: &RemoveFtpAccountRequest) -> Result<FtpSuspensionResult, OpError> {
+    fn apply(
+        ctx: &mut Ctx,
+        req: &FtpAccountSuspensionRequest,
+    ) -> Result<FtpSuspensionResult, OpError> {
         set_suspended(ctx, req, false)
     }
 }
