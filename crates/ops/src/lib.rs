@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod autoresponder;
+pub mod backup;
 pub mod context;
 pub mod dkim_key;
 pub mod drift;
@@ -89,6 +90,9 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ftp_account::EnsureFtpAccount>()
             .op::<ftp_account::RemoveFtpAccount>()
             .op::<runtime::ObserveRuntime>()
+            .op::<backup::CreateAccountBackup>()
+            .op::<backup::RestoreAccountBackup>()
+            .op::<backup::RemoveAccountBackup>()
             .build()
     })
 }

@@ -93,7 +93,7 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
         purge_orphans(ctx)
     });
     contain(ctx, report, "observe", |ctx| observe(config, ctx));
-    contain(ctx, report, "blob_gc", |_| blob_gc(config));
+    contain(ctx, report, "blob_gc", |ctx| blob_gc(config, ctx));
     contain(ctx, report, "trim_events", |ctx| {
         ctx.state.trim_events(EVENTS_KEPT)?;
         Ok(())
@@ -190,9 +190,14 @@ fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Removes produced blobs older than the retention.
-fn blob_gc(config: &RunnerConfig) -> anyhow::Result<()> {
+/// Removes produced blobs older than the retention, except the archives of backups that
+/// still exist (those go with `remove_account_backup` or the account's purge).
+fn blob_gc(config: &RunnerConfig, ctx: &mut ops::Ctx) -> anyhow::Result<()> {
     let dir = config.layout.blobs_out();
+    let kept: std::collections::BTreeSet<String> = ops::backup::kept_blobs(&ctx.state)?
+        .into_iter()
+        .map(|blob| blob.to_string())
+        .collect();
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -206,7 +211,8 @@ fn blob_gc(config: &RunnerConfig) -> anyhow::Result<()> {
             .ok()
             .and_then(|t| SystemTime::now().duration_since(t).ok())
             .is_some_and(|age| age > BLOB_RETENTION);
-        if meta.is_file() && old {
+        let backup = entry.file_name().to_str().is_some_and(|n| kept.contains(n));
+        if meta.is_file() && old && !backup {
             std::fs::remove_file(entry.path())?;
         }
     }

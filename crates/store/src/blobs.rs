@@ -249,11 +249,16 @@ mod tests {
         );
         // A symlink is not followed; an absent blob is Missing.
         let other: BlobId = "0".repeat(64).parse().unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", layout.blobs_in().join(other.as_str()))
-            .unwrap();
-        assert_eq!(open_incoming(&layout, &other).unwrap_err().code(), "blob_invalid");
+        std::os::unix::fs::symlink("/etc/passwd", layout.blobs_in().join(other.as_str())).unwrap();
+        assert_eq!(
+            open_incoming(&layout, &other).unwrap_err().code(),
+            "blob_invalid"
+        );
         std::fs::remove_file(layout.blobs_in().join(other.as_str())).unwrap();
-        assert_eq!(open_incoming(&layout, &other).unwrap_err().code(), "blob_missing");
+        assert_eq!(
+            open_incoming(&layout, &other).unwrap_err().code(),
+            "blob_missing"
+        );
 
         assert!(remove_outgoing(&layout, &id).unwrap());
         assert!(!remove_outgoing(&layout, &id).unwrap());

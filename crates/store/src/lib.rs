@@ -10,8 +10,8 @@
 //!
 //! Nothing here assumes HTTP: the API and, later, the fleet daemon call the same admission.
 
-pub mod inbox;
 pub mod blobs;
+pub mod inbox;
 pub mod layout;
 mod migrations;
 pub mod read;

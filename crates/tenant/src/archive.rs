@@ -142,10 +142,13 @@ pub fn check_link(components: &[String], target: &[u8]) -> Result<String, Tenant
     Ok(text.to_owned())
 }
 
-/// Checks one entry of a hostile archive: its path, its type, its size and its link.
-pub fn check_entry<R: Read>(entry: &tar::Entry<'_, R>) -> Result<CheckedEntry, TenantError> {
-    let raw = entry.path_bytes();
-    let components = check_path(&raw)?;
+/// Checks one entry of a hostile archive: its path (`raw`, the entry's path or, for root,
+/// the part of it below `home/`), its type, its size and its link.
+pub fn check_entry<R: Read>(
+    entry: &tar::Entry<'_, R>,
+    raw: &[u8],
+) -> Result<CheckedEntry, TenantError> {
+    let components = check_path(raw)?;
     let header = entry.header();
     let mode = header.mode().map_err(|_| invalid("unreadable mode"))? & 0o777;
     let mtime = header.mtime().unwrap_or(0);
@@ -156,7 +159,7 @@ pub fn check_entry<R: Read>(entry: &tar::Entry<'_, R>) -> Result<CheckedEntry, T
             if size > MAX_FILE_BYTES {
                 return Err(too_large(format!(
                     "entry {:?}: declares {size} bytes, more than {MAX_FILE_BYTES}",
-                    shown(&raw)
+                    shown(raw)
                 )));
             }
             EntryKind::File { size }
@@ -164,7 +167,7 @@ pub fn check_entry<R: Read>(entry: &tar::Entry<'_, R>) -> Result<CheckedEntry, T
         tar::EntryType::Symlink => {
             let target = entry
                 .link_name_bytes()
-                .ok_or_else(|| invalid(format!("symlink {:?} without a target", shown(&raw))))?;
+                .ok_or_else(|| invalid(format!("symlink {:?} without a target", shown(raw))))?;
             EntryKind::Symlink {
                 target: check_link(&components, &target)?,
             }
@@ -172,20 +175,20 @@ pub fn check_entry<R: Read>(entry: &tar::Entry<'_, R>) -> Result<CheckedEntry, T
         tar::EntryType::Link => {
             return Err(invalid(format!(
                 "entry {:?}: hard links are not restored",
-                shown(&raw)
+                shown(raw)
             )));
         }
         other => {
             return Err(invalid(format!(
                 "entry {:?}: type {other:?} is not restored (only files, directories and symlinks)",
-                shown(&raw)
+                shown(raw)
             )));
         }
     };
     if !matches!(kind, EntryKind::File { .. }) && entry.size() != 0 {
         return Err(invalid(format!(
             "entry {:?}: a directory or symlink with content",
-            shown(&raw)
+            shown(raw)
         )));
     }
     Ok(CheckedEntry {
@@ -211,7 +214,8 @@ pub(crate) fn extract_archive(home: &Home, input: impl Read) -> Result<ArchiveCo
         if entries_seen > MAX_ENTRIES {
             return Err(too_large(format!("more than {MAX_ENTRIES} entries")));
         }
-        let checked = check_entry(&entry)?;
+        let raw = entry.path_bytes().into_owned();
+        let checked = check_entry(&entry, &raw)?;
         let path = checked.path();
         let (parents, name) = checked
             .components
@@ -263,8 +267,12 @@ fn write_entry_file(
     checked: &CheckedEntry,
 ) -> Result<(), TenantError> {
     let tmp = temp_name();
-    let fd = open_beneath(parent, tmp.as_str(), OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL)
-        .map_err(|e| path_error("create", path, e))?;
+    let fd = open_beneath(
+        parent,
+        tmp.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
+    )
+    .map_err(|e| path_error("create", path, e))?;
     let written = (|| {
         let mut file = File::from(fd);
         let copied = io::copy(&mut data.take(size), &mut file).map_err(|e| {
@@ -319,13 +327,20 @@ impl Home {
             ) {
                 Ok(fd) => fd,
                 Err(Errno::NOENT) => {
-                    match rustix::fs::mkdirat(current.as_fd(), part.as_str(), Mode::from_raw_mode(0o755))
-                    {
+                    match rustix::fs::mkdirat(
+                        current.as_fd(),
+                        part.as_str(),
+                        Mode::from_raw_mode(0o755),
+                    ) {
                         Ok(()) | Err(Errno::EXIST) => {}
                         Err(e) => return Err(path_error("create directory", shown_as, e)),
                     }
-                    open_beneath(current.as_fd(), part.as_str(), OFlags::RDONLY | OFlags::DIRECTORY)
-                        .map_err(|e| path_error("open directory", shown_as, e))?
+                    open_beneath(
+                        current.as_fd(),
+                        part.as_str(),
+                        OFlags::RDONLY | OFlags::DIRECTORY,
+                    )
+                    .map_err(|e| path_error("open directory", shown_as, e))?
                 }
                 Err(e) => return Err(path_error("open directory", shown_as, e)),
             };
@@ -337,7 +352,10 @@ impl Home {
 
 /// Writes a tar of the home to `out`: a depth-first walk beneath its descriptor, sorted by
 /// name so the same home gives the same archive.
-pub(crate) fn write_archive(home: &Home, out: &mut dyn Write) -> Result<ArchiveCounts, TenantError> {
+pub(crate) fn write_archive(
+    home: &Home,
+    out: &mut dyn Write,
+) -> Result<ArchiveCounts, TenantError> {
     let root = open_beneath(
         home.fd.as_fd(),
         ".",
@@ -393,7 +411,9 @@ impl ArchiveWalk<'_> {
         for name in names {
             self.entries += 1;
             if self.entries > MAX_ENTRIES {
-                return Err(too_large(format!("the home has more than {MAX_ENTRIES} entries")));
+                return Err(too_large(format!(
+                    "the home has more than {MAX_ENTRIES} entries"
+                )));
             }
             let name = String::from_utf8(name).map_err(|e| {
                 invalid(format!(
@@ -415,7 +435,10 @@ impl ArchiveWalk<'_> {
     }
 
     fn entry(&mut self, parent: BorrowedFd<'_>, path: &mut Vec<String>) -> Result<(), TenantError> {
-        let name = path.last().expect("entry is called with a name pushed").clone();
+        let name = path
+            .last()
+            .expect("entry is called with a name pushed")
+            .clone();
         let rel = path.join("/");
         let Ok(stat) = rustix::fs::statat(parent, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) else {
             // Removed since it was listed.
@@ -452,7 +475,9 @@ impl ArchiveWalk<'_> {
                 }
                 let size = opened.st_size.max(0) as u64;
                 if size > MAX_FILE_BYTES {
-                    return Err(too_large(format!("{rel}: larger than {MAX_FILE_BYTES} bytes")));
+                    return Err(too_large(format!(
+                        "{rel}: larger than {MAX_FILE_BYTES} bytes"
+                    )));
                 }
                 self.counts.bytes += size;
                 if self.counts.bytes > MAX_TOTAL_BYTES {

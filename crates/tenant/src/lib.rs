@@ -23,6 +23,6 @@ pub mod work;
 
 pub use identity::Identity;
 pub use protocol::{
-    ArchiveCounts, Bound, DirMode, DiskUsage, ErrorCode, FileContent, FileMode, RelPath, Reply, Request,
-    TenantError, TenantResult, Whoami,
+    ArchiveCounts, Bound, DirMode, DiskUsage, ErrorCode, FileContent, FileMode, RelPath, Reply,
+    Request, TenantError, TenantResult, Whoami,
 };

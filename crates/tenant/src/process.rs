@@ -24,7 +24,10 @@ fn run() -> (Reply, bool) {
     let (reply, streamed) = wire::serve(std::io::stdin().lock(), &mut out, &identity.home);
     if out.flush().is_err() {
         return (
-            Reply::Error(TenantError::new(ErrorCode::Io, "write the archive to stdout")),
+            Reply::Error(TenantError::new(
+                ErrorCode::Io,
+                "write the archive to stdout",
+            )),
             streamed,
         );
     }

@@ -18,7 +18,8 @@ pub fn read_request(input: impl Read) -> Result<Request, TenantError> {
 }
 
 fn read_request_line(input: &mut impl BufRead) -> Result<Request, TenantError> {
-    let read_error = |e: std::io::Error| TenantError::new(ErrorCode::Io, format!("read the request: {e}"));
+    let read_error =
+        |e: std::io::Error| TenantError::new(ErrorCode::Io, format!("read the request: {e}"));
     let mut bytes = Vec::new();
     input
         .take(MAX_REQUEST_BYTES as u64 + 1)

@@ -223,10 +223,12 @@ impl Provider {
         let (program, argv) = self.tenant_argv(&mapped)?;
         let worker = self.program_path(Program::TenantWorker);
         let real = self.runs_real(Program::TenantWorker);
-        let path = self.program_path(program).ok_or(ProviderError::Unsupported {
-            program,
-            platform: self.platform,
-        })?;
+        let path = self
+            .program_path(program)
+            .ok_or(ProviderError::Unsupported {
+                program,
+                platform: self.platform,
+            })?;
         // The reply of a request that reads a stream is all of stdout.
         let mut reply_out = CappedBuffer::default();
         let sink: &mut (dyn Write + Send) = if request.writes_stream() {
@@ -261,14 +263,7 @@ impl Provider {
                     ),
                     _ => (path.clone(), argv.args()),
                 };
-            run_process_streaming(
-                program,
-                &run_path,
-                args,
-                &mut stdin,
-                sink,
-                ARCHIVE_TIMEOUT,
-            )
+            run_process_streaming(program, &run_path, args, &mut stdin, sink, ARCHIVE_TIMEOUT)
         })?;
         let reply_bytes = if request.writes_stream() {
             // The last line of stderr: a panic message may come before it.

@@ -27,7 +27,14 @@ pub(crate) fn in_process(_provider: &Provider, args: &[String], stdin: Option<&[
     let reply = match Identity::from_args(args.iter().map(OsString::from)) {
         // Only the non-streaming requests come this way (`Provider::as_tenant`); an archive
         // request arriving here fails like any unexpected stream would.
-        Ok(identity) => wire::serve(stdin.unwrap_or_default(), &mut std::io::sink(), &identity.home).0,
+        Ok(identity) => {
+            wire::serve(
+                stdin.unwrap_or_default(),
+                &mut std::io::sink(),
+                &identity.home,
+            )
+            .0
+        }
         Err(e) => tenant::Reply::Error(e),
     };
     Output {
