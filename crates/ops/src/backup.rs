@@ -284,7 +284,8 @@ pub struct BackupResult {
     pub symlinks: u64,
     /// Bytes of file content in the home's part.
     pub bytes: u64,
-    /// Sockets, FIFOs and devices of the home left out.
+    /// Entries of the home left out: sockets, FIFOs, devices, mount points, and symlinks
+    /// pointing outside the home (absolute or escaping), which a restore would refuse.
     pub skipped: u64,
     /// The databases dumped into it (full names).
     pub databases: Vec<String>,

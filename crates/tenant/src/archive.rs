@@ -498,6 +498,12 @@ impl ArchiveWalk<'_> {
             FileType::Symlink => {
                 let target = rustix::fs::readlinkat(parent, name.as_str(), Vec::new())
                     .map_err(|e| path_error("read symlink", &rel, e))?;
+                // A link a restore would refuse (absolute, or leaving the home) is left out
+                // and counted, rather than making the whole home impossible to restore.
+                if check_link(path, target.to_bytes()).is_err() {
+                    self.counts.skipped += 1;
+                    return Ok(());
+                }
                 let mut header = Self::header(tar::EntryType::Symlink, &stat, 0);
                 self.builder
                     .append_link(

@@ -385,7 +385,8 @@ pub struct ArchiveCounts {
     pub symlinks: u64,
     /// Bytes of file content.
     pub bytes: u64,
-    /// Sockets, FIFOs and devices left out of an archive.
+    /// Sockets, FIFOs, devices, other filesystems and symlinks that point outside the home
+    /// (absolute, or with too many `..`), left out of an archive.
     pub skipped: u64,
 }
 

@@ -274,6 +274,15 @@ impl Node {
                 account.resource_id
             );
         }
+        // Every backup's archive is in blobs/out.
+        for backup in of("backup") {
+            let blob = backup.data["blob"].as_str().unwrap();
+            assert!(
+                self.layout.blobs_out().join(blob).is_file(),
+                "the archive of backup {} is missing",
+                backup.resource_id
+            );
+        }
         if self.mariadb_socket.is_none() {
             self.check_mariadb_sim(&rows);
         }
@@ -536,6 +545,15 @@ impl Node {
         self.audit_records().len()
     }
 
+    /// Puts `bytes` into `blobs/in` under their SHA-256, as the API's blob upload does;
+    /// returns the id.
+    pub fn put_blob(&self, bytes: &[u8]) -> String {
+        use sha2::Digest as _;
+        let id = hex::encode(sha2::Sha256::digest(bytes));
+        std::fs::write(self.layout.blobs_in().join(&id), bytes).unwrap();
+        id
+    }
+
     pub fn root_path(&self) -> &Path {
         self.provider.root()
     }
@@ -773,6 +791,21 @@ pub fn ensure_ftp(req: u64, ftp: u64, account: u64, login: &str, dir: Option<&st
 
 pub fn remove_ftp(req: u64, ftp: u64, account: u64) -> Value {
     json!({"request_id": id(req), "operation": "remove_ftp_account", "resource": {"id": id(ftp), "account": id(account)}})
+}
+
+pub fn create_backup(req: u64, backup: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "create_account_backup",
+           "resource": {"id": id(backup), "account": id(account)}})
+}
+
+pub fn remove_backup(req: u64, backup: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_account_backup",
+           "resource": {"id": id(backup), "account": id(account)}})
+}
+
+pub fn restore_backup(req: u64, restore: u64, account: u64, blob: &str) -> Value {
+    json!({"request_id": id(req), "operation": "restore_account_backup",
+           "resource": {"id": id(restore), "account": id(account), "blob": blob}})
 }
 
 pub fn observe_runtime(req: u64, node_id: &Hex32) -> Value {
