@@ -186,7 +186,7 @@ fn files_round_trip_through_a_backup_and_a_restore_done_as_the_tenant() {
     let (mut node, home, _) = two_tenants();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &home.join("pipe"),
+        home.join("pipe"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
