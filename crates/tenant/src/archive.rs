@@ -529,3 +529,49 @@ impl ArchiveWalk<'_> {
 fn shown_bytes(bytes: &[u8]) -> String {
     shown(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(path: &str) -> Vec<String> {
+        path.split('/').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn link_targets_may_not_leave_the_home_at_any_point() {
+        assert!(check_link(&at("a/b/l"), b"../x").is_ok());
+        assert!(check_link(&at("a/b/l"), b"../../x").is_ok());
+        assert!(check_link(&at("a/b/l"), b"./x/../y").is_ok());
+        for bad in [&b"../../../x"[..], b"/etc", b"a\nb", b"", &[0xff, 0xfe]] {
+            assert!(check_link(&at("a/b/l"), bad).is_err(), "{bad:?}");
+        }
+        // Up and back down still passes outside the home on the way.
+        assert!(check_link(&at("l"), b"../home/user/x").is_err());
+        assert!(check_link(&at("l"), b"x/../../y").is_err());
+    }
+
+    #[test]
+    fn archive_paths_are_plain_components() {
+        assert_eq!(check_path(b"a/b/").unwrap(), at("a/b"));
+        assert_eq!(check_path(b".htaccess").unwrap(), at(".htaccess"));
+        let deep = vec!["d"; MAX_DEPTH + 1].join("/");
+        for bad in [
+            &b""[..],
+            b"/a",
+            b"a//b",
+            b"./a",
+            b"a/..",
+            b"a\0b",
+            b"a\rb",
+            &[b'a', 0xff],
+            deep.as_bytes(),
+        ] {
+            assert!(
+                check_path(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+}
