@@ -944,7 +944,7 @@ fn purge_leaves_nothing_for_every_family() {
     );
     let ftp = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.passwd)).unwrap();
     assert!(ftp.is_empty(), "pure-ftpd's passwd still holds {ftp:?}");
-    let archives = std::fs::read_dir(&node.layout.blobs_out()).unwrap().count();
+    let archives = std::fs::read_dir(node.layout.blobs_out()).unwrap().count();
     assert_eq!(archives, 0, "a backup's archive is still in blobs/out");
     let pdb = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.pdb)).unwrap();
     assert!(!pdb.contains("shop1"), "the PureDB still holds the login");
