@@ -282,3 +282,45 @@ fn run_as(
 pub(crate) fn grant_target(db: &DbName) -> String {
     format!("{}.*", quote_db_pattern(db))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn statements(input: &[u8]) -> Result<Vec<String>, ProviderError> {
+        let mut input = input;
+        let mut out = Vec::new();
+        while let Some(s) = next_statement(&mut input)? {
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn frames_carry_any_statement_and_nothing_else_is_accepted() {
+        let mut dump = Vec::new();
+        writeln!(dump, "-- a comment").unwrap();
+        for s in ["SELECT 1", "INSERT INTO t VALUES ('a;\nb')", ""] {
+            frame(&mut dump, s).unwrap();
+        }
+        dump.push(b'\n');
+        assert_eq!(
+            statements(&dump).unwrap(),
+            ["SELECT 1", "INSERT INTO t VALUES ('a;\nb')", ""]
+        );
+        for bad in [
+            &b"DROP TABLE t;\n"[..],
+            b"-- layerone-statement 99\nSELECT 1;\n",
+            b"-- layerone-statement 8\nSELECT 1\n\n",
+            b"-- layerone-statement x\n",
+            b"-- layerone-statement 99999999999\n",
+            b"-- unterminated comment",
+        ] {
+            assert!(
+                statements(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+}
