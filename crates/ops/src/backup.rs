@@ -100,15 +100,6 @@ fn blob_of(data: &serde_json::Value) -> Option<BlobId> {
     data["blob"].as_str()?.parse().ok()
 }
 
-/// Every blob a backup resource refers to: the runner's blob collection keeps these.
-pub fn kept_blobs(state: &store::StateDb) -> Result<Vec<BlobId>, store::StoreError> {
-    Ok(state
-        .resources_of_family(Backup::NAME)?
-        .iter()
-        .filter_map(|row| blob_of(&row.data))
-        .collect())
-}
-
 /// Removes `blob` from `blobs/out` unless another backup (identical content) still uses it.
 fn release_blob(ctx: &Ctx, blob: &BlobId, except: &Hex32) -> Result<(), OpError> {
     let shared = ctx
@@ -127,8 +118,10 @@ fn release_blob(ctx: &Ctx, blob: &BlobId, except: &Hex32) -> Result<(), OpError>
 fn blob_error(e: BlobError) -> OpError {
     match e {
         BlobError::Missing(_) => OpError::permanent("blob_missing", e.to_string()),
-        BlobError::NotAFile(_) => OpError::permanent("blob_invalid", e.to_string()),
-        BlobError::Io { .. } => OpError::retryable("backup_io_error", format!("{e}")),
+        BlobError::NotRegular(_) | BlobError::Mismatch { .. } | BlobError::TooLarge { .. } => {
+            OpError::permanent("blob_invalid", e.to_string())
+        }
+        BlobError::Io { .. } => OpError::retryable("backup_io_error", e.to_string()),
     }
 }
 
@@ -692,6 +685,12 @@ fn unpack(ctx: &Ctx, layout: &Layout, account: &Hex32, blob: &BlobId) -> Result<
             format!("the blob is not what its name says: {e}"),
         )
     })?;
+    if !verifying.verified() {
+        return Err(OpError::permanent(
+            "blob_invalid",
+            "the blob was not read to its end",
+        ));
+    }
     if manifest.is_none() {
         return Err(archive_invalid("no manifest: not an archive of this node"));
     }

@@ -103,15 +103,15 @@ string_type!(
 );
 
 string_type!(
-    /// A blob's SHA-256 in 64 lowercase hexadecimal digits: the name of an uploaded file in
-    /// `blobs/in` or of a produced one in `blobs/out`.
+    /// A blob's SHA-256 in 64 lowercase hexadecimal digits: blobs are named by their content,
+    /// so an upload cannot be swapped for another without its name changing.
     BlobId,
     json_schema!({"type": "string", "pattern": "^[0-9a-f]{64}$"}),
     |s| {
         if s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
             Ok(s.to_owned())
         } else {
-            Err("expected a SHA-256: 64 lowercase hexadecimal digits".into())
+            Err("expected a SHA-256 in 64 lowercase hexadecimal digits".into())
         }
     }
 );

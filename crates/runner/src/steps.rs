@@ -39,8 +39,10 @@ pub fn due(layout: &Layout, marker: &str) -> bool {
 pub fn mark(layout: &Layout, marker: &str) -> std::io::Result<()> {
     std::fs::write(layout.state_dir().join(marker), b"")
 }
-/// How long a produced blob is kept.
+/// How long an upload waits for the job that uses it.
 const BLOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+/// How old a part of a blob must be to be taken for abandoned.
+const PART_RETENTION: Duration = Duration::from_secs(24 * 3600);
 
 /// Runs `step`, catching its error or panic: logged, recorded in state.db, and the pass moves
 /// on. The only place a step's failure is handled.
@@ -93,7 +95,7 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
         purge_orphans(ctx)
     });
     contain(ctx, report, "observe", |ctx| observe(config, ctx));
-    contain(ctx, report, "blob_gc", |ctx| blob_gc(config, ctx));
+    contain(ctx, report, "blob_gc", |_| blob_gc(config));
     contain(ctx, report, "trim_events", |ctx| {
         ctx.state.trim_events(EVENTS_KEPT)?;
         Ok(())
@@ -190,32 +192,11 @@ fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Removes produced blobs older than the retention, except the archives of backups that
-/// still exist (those go with `remove_account_backup` or the account's purge).
-fn blob_gc(config: &RunnerConfig, ctx: &mut ops::Ctx) -> anyhow::Result<()> {
-    let dir = config.layout.blobs_out();
-    let kept: std::collections::BTreeSet<String> = ops::backup::kept_blobs(&ctx.state)?
-        .into_iter()
-        .map(|blob| blob.to_string())
-        .collect();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    for entry in entries {
-        let entry = entry?;
-        let meta = entry.metadata()?;
-        let old = meta
-            .modified()
-            .ok()
-            .and_then(|t| SystemTime::now().duration_since(t).ok())
-            .is_some_and(|age| age > BLOB_RETENTION);
-        let backup = entry.file_name().to_str().is_some_and(|n| kept.contains(n));
-        if meta.is_file() && old && !backup {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
+/// Removes uploads nobody used within the retention, and parts of interrupted writes. A
+/// produced blob is never collected by age: it goes with the resource that records it.
+fn blob_gc(config: &RunnerConfig) -> anyhow::Result<()> {
+    store::blobs::collect_incoming(&config.layout, BLOB_RETENTION)?;
+    store::blobs::collect_outgoing_parts(&config.layout, PART_RETENTION)?;
     Ok(())
 }
 
