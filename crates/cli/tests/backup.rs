@@ -239,8 +239,13 @@ fn files_round_trip_through_a_backup_and_a_restore_done_as_the_tenant() {
     std::fs::remove_dir(home.join("empty")).unwrap();
     std::fs::write(home.join("new.txt"), b"made after the backup\n").unwrap();
     chown_tree(&home, uid_of(&node, "shop1"));
-    let uploaded = node.put_blob(&bytes);
-    assert_eq!(uploaded, blob);
+    // Downloaded and uploaded again through the API, as a control plane does.
+    let api = start_api(&node);
+    let blob_id: registry::BlobId = blob.parse().unwrap();
+    let downloaded = api.client.get_blob(&blob_id).unwrap();
+    assert_eq!(downloaded, bytes);
+    let uploaded = api.client.put_blob(&downloaded).unwrap();
+    assert_eq!(uploaded, blob_id);
     node.submit(&restore_backup(4, 30, 10, &blob));
     node.pass();
     let restored = succeeded(&node, 4);
