@@ -595,6 +595,7 @@ fn a_database_round_trips_and_hostile_sql_has_no_effect_outside_it() {
         "INSERT INTO mysql.db (Host, Db, User, Select_priv) VALUES ('%', '%', 'shop1_main', 'Y')",
         "SET PASSWORD FOR root@localhost = PASSWORD('owned')",
         "SELECT LOAD_FILE('/etc/shadow') INTO OUTFILE '/tmp/layerone-shadow-copy'",
+        "LOAD DATA LOCAL INFILE '/etc/shadow' INTO TABLE marker",
     ];
     let mut req = 300;
     for statement in hostile {
@@ -624,6 +625,11 @@ fn a_database_round_trips_and_hostile_sql_has_no_effect_outside_it() {
         vec![vec![Some("'42'".to_owned())]]
     );
     assert!(!Path::new("/tmp/layerone-shadow-copy").exists());
+    let loot: u64 = root
+        .query_first("SELECT COUNT(*) FROM shop1_main.marker")
+        .unwrap()
+        .unwrap();
+    assert_eq!(loot, 0, "a file of the runner's reached the database");
     // The statement before each hostile one did run, inside the database.
     let marker: Option<String> = root
         .query_first("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'shop1_main' AND TABLE_NAME = 'marker'")
@@ -631,7 +637,7 @@ fn a_database_round_trips_and_hostile_sql_has_no_effect_outside_it() {
     assert_eq!(marker.as_deref(), Some("marker"));
     // No importer account is left behind.
     let importers: Vec<String> = root
-        .query("SELECT User FROM mysql.user WHERE User LIKE 'layerone\\_restore%'")
+        .query("SELECT User FROM mysql.user WHERE User LIKE '0restore\\_%'")
         .unwrap();
     assert!(importers.is_empty(), "{importers:?}");
 

@@ -713,10 +713,11 @@ impl<R: Read> Read for CountingReader<R> {
 }
 
 /// The throw-away MariaDB account of one restore: derived from its id, so a retry after a
-/// crash drops the same one before it starts.
+/// crash drops the same one before it starts. It starts with a digit, which no tenant's
+/// account can (theirs are `<username>_<name>`, and a username starts with a letter), and is
+/// 25 characters, within MySQL's 32 as well as MariaDB's 80.
 fn importer(id: &Hex32) -> Result<provider::DbUser, OpError> {
-    provider::DbUser::new(&format!("layerone_restore_{}", &id.as_str()[..16]))
-        .map_err(provider_error)
+    provider::DbUser::new(&format!("0restore_{}", &id.as_str()[..16])).map_err(provider_error)
 }
 
 pub struct RestoreAccountBackup;

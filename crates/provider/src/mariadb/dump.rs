@@ -15,7 +15,7 @@ use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
 use mysql::prelude::Queryable;
-use mysql::{Conn, OptsBuilder};
+use mysql::{Conn, LocalInfileHandler, OptsBuilder};
 
 use super::{DbAccount, DbHost, DbName, DbUser, Inner, Mariadb, quote_db_pattern, quote_ident};
 use crate::error::ProviderError;
@@ -262,6 +262,14 @@ fn run_as(
     let mut conn = Conn::new(opts).map_err(|e| ProviderError::MariadbUnavailable {
         message: format!("connect as the importer: {e}"),
     })?;
+    // `LOAD DATA LOCAL INFILE` asks the client (this root process) for a file of its
+    // choosing: refused, whatever file the dump names.
+    conn.set_local_infile_handler(Some(LocalInfileHandler::new(|_, _| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "LOAD DATA LOCAL INFILE is refused in a restore",
+        ))
+    })));
     conn.query_drop("SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO'")
         .map_err(|e| import_error(format!("prepare the session: {e}")))?;
     while let Some(statement) = next_statement(input)? {
