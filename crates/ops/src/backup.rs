@@ -8,6 +8,9 @@
 //! `mysql_database` of the account (dumped through the provider), and `manifest.json`,
 //! gzip-compressed, into `blobs/out` under its SHA-256 (`store::blobs::write_outgoing`). The
 //! backup is a resource of the account; `remove_account_backup` and the purge delete its blob.
+//! A create notes the archive it wrote in `state/backup-pending/<id>` before its completion
+//! commits, so a create killed in between leaves nothing behind once it is retried (or the
+//! backup removed): the noted archive is deleted unless a backup records it.
 //!
 //! **Restore.** The blob (named by its SHA-256) is hostile. Root reads it once through
 //! `VerifyingReader` (the hash is checked before anything is written), decompresses it with
@@ -74,7 +77,9 @@ impl Family for Backup {
             .state
             .resources_of(&owner, Backup::NAME)
             .map_err(store_error)?;
+        let layout = layout(ctx)?;
         for row in rows {
+            settle_pending(ctx, &layout, &row.resource_id)?;
             if let Some(blob) = blob_of(&row.data) {
                 release_blob(ctx, &blob, &row.resource_id)?;
             }
@@ -98,6 +103,51 @@ fn layout(ctx: &Ctx) -> Result<Layout, OpError> {
 
 fn blob_of(data: &serde_json::Value) -> Option<BlobId> {
     data["blob"].as_str()?.parse().ok()
+}
+
+/// Where a create notes the archive it wrote before its completion commits: a create killed
+/// in between leaves an archive nothing records, which its retry (or the backup's removal)
+/// finds here and deletes.
+fn pending_path(layout: &Layout, id: &Hex32) -> std::path::PathBuf {
+    layout.state_dir().join("backup-pending").join(id.as_str())
+}
+
+fn note_pending(layout: &Layout, id: &Hex32, blob: &BlobId) -> Result<(), OpError> {
+    let path = pending_path(layout, id);
+    let dir = path.parent().expect("the pending path has a directory");
+    std::fs::create_dir_all(dir).map_err(io_error("create the pending directory"))?;
+    let tmp = dir.join(format!(".{id}.tmp"));
+    let mut file = File::create(&tmp).map_err(io_error("note the pending archive"))?;
+    file.write_all(blob.as_str().as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io_error("note the pending archive"))?;
+    std::fs::rename(&tmp, &path).map_err(io_error("note the pending archive"))
+}
+
+/// Deletes the archive a killed create of `id` left behind, unless a backup records it.
+fn settle_pending(ctx: &Ctx, layout: &Layout, id: &Hex32) -> Result<(), OpError> {
+    let path = pending_path(layout, id);
+    let noted = match std::fs::read_to_string(&path) {
+        Ok(text) => text.trim().parse::<BlobId>().ok(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_error("read the pending archive")(e)),
+    };
+    if let Some(blob) = noted {
+        let recorded = ctx
+            .state
+            .resources_of_family(Backup::NAME)
+            .map_err(store_error)?
+            .iter()
+            .any(|row| blob_of(&row.data).as_ref() == Some(&blob));
+        if !recorded {
+            blobs::remove_outgoing(layout, &blob).map_err(blob_error)?;
+        }
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_error("remove the pending note")(e)),
+    }
 }
 
 /// Removes `blob` from `blobs/out` unless another backup (identical content) still uses it.
@@ -316,6 +366,7 @@ impl Operation for CreateAccountBackup {
             .resource(Backup::NAME, &req.id)
             .map_err(store_error)?
             .and_then(|row| blob_of(&row.data));
+        settle_pending(ctx, &layout, &req.id)?;
 
         // 1. The home, as the tenant made it.
         let mut raw = scratch(&layout)?;
@@ -411,6 +462,7 @@ impl Operation for CreateAccountBackup {
         // 3. Into blobs/out under its SHA-256.
         let (blob, size) =
             blobs::write_outgoing(&layout, &mut BufReader::new(packed)).map_err(blob_error)?;
+        note_pending(&layout, &req.id, &blob)?;
         crash::point("backup.after_write_blob");
         if let Some(previous) = previous.filter(|p| p != &blob) {
             release_blob(ctx, &previous, &req.id)?;
@@ -487,6 +539,7 @@ impl Operation for RemoveAccountBackup {
         {
             release_blob(ctx, &blob, &req.id)?;
         }
+        settle_pending(ctx, &layout(ctx)?, &req.id)?;
         ctx.forget_resource();
         Ok(BackupResult {
             state: Presence::Absent,

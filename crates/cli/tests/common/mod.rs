@@ -274,14 +274,25 @@ impl Node {
                 account.resource_id
             );
         }
-        // Every backup's archive is in blobs/out.
-        for backup in of("backup") {
-            let blob = backup.data["blob"].as_str().unwrap();
+        // Every backup's archive is in blobs/out, and none that a killed create wrote is
+        // left there unrecorded (its note in state/backup-pending names it).
+        let archives: BTreeSet<String> = of("backup")
+            .map(|r| r.data["blob"].as_str().unwrap().to_owned())
+            .collect();
+        for blob in &archives {
             assert!(
                 self.layout.blobs_out().join(blob).is_file(),
-                "the archive of backup {} is missing",
-                backup.resource_id
+                "the archive {blob} of a backup is missing"
             );
+        }
+        if let Ok(notes) = std::fs::read_dir(self.layout.state_dir().join("backup-pending")) {
+            for note in notes {
+                let noted = std::fs::read_to_string(note.unwrap().path()).unwrap();
+                assert!(
+                    archives.contains(&noted) || !self.layout.blobs_out().join(&noted).exists(),
+                    "the archive {noted} of a killed create is left in blobs/out"
+                );
+            }
         }
         if self.mariadb_socket.is_none() {
             self.check_mariadb_sim(&rows);

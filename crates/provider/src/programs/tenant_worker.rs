@@ -422,6 +422,55 @@ mod tests {
         assert_eq!(err.code(), "tenant_path_unsafe");
     }
 
+    /// The streaming requests take the same in-process path (the dev node without root):
+    /// an archive of the home out, and back in.
+    #[test]
+    fn sim_without_root_archives_and_extracts_in_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut provider = sim_provider(Platform::Debian, dir.path(), vec![]);
+        provider.is_root = false;
+        let me = rustix::process::geteuid().as_raw();
+        let my_gid = rustix::process::getegid().as_raw();
+        let home = provider.sysconf("/home/acme");
+        std::fs::create_dir_all(home.join("web")).unwrap();
+        std::fs::write(home.join("web/index.html"), b"hello").unwrap();
+        let who = Identity::new(
+            if me == 0 { 64_200 } else { me },
+            if my_gid == 0 { 64_200 } else { my_gid },
+            vec![],
+            "/home/acme".into(),
+        )
+        .unwrap();
+        let mut archive = Vec::new();
+        let counts = provider.archive_home(&who, &mut archive).unwrap();
+        assert_eq!((counts.files, counts.dirs, counts.bytes), (1, 1, 5));
+        std::fs::remove_dir_all(home.join("web")).unwrap();
+        let written = provider.extract_home(&who, &mut &archive[..]).unwrap();
+        assert_eq!(written.files, 1);
+        assert_eq!(
+            std::fs::read(home.join("web/index.html")).unwrap(),
+            b"hello"
+        );
+        let records = audit_records(&provider).unwrap();
+        assert_eq!(records.len(), 2);
+        assert!(
+            records
+                .iter()
+                .all(|r| r.backend == "sim" && r.status == Some(0))
+        );
+        // A hostile archive fails the same way in-process.
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Link);
+        header.as_old_mut().name[..6].copy_from_slice(b"shadow");
+        header.as_old_mut().linkname[..11].copy_from_slice(b"/etc/shadow");
+        header.set_cksum();
+        builder.append(&header, &[][..]).unwrap();
+        let hostile = builder.into_inner().unwrap();
+        let err = provider.extract_home(&who, &mut &hostile[..]).unwrap_err();
+        assert_eq!(err.code(), "tenant_archive_invalid");
+    }
+
     #[test]
     fn the_worker_is_found_beside_the_running_executable_unless_configured() {
         let dir = tempfile::tempdir().unwrap();
