@@ -655,7 +655,9 @@ impl StateDb {
     }
 }
 
-fn read_resource(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<ResourceRow, StoreError>> {
+pub(crate) fn read_resource(
+    r: &rusqlite::Row<'_>,
+) -> rusqlite::Result<Result<ResourceRow, StoreError>> {
     let family: String = r.get(0)?;
     let id: String = r.get(1)?;
     let owner: String = r.get(2)?;
