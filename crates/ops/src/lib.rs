@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod autoresponder;
+pub mod backup;
 pub mod context;
 pub mod dkim_key;
 pub mod drift;
@@ -95,6 +96,9 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ftp_account::SuspendFtpAccount>()
             .op::<ftp_account::UnsuspendFtpAccount>()
             .op::<runtime::ObserveRuntime>()
+            .op::<backup::CreateAccountBackup>()
+            .op::<backup::RestoreAccountBackup>()
+            .op::<backup::RemoveAccountBackup>()
             .op::<web_access::EnsureProtectedDirectory>()
             .op::<web_access::RemoveProtectedDirectory>()
             .op::<web_access::EnsureIpBlock>()
