@@ -296,10 +296,36 @@ fn dkim_record_in_the_result_is_the_key_on_disk() {
         "mail2026._domainkey.{DOMAIN} {DOMAIN}:mail2026:{}",
         key.display()
     )));
+    // OpenDKIM was not running: nothing to reload (it reads the tables when it starts).
+    let opendkim_reloads = |node: &Node| {
+        provider::testing::sim_service_reloads(&node.provider)
+            .unwrap()
+            .iter()
+            .filter(|u| *u == "opendkim.service")
+            .count()
+    };
+    assert_eq!(opendkim_reloads(&node), 0);
     // Sent again: the same key, so the published record stays valid.
     let again = run(&mut node, &ensure_dkim(4, 54, 10, DOMAIN));
     assert_eq!(again["dkim"], result["dkim"]);
     node.check_converged();
+
+    // With OpenDKIM running, each batch that writes its tables reloads it once (here two
+    // batches: the new domain's and its key's).
+    let units = node.path(provider::SIM_UNITS_DIR);
+    std::fs::create_dir_all(&units).unwrap();
+    std::fs::write(units.join("opendkim.service"), "active\n").unwrap();
+    run(
+        &mut node,
+        &ensure_mail_domain(5, 51, 10, "other.example.com"),
+    );
+    run(&mut node, &ensure_dkim(6, 55, 10, "other.example.com"));
+    assert_eq!(opendkim_reloads(&node), 2);
+    let keytable = std::fs::read_to_string(node.path("/etc/opendkim/layerone/KeyTable")).unwrap();
+    assert!(
+        keytable.contains("mail2026._domainkey.other.example.com"),
+        "{keytable}"
+    );
 }
 
 #[test]

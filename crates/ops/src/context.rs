@@ -30,6 +30,9 @@ pub enum Service {
     Postfix,
     /// Tested with `doveconf -n`, reloaded with `doveadm reload`.
     Dovecot,
+    /// OpenDKIM's KeyTable and SigningTable: no configuration test exists for them (they are
+    /// derived whole from validated values); reloaded with `systemctl reload` when running.
+    OpenDkim,
 }
 
 impl Service {
@@ -39,6 +42,7 @@ impl Service {
             Service::PhpFpm(version) => version.fpm_name(),
             Service::Postfix => "postfix",
             Service::Dovecot => "dovecot",
+            Service::OpenDkim => "opendkim",
         }
     }
 
@@ -48,6 +52,7 @@ impl Service {
             Service::PhpFpm(version) => provider.php_fpm_configtest(version),
             Service::Postfix => provider.postfix_check(),
             Service::Dovecot => provider.doveconf_check(),
+            Service::OpenDkim => Ok(()),
         }
     }
 
@@ -57,6 +62,7 @@ impl Service {
             Service::PhpFpm(version) => provider.php_fpm_reload(version),
             Service::Postfix => provider.postfix_reload(),
             Service::Dovecot => provider.dovecot_reload(),
+            Service::OpenDkim => provider.opendkim_reload().map(|_| ()),
         }
     }
 }

@@ -453,14 +453,16 @@ fn install(ctx: &mut Ctx, mail: &MailState, target: Target) -> Result<(), OpErro
             provider
                 .ensure_dir(&provider.sysconf(layout.dkim_dir), 0o755)
                 .map_err(provider_error)?;
-            // OpenDKIM has no configuration test and no reload program in the node's table:
-            // the tables are replaced atomically and read at its next start.
-            for (path, content) in mail.dkim_files(&provider) {
-                provider
-                    .write_config_atomic(&path, &content, 0o644)
-                    .map_err(provider_error)?;
-            }
-            Ok(())
+            let files: Vec<ConfigFile> = mail
+                .dkim_files(&provider)
+                .into_iter()
+                .map(|(path, content)| ConfigFile {
+                    path,
+                    content,
+                    secret_group: None,
+                })
+                .collect();
+            ctx.write_service_configs(Service::OpenDkim, &files)
         }
     }
 }

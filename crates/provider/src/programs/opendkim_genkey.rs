@@ -74,3 +74,40 @@ mod tests {
         assert_eq!(parse_dkim_txt("garbage"), None);
     }
 }
+
+/// OpenDKIM's unit. It reads its KeyTable and SigningTable at start and on reload.
+pub const OPENDKIM_UNIT: &str = "opendkim.service";
+
+impl Provider {
+    /// Makes a running OpenDKIM read its tables again: `systemctl show` of its unit, then
+    /// `systemctl reload opendkim.service` when it is active. A node where OpenDKIM is not
+    /// installed or not running has nothing to reload (it reads the tables when it starts):
+    /// `Ok(false)`, and the mail families' changes do not fail for it.
+    pub fn opendkim_reload(&self) -> Result<bool, ProviderError> {
+        let mut show = Argv::new();
+        show.arg("show")
+            .arg("--property=LoadState,ActiveState")
+            .arg("--")
+            .arg(OPENDKIM_UNIT);
+        let out = self.execute(
+            Program::Systemctl,
+            &show,
+            None,
+            Program::Systemctl.default_timeout(),
+        )?;
+        let state =
+            crate::programs::service_state::parse_show(&String::from_utf8_lossy(&out.stdout));
+        if state.active_state != "active" {
+            return Ok(false);
+        }
+        let mut reload = Argv::new();
+        reload.arg("reload").arg(OPENDKIM_UNIT);
+        self.execute(
+            Program::Systemctl,
+            &reload,
+            None,
+            Program::Systemctl.default_timeout(),
+        )?;
+        Ok(true)
+    }
+}

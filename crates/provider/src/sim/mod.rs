@@ -70,6 +70,14 @@ pub(crate) fn run(
         Program::Systemctl if args.first().is_some_and(|verb| verb == "show") => {
             systemctl::systemctl(provider, &args)
         }
+        // OpenDKIM's reload (the node only asks when `show` said it is active).
+        Program::Systemctl
+            if args.len() == 2
+                && args[0] == "reload"
+                && args[1] == crate::programs::opendkim_genkey::OPENDKIM_UNIT =>
+        {
+            php_fpm::record_reload(provider, &args[1])
+        }
         Program::Systemctl => php_fpm::systemctl(provider, &args),
         Program::Crontab => cron::crontab(provider, &args),
         Program::Selectorctl => selectorctl::selectorctl(provider, &args),

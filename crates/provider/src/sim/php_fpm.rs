@@ -163,6 +163,12 @@ pub(super) fn systemctl(provider: &Provider, args: &[String]) -> Outcome {
             ),
         );
     }
+    record_reload(provider, unit)
+}
+
+/// Records a unit's reload in [`SIM_SERVICE_RELOADS_FILE`] (read by
+/// `testing::sim_service_reloads`).
+pub(super) fn record_reload(provider: &Provider, unit: &str) -> Outcome {
     let file = provider.sysconf(SIM_SERVICE_RELOADS_FILE);
     let recorded = (|| -> std::io::Result<()> {
         if let Some(parent) = file.parent() {
