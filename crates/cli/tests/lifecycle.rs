@@ -136,6 +136,29 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             account_op(100, "remove_account", 10),
         ),
         (
+            "ensure_certificate",
+            vec![account(), domain()],
+            ensure_cert(100, 80, 10, 30, "shop.example.com"),
+        ),
+        (
+            "remove_certificate",
+            vec![
+                account(),
+                domain(),
+                ensure_cert(6, 80, 10, 30, "shop.example.com"),
+            ],
+            remove_cert(100, 80, 10),
+        ),
+        (
+            "remove_account (certificate)",
+            vec![
+                account(),
+                domain(),
+                ensure_cert(6, 80, 10, 30, "shop.example.com"),
+            ],
+            account_op(100, "remove_account", 10),
+        ),
+        (
             "observe_php_versions",
             vec![],
             observe_php(&id(0xfeed).parse().unwrap(), 100),
@@ -317,6 +340,7 @@ fn can_reach(operation: &str, point: &str) -> bool {
         "ensure_ssh_key" | "remove_ssh_key" => &["ssh_key."],
         "ensure_scheduled_task" | "remove_scheduled_task" => &["scheduled_task."],
         "observe_php_versions" => &[],
+        "ensure_certificate" | "remove_certificate" => &["certificate."],
         _ => &["web_domain.", "redirect.", "php."],
     };
     families.iter().any(|p| point.starts_with(p))
@@ -345,7 +369,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let db_user = 80 + account * 2 + thing;
     let grant = 100 + account * 2 + thing;
     let domain = 40 + account * 2 + thing;
-    match rng.below(29) {
+    match rng.below(31) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -397,6 +421,14 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         26 => set_isolation(req, account, rng.below(2) == 0),
         27 => account_op(req, "observe_account_usage", account),
         28 => account_op(req, "rebuild_account", account),
+        29 => ensure_cert(
+            req,
+            110 + account * 2 + thing,
+            account,
+            domain,
+            &format!("d{}.example.com", account * 2 + thing),
+        ),
+        30 => remove_cert(req, 110 + account * 2 + thing, account),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -615,8 +647,9 @@ fn purge_leaves_nothing_for_every_family() {
     node.submit(&set_php_extensions(7, 10, &["intl"]));
     node.submit(&ensure_redirect(8, 50, 10, 30, "/old"));
     node.submit(&ensure_task(9, 60, 10, "@daily"));
+    node.submit(&ensure_cert(11, 80, 10, 30, "shop.example.com"));
     node.pass();
-    for rid in 5..=9 {
+    for rid in (5..=9).chain([11]) {
         assert_eq!(
             node.job_state(&id(rid)),
             Some(JobState::Succeeded),
@@ -673,6 +706,12 @@ fn purge_leaves_nothing_for_every_family() {
         "the home is still there"
     );
     assert!(node.vhosts().is_empty(), "a vhost is still there");
+    let cert_dir = node.path(ops::certificate::CERTIFICATE_DIR);
+    assert_eq!(
+        std::fs::read_dir(&cert_dir).unwrap().count(),
+        0,
+        "a certificate file is still there"
+    );
     assert_eq!(
         provider::testing::sim_mariadb_contents(&node.provider).unwrap(),
         Default::default(),

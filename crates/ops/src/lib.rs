@@ -5,6 +5,7 @@
 //! appearance, so `account` comes first and is purged last.
 
 pub mod account;
+pub mod certificate;
 pub mod context;
 pub mod drift;
 pub mod mysql_database;
@@ -62,6 +63,8 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<php::ObservePhpVersions>()
             .op::<scheduled_task::EnsureScheduledTask>()
             .op::<scheduled_task::RemoveScheduledTask>()
+            .op::<certificate::EnsureCertificate>()
+            .op::<certificate::RemoveCertificate>()
             .build()
     })
 }
