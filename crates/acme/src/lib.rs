@@ -230,6 +230,73 @@ fn with_leaf<T>(
     Ok(f(&cert))
 }
 
+/// What the catalogue's certificate operations check in a chain's end-entity certificate.
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    /// The certificate itself (DER), for its fingerprint.
+    pub der: Vec<u8>,
+    /// Its SubjectPublicKeyInfo (DER), compared with the private key's.
+    pub public_key_der: Vec<u8>,
+    /// Its DNS subject alternative names, as written (a wildcard keeps its `*.`).
+    pub dns_names: Vec<String>,
+    pub not_before: i64,
+    pub not_after: i64,
+}
+
+/// Parses every PEM block of `chain_pem` as a certificate (end-entity first) and returns the
+/// first one's details and how many certificates the chain holds.
+pub fn parse_chain(chain_pem: &str) -> Result<(Leaf, usize), AcmeError> {
+    let mut leaf = None;
+    let mut count = 0usize;
+    for pem in x509_parser::pem::Pem::iter_from_buffer(chain_pem.as_bytes()) {
+        let pem = pem.map_err(|e| AcmeError::Certificate(e.to_string()))?;
+        if pem.label != "CERTIFICATE" {
+            return Err(AcmeError::Certificate(format!(
+                "a {} block in a certificate chain",
+                pem.label
+            )));
+        }
+        let cert = pem
+            .parse_x509()
+            .map_err(|e| AcmeError::Certificate(e.to_string()))?;
+        count += 1;
+        if leaf.is_none() {
+            let dns_names = cert
+                .subject_alternative_name()
+                .ok()
+                .flatten()
+                .map(|san| {
+                    san.value
+                        .general_names
+                        .iter()
+                        .filter_map(|g| match g {
+                            x509_parser::extensions::GeneralName::DNSName(d) => {
+                                Some(d.to_ascii_lowercase())
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            leaf = Some(Leaf {
+                der: pem.contents.clone(),
+                public_key_der: cert.public_key().raw.to_vec(),
+                dns_names,
+                not_before: cert.validity().not_before.timestamp(),
+                not_after: cert.validity().not_after.timestamp(),
+            });
+        }
+    }
+    leaf.map(|l| (l, count))
+        .ok_or_else(|| AcmeError::Certificate("no certificate in the chain".into()))
+}
+
+/// The SubjectPublicKeyInfo (DER) of a PKCS#8 PEM private key.
+pub fn key_public_der(key_pem: &str) -> Result<Vec<u8>, AcmeError> {
+    let key = rcgen::KeyPair::from_pem(key_pem).map_err(AcmeError::Key)?;
+    Ok(rcgen::PublicKeyData::subject_public_key_info(&key))
+}
+
 /// When the chain's end-entity certificate stops being valid (Unix seconds).
 pub fn not_after(chain_pem: &str) -> Result<i64, AcmeError> {
     with_leaf(chain_pem, |c| c.validity().not_after.timestamp())
@@ -297,6 +364,21 @@ mod tests {
         assert!(expires > 4_000_000_000);
         assert!(needs_renewal(&pem, "node1.example.test", 0, Duration::from_secs(1)).unwrap());
         assert!(not_after("garbage").is_err());
+    }
+
+    #[test]
+    fn a_chain_is_parsed_and_its_key_compared() {
+        let certified = rcgen::generate_simple_self_signed(vec!["a.example.test".into()]).unwrap();
+        let chain = format!("{}{}", certified.cert.pem(), certified.cert.pem());
+        let (leaf, count) = parse_chain(&chain).unwrap();
+        assert_eq!(count, 2);
+        assert_eq!(leaf.dns_names, ["a.example.test"]);
+        let key = certified.signing_key.serialize_pem();
+        assert_eq!(key_public_der(&key).unwrap(), leaf.public_key_der);
+        let other = generate_key().unwrap();
+        assert_ne!(key_public_der(&other).unwrap(), leaf.public_key_der);
+        assert!(parse_chain(&key).is_err(), "a key is not a chain");
+        assert!(parse_chain("").is_err());
     }
 
     #[test]

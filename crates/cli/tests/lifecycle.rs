@@ -156,6 +156,29 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             account_op(100, "remove_account", 10),
         ),
         (
+            "ensure_certificate",
+            vec![account(), domain()],
+            ensure_cert(100, 80, 10, 30, "shop.example.com"),
+        ),
+        (
+            "remove_certificate",
+            vec![
+                account(),
+                domain(),
+                ensure_cert(6, 80, 10, 30, "shop.example.com"),
+            ],
+            remove_cert(100, 80, 10),
+        ),
+        (
+            "remove_account (certificate)",
+            vec![
+                account(),
+                domain(),
+                ensure_cert(6, 80, 10, 30, "shop.example.com"),
+            ],
+            account_op(100, "remove_account", 10),
+        ),
+        (
             "observe_php_versions",
             vec![],
             observe_php(&id(0xfeed).parse().unwrap(), 100),
@@ -444,6 +467,7 @@ fn can_reach(operation: &str, point: &str) -> bool {
         "ensure_ssh_key" | "remove_ssh_key" => &["ssh_key."],
         "ensure_scheduled_task" | "remove_scheduled_task" => &["scheduled_task."],
         "observe_php_versions" => &[],
+        "ensure_certificate" | "remove_certificate" => &["certificate."],
         _ => &["web_domain.", "redirect.", "php."],
     };
     families.iter().any(|p| point.starts_with(p))
@@ -474,7 +498,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(40) {
+    match rng.below(42) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -567,6 +591,14 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         ),
         38 => remove_ftp(req, 260 + account * 2 + thing, account),
         39 => observe_runtime(req, &id(0xfeed).parse().unwrap()),
+        40 => ensure_cert(
+            req,
+            110 + account * 2 + thing,
+            account,
+            domain,
+            &format!("d{}.example.com", account * 2 + thing),
+        ),
+        41 => remove_cert(req, 110 + account * 2 + thing, account),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -797,6 +829,7 @@ fn purge_leaves_nothing_for_every_family() {
         ensure_autoresponder(17, 153, 10, 151),
         ensure_dkim(18, 154, 10, "shop.example.com"),
         set_spam(19, 155, 10, "shop.example.com", "standard"),
+        ensure_cert(21, 80, 10, 30, "shop.example.com"),
     ];
     for body in later {
         node.submit(&body);
@@ -854,6 +887,12 @@ fn purge_leaves_nothing_for_every_family() {
         "the home is still there"
     );
     assert!(node.vhosts().is_empty(), "a vhost is still there");
+    let cert_dir = node.path(ops::certificate::CERTIFICATE_DIR);
+    assert_eq!(
+        std::fs::read_dir(&cert_dir).unwrap().count(),
+        0,
+        "a certificate file is still there"
+    );
     assert_eq!(
         provider::testing::sim_mariadb_contents(&node.provider).unwrap(),
         Default::default(),

@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod autoresponder;
+pub mod certificate;
 pub mod context;
 pub mod dkim_key;
 pub mod drift;
@@ -89,6 +90,8 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ftp_account::EnsureFtpAccount>()
             .op::<ftp_account::RemoveFtpAccount>()
             .op::<runtime::ObserveRuntime>()
+            .op::<certificate::EnsureCertificate>()
+            .op::<certificate::RemoveCertificate>()
             .build()
     })
 }

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::account::{account_info, store_error, tenant_of};
+use crate::certificate::{self, Certificate};
 use crate::context::{Ctx, Service, provider_error};
 use crate::php::{self, PhpVersionFamily, PoolChange};
 
@@ -76,6 +77,15 @@ pub struct VhostExtras {
     pub redirects: Vec<RedirectRule>,
     /// Serve 403 for everything but the challenge path; the document root is left alone.
     pub suspended: bool,
+    /// A certificate bound to the domain: the same site is also served over HTTPS.
+    pub tls: Option<TlsFiles>,
+}
+
+/// The files of a certificate bound to a vhost (mapped paths).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub chain: PathBuf,
+    pub key: PathBuf,
 }
 
 /// `RedirectMatch`'s pattern for a source prefix: the prefix itself or anything beneath it,
@@ -125,15 +135,18 @@ pub fn render_vhost(
     extras: &VhostExtras,
 ) -> String {
     let docroot = docroot.display();
-    let mut out = format!(
+    let header = format!(
         "# Managed by layerone node for web domain {id} of account {account}.\n\
-         # Changes made here are replaced.\n\
-         <VirtualHost *:80>\n    ServerName {domain}\n"
+         # Changes made here are replaced.\n"
     );
+    let mut names = format!("    ServerName {domain}\n");
     if !aliases.is_empty() {
-        let names: Vec<&str> = aliases.iter().map(DomainName::as_str).collect();
-        out.push_str(&format!("    ServerAlias {}\n", names.join(" ")));
+        let list: Vec<&str> = aliases.iter().map(DomainName::as_str).collect();
+        names.push_str(&format!("    ServerAlias {}\n", list.join(" ")));
     }
+    // The body both virtual hosts share: the same site over HTTP and, with a certificate,
+    // over HTTPS (the challenge path stays exempt from redirects in both).
+    let mut out = String::new();
     out.push_str(&format!(
         "    DocumentRoot \"{docroot}\"\n\
          \x20   <Directory \"{docroot}\">\n\
@@ -179,8 +192,19 @@ pub fn render_vhost(
             ));
         }
     }
-    out.push_str("</VirtualHost>\n");
-    out
+    let mut vhost = format!("{header}<VirtualHost *:80>\n{names}{out}</VirtualHost>\n");
+    if let Some(tls) = &extras.tls {
+        vhost.push_str(&format!(
+            "<VirtualHost *:443>\n{names}\
+             \x20   SSLEngine on\n\
+             \x20   SSLCertificateFile \"{}\"\n\
+             \x20   SSLCertificateKeyFile \"{}\"\n\
+             {out}</VirtualHost>\n",
+            tls.chain.display(),
+            tls.key.display()
+        ));
+    }
+    vhost
 }
 
 /// The change the running job makes to a vhost, applied over what state.db records.
@@ -192,6 +216,8 @@ pub enum VhostChange<'a> {
     PhpVersion(Option<PhpVersion>),
     /// A redirect of this domain is written (`Some(row data)`) or removed (`None`).
     Redirect(&'a Hex32, Option<&'a Value>),
+    /// A certificate of this domain is bound (`Some(row data)`) or unbound (`None`).
+    Certificate(&'a Hex32, Option<&'a Value>),
 }
 
 fn corrupt(what: &str) -> OpError {
@@ -293,10 +319,31 @@ fn vhost_text(
                 .map_err(|_| corrupt("redirect status"))?,
         });
     }
+    let mut certificates: BTreeMap<Hex32, Value> = ctx
+        .state
+        .resources_of(&Owner::Tenant(account.clone()), Certificate::NAME)
+        .map_err(store_error)?
+        .into_iter()
+        .map(|r| (r.resource_id, r.data))
+        .collect();
+    if let VhostChange::Certificate(cid, row) = change {
+        match row {
+            Some(data) => certificates.insert(cid.clone(), data.clone()),
+            None => certificates.remove(cid),
+        };
+    }
+    let tls = certificates
+        .iter()
+        .find(|(_, d)| d["web_domain"] == id.as_str())
+        .map(|(cid, _)| {
+            let (chain, key) = certificate::certificate_files(ctx, cid);
+            TlsFiles { chain, key }
+        });
     let extras = VhostExtras {
         php_socket,
         redirects,
         suspended: data["suspended"].as_bool().unwrap_or(false),
+        tls,
     };
     Ok(Some(render_vhost(
         id, account, &domain, &aliases, &docroot, &extras,

@@ -39,6 +39,7 @@ fn extras_full() -> VhostExtras {
             },
         ],
         suspended: false,
+        tls: None,
     }
 }
 
