@@ -41,6 +41,9 @@ pub struct Request<'a> {
     pub contact: Option<&'a str>,
     /// The DNS name the certificate is for.
     pub name: &'a str,
+    /// More DNS names the same certificate covers (a web domain's aliases); each is
+    /// validated over HTTP-01 like `name`.
+    pub aliases: &'a [String],
     /// Saved account credentials (JSON), if any: reused when the CA still knows them.
     pub account: Option<&'a str>,
     /// The certificate's private key (PKCS#8 PEM); its public key goes in the CSR.
@@ -149,7 +152,10 @@ async fn exchange(
         None => create_account(req, builder().map_err(proto())?).await?,
     };
 
-    let identifiers = [Identifier::Dns(req.name.to_owned())];
+    let names: Vec<String> = std::iter::once(req.name.to_owned())
+        .chain(req.aliases.iter().cloned())
+        .collect();
+    let identifiers: Vec<Identifier> = names.iter().cloned().map(Identifier::Dns).collect();
     let mut order = account
         .new_order(&NewOrder::new(&identifiers))
         .await
@@ -186,8 +192,7 @@ async fn exchange(
         });
     }
     let key = rcgen::KeyPair::from_pem(req.key_pem).map_err(AcmeError::Key)?;
-    let mut params =
-        rcgen::CertificateParams::new(vec![req.name.to_owned()]).map_err(AcmeError::Key)?;
+    let mut params = rcgen::CertificateParams::new(names).map_err(AcmeError::Key)?;
     params.distinguished_name = rcgen::DistinguishedName::new();
     let csr = params.serialize_request(&key).map_err(AcmeError::Key)?;
     order.finalize_csr(csr.der()).await.map_err(proto())?;
@@ -215,6 +220,32 @@ async fn create_account(
         )
         .await
         .map_err(AcmeError::protocol(req.directory))
+}
+
+/// A chain for `names` signed by a throw-away CA made on the spot, valid from now for
+/// `valid_for`: what the simulated backend issues instead of asking an ACME server (a dev node
+/// or the tests' random histories). The chain is the certificate, then the CA's.
+pub fn issue_locally(
+    names: &[String],
+    key_pem: &str,
+    valid_for: Duration,
+) -> Result<String, AcmeError> {
+    let ca_key = rcgen::KeyPair::generate().map_err(AcmeError::Key)?;
+    let mut ca_params =
+        rcgen::CertificateParams::new(Vec::<String>::new()).map_err(AcmeError::Key)?;
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "layerone simulated CA");
+    let ca_cert = ca_params.self_signed(&ca_key).map_err(AcmeError::Key)?;
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = rcgen::KeyPair::from_pem(key_pem).map_err(AcmeError::Key)?;
+    let mut params = rcgen::CertificateParams::new(names.to_vec()).map_err(AcmeError::Key)?;
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::minutes(1);
+    params.not_after = now + valid_for;
+    let leaf = params.signed_by(&key, &issuer).map_err(AcmeError::Key)?;
+    Ok(format!("{}{}", leaf.pem(), ca_cert.pem()))
 }
 
 /// The first certificate of a PEM chain, parsed.

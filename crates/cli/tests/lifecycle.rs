@@ -158,24 +158,26 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
         (
             "ensure_certificate",
             vec![account(), domain()],
-            ensure_cert(100, 80, 10, 30, "shop.example.com"),
+            ensure_cert(100, 80, 10, 30),
         ),
         (
             "remove_certificate",
-            vec![
-                account(),
-                domain(),
-                ensure_cert(6, 80, 10, 30, "shop.example.com"),
-            ],
+            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
             remove_cert(100, 80, 10),
         ),
         (
+            "renew_certificate",
+            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
+            renew_cert(100, 80, 10),
+        ),
+        (
+            "observe_certificates",
+            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
+            observe_certs(100, 10),
+        ),
+        (
             "remove_account (certificate)",
-            vec![
-                account(),
-                domain(),
-                ensure_cert(6, 80, 10, 30, "shop.example.com"),
-            ],
+            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
             account_op(100, "remove_account", 10),
         ),
         (
@@ -467,7 +469,8 @@ fn can_reach(operation: &str, point: &str) -> bool {
         "ensure_ssh_key" | "remove_ssh_key" => &["ssh_key."],
         "ensure_scheduled_task" | "remove_scheduled_task" => &["scheduled_task."],
         "observe_php_versions" => &[],
-        "ensure_certificate" | "remove_certificate" => &["certificate."],
+        "ensure_certificate" | "remove_certificate" | "renew_certificate" => &["certificate."],
+        "observe_certificates" => &[],
         _ => &["web_domain.", "redirect.", "php."],
     };
     families.iter().any(|p| point.starts_with(p))
@@ -498,7 +501,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(42) {
+    match rng.below(44) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -591,14 +594,10 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         ),
         38 => remove_ftp(req, 260 + account * 2 + thing, account),
         39 => observe_runtime(req, &id(0xfeed).parse().unwrap()),
-        40 => ensure_cert(
-            req,
-            110 + account * 2 + thing,
-            account,
-            domain,
-            &format!("d{}.example.com", account * 2 + thing),
-        ),
+        40 => ensure_cert(req, 110 + account * 2 + thing, account, domain),
         41 => remove_cert(req, 110 + account * 2 + thing, account),
+        42 => renew_cert(req, 110 + account * 2 + thing, account),
+        43 => observe_certs(req, account),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -829,7 +828,7 @@ fn purge_leaves_nothing_for_every_family() {
         ensure_autoresponder(17, 153, 10, 151),
         ensure_dkim(18, 154, 10, "shop.example.com"),
         set_spam(19, 155, 10, "shop.example.com", "standard"),
-        ensure_cert(21, 80, 10, 30, "shop.example.com"),
+        ensure_cert(21, 80, 10, 30),
     ];
     for body in later {
         node.submit(&body);

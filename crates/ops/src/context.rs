@@ -213,6 +213,22 @@ impl Ctx {
         Ok(())
     }
 
+    /// Reloads `service` now if this batch changed its configuration, instead of waiting for
+    /// the end of the batch: for a job that needs the new configuration live while it runs
+    /// (an ACME challenge answered by a vhost written earlier in the batch). The changes stay
+    /// recorded, so the batch still reloads and, on a failed reload, reverts them.
+    pub fn reload_now(&mut self, service: Service) -> Result<(), OpError> {
+        if !self.changed.iter().any(|c| c.service == service) {
+            return Ok(());
+        }
+        service.reload(&self.provider).map_err(|e| {
+            OpError::retryable(
+                "reload_failed",
+                format!("the {} reload failed: {e}", service.name()),
+            )
+        })
+    }
+
     /// Ends a batch: reloads each service touched in it, once. A service whose reload fails
     /// gets its configuration files put back as they were before the batch and is reloaded
     /// again; its name is returned so the runner fails the jobs that touched it.

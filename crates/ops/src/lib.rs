@@ -92,6 +92,8 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<runtime::ObserveRuntime>()
             .op::<certificate::EnsureCertificate>()
             .op::<certificate::RemoveCertificate>()
+            .op::<certificate::RenewCertificate>()
+            .op::<certificate::ObserveCertificates>()
             .build()
     })
 }

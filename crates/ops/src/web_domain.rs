@@ -79,6 +79,10 @@ pub struct VhostExtras {
     pub suspended: bool,
     /// A certificate bound to the domain: the same site is also served over HTTPS.
     pub tls: Option<TlsFiles>,
+    /// The node's directory of HTTP-01 challenge responses (mapped path): answers
+    /// `/.well-known/acme-challenge/` from outside the tenant's document root, so neither a
+    /// redirect nor the tenant's `.htaccess` can stand in the way of an ACME certificate.
+    pub acme_challenges: Option<PathBuf>,
 }
 
 /// The files of a certificate bound to a vhost (mapped paths).
@@ -147,6 +151,18 @@ pub fn render_vhost(
     // The body both virtual hosts share: the same site over HTTP and, with a certificate,
     // over HTTPS (the challenge path stays exempt from redirects in both).
     let mut out = String::new();
+    if let Some(challenges) = &extras.acme_challenges {
+        let dir = challenges.display();
+        out.push_str(&format!(
+            "    # ACME HTTP-01 challenge responses of the node: never redirected nor denied.\n\
+             \x20   Alias \"{ACME_CHALLENGE_PREFIX}\" \"{dir}/\"\n\
+             \x20   <Directory \"{dir}\">\n\
+             \x20       Options None\n\
+             \x20       AllowOverride None\n\
+             \x20       Require all granted\n\
+             \x20   </Directory>\n"
+        ));
+    }
     out.push_str(&format!(
         "    DocumentRoot \"{docroot}\"\n\
          \x20   <Directory \"{docroot}\">\n\
@@ -344,6 +360,7 @@ fn vhost_text(
         redirects,
         suspended: data["suspended"].as_bool().unwrap_or(false),
         tls,
+        acme_challenges: Some(certificate::challenge_dir(ctx)),
     };
     Ok(Some(render_vhost(
         id, account, &domain, &aliases, &docroot, &extras,

@@ -4,6 +4,8 @@
 //! point. Nothing here mocks the store, the lock or the transaction.
 #![allow(dead_code)]
 
+pub mod acme_ca;
+
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -633,10 +635,19 @@ pub fn cert_bundle(domain: &str) -> (String, String) {
     (made.cert.pem(), made.signing_key.serialize_pem())
 }
 
-pub fn ensure_cert(req: u64, cert: u64, account: u64, domain_id: u64, domain: &str) -> Value {
-    let (chain, key) = cert_bundle(domain);
+/// An ACME certificate for a web domain (the Sim's CA issues it when no `[acme]` table is
+/// configured).
+pub fn ensure_cert(req: u64, cert: u64, account: u64, domain_id: u64) -> Value {
     json!({"request_id": id(req), "operation": "ensure_certificate",
-           "resource": {"id": id(cert), "account": id(account), "web_domain": id(domain_id), "chain": chain, "key": key}})
+           "resource": {"id": id(cert), "account": id(account), "web_domain": id(domain_id), "source": "acme"}})
+}
+
+pub fn renew_cert(req: u64, cert: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "renew_certificate", "resource": {"id": id(cert), "account": id(account)}})
+}
+
+pub fn observe_certs(req: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "observe_certificates", "resource": {"id": id(account)}})
 }
 
 pub fn remove_cert(req: u64, cert: u64, account: u64) -> Value {
