@@ -48,6 +48,10 @@ pub struct Limits {
     /// The most connections open at once (counted from accept, before the TLS handshake); a
     /// connection over the cap is closed at once.
     pub max_connections: usize,
+    /// The largest blob an upload may carry (`PUT /v1/blobs/{sha256}`).
+    pub max_blob_bytes: u64,
+    /// How long a client may take to send a blob.
+    pub blob_read_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -62,6 +66,8 @@ impl Default for Limits {
             body_read_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(10),
             max_connections: 1024,
+            max_blob_bytes: 4 << 30,
+            blob_read_timeout: Duration::from_secs(30 * 60),
         }
     }
 }

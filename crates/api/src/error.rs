@@ -46,6 +46,16 @@ pub enum ApiError {
     StateUnavailable { retry_after_secs: u32 },
     #[error("the inbox is unavailable")]
     InboxUnavailable,
+    #[error("not a blob id")]
+    BlobId,
+    #[error("the content's SHA-256 is {actual}, not the name it was uploaded under")]
+    BlobMismatch { actual: String },
+    #[error("the blob is larger than {limit} bytes")]
+    BlobTooLarge { limit: u64 },
+    #[error("no such blob")]
+    BlobNotFound,
+    #[error("blob storage is unavailable")]
+    BlobStorageUnavailable,
 }
 
 impl From<FieldError> for ApiError {
@@ -161,6 +171,28 @@ impl ApiError {
                 ..p(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "state_unavailable",
+                    "",
+                    message,
+                )
+            },
+            ApiError::BlobId => p(
+                StatusCode::BAD_REQUEST,
+                "invalid_blob_id",
+                "blob",
+                "expected a SHA-256 in 64 lowercase hexadecimal digits".into(),
+            ),
+            ApiError::BlobMismatch { .. } => {
+                p(StatusCode::BAD_REQUEST, "blob_mismatch", "blob", message)
+            }
+            ApiError::BlobTooLarge { .. } => {
+                p(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "", message)
+            }
+            ApiError::BlobNotFound => p(StatusCode::NOT_FOUND, "blob_not_found", "blob", message),
+            ApiError::BlobStorageUnavailable => Parts {
+                retry_after_secs: Some(5),
+                ..p(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "blob_storage_unavailable",
                     "",
                     message,
                 )

@@ -163,6 +163,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         node_id: config.node_id.clone(),
         key_sha256: config.key_sha256,
         inbox,
+        layout: layout.clone(),
         reader,
         changes,
         stopping: stopping.clone(),

@@ -204,9 +204,17 @@ enum Read {
     Broken,
 }
 
-async fn next_chunk(body: &mut Body) -> Option<Result<Option<Bytes>, axum::Error>> {
+pub(crate) async fn next_chunk(body: &mut Body) -> Option<Result<Option<Bytes>, axum::Error>> {
     let frame = poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await?;
     Some(frame.map(|f| f.into_data().ok()))
+}
+
+/// The body's `Content-Length`, when the client declared a valid one.
+pub(crate) fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
 }
 
 /// Reads at most `limit` bytes of body from the stream: an oversized body is refused as soon
@@ -217,10 +225,7 @@ pub(crate) async fn read_body(
     limit: usize,
     timeout: Duration,
 ) -> Result<Bytes, ApiError> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let declared = declared_length(headers);
     if declared.is_some_and(|n| n > limit as u64) {
         // A client waiting for `100 Continue` has sent nothing yet: reading would invite the
         // body, so answer at once. Any other client is already sending it.
@@ -259,7 +264,7 @@ pub(crate) async fn read_body(
     }
 }
 
-async fn drain(body: &mut Body) {
+pub(crate) async fn drain(body: &mut Body) {
     let drain = async {
         let mut seen = 0usize;
         while let Some(Ok(chunk)) = next_chunk(body).await {

@@ -7,8 +7,10 @@
 //!   flags or from a dev node's `dev.json`.
 //! - `layerone install [--root R] [--check]`: converge a server (or a sysroot) to a node.
 //! - `layerone status [--root R]`: installed or not, drift, units, certificate, last pass.
+//! - `layerone cloudlinux SCRIPT [ARGS]`: CloudLinux's panel-integration scripts, read-only.
 
 mod catalogue;
+mod cloudlinux;
 mod dev;
 mod install;
 mod job;
@@ -35,6 +37,8 @@ enum Command {
     Install(install::InstallArgs),
     /// What is installed, what drifted, units, certificate, and the runner's last pass.
     Status(install::StatusArgs),
+    /// CloudLinux's panel-integration scripts (integration.ini), answered from state.db.
+    Cloudlinux(cloudlinux::CloudlinuxArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -60,5 +64,6 @@ fn run() -> anyhow::Result<()> {
         Command::Job(cmd) => job::run(cmd),
         Command::Install(args) => install::run(args),
         Command::Status(args) => install::status(args),
+        Command::Cloudlinux(args) => cloudlinux::run(args),
     }
 }

@@ -282,3 +282,143 @@ fn rebuild_account_puts_back_every_derived_file_byte_identical() {
     node.pass();
     assert_eq!(error_code(&node, 10), "account_missing");
 }
+
+fn set_limits_with_mysql(req: u64, account: u64, cpu: u64, read: u64, write: u64) -> Value {
+    let mut body = set_limits(req, account, 100);
+    body["resource"]["mysql"] = serde_json::json!({"cpu_percent": cpu, "read_kib_per_sec": read, "write_kib_per_sec": write});
+    body
+}
+
+fn dbctl_lines(node: &Node) -> Vec<String> {
+    std::fs::read_to_string(node.path(provider::SIM_DBCTL_FILE))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn database_limits_go_through_dbctl_where_the_governor_is_installed_and_the_purge_resets_them() {
+    let mut node = Node::cloudlinux();
+    provider::testing::seed_mysql_governor(&node.provider).unwrap();
+    node.submit(&ensure_account(1, 10, "shop1"));
+    node.pass();
+    node.submit(&set_limits_with_mysql(2, 10, 150, 2048, 1024));
+    node.pass();
+    let set = result(&node, 2);
+    assert_eq!(
+        set["mysql"],
+        serde_json::json!({"cpu_percent": 150, "read_kib_per_sec": 2048, "write_kib_per_sec": 1024})
+    );
+    assert_eq!(set["limits"]["cpu_percent"], 100);
+    let dbctl: Vec<Vec<String>> = node
+        .audit_records()
+        .into_iter()
+        .filter(|r| r.program == "dbctl")
+        .map(|r| r.args)
+        .collect();
+    assert_eq!(
+        dbctl,
+        [
+            vec![
+                "set",
+                "shop1",
+                "--cpu=150,150,150,150",
+                "--read=2048k,2048k,2048k,2048k",
+                "--write=1024k,1024k,1024k,1024k"
+            ],
+            vec!["list", "--bb"]
+        ]
+    );
+    assert_eq!(
+        dbctl_lines(&node),
+        ["shop1 150,150,150,150 2097152,2097152,2097152,2097152 1048576,1048576,1048576,1048576"]
+    );
+    node.check_converged();
+    node.submit(&account_op(21, "observe_account_usage", 10));
+    node.pass();
+    let usage = result(&node, 21);
+    assert_eq!(usage["mysql_limits_in_effect"], set["mysql"]);
+    assert_eq!(usage["mysql_limits_recorded"], set["mysql"]);
+
+    // The same operation without database limits puts the governor's defaults back.
+    node.submit(&set_limits(3, 10, 100));
+    node.pass();
+    assert!(result(&node, 3).get("mysql").is_none());
+    assert!(dbctl_lines(&node).is_empty());
+    let last = node.audit_records().pop().unwrap();
+    assert_eq!(
+        (last.program.as_str(), last.args),
+        ("dbctl", vec!["delete".to_owned(), "shop1".to_owned()])
+    );
+    node.submit(&account_op(22, "observe_account_usage", 10));
+    node.pass();
+    let usage = result(&node, 22);
+    assert!(usage.get("mysql_limits_recorded").is_none(), "{usage}");
+    // The governor's defaults (the Sim's `default` line: 400 %, 1 GiB/s).
+    assert_eq!(
+        usage["mysql_limits_in_effect"],
+        serde_json::json!({"cpu_percent": 400, "read_kib_per_sec": 1_048_576, "write_kib_per_sec": 1_048_576})
+    );
+    node.check_converged();
+
+    node.submit(&set_limits_with_mysql(4, 10, 80, 512, 512));
+    node.pass();
+    assert_eq!(result(&node, 4)["mysql"]["cpu_percent"], 80);
+    node.submit(&account_op(5, "remove_account", 10));
+    node.pass();
+    assert_eq!(node.job_state(&id(5)), Some(JobState::Succeeded));
+    assert!(
+        dbctl_lines(&node).is_empty(),
+        "the purge left governor limits"
+    );
+    node.check_converged();
+}
+
+#[test]
+fn database_limits_without_the_governor_are_unsupported_and_run_nothing() {
+    // CloudLinux without governor-mysql, and Debian: refused before lvectl or dbctl runs.
+    for mut node in [Node::cloudlinux(), Node::new()] {
+        node.submit(&ensure_account(1, 10, "shop1"));
+        node.pass();
+        let before = node
+            .state()
+            .resource("account", &id(10).parse().unwrap())
+            .unwrap();
+        node.submit(&set_limits_with_mysql(2, 10, 150, 2048, 1024));
+        node.pass();
+        assert_eq!(error_code(&node, 2), "unsupported_on_platform");
+        let after = node
+            .state()
+            .resource("account", &id(10).parse().unwrap())
+            .unwrap();
+        assert_eq!(before, after, "a refused change was recorded");
+        assert!(
+            node.audit_records()
+                .iter()
+                .all(|r| r.program != "lvectl" && r.program != "dbctl"),
+            "a refused change started a program"
+        );
+        assert!(dbctl_lines(&node).is_empty());
+        node.check_converged();
+    }
+}
+
+#[test]
+fn database_limits_out_of_bounds_are_refused_naming_the_field() {
+    let node = Node::new();
+    for (field, value) in [
+        ("cpu_percent", serde_json::json!(0)),
+        ("read_kib_per_sec", serde_json::json!(0)),
+        ("write_kib_per_sec", serde_json::json!(10_485_761)),
+        ("unexpected", serde_json::json!(1)),
+    ] {
+        let mut body = set_limits_with_mysql(1, 10, 100, 1024, 1024);
+        body["resource"]["mysql"][field] = value;
+        let err = ops::registry()
+            .validate(body.to_string().as_bytes(), &node.node_id)
+            .err()
+            .unwrap_or_else(|| panic!("{field} accepted"));
+        assert_eq!(err.field, format!("resource.mysql.{field}"), "{err:?}");
+    }
+}

@@ -97,7 +97,9 @@ fn assert_key_only_in_its_file(node: &Node, key_file: &Path) {
         .filter(|l| !l.starts_with("-----"))
         .collect::<Vec<_>>()
         .concat();
-    let needle = &body[..40];
+    // The private scalar: PKCS#8 keys of one algorithm share their first bytes, and the
+    // public key at the end is in the certificate too.
+    let needle = &body[52..92];
     fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -483,5 +485,134 @@ fn acme_through_pebble_and_a_real_apache_serving_the_challenge() {
     assert!(!vhost(&node, 30).contains(":443"));
     assert!(!chain_file.exists() && !key_file.exists());
     node.provider.apache_configtest().unwrap();
+    node.check_converged();
+}
+
+/// A chain and key for `names` (self-signed) as one PEM bundle, valid from `from` to `to`
+/// (Unix days from now).
+fn bundle(names: &[&str], from_days: i64, to_days: i64) -> (String, String) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params =
+        rcgen::CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>())
+            .unwrap();
+    let day = |d: i64| {
+        let t = ops::certificate::unix_now() + d * 86_400;
+        let days = t.div_euclid(86_400);
+        // Civil date from days since the epoch (Howard Hinnant's algorithm).
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+        let y = (yoe + era * 400 + i64::from(m <= 2)) as i32;
+        rcgen::date_time_ymd(y, m, d)
+    };
+    params.not_before = day(from_days);
+    params.not_after = day(to_days);
+    let cert = params.self_signed(&key).unwrap();
+    (format!("{}{}", cert.pem(), key.serialize_pem()), cert.pem())
+}
+
+#[test]
+fn a_bundle_blob_is_checked_then_bound_and_every_refusal_names_the_blob() {
+    let mut node = Node::with_real_apache();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    run(&mut node, &ensure_domain(2, 30, 10, "shop.example.com"));
+    let before = vhost(&node, 30);
+    let names = ["shop.example.com", "www.shop.example.com"];
+
+    let (good, good_chain) = bundle(&names, -1, 365);
+    let (other, _) = bundle(&names, -1, 365);
+    // The chain of one bundle with the key of another.
+    let other_key = &other[other.find("-----BEGIN PRIVATE KEY-----").unwrap()..];
+    let mismatched = format!("{good_chain}{other_key}");
+    let (expired, _) = bundle(&names, -30, -2);
+    let (elsewhere, _) = bundle(&["other.example.org"], -1, 365);
+    let swapped = node.upload_blob(good.as_bytes());
+    // A blob whose content is no longer what its name says (swapped after the upload).
+    std::fs::write(node.layout.blobs_in().join(&swapped), elsewhere.as_bytes()).unwrap();
+    let no_key = node.upload_blob(good_chain.as_bytes());
+    let cases = [
+        (
+            node.upload_blob(mismatched.as_bytes()),
+            "certificate_key_mismatch",
+        ),
+        (
+            node.upload_blob(expired.as_bytes()),
+            "certificate_not_valid_now",
+        ),
+        (
+            node.upload_blob(elsewhere.as_bytes()),
+            "certificate_not_covering",
+        ),
+        (swapped, "blob_mismatch"),
+        ("ab".repeat(32), "blob_missing"),
+        (no_key, "invalid_private_key"),
+        (node.upload_blob(b"not pem at all"), "invalid_private_key"),
+    ];
+    let mut req = 10;
+    for (blob, expected) in &cases {
+        req += 1;
+        let job = run(&mut node, &ensure_bundle_cert(req, 80, 10, 30, blob));
+        assert_eq!(code(&job), *expected, "{job:?}");
+        let message = &job.error.as_ref().unwrap().message;
+        assert!(message.starts_with("resource.blob:"), "{message}");
+    }
+    // A bundle source without a blob, an ACME source with one.
+    let mut body = ensure_bundle_cert(30, 80, 10, 30, &"ab".repeat(32));
+    body["resource"].as_object_mut().unwrap().remove("blob");
+    assert_eq!(code(&run(&mut node, &body)), "blob_required");
+    let mut body = ensure_cert(31, 80, 10, 30);
+    body["resource"]["blob"] = json!("ab".repeat(32));
+    assert_eq!(code(&run(&mut node, &body)), "blob_not_expected");
+    assert_eq!(
+        vhost(&node, 30),
+        before,
+        "a refused bundle changed the vhost"
+    );
+    let dir = node.path(ops::certificate::CERTIFICATE_DIR);
+    assert_eq!(
+        std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0),
+        0,
+        "a refused bundle left files"
+    );
+
+    // The good one: bound, its key 0600 and nowhere else.
+    let blob = node.upload_blob(good.as_bytes());
+    let ok = run(&mut node, &ensure_bundle_cert(40, 80, 10, 30, &blob));
+    assert_eq!(ok.state, JobState::Succeeded, "{ok:?}");
+    let result = ok.result.unwrap();
+    assert_eq!(result["fingerprint_sha256"], fingerprint_of(&good_chain));
+    assert_eq!(result["covered"], json!(names));
+    let (chain_file, key_file) = files(&node, 80);
+    assert_eq!(std::fs::read_to_string(&chain_file).unwrap(), good_chain);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&chain_file), mode(&key_file)), (0o644, 0o600));
+    assert!(vhost(&node, 30).contains("<VirtualHost *:443>"));
+    node.provider.apache_configtest().unwrap();
+    node.check_converged();
+    let seen = run(&mut node, &observe_certs(41, 10));
+    let listed = &seen.result.unwrap()["certificates"][0];
+    assert_eq!(listed["source"], "bundle");
+    assert_eq!(listed["renewal_due"], false);
+    // Not the node's to renew; the runner's step leaves it alone.
+    assert_eq!(
+        code(&run(&mut node, &renew_cert(42, 80, 10))),
+        "certificate_not_renewable"
+    );
+    // Replayed after the upload is gone: converged from what is in place.
+    std::fs::remove_file(node.layout.blobs_in().join(&blob)).unwrap();
+    let again = run(&mut node, &ensure_bundle_cert(43, 80, 10, 30, &blob));
+    assert_eq!(again.state, JobState::Succeeded, "{again:?}");
+    assert_eq!(again.result.unwrap()["issued"], false);
+    assert_key_only_in_its_file(&node, &key_file);
+
+    // Purged with the account.
+    let purged = run(&mut node, &account_op(44, "remove_account", 10));
+    assert_eq!(purged.state, JobState::Succeeded, "{purged:?}");
+    assert!(!chain_file.exists() && !key_file.exists());
     node.check_converged();
 }

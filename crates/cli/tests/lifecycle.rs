@@ -166,6 +166,11 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             remove_cert(100, 80, 10),
         ),
         (
+            "ensure_certificate (bundle)",
+            vec![account(), domain()],
+            ensure_bundle_cert(100, 80, 10, 30, &shared_bundle().1),
+        ),
+        (
             "renew_certificate",
             vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
             renew_cert(100, 80, 10),
@@ -410,6 +415,7 @@ fn crash_matrix_converges_at_every_point() {
                 node.pass();
             }
             fill_sim_database(&node, name);
+            node.upload_blob(shared_bundle().0.as_bytes());
             node.submit(&target);
             let crashed = node.run(Some(point));
             if !crashed.success() {
@@ -501,7 +507,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(44) {
+    match rng.below(45) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -598,6 +604,13 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         41 => remove_cert(req, 110 + account * 2 + thing, account),
         42 => renew_cert(req, 110 + account * 2 + thing, account),
         43 => observe_certs(req, account),
+        44 => ensure_bundle_cert(
+            req,
+            110 + account * 2 + thing,
+            account,
+            domain,
+            &shared_bundle().1,
+        ),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -637,6 +650,8 @@ fn run_history(seed: u64) {
     } else {
         Node::new()
     };
+    // The bundle every `ensure_certificate` with a bundle source names.
+    node.upload_blob(shared_bundle().0.as_bytes());
     let mut submitted: Vec<Value> = Vec::new();
     let mut next_req = 1000;
     for _step in 0..12 {

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use registry::{EventPage, JobView};
+use registry::{BlobId, EventPage, JobView};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use serde::de::DeserializeOwned;
@@ -466,6 +466,41 @@ impl NodeClient {
                 // for the job (the wait parameter only applies when nothing is there).
             }
         }
+    }
+
+    /// Uploads a blob under its SHA-256 (what a job then names, e.g. a certificate bundle or
+    /// an archive to restore) and returns that name. Uploading the same content twice is fine.
+    pub fn put_blob(&self, content: &[u8]) -> Result<BlobId, ClientError> {
+        use sha2::Digest as _;
+        let id = hex::encode(sha2::Sha256::digest(content));
+        let resp = self.request(
+            "PUT",
+            &format!("/v1/blobs/{id}"),
+            Some(content),
+            &[("Content-Type", "application/octet-stream")],
+        )?;
+        let answer: Value = expect_json(&resp)?;
+        answer["blob"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .filter(|blob: &BlobId| blob.as_str() == id)
+            .ok_or_else(|| ClientError::Http("the node stored the blob under another name".into()))
+    }
+
+    /// Downloads a blob the node produced (an account's backup), checked against its name.
+    /// Held in memory: at most the client's response limit.
+    pub fn get_blob(&self, id: &BlobId) -> Result<Vec<u8>, ClientError> {
+        use sha2::Digest as _;
+        let resp = self.request("GET", &format!("/v1/blobs/{id}"), None, &[])?;
+        if !(200..300).contains(&resp.status) {
+            return Err(api_error(&resp));
+        }
+        if hex::encode(sha2::Sha256::digest(&resp.body)) != id.as_str() {
+            return Err(ClientError::Http(format!(
+                "the blob downloaded as {id} has another SHA-256"
+            )));
+        }
+        Ok(resp.body)
     }
 
     /// Every operation this node offers, with schemas and examples.

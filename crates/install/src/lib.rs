@@ -15,6 +15,8 @@
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
 //! - `status.rs`: what is installed and what drifted, without changing anything.
 //! - `tls.rs`: the placeholder certificate, the Apache vhost and include, ACME and renewal.
+//! - On the `cloudlinux` profile, `/opt/cpvendor/etc/integration.ini` naming the node's
+//!   panel-integration scripts (the `cloudlinux` crate).
 //!
 //! A second run changes nothing and says so; `--check` says what a run would change and
 //! changes nothing (its read-only `systemctl` queries are audited in a throw-away directory,
@@ -372,6 +374,19 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     });
     if api_changed && !opts.check {
         e.provider.systemd_restart(units::API_UNIT, false)?;
+    }
+    // CloudLinux learns the node's users, domains, packages and PHP versions from the
+    // panel-integration scripts this file names (`layerone cloudlinux SCRIPT`). World-readable,
+    // as CloudLinux requires; only on the cloudlinux profile.
+    if config.platform == Platform::CloudLinux {
+        e.dir(paths::CPVENDOR_DIR, 0o755, LayoutOwner::Root)?;
+        e.dir(paths::CPVENDOR_ETC_DIR, 0o755, LayoutOwner::Root)?;
+        e.derived(
+            cloudlinux::INTEGRATION_INI,
+            cloudlinux::integration_ini(paths::LAYERONE_BIN).as_bytes(),
+            0o644,
+            LayoutOwner::Root,
+        )?;
     }
     // Apache's side and, with an [acme] table, the real certificate.
     let mut notes = Vec::new();

@@ -36,3 +36,9 @@ pub const DROP_IN_DIRS: &[&str] = &[
 pub const API_USER: &str = "layerone-api";
 /// The runner's binaries, as the units name them.
 pub const BIN_DIR: &str = "/usr/bin";
+/// The CloudLinux vendor directory whose `etc/integration.ini` names the node's
+/// panel-integration scripts (cloudlinux profile only).
+pub const CPVENDOR_DIR: &str = "/opt/cpvendor";
+pub const CPVENDOR_ETC_DIR: &str = "/opt/cpvendor/etc";
+/// The `layerone` command, as integration.ini names it.
+pub const LAYERONE_BIN: &str = "/usr/bin/layerone";

@@ -206,6 +206,11 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
     assert_eq!(version as usize, store::STATE_SCHEMA_VERSION);
+    // Debian: no CloudLinux panel integration.
+    assert!(
+        std::fs::symlink_metadata(at(&root, "/opt/cpvendor")).is_err(),
+        "a debian install wrote CloudLinux's integration directory"
+    );
     // The units are enabled the way systemd does it.
     for link in [
         "/etc/systemd/system/multi-user.target.wants/layerone-api.service",
@@ -447,5 +452,56 @@ fn a_new_name_gets_a_new_placeholder_and_the_old_one_is_kept_aside() {
             .unwrap()
             .changes,
         vec![]
+    );
+}
+
+#[test]
+fn a_cloudlinux_install_writes_the_integration_ini_naming_every_script_and_converges() {
+    let (_dir, root) = sysroot();
+    let mut o = opts(&root);
+    o.platform = Some(Platform::CloudLinux);
+    let first = install::install(&o).unwrap();
+    let ini = at(&root, "/opt/cpvendor/etc/integration.ini");
+    assert!(first.changes.iter().any(|c| matches!(c,
+        Change::WriteFile { path, .. } if path == "/opt/cpvendor/etc/integration.ini")));
+    let text = std::fs::read_to_string(&ini).unwrap();
+    assert_eq!(text, cloudlinux::integration_ini("/usr/bin/layerone"));
+    for script in [
+        "panel_info",
+        "db_info",
+        "packages",
+        "users",
+        "domains",
+        "resellers",
+        "admins",
+        "php",
+    ] {
+        assert!(
+            text.contains(&format!(
+                "\n{script} = /usr/bin/layerone cloudlinux {script}\n"
+            )),
+            "{script} missing from {text}"
+        );
+    }
+    // Readable by every user, as CloudLinux requires; root's.
+    for (path, dir, mode) in [
+        ("/opt/cpvendor", true, 0o755),
+        ("/opt/cpvendor/etc", true, 0o755),
+        ("/opt/cpvendor/etc/integration.ini", false, 0o644),
+    ] {
+        let m = std::fs::symlink_metadata(at(&root, path)).unwrap();
+        assert_eq!(m.is_dir(), dir, "{path}");
+        assert_eq!(m.permissions().mode() & 0o7777, mode, "{path}");
+        assert_eq!((m.uid(), m.gid()), (0, 0), "{path}");
+    }
+    let second = install::install(&InstallOptions::new(&root)).unwrap();
+    assert_eq!(second.changes, vec![], "a second run must change nothing");
+    // A hand-edited ini is the installer's to put back; the edit is kept in override/.
+    std::fs::write(&ini, "[integration_scripts]\nusers = /bin/true\n").unwrap();
+    let third = install::install(&InstallOptions::new(&root)).unwrap();
+    assert!(!third.changes.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&ini).unwrap(),
+        cloudlinux::integration_ini("/usr/bin/layerone")
     );
 }

@@ -8,10 +8,10 @@
 
 use std::path::PathBuf;
 
-use provider::{Expire, LveLimits, Platform, UserAdd, UserMod};
+use provider::{Expire, GovernorLimits, LveLimits, Platform, UserAdd, UserMod};
 use registry::types::{
-    CpuPercent, Hex32, Inodes, IoKibPerSec, MemoryMiB, MiB, PasswordHash, Presence, ProcessCount,
-    Shell, Username,
+    CpuPercent, GovernorKibPerSec, Hex32, Inodes, IoKibPerSec, MemoryMiB, MiB, PasswordHash,
+    Presence, ProcessCount, Shell, Username,
 };
 use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
@@ -54,6 +54,11 @@ impl Family for Account {
             if row.data["cagefs"].as_bool() == Some(true) {
                 ctx.provider
                     .cagefs_set(&username, false)
+                    .map_err(provider_error)?;
+            }
+            if row.data.get("mysql_limits").is_some_and(|l| !l.is_null()) {
+                ctx.provider
+                    .dbctl_delete(&username)
                     .map_err(provider_error)?;
             }
         }
@@ -606,6 +611,71 @@ pub struct SetAccountLimitsRequest {
     pub processes: ProcessCount,
     /// Concurrent entry processes (web requests entering the account's LVE); 0 = unlimited.
     pub entry_processes: ProcessCount,
+    /// The account's database limits, through MySQL Governor (`dbctl set`). Only where the
+    /// governor is installed: elsewhere a request with them fails `unsupported_on_platform`
+    /// and changes nothing. Absent: the account has the governor's defaults (`dbctl delete`
+    /// when limits were set before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<MysqlLimitsRequest>,
+}
+
+/// MySQL Governor limits for one account, the same for each of the governor's periods
+/// (current, short, mid, long).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(remote = "Self", deny_unknown_fields)]
+pub struct MysqlLimitsRequest {
+    /// CPU of the account's queries, in % of one core.
+    pub cpu_percent: CpuPercent,
+    /// Reads, in KiB/s.
+    pub read_kib_per_sec: GovernorKibPerSec,
+    /// Writes, in KiB/s.
+    pub write_kib_per_sec: GovernorKibPerSec,
+}
+
+// From a JSON object only: serde would also build the struct from an array of its values,
+// and a field error must keep its path. The derive stays, as the inherent `remote` functions.
+impl<'de> Deserialize<'de> for MysqlLimitsRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectOnly;
+        impl<'de> serde::de::Visitor<'de> for ObjectOnly {
+            type Value = MysqlLimitsRequest;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object {cpu_percent, read_kib_per_sec, write_kib_per_sec}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<MysqlLimitsRequest, A::Error> {
+                MysqlLimitsRequest::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(ObjectOnly)
+    }
+}
+
+impl Serialize for MysqlLimitsRequest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        MysqlLimitsRequest::serialize(self, s)
+    }
+}
+
+/// Database limits as `dbctl list --bb` reports them (read and write converted to KiB/s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MysqlLimits {
+    pub cpu_percent: u64,
+    pub read_kib_per_sec: u64,
+    pub write_kib_per_sec: u64,
+}
+
+impl From<GovernorLimits> for MysqlLimits {
+    fn from(l: GovernorLimits) -> MysqlLimits {
+        MysqlLimits {
+            cpu_percent: l.cpu_pct,
+            read_kib_per_sec: l.read_kibs,
+            write_kib_per_sec: l.write_kibs,
+        }
+    }
 }
 
 impl Resource for SetAccountLimitsRequest {
@@ -649,6 +719,9 @@ pub struct AccountLimitsResult {
     pub limits: Option<Limits>,
     /// Whether `cagefsctl --list-enabled` lists the user.
     pub cagefs: Option<bool>,
+    /// The database limits `dbctl list --bb` shows for the user, when the request set them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<MysqlLimits>,
 }
 
 /// The limits `lvectl list-user` reports for `user`, or `None` when it lists none.
@@ -689,11 +762,27 @@ impl Operation for SetAccountLimits {
             io_kib_per_sec: IoKibPerSec::try_from(1024).expect("valid example"),
             processes: ProcessCount::try_from(100).expect("valid example"),
             entry_processes: ProcessCount::try_from(20).expect("valid example"),
+            mysql: Some(MysqlLimitsRequest {
+                cpu_percent: CpuPercent::try_from(100).expect("valid example"),
+                read_kib_per_sec: GovernorKibPerSec::try_from(1024).expect("valid example"),
+                write_kib_per_sec: GovernorKibPerSec::try_from(1024).expect("valid example"),
+            }),
         }
     }
 
     fn apply(ctx: &mut Ctx, req: &SetAccountLimitsRequest) -> Result<AccountLimitsResult, OpError> {
         let info = account_info(ctx, &req.id)?;
+        // Database limits need the governor: refused before anything runs where it is absent
+        // (always on debian), never dropped silently.
+        if req.mysql.is_some() && !ctx.provider.mysql_governor_present() {
+            return Err(OpError::permanent(
+                "unsupported_on_platform",
+                format!(
+                    "database limits need MySQL Governor (dbctl), which this {} node does not have",
+                    ctx.provider.platform()
+                ),
+            ));
+        }
         let wanted = LveLimits {
             speed_pct: req.cpu_percent.get(),
             pmem_mib: req.memory_mib.get(),
@@ -715,14 +804,59 @@ impl Operation for SetAccountLimits {
                 ),
             ));
         }
+        let had_mysql = ctx
+            .state
+            .resource(Account::NAME, &req.id)
+            .map_err(store_error)?
+            .is_some_and(|r| r.data.get("mysql_limits").is_some_and(|l| !l.is_null()));
+        let mysql = match &req.mysql {
+            Some(db) => Some(set_mysql_limits(ctx, &info.username, db)?),
+            None => {
+                if had_mysql {
+                    ctx.provider
+                        .dbctl_delete(&info.username)
+                        .map_err(provider_error)?;
+                }
+                None
+            }
+        };
         update_row(ctx, &req.id, |row| {
             row["limits"] = json!(Limits::from(wanted));
+            row["mysql_limits"] = json!(mysql);
         })?;
         Ok(AccountLimitsResult {
             username: info.username,
             limits,
             cagefs: None,
+            mysql,
         })
+    }
+}
+
+/// `dbctl set` for `user`, then `dbctl list --bb` to see it in effect (dbctl exits 0 even
+/// when it refuses its arguments, so only the read-back says it worked).
+fn set_mysql_limits(
+    ctx: &mut Ctx,
+    user: &str,
+    db: &MysqlLimitsRequest,
+) -> Result<MysqlLimits, OpError> {
+    let wanted = GovernorLimits {
+        cpu_pct: db.cpu_percent.get(),
+        read_kibs: db.read_kib_per_sec.get(),
+        write_kibs: db.write_kib_per_sec.get(),
+    };
+    ctx.provider
+        .dbctl_set(user, &wanted)
+        .map_err(provider_error)?;
+    // No crash point of its own: a retry sets the same limits again, and a crash before the
+    // row is recorded leaves the previous row, whose purge still resets the user.
+    let listed = ctx.provider.dbctl_list().map_err(provider_error)?;
+    match listed.iter().find(|(name, _)| name == user) {
+        Some((_, line)) if line.matches(&wanted) => Ok(wanted.into()),
+        other => Err(OpError::retryable(
+            "limits_not_in_effect",
+            format!("dbctl was given the database limits of {user} but lists {other:?}"),
+        )),
     }
 }
 
@@ -785,6 +919,7 @@ impl Operation for SetAccountIsolation {
             username: info.username,
             limits: None,
             cagefs: Some(cagefs),
+            mysql: None,
         })
     }
 }
@@ -809,6 +944,31 @@ pub struct AccountUsageResult {
     pub limits_in_effect: Option<Limits>,
     /// Whether the account is in CageFS (`cagefsctl --list-enabled`); `None` on debian.
     pub cagefs: Option<bool>,
+    /// The database limits recorded by `set_account_limits` (its `mysql` part).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql_limits_recorded: Option<MysqlLimits>,
+    /// The database limits MySQL Governor applies to the account's queries (`dbctl list
+    /// --bb`: its own, or the defaults); `None` where the governor is not installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql_limits_in_effect: Option<MysqlLimits>,
+}
+
+/// What `dbctl list --bb` shows for `user`: its line, else the `default` line (the governor
+/// lists users with their own limits and those active since it started).
+fn mysql_limits_of(ctx: &Ctx, user: &str) -> Result<Option<MysqlLimits>, OpError> {
+    if !ctx.provider.mysql_governor_present() {
+        return Ok(None);
+    }
+    let listed = ctx.provider.dbctl_list().map_err(provider_error)?;
+    let line = listed
+        .iter()
+        .find(|(name, _)| name == user)
+        .or_else(|| listed.iter().find(|(name, _)| name == "default"));
+    Ok(line.map(|(_, l)| MysqlLimits {
+        cpu_percent: l.cpu_pct,
+        read_kib_per_sec: l.read_bytes / 1024,
+        write_kib_per_sec: l.write_bytes / 1024,
+    }))
 }
 
 pub struct ObserveAccountUsage;
@@ -843,7 +1003,11 @@ impl Operation for ObserveAccountUsage {
             ),
             Platform::Debian => (None, None),
         };
+        let mysql_limits_recorded = serde_json::from_value(row["mysql_limits"].clone()).ok();
+        let mysql_limits_in_effect = mysql_limits_of(ctx, &info.username)?;
         Ok(AccountUsageResult {
+            mysql_limits_recorded,
+            mysql_limits_in_effect,
             username: info.username,
             disk_bytes: usage.bytes,
             inodes: usage.inodes,

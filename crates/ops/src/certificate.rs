@@ -13,10 +13,17 @@
 //!   ahead of the document root, redirects and suspension (`web_domain::render_vhost`). On
 //!   the simulated backend without an `[acme]` table, a throw-away CA issues the chain
 //!   (`acme::issue_locally`) after the same challenge files were placed and removed.
+//! - `"source": "bundle", "blob": <sha256>`: the PEM chain and its PKCS#8 key, uploaded as
+//!   one blob into `blobs/in`. Root reads it as hostile input (`store::blobs::open_incoming`,
+//!   no symlink; `VerifyingReader`, at most [`MAX_BUNDLE_BYTES`] and its SHA-256 checked),
+//!   then checks the key matches, the certificate covers the domain and is valid now. Each
+//!   refusal has its own code and names `resource.blob`; nothing changes. The row records
+//!   the blob's name, so a replayed request converges once the upload is collected.
 //!
-//! The key (ECDSA P-256, made by root) is kept across renewals, so a renewal only replaces
-//! the chain and a crash can never leave a vhost naming a chain and a key that do not
-//! match. The chain is written to `/etc/layerone/certificates/<id>.crt` (0644) and the key to
+//! An ACME key (ECDSA P-256, made by root) is kept across renewals, so a renewal only
+//! replaces the chain and a crash can never leave a vhost naming a chain and a key that do
+//! not match (a bundle replacing another with a new key is the one case where the key is
+//! written first and the chain a moment later, both before Apache is reloaded). The chain is written to `/etc/layerone/certificates/<id>.crt` (0644) and the key to
 //! `<id>.key` (0600) through the provider, then the web domain's vhost is rewritten with an
 //! HTTPS virtual host using them (`web_domain::sync_vhost`), checked with Apache's
 //! configuration test like every vhost. One certificate per web domain.
@@ -30,7 +37,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
+use registry::{BlobId, Family, Module, OpError, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -128,15 +135,22 @@ fn unbind_and_delete(
 pub enum CertificateSource {
     /// Issued over ACME HTTP-01 for the web domain's name and aliases, renewed by the node.
     Acme,
+    /// An uploaded blob (`blob`): the PEM chain, end-entity first, and its PKCS#8 private
+    /// key, in one file. Not renewed by the node: upload a new bundle before it expires.
+    Bundle,
 }
 
 impl CertificateSource {
     pub fn as_str(self) -> &'static str {
         match self {
             CertificateSource::Acme => "acme",
+            CertificateSource::Bundle => "bundle",
         }
     }
 }
+
+/// The most a bundle blob may hold: a chain and a key at their largest.
+pub const MAX_BUNDLE_BYTES: usize = MAX_CHAIN_BYTES + MAX_KEY_BYTES;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -147,6 +161,10 @@ pub struct EnsureCertificateRequest {
     pub web_domain: Hex32,
     /// Where the certificate comes from.
     pub source: CertificateSource,
+    /// With `"source": "bundle"`: the uploaded blob (`PUT /v1/blobs/{sha256}`) holding the
+    /// PEM chain and key. Absent with `"source": "acme"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<BlobId>,
 }
 
 impl Resource for EnsureCertificateRequest {
@@ -415,7 +433,9 @@ impl acme::Webroot for ProviderWebroot<'_> {
 fn acme_failed(e: impl std::fmt::Display) -> OpError {
     OpError::retryable(
         "acme_failed",
-        format!("source: no certificate was issued (the one in place, if any, stays): {e}"),
+        format!(
+            "resource.source: no certificate was issued (the one in place, if any, stays): {e}"
+        ),
     )
 }
 
@@ -485,7 +505,7 @@ fn issue_chain(ctx: &mut Ctx, names: &[String], key_pem: &str) -> Result<String,
         None => Err(OpError::permanent(
             "acme_not_configured",
             format!(
-                "source: ACME needs an [acme] table (directory, email, server_root) in {NODE_CONFIG}"
+                "resource.source: ACME needs an [acme] table (directory, email, server_root) in {NODE_CONFIG}"
             ),
         )),
     }
@@ -528,8 +548,9 @@ fn in_place(ctx: &Ctx, id: &Hex32) -> Result<(Option<String>, Option<String>), O
 fn key_for(existing: Option<String>) -> Result<String, OpError> {
     match existing {
         Some(key) if acme::key_public_der(&key).is_ok() => Ok(key),
-        _ => acme::generate_key()
-            .map_err(|e| OpError::permanent("key_generation_failed", format!("source: {e}"))),
+        _ => acme::generate_key().map_err(|e| {
+            OpError::permanent("key_generation_failed", format!("resource.source: {e}"))
+        }),
     }
 }
 
@@ -569,6 +590,135 @@ fn install_files(ctx: &Ctx, id: &Hex32, key: &str, chain: &str) -> Result<(), Op
     Ok(())
 }
 
+/// The request field a certificate's problems are reported at.
+fn source_field(source: CertificateSource) -> &'static str {
+    match source {
+        CertificateSource::Acme => "resource.source",
+        CertificateSource::Bundle => "resource.blob",
+    }
+}
+
+fn bundle_refused(code: &'static str, what: impl std::fmt::Display) -> OpError {
+    refused(code, format!("resource.blob: {what}"))
+}
+
+/// Reads a bundle blob from `blobs/in` as hostile input: no symlink, at most
+/// [`MAX_BUNDLE_BYTES`], its SHA-256 checked against its name, then split into the chain
+/// (the `CERTIFICATE` blocks, in order) and the one `PRIVATE KEY` block.
+fn read_bundle(ctx: &Ctx, blob: &BlobId) -> Result<(String, String), OpError> {
+    use std::io::Read;
+    let layout = ctx.layout()?;
+    let file = store::blobs::open_incoming(layout, blob).map_err(|e| match e {
+        store::blobs::BlobError::Missing(_) => bundle_refused("blob_missing", e),
+        store::blobs::BlobError::NotRegular(_) => bundle_refused("blob_invalid", e),
+        other => OpError::retryable("blob_unreadable", format!("resource.blob: {other}")),
+    })?;
+    let mut reader = store::blobs::VerifyingReader::new(file, blob, MAX_BUNDLE_BYTES as u64);
+    let mut bytes = Vec::new();
+    if let Err(e) = reader.read_to_end(&mut bytes) {
+        let code = match e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<store::blobs::BlobError>())
+        {
+            Some(store::blobs::BlobError::TooLarge { .. }) => "blob_too_large",
+            Some(store::blobs::BlobError::Mismatch { .. }) => "blob_mismatch",
+            _ => "blob_unreadable",
+        };
+        return Err(bundle_refused(code, e));
+    }
+    if !reader.verified() {
+        return Err(bundle_refused(
+            "blob_mismatch",
+            "the blob was not read to its end",
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| bundle_refused("invalid_certificate", "the bundle is not PEM text"))?;
+    split_bundle(&text)
+}
+
+/// Splits PEM text into its `CERTIFICATE` blocks (in order) and its one `PRIVATE KEY` block.
+/// Text between blocks is ignored, as PEM allows; any other block is refused.
+fn split_bundle(text: &str) -> Result<(String, String), OpError> {
+    let mut chain = String::new();
+    let mut key: Option<String> = None;
+    let mut open: Option<(String, String)> = None;
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(label) = line
+            .strip_prefix("-----BEGIN ")
+            .and_then(|l| l.strip_suffix("-----"))
+        {
+            if open.is_some() {
+                return Err(bundle_refused(
+                    "invalid_certificate",
+                    "a PEM block begins inside another",
+                ));
+            }
+            open = Some((label.to_owned(), format!("{line}\n")));
+        } else if let Some(label) = line
+            .strip_prefix("-----END ")
+            .and_then(|l| l.strip_suffix("-----"))
+        {
+            let Some((begun, mut block)) = open.take() else {
+                return Err(bundle_refused(
+                    "invalid_certificate",
+                    "a PEM block ends that did not begin",
+                ));
+            };
+            if begun != label {
+                return Err(bundle_refused(
+                    "invalid_certificate",
+                    format!("a {begun} block ends as {label}"),
+                ));
+            }
+            block.push_str(line);
+            block.push('\n');
+            match label {
+                "CERTIFICATE" => chain.push_str(&block),
+                "PRIVATE KEY" => {
+                    if key.replace(block).is_some() {
+                        return Err(bundle_refused(
+                            "invalid_private_key",
+                            "the bundle holds two private keys",
+                        ));
+                    }
+                }
+                other => {
+                    return Err(bundle_refused(
+                        "invalid_certificate",
+                        format!(
+                            "a {other} block: a bundle holds CERTIFICATE blocks and one PKCS#8 PRIVATE KEY"
+                        ),
+                    ));
+                }
+            }
+        } else if let Some((_, block)) = open.as_mut() {
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    if open.is_some() {
+        return Err(bundle_refused(
+            "invalid_certificate",
+            "a PEM block does not end",
+        ));
+    }
+    let key = key.ok_or_else(|| {
+        bundle_refused(
+            "invalid_private_key",
+            "the bundle holds no PRIVATE KEY block (PKCS#8)",
+        )
+    })?;
+    if chain.is_empty() {
+        return Err(bundle_refused(
+            "invalid_certificate",
+            "the bundle holds no CERTIFICATE block",
+        ));
+    }
+    Ok((chain, key))
+}
+
 /// Puts a checked chain and key in place for certificate `id`, binds it to the web domain's
 /// vhost and records the row. Shared by ensure and renew.
 #[allow(clippy::too_many_arguments)]
@@ -577,19 +727,23 @@ fn bind(
     account: &Hex32,
     id: &Hex32,
     web_domain: &Hex32,
-    source: CertificateSource,
+    (source, blob): (CertificateSource, Option<&BlobId>),
     (domain, aliases): (&DomainName, &[String]),
     (chain, key): (&str, &str),
     issued: bool,
 ) -> Result<CertificateResult, OpError> {
-    let checked = check_chain(chain, key, domain, aliases, "source")?;
+    let checked = check_chain(chain, key, domain, aliases, source_field(source))?;
     install_files(ctx, id, key, chain)?;
-    let data = json!({
+    let mut data = json!({
         "web_domain": web_domain,
         "source": source.as_str(),
         "not_after": checked.not_after,
         "fingerprint_sha256": checked.fingerprint,
     });
+    if let Some(blob) = blob {
+        // The blob's name (a digest), so a replayed request converges without the blob.
+        data["blob"] = json!(blob);
+    }
     // Rewritten and tested even when the text is the same: Apache reloads the new chain.
     web_domain::sync_vhost(
         ctx,
@@ -647,8 +801,7 @@ pub struct EnsureCertificate;
 impl Operation for EnsureCertificate {
     const NAME: &'static str = "ensure_certificate";
     const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Serve a web domain over HTTPS with a certificate issued over ACME HTTP-01 for its names";
+    const SUMMARY: &'static str = "Serve a web domain over HTTPS with a certificate issued over ACME HTTP-01 for its names, or from an uploaded bundle blob (chain and key, checked)";
     type Family = Certificate;
     type Request = EnsureCertificateRequest;
     type Result = CertificateResult;
@@ -660,7 +813,12 @@ impl Operation for EnsureCertificate {
             web_domain: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
                 .parse()
                 .expect("valid example"),
-            source: CertificateSource::Acme,
+            source: CertificateSource::Bundle,
+            blob: Some(
+                "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                    .parse()
+                    .expect("valid example"),
+            ),
         }
     }
 
@@ -681,24 +839,61 @@ impl Operation for EnsureCertificate {
                 ));
             }
         }
+        match (req.source, &req.blob) {
+            (CertificateSource::Bundle, None) => {
+                return Err(bundle_refused(
+                    "blob_required",
+                    "a bundle certificate names its uploaded blob",
+                ));
+            }
+            (CertificateSource::Acme, Some(_)) => {
+                return Err(bundle_refused(
+                    "blob_not_expected",
+                    "an ACME certificate takes no blob",
+                ));
+            }
+            _ => {}
+        }
         let previous = owned_row(ctx, &req.account, &req.id)?;
         let names: Vec<String> = std::iter::once(domain.to_string())
             .chain(aliases.iter().cloned())
             .collect();
         let (chain_now, key_now) = in_place(ctx, &req.id)?;
-        let same_domain = previous
-            .as_ref()
-            .is_some_and(|row| row.data["web_domain"] == req.web_domain.as_str());
-        // Converged already: the same names, a chain that matches its key and is not due.
+        // Converged already: the same domain, source (and blob), and a chain in place that
+        // matches its key; an ACME one also covers every name and is not due.
+        let same = previous.as_ref().is_some_and(|row| {
+            row.data["web_domain"] == req.web_domain.as_str()
+                && row.data["source"] == req.source.as_str()
+                && req
+                    .blob
+                    .as_ref()
+                    .is_none_or(|blob| row.data["blob"] == blob.as_str())
+        });
         let keep = match (&chain_now, &key_now) {
             (Some(chain), Some(key))
-                if same_domain
-                    && !renewal_due(Some(chain), &names, unix_now())
-                    && check_chain(chain, key, &domain, &aliases, "source").is_ok() =>
+                if same
+                    && (req.source == CertificateSource::Bundle
+                        || !renewal_due(Some(chain), &names, unix_now()))
+                    && check_chain(chain, key, &domain, &aliases, source_field(req.source))
+                        .is_ok() =>
             {
                 Some((chain.clone(), key.clone()))
             }
             _ => None,
+        };
+        let issued = keep.is_none();
+        let (chain, key) = match (keep, req.source, &req.blob) {
+            (Some(pair), _, _) => pair,
+            (None, CertificateSource::Bundle, Some(blob)) => {
+                let (chain, key) = read_bundle(ctx, blob)?;
+                // Checked before anything changes: a refused bundle leaves everything as it was.
+                check_chain(&chain, &key, &domain, &aliases, "resource.blob")?;
+                (chain, key)
+            }
+            _ => {
+                let key = key_for(key_now)?;
+                (issue_chain(ctx, &names, &key)?, key)
+            }
         };
         // A certificate that moves to another domain leaves its old vhost first.
         if let Some(old) = &previous
@@ -714,20 +909,12 @@ impl Operation for EnsureCertificate {
                 VhostChange::Certificate(&req.id, None),
             )?;
         }
-        let issued = keep.is_none();
-        let (chain, key) = match keep {
-            Some(pair) => pair,
-            None => {
-                let key = key_for(key_now)?;
-                (issue_chain(ctx, &names, &key)?, key)
-            }
-        };
         bind(
             ctx,
             &req.account,
             &req.id,
             &req.web_domain,
-            req.source,
+            (req.source, req.blob.as_ref()),
             (&domain, &aliases),
             (&chain, &key),
             issued,
@@ -792,7 +979,7 @@ impl Operation for RenewCertificate {
             &req.account,
             &req.id,
             &web_domain,
-            source,
+            (source, None),
             (&domain, &aliases),
             (&chain, &key),
             true,
@@ -978,11 +1165,15 @@ mod tests {
         assert!(renewal_due(Some("garbage"), &names, now));
         assert!(renewal_due(None, &names, now));
         let domain: DomainName = "shop.example.com".parse().unwrap();
-        let checked = check_chain(&chain, &key, &domain, &names[1..], "source").unwrap();
+        let checked = check_chain(&chain, &key, &domain, &names[1..], "resource.source").unwrap();
         assert_eq!(checked.covered, names);
         let other = acme::generate_key().unwrap();
-        let err = check_chain(&chain, &other, &domain, &[], "source").unwrap_err();
+        let err = check_chain(&chain, &other, &domain, &[], "resource.source").unwrap_err();
         assert_eq!(err.code, "certificate_key_mismatch");
-        assert!(err.message.starts_with("source:"), "{}", err.message);
+        assert!(
+            err.message.starts_with("resource.source:"),
+            "{}",
+            err.message
+        );
     }
 }

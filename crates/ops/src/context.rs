@@ -91,6 +91,8 @@ pub struct Ctx {
     /// Mail rows changed by earlier jobs of this batch: their files are written, their rows
     /// are committed with the batch. Files derived later in the batch must include them.
     pub(crate) mail_pending: Vec<crate::mail::Pending>,
+    /// The node's data directory, for handlers that read uploaded blobs (`blobs/in`).
+    layout: Option<store::Layout>,
 }
 
 impl Ctx {
@@ -102,7 +104,24 @@ impl Ctx {
             job_services: BTreeSet::new(),
             changed: Vec::new(),
             mail_pending: Vec::new(),
+            layout: None,
         }
+    }
+
+    /// Gives handlers the node's data directory (the runner always does).
+    pub fn with_layout(mut self, layout: store::Layout) -> Ctx {
+        self.layout = Some(layout);
+        self
+    }
+
+    /// The node's data directory; a context made without one cannot read blobs.
+    pub fn layout(&self) -> Result<&store::Layout, OpError> {
+        self.layout.as_ref().ok_or_else(|| {
+            OpError::permanent(
+                "blobs_unavailable",
+                "this context has no data directory to read blobs from",
+            )
+        })
     }
 
     /// Records the resource row this job leaves behind (written with the job's completion).

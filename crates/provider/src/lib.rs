@@ -52,6 +52,7 @@ pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::ApacheLayout;
 pub use programs::crontab::{CRONTAB_STAGING_DIR, crontab_spool};
+pub use programs::dbctl::{GovernorLimits, GovernorListed};
 pub use programs::lvectl::LveLimits;
 pub use programs::opendkim_genkey::parse_dkim_txt;
 pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
@@ -65,8 +66,9 @@ pub use programs::usermod::{Expire, UserMod};
 pub use programs::visudo::{SUDOERS_MODE, SudoLayout};
 pub use provider::{Backend, Provider, ProviderConfig};
 pub use sim::{
-    SIM_CAGEFS_FILE, SIM_DOVECOT_RELOADS_FILE, SIM_LVE_FILE, SIM_POSTFIX_RELOADS_FILE,
-    SIM_RELOADS_FILE, SIM_SELECTOR_DIR, SIM_SERVICE_RELOADS_FILE, SIM_UNITS_DIR,
+    SIM_CAGEFS_FILE, SIM_DBCTL_FILE, SIM_DOVECOT_RELOADS_FILE, SIM_LVE_FILE,
+    SIM_POSTFIX_RELOADS_FILE, SIM_RELOADS_FILE, SIM_SELECTOR_DIR, SIM_SERVICE_RELOADS_FILE,
+    SIM_UNITS_DIR,
 };
 pub use sudo_log::{LogChunk, LogPosition};
 pub use tenant_fs::{MAX_TENANT_READ, TenantDir};

@@ -66,6 +66,9 @@ pub enum Program {
     Doveadm,
     /// Pigeonhole's Sieve compiler: every generated script is compiled before it is used.
     Sievec,
+    /// CloudLinux only: MySQL Governor's `dbctl` (`set`, `list --bb`, `delete`), run only where
+    /// the governor is installed.
+    Dbctl,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -103,6 +106,7 @@ impl Program {
         Program::Postmap,
         Program::Doveadm,
         Program::Sievec,
+        Program::Dbctl,
     ];
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
@@ -146,6 +150,9 @@ impl Program {
             (Postmap, _) => Some("/usr/sbin/postmap"),
             (Doveadm, _) => Some("/usr/bin/doveadm"),
             (Sievec, _) => Some("/usr/bin/sievec"),
+            // governor-mysql installs it in /usr/sbin (beside db_governor and dbtop).
+            (Dbctl, Debian) => None,
+            (Dbctl, CloudLinux) => Some("/usr/sbin/dbctl"),
         }
     }
 
@@ -176,6 +183,7 @@ impl Program {
             Program::Postmap => "postmap",
             Program::Doveadm => "doveadm",
             Program::Sievec => "sievec",
+            Program::Dbctl => "dbctl",
         }
     }
 
@@ -251,6 +259,7 @@ mod tests {
             Program::Lvectl,
             Program::Selectorctl,
             Program::LveSuwrapper,
+            Program::Dbctl,
         ] {
             assert_eq!(program.path(Platform::Debian), None);
             assert!(program.path(Platform::CloudLinux).is_some());
@@ -295,10 +304,11 @@ mod tests {
                 | Program::PurePw
                 | Program::Postmap
                 | Program::Doveadm
-                | Program::Sievec => {}
+                | Program::Sievec
+                | Program::Dbctl => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 17 + PhpVersion::ALL.len() + 6);
+        assert_eq!(Program::ALL.len(), 17 + PhpVersion::ALL.len() + 7);
         for &version in PhpVersion::ALL {
             assert!(Program::ALL.contains(&Program::PhpFpm(version)));
         }

@@ -505,3 +505,16 @@ pub fn sim_mail_reloads(provider: &Provider) -> Result<(usize, usize), ProviderE
         count(crate::sim::SIM_DOVECOT_RELOADS_FILE)?,
     ))
 }
+
+/// Puts MySQL Governor's `dbctl` into a CloudLinux sysroot, so the node finds the governor
+/// installed (under Sim, a program exists when its path exists in the sysroot).
+pub fn seed_mysql_governor(provider: &Provider) -> Result<(), ProviderError> {
+    let dbctl = Program::Dbctl
+        .path(provider.platform())
+        .expect("dbctl has a path on cloudlinux only: seed it there");
+    let path = provider.sysconf(dbctl);
+    if let Some(parent) = path.parent() {
+        provider.ensure_dir(parent, 0o755)?;
+    }
+    provider.write_config_atomic(&path, b"", 0o755)
+}

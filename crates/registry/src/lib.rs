@@ -23,4 +23,4 @@ pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};
 pub use job::{Drift, DriftAspect, Event, EventKind, EventPage, JobState, JobView, Timings};
 pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Parsed, Registry, RegistryError};
-pub use types::Hex32;
+pub use types::{BlobId, Hex32};

@@ -137,6 +137,39 @@ pub fn document<C>(registry: &Registry<C>, version: &str) -> Value {
                     "503": error_response("State is briefly unreadable; retry after Retry-After seconds"),
                 }
             }},
+            "/v1/blobs/{sha256}": {
+                "parameters": [
+                    {"name": "sha256", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}
+                ],
+                "put": {
+                    "operationId": "putBlob",
+                    "summary": "Upload a blob (a certificate bundle, an archive to restore) under its SHA-256; a job then names it",
+                    "requestBody": {"required": true, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                    "responses": {
+                        "201": {"description": "Stored under its name", "content": {"application/json": {"schema": {
+                            "type": "object",
+                            "required": ["blob", "size"],
+                            "properties": {"blob": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "size": {"type": "integer", "minimum": 0}}
+                        }}}},
+                        "400": error_response("Not a blob id, or the content's SHA-256 is not the name (blob_mismatch)"),
+                        "401": error_response("Missing or wrong API key"),
+                        "408": error_response("The body did not arrive in time"),
+                        "413": error_response("Larger than the node accepts"),
+                        "503": error_response("Blob storage is briefly unavailable; retry after Retry-After seconds"),
+                    }
+                },
+                "get": {
+                    "operationId": "getBlob",
+                    "summary": "Download a blob the node produced (an account's backup)",
+                    "responses": {
+                        "200": {"description": "The blob", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                        "400": error_response("Not a blob id"),
+                        "401": error_response("Missing or wrong API key"),
+                        "404": error_response("No such blob"),
+                        "503": error_response("Blob storage is briefly unavailable; retry after Retry-After seconds"),
+                    }
+                }
+            },
             "/v1/catalogue": {"get": {
                 "operationId": "getCatalogue",
                 "summary": "Every operation this node offers, with its schemas",

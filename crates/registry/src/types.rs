@@ -102,6 +102,20 @@ string_type!(
     }
 );
 
+string_type!(
+    /// A blob's SHA-256 in 64 lowercase hexadecimal digits: blobs are named by their content,
+    /// so an upload cannot be swapped for another without its name changing.
+    BlobId,
+    json_schema!({"type": "string", "pattern": "^[0-9a-f]{64}$"}),
+    |s| {
+        if s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            Ok(s.to_owned())
+        } else {
+            Err("expected a SHA-256 in 64 lowercase hexadecimal digits".into())
+        }
+    }
+);
+
 /// Names that belong to the system and can never be a tenant's.
 const RESERVED_USERNAMES: &[&str] = &[
     "root",
@@ -957,6 +971,14 @@ ranged_u64!(
     65_535
 );
 
+ranged_u64!(
+    /// A MySQL Governor read or write limit in KiB/s, 1 KiB/s to 10 GiB/s. There is no
+    /// "unlimited" 0: the governor reads 0 as "use the default".
+    GovernorKibPerSec,
+    1,
+    10_485_760
+);
+
 #[cfg(test)]
 mod ranged_tests {
     use super::*;
@@ -972,6 +994,9 @@ mod ranged_tests {
         assert!(serde_json::from_str::<MemoryMiB>("1048577").is_err());
         assert!(serde_json::from_str::<IoKibPerSec>("10485761").is_err());
         assert!(serde_json::from_str::<ProcessCount>("65536").is_err());
+        assert!(serde_json::from_str::<GovernorKibPerSec>("0").is_err());
+        assert!(serde_json::from_str::<GovernorKibPerSec>("10485761").is_err());
+        assert_eq!(GovernorKibPerSec::try_from(1).unwrap().get(), 1);
         assert_eq!(serde_json::from_str::<ProcessCount>("0").unwrap().get(), 0);
     }
 }

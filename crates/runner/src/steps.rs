@@ -48,8 +48,10 @@ pub fn due_every(layout: &Layout, marker: &str, period: Duration) -> bool {
 pub fn mark(layout: &Layout, marker: &str) -> std::io::Result<()> {
     std::fs::write(layout.state_dir().join(marker), b"")
 }
-/// How long a produced blob is kept.
+/// How long an upload waits for the job that uses it.
 const BLOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+/// How old a part of a blob must be to be taken for abandoned.
+const PART_RETENTION: Duration = Duration::from_secs(24 * 3600);
 
 /// Runs `step`, catching its error or panic: logged, recorded in state.db, and the pass moves
 /// on. The only place a step's failure is handled.
@@ -230,26 +232,11 @@ fn renew_certificates(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()
     Ok(())
 }
 
-/// Removes produced blobs older than the retention.
+/// Removes uploads nobody used within the retention, and parts of interrupted writes. A
+/// produced blob is never collected by age: it goes with the resource that records it.
 fn blob_gc(config: &RunnerConfig) -> anyhow::Result<()> {
-    let dir = config.layout.blobs_out();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    for entry in entries {
-        let entry = entry?;
-        let meta = entry.metadata()?;
-        let old = meta
-            .modified()
-            .ok()
-            .and_then(|t| SystemTime::now().duration_since(t).ok())
-            .is_some_and(|age| age > BLOB_RETENTION);
-        if meta.is_file() && old {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
+    store::blobs::collect_incoming(&config.layout, BLOB_RETENTION)?;
+    store::blobs::collect_outgoing_parts(&config.layout, PART_RETENTION)?;
     Ok(())
 }
 

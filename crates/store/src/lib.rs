@@ -6,10 +6,12 @@
 //!   completions, resources and the events feed. Only the runner writes it.
 //! - [`read`]: the API's read-only view of `state.db`, with the retry and the clean 503 that a
 //!   rollback journal calls for.
+//! - [`blobs`]: content-addressed uploads (`blobs/in`) and products (`blobs/out`).
 //! - [`layout`]: where the files live and with which owners and modes.
 //!
 //! Nothing here assumes HTTP: the API and, later, the fleet daemon call the same admission.
 
+pub mod blobs;
 pub mod inbox;
 pub mod layout;
 mod migrations;

@@ -129,6 +129,11 @@ const MIGRATIONS: &[&str] = &[
                             'owner', OLD.owner, 'aspect', OLD.aspect, 'message', OLD.message));
     END;
     "#,
+    // 4: a resource's job history by key, for `rebuild_account`'s replay: without it every
+    // replay scanned the whole jobs table, so a rebuild cost grew with the node.
+    r#"
+    CREATE INDEX jobs_history ON jobs(family, resource_id, seq);
+    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).

@@ -115,6 +115,11 @@ impl StateReader {
         self.read("read the watermark", |c| views::meta(c, "ingest_watermark"))
     }
 
+    /// Every resource of one family (copied out, the read released at once).
+    pub fn resources_of_family(&self, family: &str) -> Result<Vec<crate::ResourceRow>, ReadError> {
+        self.read("list resources", |c| views::resources_of_family(c, family))
+    }
+
     /// The newest event cursor, so a waiting client can start from "now".
     pub fn last_cursor(&self) -> Result<i64, ReadError> {
         self.read("read the last cursor", |c| {

@@ -110,3 +110,20 @@ pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
         .optional()
         .map(|v| v.unwrap_or(0))
 }
+
+/// Every resource of one family, in a stable order, for read-only listings (the CloudLinux
+/// panel-integration scripts). A row root could not have written is reported as corrupt.
+pub fn resources_of_family(
+    conn: &Connection,
+    family: &str,
+) -> rusqlite::Result<Vec<crate::ResourceRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT family, resource_id, owner, generation, data FROM resources WHERE family = ?1 ORDER BY resource_id",
+    )?;
+    let rows = stmt.query_map(params![family], crate::state::read_resource)?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(row?.map_err(|e| corrupt(&e.to_string()))?);
+    }
+    Ok(out)
+}

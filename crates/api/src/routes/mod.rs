@@ -6,6 +6,7 @@
 //! and methods have JSON fallbacks.
 
 pub(crate) mod audit;
+pub(crate) mod blobs;
 pub(crate) mod events;
 pub(crate) mod jobs;
 pub(crate) mod meta;
@@ -24,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use registry::{Hex32, Registry};
 use serde::Serialize;
-use store::{Inbox, StateReader};
+use store::{Inbox, Layout, StateReader};
 use tokio::sync::watch;
 
 use crate::config::Limits;
@@ -37,6 +38,8 @@ pub(crate) struct App {
     pub node_id: Hex32,
     pub key_sha256: [u8; 32],
     pub inbox: Inbox,
+    /// Where `blobs/in` and `blobs/out` are.
+    pub layout: Layout,
     pub reader: StateReader,
     /// Bumped by the state directory watch ([`crate::watch`]).
     pub changes: watch::Receiver<u64>,
@@ -58,6 +61,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/jobs/{request_id}", get(jobs::get))
         .route("/v1/events", get(events::list))
         .route("/v1/audit", get(audit::list))
+        .route("/v1/blobs/{sha256}", get(blobs::get).put(blobs::put))
         .route("/v1/catalogue", get(meta::catalogue))
         .route("/v1/openapi.json", get(meta::openapi))
         .route("/v1/health", get(meta::health))

@@ -181,6 +181,20 @@ impl Node {
         assert!(status.success(), "a normal runner pass failed: {status}");
     }
 
+    /// Uploads `bytes` into `blobs/in` exactly as the API's `PUT /v1/blobs/{sha256}` does,
+    /// and returns the blob's name.
+    pub fn upload_blob(&self, bytes: &[u8]) -> String {
+        use sha2::Digest;
+        let name: String = sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let mut upload = store::blobs::Upload::begin(&self.layout, 1 << 20).unwrap();
+        upload.write(bytes).unwrap();
+        upload.finish(&self.layout, &name.parse().unwrap()).unwrap();
+        name
+    }
+
     pub fn state(&self) -> StateDb {
         StateDb::open(&self.layout.state_db()).unwrap()
     }
@@ -328,6 +342,18 @@ impl Node {
             .map(|a| a.data["username"].as_str().unwrap().to_owned())
             .collect();
         assert_eq!(caged, recorded, "CageFS and state.db disagree");
+        // MySQL Governor: dbctl's per-user limits are exactly what the account rows record.
+        let governed: BTreeSet<String> =
+            std::fs::read_to_string(self.path(provider::SIM_DBCTL_FILE))
+                .unwrap_or_default()
+                .lines()
+                .map(|l| l.split(' ').next().unwrap_or_default().to_owned())
+                .collect();
+        let recorded: BTreeSet<String> = of("account")
+            .filter(|a| a.data.get("mysql_limits").is_some_and(|l| !l.is_null()))
+            .map(|a| a.data["username"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(governed, recorded, "dbctl's limits and state.db disagree");
         // The mail stack's derived files are exactly what state.db implies.
         let mail = ops::mail::MailState::load(&state, &ops::mail::Change::None).unwrap();
         for (path, expected) in mail.expected_files(&self.provider) {
@@ -640,6 +666,33 @@ pub fn cert_bundle(domain: &str) -> (String, String) {
 pub fn ensure_cert(req: u64, cert: u64, account: u64, domain_id: u64) -> Value {
     json!({"request_id": id(req), "operation": "ensure_certificate",
            "resource": {"id": id(cert), "account": id(account), "web_domain": id(domain_id), "source": "acme"}})
+}
+
+/// One bundle blob for the crash matrix and the random histories: a self-signed chain for
+/// `*.example.com` and its key, the same for every node of this test process. Returns the
+/// bundle's text and its blob name.
+pub fn shared_bundle() -> &'static (String, String) {
+    static BUNDLE: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    BUNDLE.get_or_init(|| {
+        use sha2::Digest;
+        let made = rcgen::generate_simple_self_signed(vec![
+            "*.example.com".to_owned(),
+            "example.com".to_owned(),
+        ])
+        .unwrap();
+        let text = format!("{}{}", made.cert.pem(), made.signing_key.serialize_pem());
+        let name = sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        (text, name)
+    })
+}
+
+/// A certificate from an uploaded bundle blob (chain and key).
+pub fn ensure_bundle_cert(req: u64, cert: u64, account: u64, domain_id: u64, blob: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_certificate",
+           "resource": {"id": id(cert), "account": id(account), "web_domain": id(domain_id), "source": "bundle", "blob": blob}})
 }
 
 pub fn renew_cert(req: u64, cert: u64, account: u64) -> Value {

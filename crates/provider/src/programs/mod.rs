@@ -8,6 +8,7 @@
 pub mod apachectl;
 pub mod cagefsctl;
 pub mod crontab;
+pub mod dbctl;
 pub mod dovecot;
 pub mod groupadd;
 pub mod groupdel;

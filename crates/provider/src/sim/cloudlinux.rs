@@ -21,7 +21,7 @@ pub const SIM_CAGEFS_FILE: &str = "/var/lib/layerone-sim/cagefs-enabled";
 /// The package defaults `lvectl list-user` prints on its `default` line.
 const DEFAULTS: [u64; 5] = [100, 1024, 1024, 100, 20];
 
-fn load(provider: &Provider, file: &str) -> Result<(PathBuf, Vec<String>), Outcome> {
+pub(super) fn load(provider: &Provider, file: &str) -> Result<(PathBuf, Vec<String>), Outcome> {
     let path = provider.sysconf(file);
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok((path, text.lines().map(str::to_owned).collect())),
@@ -33,7 +33,7 @@ fn load(provider: &Provider, file: &str) -> Result<(PathBuf, Vec<String>), Outco
     }
 }
 
-fn save(path: &std::path::Path, lines: &[String]) -> Result<(), Outcome> {
+pub(super) fn save(path: &std::path::Path, lines: &[String]) -> Result<(), Outcome> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| Outcome::fail(1, format!("layerone sim: {}: {e}\n", parent.display())))?;

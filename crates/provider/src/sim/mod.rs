@@ -11,6 +11,7 @@
 mod apache;
 mod cloudlinux;
 mod cron;
+mod dbctl;
 mod etc_files;
 mod mail;
 mod php_fpm;
@@ -30,6 +31,7 @@ use crate::provider::Provider;
 
 pub use apache::SIM_RELOADS_FILE;
 pub use cloudlinux::{SIM_CAGEFS_FILE, SIM_LVE_FILE};
+pub use dbctl::SIM_DBCTL_FILE;
 pub use mail::{SIM_DOVECOT_RELOADS_FILE, SIM_POSTFIX_RELOADS_FILE};
 pub use php_fpm::SIM_SERVICE_RELOADS_FILE;
 pub use selectorctl::SIM_SELECTOR_DIR;
@@ -74,6 +76,7 @@ pub(crate) fn run(
         Program::Lvectl => cloudlinux::lvectl(provider, &args),
         Program::PurePw => pure_pw::pure_pw(provider, &args),
         Program::Cagefsctl => cloudlinux::cagefsctl(provider, &args),
+        Program::Dbctl => dbctl::dbctl(provider, &args),
         Program::Postfix => mail::postfix(provider, &args),
         Program::Postmap => mail::postmap(&args),
         Program::Doveconf => mail::doveconf(provider, &args),

@@ -107,3 +107,61 @@ fn limits_and_isolation_are_unsupported_on_debian_and_start_nothing() {
     }
     assert_eq!(audit_records(&env.provider).unwrap().len(), before);
 }
+
+#[test]
+fn dbctl_set_is_read_back_by_list_and_reset_by_delete_in_the_documented_forms() {
+    let env = Env::sim(Platform::CloudLinux);
+    assert!(!env.provider.mysql_governor_present());
+    provider::testing::seed_mysql_governor(&env.provider).unwrap();
+    assert!(env.provider.mysql_governor_present());
+    let limits = provider::GovernorLimits {
+        cpu_pct: 150,
+        read_kibs: 2048,
+        write_kibs: 1024,
+    };
+    env.provider.dbctl_set("shop1", &limits).unwrap();
+    let listed = env.provider.dbctl_list().unwrap();
+    assert_eq!(listed[0].0, "default");
+    let shop1 = listed.iter().find(|(n, _)| n == "shop1").unwrap().1;
+    assert!(shop1.matches(&limits), "{shop1:?}");
+    let records = audit_records(&env.provider).unwrap();
+    assert_eq!(records[0].path, "/usr/sbin/dbctl");
+    assert_eq!(
+        records[0].args,
+        [
+            "set",
+            "shop1",
+            "--cpu=150,150,150,150",
+            "--read=2048k,2048k,2048k,2048k",
+            "--write=1024k,1024k,1024k,1024k"
+        ]
+    );
+    assert_eq!(records[1].args, ["list", "--bb"]);
+    env.provider.dbctl_delete("shop1").unwrap();
+    assert!(
+        !env.provider
+            .dbctl_list()
+            .unwrap()
+            .iter()
+            .any(|(n, _)| n == "shop1")
+    );
+}
+
+#[test]
+fn dbctl_is_unsupported_on_debian_before_anything_runs() {
+    let env = Env::sim(Platform::Debian);
+    assert!(!env.provider.mysql_governor_present());
+    let err = env
+        .provider
+        .dbctl_set(
+            "shop1",
+            &provider::GovernorLimits {
+                cpu_pct: 100,
+                read_kibs: 1,
+                write_kibs: 1,
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "unsupported_on_platform");
+    assert!(audit_records(&env.provider).unwrap().is_empty());
+}
