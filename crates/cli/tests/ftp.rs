@@ -81,6 +81,77 @@ fn ftp_accounts_are_jailed_mapped_to_the_tenant_and_read_back_by_the_real_pure_p
         node.path("/home/shop1").display().to_string()
     );
 
+    // A new password changes the hash only: the real pure-pw shows the new one, same jail.
+    let new_hash = format!("$6$newsalt${}", "Z".repeat(86));
+    node.submit(&set_ftp_password(11, 50, 10, &new_hash));
+    node.submit(&set_ftp_password(12, 99, 10, &new_hash)); // no such FTP account
+    node.submit(&set_ftp_password(13, 52, 10, &new_hash)); // another account's login
+    node.pass();
+    let changed = job(&node, 11);
+    assert_eq!(changed.state, JobState::Succeeded, "{changed:?}");
+    assert_eq!(changed.result.unwrap(), moved);
+    assert_eq!(job(&node, 12).error.unwrap().code, "ftp_account_missing");
+    assert_eq!(
+        job(&node, 13).error.unwrap().code,
+        "resource_owner_mismatch"
+    );
+    let reader = provider::testing::sim_provider(
+        provider::Platform::Debian,
+        node.dir.path(),
+        vec![provider::Program::PurePw],
+    );
+    let shown = reader
+        .pure_pw_show("shop1.up", &node.path(provider::FTP_LAYOUT.passwd))
+        .unwrap()
+        .expect("the real pure-pw shows the login");
+    assert_eq!(shown.password, new_hash);
+    assert_eq!(
+        shown.directory,
+        format!("{}/./", node.path("/home/shop1").display())
+    );
+    let other = reader
+        .pure_pw_show("shop2.ftp", &node.path(provider::FTP_LAYOUT.passwd))
+        .unwrap()
+        .unwrap();
+    assert_eq!(other.password, FTP_HASH, "another login's hash changed");
+    node.check_converged();
+
+    // Suspended: the real pure-pw no longer knows the login, the other one is untouched; a
+    // new password meanwhile and a rebuild of the account keep it suspended; unsuspended, it
+    // is back with the newest hash.
+    let passwd = node.path(provider::FTP_LAYOUT.passwd);
+    let suspend = |req: u64, op: &str| {
+        serde_json::json!({"request_id": id(req), "operation": op,
+                           "resource": {"id": id(50), "account": id(10)}})
+    };
+    node.submit(&suspend(30, "suspend_ftp_account"));
+    node.pass();
+    let suspended = job(&node, 30);
+    assert_eq!(suspended.state, JobState::Succeeded, "{suspended:?}");
+    assert_eq!(suspended.result.unwrap()["suspended"], true);
+    assert_eq!(reader.pure_pw_show("shop1.up", &passwd).unwrap(), None);
+    assert!(reader.pure_pw_show("shop2.ftp", &passwd).unwrap().is_some());
+    let pdb = std::fs::read(node.path(provider::FTP_LAYOUT.pdb)).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&pdb).contains("shop1.up"),
+        "the PureDB still holds the suspended login"
+    );
+    let newest = format!("$6$newest${}", "Y".repeat(86));
+    node.submit(&set_ftp_password(31, 50, 10, &newest));
+    node.pass();
+    assert_eq!(job(&node, 31).state, JobState::Succeeded);
+    node.submit(&account_op(32, "rebuild_account", 10));
+    node.pass();
+    assert_eq!(job(&node, 32).state, JobState::Succeeded);
+    assert_eq!(reader.pure_pw_show("shop1.up", &passwd).unwrap(), None);
+    node.check_converged();
+    node.submit(&suspend(33, "unsuspend_ftp_account"));
+    node.pass();
+    assert_eq!(job(&node, 33).result.unwrap()["suspended"], false);
+    let back = reader.pure_pw_show("shop1.up", &passwd).unwrap().unwrap();
+    assert_eq!(back.password, newest);
+    node.check_converged();
+
     // A symlink planted where the jail goes fails that job only.
     let outside = node.dir.path().join("outside");
     std::fs::create_dir(&outside).unwrap();

@@ -64,6 +64,25 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             remove_ftp(100, 50, 10),
         ),
         (
+            "set_ftp_account_password",
+            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
+            set_ftp_password(100, 50, 10, MAIL_HASH),
+        ),
+        (
+            "suspend_ftp_account",
+            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
+            mail_op(100, "suspend_ftp_account", 50, 10, json!({})),
+        ),
+        (
+            "unsuspend_ftp_account",
+            vec![
+                account(),
+                ensure_ftp(2, 50, 10, "shop1.up", None),
+                mail_op(3, "suspend_ftp_account", 50, 10, json!({})),
+            ],
+            mail_op(100, "unsuspend_ftp_account", 50, 10, json!({})),
+        ),
+        (
             "remove_account (FTP)",
             vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
             account_op(100, "remove_account", 10),
@@ -133,6 +152,34 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             domain_suspension(100, "unsuspend_web_domain", 30, 10),
         ),
         (
+            "ensure_protected_directory",
+            vec![account(), domain()],
+            ensure_protected(100, 70, 10, 30, "staff"),
+        ),
+        (
+            "remove_protected_directory",
+            vec![
+                account(),
+                domain(),
+                ensure_protected(6, 70, 10, 30, "staff"),
+            ],
+            remove_protected(100, 70, 10),
+        ),
+        (
+            "ensure_ip_block",
+            vec![account(), domain()],
+            ensure_ip_block(100, 30, 10, &["192.0.2.0/24"]),
+        ),
+        (
+            "remove_ip_block",
+            vec![
+                account(),
+                domain(),
+                ensure_ip_block(6, 30, 10, &["192.0.2.1"]),
+            ],
+            remove_ip_block(100, 30, 10),
+        ),
+        (
             "ensure_scheduled_task",
             vec![account()],
             ensure_task(100, 60, 10, "*/5 * * * *"),
@@ -152,6 +199,8 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
                 set_php_options(6, 10, 256),
                 ensure_redirect(7, 50, 10, 30, "/"),
                 ensure_task(8, 60, 10, "@daily"),
+                ensure_protected(9, 70, 10, 30, "staff"),
+                ensure_ip_block(11, 30, 10, &["192.0.2.1"]),
             ],
             account_op(100, "remove_account", 10),
         ),
@@ -299,6 +348,21 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
                 10,
                 json!({"password": MAIL_HASH}),
             ),
+        ),
+        (
+            "suspend_mailbox",
+            vec![account(), md(), mb()],
+            mail_op(100, "suspend_mailbox", 51, 10, json!({})),
+        ),
+        (
+            "unsuspend_mailbox",
+            vec![
+                account(),
+                md(),
+                mb(),
+                mail_op(7, "suspend_mailbox", 51, 10, json!({})),
+            ],
+            mail_op(100, "unsuspend_mailbox", 51, 10, json!({})),
         ),
         (
             "observe_mailbox_usage",
@@ -477,6 +541,9 @@ fn can_reach(operation: &str, point: &str) -> bool {
         "observe_php_versions" => &[],
         "ensure_certificate" | "remove_certificate" | "renew_certificate" => &["certificate."],
         "observe_certificates" => &[],
+        op if op.contains("protected_directory") || op.contains("ip_block") => {
+            &["protected_directory.", "ip_block."]
+        }
         _ => &["web_domain.", "redirect.", "php."],
     };
     families.iter().any(|p| point.starts_with(p))
@@ -507,7 +574,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(45) {
+    match rng.below(52) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -600,11 +667,49 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         ),
         38 => remove_ftp(req, 260 + account * 2 + thing, account),
         39 => observe_runtime(req, &id(0xfeed).parse().unwrap()),
-        40 => ensure_cert(req, 110 + account * 2 + thing, account, domain),
-        41 => remove_cert(req, 110 + account * 2 + thing, account),
-        42 => renew_cert(req, 110 + account * 2 + thing, account),
-        43 => observe_certs(req, account),
-        44 => ensure_bundle_cert(
+        40 => set_ftp_password(req, 260 + account * 2 + thing, account, MAIL_HASH),
+        41 => mail_op(
+            req,
+            if rng.below(2) == 0 {
+                "suspend_mailbox"
+            } else {
+                "unsuspend_mailbox"
+            },
+            box_id,
+            account,
+            json!({}),
+        ),
+        42 => ensure_protected(
+            req,
+            300 + account * 2 + thing,
+            account,
+            domain,
+            ["staff", "admin/area"][rng.below(2) as usize],
+        ),
+        43 => remove_protected(req, 300 + account * 2 + thing, account),
+        44 => ensure_ip_block(
+            req,
+            domain,
+            account,
+            [&["192.0.2.0/24"][..], &["127.0.0.1", "2001:db8::/32"][..]][rng.below(2) as usize],
+        ),
+        45 => remove_ip_block(req, domain, account),
+        46 => mail_op(
+            req,
+            if rng.below(2) == 0 {
+                "suspend_ftp_account"
+            } else {
+                "unsuspend_ftp_account"
+            },
+            260 + account * 2 + thing,
+            account,
+            json!({}),
+        ),
+        47 => ensure_cert(req, 110 + account * 2 + thing, account, domain),
+        48 => remove_cert(req, 110 + account * 2 + thing, account),
+        49 => renew_cert(req, 110 + account * 2 + thing, account),
+        50 => observe_certs(req, account),
+        51 => ensure_bundle_cert(
             req,
             110 + account * 2 + thing,
             account,
@@ -843,7 +948,9 @@ fn purge_leaves_nothing_for_every_family() {
         ensure_autoresponder(17, 153, 10, 151),
         ensure_dkim(18, 154, 10, "shop.example.com"),
         set_spam(19, 155, 10, "shop.example.com", "standard"),
-        ensure_cert(21, 80, 10, 30),
+        ensure_protected(21, 170, 10, 30, "staff"),
+        ensure_ip_block(22, 30, 10, &["192.0.2.1"]),
+        ensure_cert(23, 80, 10, 30),
     ];
     for body in later {
         node.submit(&body);
@@ -949,6 +1056,12 @@ fn purge_leaves_nothing_for_every_family() {
             .count(),
         0,
         "a Sieve script is left"
+    );
+    let auth_dir = node.path(node.provider.apache_layout().auth_dir);
+    assert_eq!(
+        std::fs::read_dir(&auth_dir).unwrap().count(),
+        0,
+        "an AuthUserFile is left"
     );
     let ftp = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.passwd)).unwrap();
     assert!(ftp.is_empty(), "pure-ftpd's passwd still holds {ftp:?}");

@@ -84,6 +84,23 @@ fn start_dovecot(node: &Node) -> Dovecot {
     guard
 }
 
+/// `doveadm user ADDRESS`: the userdb lookup LMTP delivery makes, against the running Dovecot.
+fn doveadm_user(node: &Node, address: &str) -> String {
+    #[allow(clippy::disallowed_methods)] // The test asks the real service it checks against.
+    let out = std::process::Command::new("/usr/bin/doveadm")
+        .arg("-c")
+        .arg(node.path("/etc/dovecot/dovecot.conf"))
+        .args(["user", address])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "doveadm user {address}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn generated_mail_configuration_passes_the_real_checks_and_authenticates() {
     let mut node = mail_node();
@@ -165,6 +182,59 @@ fn generated_mail_configuration_passes_the_real_checks_and_authenticates() {
             .doveadm_auth_test(&format!("sales@{DOMAIN}"), "s3cret")
             .unwrap()
     );
+
+    // Suspended: the right password no longer logs in, but the userdb (what LMTP delivery
+    // looks up) still has the mailbox. A rebuild of the account keeps it suspended; after
+    // unsuspend_mailbox the same password works again.
+    let address = format!("info@{DOMAIN}");
+    let suspended = run(
+        &mut node,
+        &mail_op(20, "suspend_mailbox", 51, 10, json!({})),
+    );
+    assert_eq!(suspended["suspended"], true);
+    assert_eq!(suspended["address"], address);
+    assert!(
+        !real.doveadm_auth_test(&address, "s3cret").unwrap(),
+        "a suspended mailbox authenticated"
+    );
+    let userdb = doveadm_user(&node, &address);
+    let home = node.path("/var/vmail/shop.example.com/info");
+    assert!(
+        userdb
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["home", home.to_str().unwrap()]),
+        "delivery's userdb lookup lost the suspended mailbox: {userdb}"
+    );
+    // A changed password keeps the suspension.
+    run(
+        &mut node,
+        &mail_op(
+            21,
+            "set_mailbox_password",
+            51,
+            10,
+            json!({"password": MAIL_HASH}),
+        ),
+    );
+    std::fs::remove_file(&passwd).unwrap();
+    let rebuilt = run(&mut node, &account_op(22, "rebuild_account", 10));
+    let replayed = rebuilt["replayed"].to_string();
+    assert!(replayed.contains("suspend_mailbox"), "{replayed}");
+    assert!(
+        !real.doveadm_auth_test(&address, "s3cret").unwrap(),
+        "the rebuild lifted the suspension"
+    );
+    node.check_converged();
+    let back = run(
+        &mut node,
+        &mail_op(23, "unsuspend_mailbox", 51, 10, json!({})),
+    );
+    assert_eq!(back["suspended"], false);
+    assert!(
+        real.doveadm_auth_test(&address, "s3cret").unwrap(),
+        "an unsuspended mailbox does not authenticate"
+    );
+    node.check_converged();
     drop(dovecot);
 
     // Usage: two messages delivered into the Maildir.

@@ -13,6 +13,11 @@
 //! `pure-pw mkdb`. pure-pw skips a line it cannot parse and still exits 0, so each field is a
 //! validated type here, and the login is read back with `pure-pw show` before the job
 //! reports it present.
+//!
+//! A suspended login (`suspend_ftp_account`) keeps its row, line and files but is left out
+//! of the passwd file and the PureDB, so pure-ftpd does not know it; `unsuspend_ftp_account`
+//! puts the same line back. A changed password or directory while suspended is recorded and
+//! applies when unsuspended.
 
 use std::path::PathBuf;
 
@@ -75,6 +80,7 @@ fn install(ctx: &Ctx, change: &Change<'_>) -> Result<(), OpError> {
             Change::Upsert { id, .. } | Change::Remove(id) => &row.resource_id != *id,
             Change::DropAccount(account) => row.owner.as_str() != account.as_str(),
         })
+        .filter(|row| !is_suspended(&row.data))
         .filter_map(|row| {
             Some((
                 row.resource_id.to_string(),
@@ -103,6 +109,26 @@ fn install(ctx: &Ctx, change: &Change<'_>) -> Result<(), OpError> {
         .pure_pw_mkdb(&passwd, &pdb)
         .map_err(provider_error)?;
     Ok(())
+}
+
+fn is_suspended(data: &serde_json::Value) -> bool {
+    data["suspended"] == json!(true)
+}
+
+/// Installs `line` for `id`, or leaves the login out of pure-ftpd's files while it is
+/// suspended.
+fn install_line(ctx: &Ctx, id: &Hex32, line: &str, suspended: bool) -> Result<(), OpError> {
+    if suspended {
+        install(ctx, &Change::Remove(id))
+    } else {
+        install(
+            ctx,
+            &Change::Upsert {
+                id,
+                line: line.to_owned(),
+            },
+        )
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -249,40 +275,170 @@ impl Operation for EnsureFtpAccount {
             u64::from(info.gid),
             &jail,
         );
-        install(
-            ctx,
-            &Change::Upsert {
-                id: &req.id,
-                line: line.clone(),
-            },
-        )?;
+        // Suspension belongs to the login, not to this request.
+        let suspended = ctx
+            .state
+            .resource(FtpAccount::NAME, &req.id)
+            .map_err(store_error)?
+            .is_some_and(|row| is_suspended(&row.data));
+        install_line(ctx, &req.id, &line, suspended)?;
         crash::point("ftp_account.after_install");
-        let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
-        let shown = ctx
-            .provider
-            .pure_pw_show(login, &passwd)
-            .map_err(provider_error)?
-            .ok_or_else(|| {
-                OpError::permanent(
-                    "ftp_account_not_installed",
-                    format!("pure-pw does not show {login} after mkdb"),
-                )
-            })?;
-        ctx.set_resource(json!({"login": login, "directory": jail, "line": line}));
-        Ok(FtpAccountResult {
-            state: Presence::Present,
-            login: Some(shown.login),
-            directory: Some(
-                shown
-                    .directory
-                    .strip_suffix("/./")
-                    .unwrap_or(&shown.directory)
-                    .to_owned(),
-            ),
-            uid: Some(shown.uid),
-            gid: Some(shown.gid),
-        })
+        let result = if suspended {
+            FtpAccountResult {
+                state: Presence::Present,
+                login: Some(login.to_owned()),
+                directory: Some(jail.clone()),
+                uid: Some(info.uid),
+                gid: Some(info.gid),
+            }
+        } else {
+            read_back(ctx, login, Some(&req.password_hash))?
+        };
+        let mut data = json!({"login": login, "directory": jail, "line": line});
+        if suspended {
+            data["suspended"] = json!(true);
+        }
+        ctx.set_resource(data);
+        Ok(result)
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// set_ftp_account_password.
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetFtpAccountPasswordRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+    /// A crypt SHA-512 hash (`$6$...`).
+    pub password_hash: PasswordHash,
+}
+
+impl Resource for SetFtpAccountPasswordRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+pub struct SetFtpAccountPassword;
+
+impl Operation for SetFtpAccountPassword {
+    const NAME: &'static str = "set_ftp_account_password";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Replace an FTP login's password hash; its login and directory stay as they are";
+    type Family = FtpAccount;
+    type Request = SetFtpAccountPasswordRequest;
+    type Result = FtpAccountResult;
+
+    fn example() -> SetFtpAccountPasswordRequest {
+        let (id, account) = example_ids();
+        SetFtpAccountPasswordRequest {
+            id,
+            account,
+            password_hash: format!("$6$saltsalt${}", "b".repeat(86))
+                .parse()
+                .expect("valid example"),
+        }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &SetFtpAccountPasswordRequest,
+    ) -> Result<FtpAccountResult, OpError> {
+        let row = match ctx
+            .state
+            .resource(FtpAccount::NAME, &req.id)
+            .map_err(store_error)?
+        {
+            Some(row) if row.owner == Owner::Tenant(req.account.clone()) => row,
+            _ => {
+                return Err(OpError::permanent(
+                    "ftp_account_missing",
+                    format!("no FTP account {} of account {}", req.id, req.account),
+                ));
+            }
+        };
+        let info = account_info(ctx, &req.account)?;
+        let (Some(login), Some(jail)) =
+            (row.data["login"].as_str(), row.data["directory"].as_str())
+        else {
+            return Err(OpError::permanent(
+                "state_corrupt",
+                "a recorded FTP account does not parse",
+            ));
+        };
+        let line = line(
+            login,
+            req.password_hash.as_str(),
+            u64::from(info.uid),
+            u64::from(info.gid),
+            jail,
+        );
+        let suspended = is_suspended(&row.data);
+        install_line(ctx, &req.id, &line, suspended)?;
+        crash::point("ftp_account.after_install");
+        let result = if suspended {
+            FtpAccountResult {
+                state: Presence::Present,
+                login: Some(login.to_owned()),
+                directory: Some(jail.to_owned()),
+                uid: Some(info.uid),
+                gid: Some(info.gid),
+            }
+        } else {
+            read_back(ctx, login, Some(&req.password_hash))?
+        };
+        let mut data = row.data;
+        data["line"] = json!(line);
+        ctx.set_resource(data);
+        Ok(result)
+    }
+}
+
+/// The login as `pure-pw show` reads it from the installed passwd file; with `hash`, the
+/// hash it shows must be that one.
+fn read_back(
+    ctx: &Ctx,
+    login: &str,
+    hash: Option<&PasswordHash>,
+) -> Result<FtpAccountResult, OpError> {
+    let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
+    let shown = ctx
+        .provider
+        .pure_pw_show(login, &passwd)
+        .map_err(provider_error)?
+        .ok_or_else(|| {
+            OpError::permanent(
+                "ftp_account_not_installed",
+                format!("pure-pw does not show {login} after mkdb"),
+            )
+        })?;
+    if let Some(hash) = hash
+        && shown.password != hash.as_str()
+    {
+        return Err(OpError::permanent(
+            "ftp_account_not_installed",
+            format!("pure-pw shows another password hash for {login} after mkdb"),
+        ));
+    }
+    Ok(FtpAccountResult {
+        state: Presence::Present,
+        login: Some(shown.login),
+        directory: Some(
+            shown
+                .directory
+                .strip_suffix("/./")
+                .unwrap_or(&shown.directory)
+                .to_owned(),
+        ),
+        uid: Some(shown.uid),
+        gid: Some(shown.gid),
+    })
 }
 
 pub struct RemoveFtpAccount;
@@ -311,5 +467,141 @@ impl Operation for RemoveFtpAccount {
             uid: None,
             gid: None,
         })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// suspend_ftp_account / unsuspend_ftp_account.
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FtpAccountSuspensionRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for FtpAccountSuspensionRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FtpSuspensionResult {
+    pub state: Presence,
+    pub login: String,
+    /// Whether the login is now left out of pure-ftpd's users (its files are untouched).
+    pub suspended: bool,
+}
+
+fn set_suspended(
+    ctx: &mut Ctx,
+    req: &FtpAccountSuspensionRequest,
+    suspended: bool,
+) -> Result<FtpSuspensionResult, OpError> {
+    let row = match ctx
+        .state
+        .resource(FtpAccount::NAME, &req.id)
+        .map_err(store_error)?
+    {
+        Some(row) if row.owner == Owner::Tenant(req.account.clone()) => row,
+        _ => {
+            return Err(OpError::permanent(
+                "ftp_account_missing",
+                format!("no FTP account {} of account {}", req.id, req.account),
+            ));
+        }
+    };
+    let (Some(login), Some(line)) = (row.data["login"].as_str(), row.data["line"].as_str()) else {
+        return Err(OpError::permanent(
+            "state_corrupt",
+            "a recorded FTP account does not parse",
+        ));
+    };
+    let login = login.to_owned();
+    install_line(ctx, &req.id, line, suspended)?;
+    crash::point("ftp_account.after_suspension");
+    let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
+    let shown = ctx
+        .provider
+        .pure_pw_show(&login, &passwd)
+        .map_err(provider_error)?;
+    if shown.is_some() == suspended {
+        return Err(OpError::permanent(
+            "ftp_account_not_installed",
+            format!(
+                "pure-pw {} {login} after mkdb",
+                if suspended {
+                    "still shows"
+                } else {
+                    "does not show"
+                }
+            ),
+        ));
+    }
+    let mut data = row.data;
+    if let Some(fields) = data.as_object_mut() {
+        if suspended {
+            fields.insert("suspended".to_owned(), json!(true));
+        } else {
+            fields.remove("suspended");
+        }
+    }
+    ctx.set_resource(data);
+    Ok(FtpSuspensionResult {
+        state: Presence::Present,
+        login,
+        suspended,
+    })
+}
+
+pub struct SuspendFtpAccount;
+
+impl Operation for SuspendFtpAccount {
+    const NAME: &'static str = "suspend_ftp_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Stop an FTP login from logging in; its row and the files it uploaded stay";
+    type Family = FtpAccount;
+    type Request = FtpAccountSuspensionRequest;
+    type Result = FtpSuspensionResult;
+
+    fn example() -> FtpAccountSuspensionRequest {
+        let (id, account) = example_ids();
+        FtpAccountSuspensionRequest { id, account }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &FtpAccountSuspensionRequest,
+    ) -> Result<FtpSuspensionResult, OpError> {
+        set_suspended(ctx, req, true)
+    }
+}
+
+pub struct UnsuspendFtpAccount;
+
+impl Operation for UnsuspendFtpAccount {
+    const NAME: &'static str = "unsuspend_ftp_account";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Let a suspended FTP login log in again, as it was";
+    type Family = FtpAccount;
+    type Request = FtpAccountSuspensionRequest;
+    type Result = FtpSuspensionResult;
+
+    fn example() -> FtpAccountSuspensionRequest {
+        let (id, account) = example_ids();
+        FtpAccountSuspensionRequest { id, account }
+    }
+
+    fn apply(
+        ctx: &mut Ctx,
+        req: &FtpAccountSuspensionRequest,
+    ) -> Result<FtpSuspensionResult, OpError> {
+        set_suspended(ctx, req, false)
     }
 }

@@ -24,6 +24,7 @@ pub mod scheduled_task;
 pub mod spam_filter;
 pub mod ssh_key;
 pub mod sudo;
+pub mod web_access;
 pub mod web_domain;
 
 use std::sync::OnceLock;
@@ -57,6 +58,8 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<mailbox::RemoveMailbox>()
             .op::<mailbox::SetMailboxPassword>()
             .op::<mailbox::ObserveMailboxUsage>()
+            .op::<mailbox::SuspendMailbox>()
+            .op::<mailbox::UnsuspendMailbox>()
             .op::<mail_forwarder::EnsureMailForwarder>()
             .op::<mail_forwarder::RemoveMailForwarder>()
             .op::<autoresponder::EnsureAutoresponder>()
@@ -89,11 +92,18 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<scheduled_task::RemoveScheduledTask>()
             .op::<ftp_account::EnsureFtpAccount>()
             .op::<ftp_account::RemoveFtpAccount>()
+            .op::<ftp_account::SetFtpAccountPassword>()
+            .op::<ftp_account::SuspendFtpAccount>()
+            .op::<ftp_account::UnsuspendFtpAccount>()
             .op::<runtime::ObserveRuntime>()
             .op::<certificate::EnsureCertificate>()
             .op::<certificate::RemoveCertificate>()
             .op::<certificate::RenewCertificate>()
             .op::<certificate::ObserveCertificates>()
+            .op::<web_access::EnsureProtectedDirectory>()
+            .op::<web_access::RemoveProtectedDirectory>()
+            .op::<web_access::EnsureIpBlock>()
+            .op::<web_access::RemoveIpBlock>()
             .build()
     })
 }

@@ -296,14 +296,17 @@ impl MailState {
             .collect()
     }
 
-    /// Dovecot's passwd-file, whole: `address:{SHA512-CRYPT}hash::::home::extra fields`.
+    /// Dovecot's passwd-file, whole: `address:{SHA512-CRYPT}hash::::home::extra fields`. A
+    /// suspended mailbox's line ends with the passdb field `allow_nets=0.0.0.0/32` (no client
+    /// comes from there, and a login with no address fails too): every login fails, its
+    /// userdb entry (what delivery looks up) is the same.
     pub fn dovecot_files(&self, provider: &Provider) -> Vec<ConfigFile> {
         let vmail = provider.sysconf(provider.mail_layout().vmail_dir);
         let sieve = provider.sieve_dir();
         let mut text = String::new();
         for (address, row) in self.mailboxes() {
             text.push_str(&format!(
-                "{address}:{{SHA512-CRYPT}}{hash}::::{home}::userdb_quota_rule=*:storage={quota}M userdb_sieve=file:{script}\n",
+                "{address}:{{SHA512-CRYPT}}{hash}::::{home}::userdb_quota_rule=*:storage={quota}M userdb_sieve=file:{script}{nologin}\n",
                 hash = row.str("password"),
                 home = vmail
                     .join(row.str("domain"))
@@ -311,6 +314,11 @@ impl MailState {
                     .display(),
                 quota = row.data["quota_mib"].as_u64().unwrap_or(0),
                 script = sieve.join(format!("{}.sieve", row.id)).display(),
+                nologin = if row.data["suspended"] == true {
+                    " allow_nets=0.0.0.0/32"
+                } else {
+                    ""
+                },
             ));
         }
         vec![ConfigFile {
@@ -581,6 +589,36 @@ mod tests {
             .find(|f| f.path.file_name().unwrap() == name)
             .unwrap();
         String::from_utf8(file.content.clone()).unwrap()
+    }
+
+    #[test]
+    fn a_suspended_mailbox_keeps_its_line_and_delivery_but_no_login() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider =
+            provider::testing::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
+        let hash = format!("$6$salt${}", "a".repeat(86));
+        let mailbox = |n: u8, local: &str, suspended: bool| {
+            let mut data = json!({"domain": "a.example", "local_part": local, "password": hash, "quota_mib": 0});
+            if suspended {
+                data["suspended"] = json!(true);
+            }
+            row(MAILBOX, n, data)
+        };
+        let mail = MailState::from_rows(vec![
+            row(MAIL_DOMAIN, 1, json!({"domain": "a.example"})),
+            mailbox(2, "info", true),
+            mailbox(3, "sales", false),
+        ]);
+        let passwd = text(&mail.dovecot_files(&provider), "passwd");
+        let lines: Vec<&str> = passwd.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0].starts_with("info@a.example:") && lines[0].ends_with(" allow_nets=0.0.0.0/32")
+        );
+        assert!(lines[1].starts_with("sales@a.example:") && !lines[1].contains("allow_nets"));
+        // Postfix still accepts mail for it.
+        let mailboxes = text(&mail.postfix_files(&provider), "mailboxes");
+        assert!(mailboxes.contains("info@a.example a.example/info/Maildir/"));
     }
 
     #[test]

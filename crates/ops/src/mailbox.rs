@@ -3,6 +3,16 @@
 //!
 //! Removing a mailbox removes its mail (`<vmail>/<domain>/<local part>`): a mailbox created
 //! later with the same address must not inherit it.
+//!
+//! Suspension (`suspend_mailbox`) keeps the mailbox in the passwd-file and in Postfix's
+//! tables and adds the passdb extra field `allow_nets=0.0.0.0/32` to its line: a login from
+//! any real client address (IMAP, POP3, and SMTP AUTH through Dovecot's SASL) or with no
+//! address at all fails even with the right password, while delivery goes on (LMTP looks up
+//! the userdb only, which is unchanged), so no mail sent to a suspended mailbox bounces or is
+//! lost, and `unsuspend_mailbox` gives back the mailbox with everything that arrived. Taking
+//! the line out of the passwd-file instead would also take it out of the userdb and make
+//! delivery fail; `nologin` is honoured by Dovecot's login processes only, not by the SASL
+//! Postfix asks, so SMTP AUTH would still succeed.
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, MiB, PasswordHash, Presence};
@@ -166,7 +176,8 @@ impl Operation for EnsureMailbox {
         own_domain(ctx, &req.account, req.domain.as_str())?;
         let address = format!("{}@{}", req.local_part, req.domain);
         check_address_free(ctx, &address, &req.id)?;
-        if let Some(old) = ctx.state.resource(MAILBOX, &req.id).map_err(store_error)?
+        let old = ctx.state.resource(MAILBOX, &req.id).map_err(store_error)?;
+        if let Some(old) = &old
             && (old.data["domain"] != json!(req.domain)
                 || old.data["local_part"] != json!(req.local_part))
         {
@@ -175,17 +186,19 @@ impl Operation for EnsureMailbox {
                 "a mailbox's address cannot change; create a new mailbox",
             ));
         }
-        set(
-            ctx,
-            &req.id,
-            &req.account,
-            json!({
-                "domain": req.domain,
-                "local_part": req.local_part,
-                "password": req.password,
-                "quota_mib": req.quota_mib.get(),
-            }),
-        )
+        // Suspension belongs to the mailbox, not to this request: a changed mailbox stays
+        // suspended until unsuspended.
+        let suspended = old.is_some_and(|row| row.data["suspended"] == json!(true));
+        let mut data = json!({
+            "domain": req.domain,
+            "local_part": req.local_part,
+            "password": req.password,
+            "quota_mib": req.quota_mib.get(),
+        });
+        if suspended {
+            data["suspended"] = json!(true);
+        }
+        set(ctx, &req.id, &req.account, data)
     }
 }
 
@@ -293,5 +306,77 @@ impl Operation for ObserveMailboxUsage {
             quota_mib: row.data["quota_mib"].as_u64().unwrap_or(0),
             truncated: usage.truncated,
         })
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MailboxSuspensionResult {
+    pub state: Presence,
+    pub address: String,
+    /// Whether the mailbox now refuses every login (mail is still delivered to it).
+    pub suspended: bool,
+}
+
+fn set_suspended(
+    ctx: &mut Ctx,
+    req: &MailboxRef,
+    suspended: bool,
+) -> Result<MailboxSuspensionResult, OpError> {
+    let row = own_row(ctx, MAILBOX, &req.id, &req.account, "mailbox_missing")?;
+    let mut data = row.data;
+    match data.as_object_mut() {
+        Some(fields) if suspended => fields.insert("suspended".to_owned(), json!(true)),
+        Some(fields) => fields.remove("suspended"),
+        None => None,
+    };
+    let address = result(&data).address.unwrap_or_default();
+    set(ctx, &req.id, &req.account, data)?;
+    Ok(MailboxSuspensionResult {
+        state: Presence::Present,
+        address,
+        suspended,
+    })
+}
+
+pub struct SuspendMailbox;
+
+impl Operation for SuspendMailbox {
+    const NAME: &'static str = "suspend_mailbox";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Refuse every login of a mailbox (IMAP, POP3, SMTP); mail is still delivered to it";
+    type Family = Mailbox;
+    type Request = MailboxRef;
+    type Result = MailboxSuspensionResult;
+
+    fn example() -> MailboxRef {
+        let (id, account) = example_ids();
+        MailboxRef { id, account }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxSuspensionResult, OpError> {
+        set_suspended(ctx, req, true)
+    }
+}
+
+pub struct UnsuspendMailbox;
+
+impl Operation for UnsuspendMailbox {
+    const NAME: &'static str = "unsuspend_mailbox";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Let a suspended mailbox log in again, with the mail that arrived meanwhile";
+    type Family = Mailbox;
+    type Request = MailboxRef;
+    type Result = MailboxSuspensionResult;
+
+    fn example() -> MailboxRef {
+        let (id, account) = example_ids();
+        MailboxRef { id, account }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxSuspensionResult, OpError> {
+        set_suspended(ctx, req, false)
     }
 }

@@ -21,8 +21,9 @@ use serde_json::{Value, json};
 
 use crate::account::{account_info, store_error, tenant_of};
 use crate::certificate::{self, Certificate};
-use crate::context::{Ctx, Service, provider_error};
+use crate::context::{ConfigFile, Ctx, Service, provider_error};
 use crate::php::{self, PhpVersionFamily, PoolChange};
+use crate::web_access::{self, IpBlock, ProtectedDir, ProtectedDirectory};
 
 pub struct WebDomain;
 
@@ -77,6 +78,10 @@ pub struct VhostExtras {
     pub redirects: Vec<RedirectRule>,
     /// Serve 403 for everything but the challenge path; the document root is left alone.
     pub suspended: bool,
+    /// Directories beneath the document root behind HTTP Basic authentication.
+    pub protected: Vec<ProtectedDir>,
+    /// Addresses and networks answered 403 (all but the challenge path).
+    pub blocked: Vec<registry::types::IpNetwork>,
     /// A certificate bound to the domain: the same site is also served over HTTPS.
     pub tls: Option<TlsFiles>,
     /// The node's directory of HTTP-01 challenge responses (mapped path): answers
@@ -171,6 +176,12 @@ pub fn render_vhost(
          \x20       Require all granted\n\
          \x20   </Directory>\n"
     ));
+    // Deeper `<Directory>` sections replace the document root's `Require all granted`.
+    let mut protected: Vec<&ProtectedDir> = extras.protected.iter().collect();
+    protected.sort_by(|a, b| a.path.cmp(&b.path));
+    for dir in protected {
+        out.push_str(&web_access::render_protected(&format!("{docroot}"), dir));
+    }
     if let Some(socket) = &extras.php_socket {
         out.push_str(&format!(
             "    <FilesMatch \"\\.php$\">\n\
@@ -207,6 +218,9 @@ pub fn render_vhost(
                 redirect_target(&rule.target)
             ));
         }
+        if !extras.blocked.is_empty() {
+            out.push_str(&web_access::render_ip_block(&extras.blocked));
+        }
     }
     let mut vhost = format!("{header}<VirtualHost *:80>\n{names}{out}</VirtualHost>\n");
     if let Some(tls) = &extras.tls {
@@ -234,13 +248,17 @@ pub enum VhostChange<'a> {
     Redirect(&'a Hex32, Option<&'a Value>),
     /// A certificate of this domain is bound (`Some(row data)`) or unbound (`None`).
     Certificate(&'a Hex32, Option<&'a Value>),
+    /// A protected directory is written (`Some(row data)`) or removed (`None`).
+    Protected(&'a Hex32, Option<&'a Value>),
+    /// The domain's IP block is written (`Some(row data)`) or removed (`None`).
+    IpBlock(Option<&'a Value>),
 }
 
-fn corrupt(what: &str) -> OpError {
+pub(crate) fn corrupt(what: &str) -> OpError {
     OpError::permanent("state_corrupt", format!("a recorded {what} does not parse"))
 }
 
-fn parse_field<T: std::str::FromStr>(value: &Value, what: &str) -> Result<T, OpError> {
+pub(crate) fn parse_field<T: std::str::FromStr>(value: &Value, what: &str) -> Result<T, OpError> {
     value
         .as_str()
         .and_then(|s| s.parse().ok())
@@ -277,6 +295,24 @@ pub fn sync_vhost(
         }
         None => Ok(()),
     }
+}
+
+/// The vhost file of web domain `id` as state.db derives it with `change` applied, for a
+/// handler that installs it with other files in one configuration test; `None` when the
+/// domain has no row.
+pub fn vhost_file(
+    ctx: &Ctx,
+    account: &Hex32,
+    id: &Hex32,
+    change: VhostChange<'_>,
+) -> Result<Option<ConfigFile>, OpError> {
+    Ok(
+        vhost_text(ctx, account, id, change)?.map(|text| ConfigFile {
+            path: vhost_path(ctx, id),
+            content: text.into_bytes(),
+            secret_group: None,
+        }),
+    )
 }
 
 /// The vhost of web domain `id` as state.db derives it with `change` applied; `None` when
@@ -355,12 +391,47 @@ fn vhost_text(
             let (chain, key) = certificate::certificate_files(ctx, cid);
             TlsFiles { chain, key }
         });
+    let mut protected_rows: BTreeMap<Hex32, Value> = ctx
+        .state
+        .resources_of(&Owner::Tenant(account.clone()), ProtectedDirectory::NAME)
+        .map_err(store_error)?
+        .into_iter()
+        .map(|r| (r.resource_id, r.data))
+        .collect();
+    if let VhostChange::Protected(pid, row) = change {
+        match row {
+            Some(data) => protected_rows.insert(pid.clone(), data.clone()),
+            None => protected_rows.remove(pid),
+        };
+    }
+    let mut protected = Vec::new();
+    for (pid, data) in protected_rows
+        .iter()
+        .filter(|(_, d)| d["web_domain"] == id.as_str())
+    {
+        protected.push(web_access::protected_dir(ctx, pid, data)?);
+    }
+    let block = match change {
+        VhostChange::IpBlock(row) => row.cloned(),
+        _ => ctx
+            .state
+            .resource(IpBlock::NAME, id)
+            .map_err(store_error)?
+            .filter(|row| row.owner == Owner::Tenant(account.clone()))
+            .map(|row| row.data),
+    };
+    let blocked = match block {
+        Some(data) => web_access::blocked_networks(&data)?,
+        None => Vec::new(),
+    };
     let extras = VhostExtras {
         php_socket,
         redirects,
         suspended: data["suspended"].as_bool().unwrap_or(false),
         tls,
         acme_challenges: Some(certificate::challenge_dir(ctx)),
+        protected,
+        blocked,
     };
     Ok(Some(render_vhost(
         id, account, &domain, &aliases, &docroot, &extras,

@@ -43,6 +43,8 @@ fn extras_full() -> VhostExtras {
         acme_challenges: Some(PathBuf::from(
             "/var/lib/layerone/acme-challenge/.well-known/acme-challenge",
         )),
+        protected: vec![],
+        blocked: vec![],
     }
 }
 
@@ -150,6 +152,81 @@ fn real_apache_accepts_vhosts_with_php_redirects_and_suspension() {
     std::fs::write(conf.vhosts_dir.join("a.conf"), vhost(&extras, dir.path())).unwrap();
     p.apache_configtest()
         .expect("apache2ctl -t accepts a suspended vhost");
+}
+
+fn extras_access() -> VhostExtras {
+    VhostExtras {
+        protected: vec![ops::web_access::ProtectedDir {
+            path: "staff/reports".parse().unwrap(),
+            realm: "Staff only".parse().unwrap(),
+            user_file: PathBuf::from("/etc/apache2/layerone/auth/d.htpasswd"),
+        }],
+        blocked: vec![
+            "192.0.2.0/24".parse().unwrap(),
+            "2001:db8::1".parse().unwrap(),
+        ],
+        ..VhostExtras::default()
+    }
+}
+
+#[test]
+fn vhost_with_protected_directory_and_ip_block_snapshot() {
+    let got = vhost(&extras_access(), Path::new("/home/shop1/public_html"));
+    let expect = r#"# Managed by layerone node for web domain cccccccccccccccccccccccccccccccc of account aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.
+# Changes made here are replaced.
+<VirtualHost *:80>
+    ServerName shop.example.com
+    ServerAlias www.shop.example.com
+    DocumentRoot "/home/shop1/public_html"
+    <Directory "/home/shop1/public_html">
+        Options -Indexes +SymLinksIfOwnerMatch
+        AllowOverride AuthConfig FileInfo Indexes Limit
+        Require all granted
+    </Directory>
+    <Directory "/home/shop1/public_html/staff/reports">
+        AuthType Basic
+        AuthName "Staff only"
+        AuthBasicProvider file
+        AuthUserFile "/etc/apache2/layerone/auth/d.htpasswd"
+        Require valid-user
+    </Directory>
+    # Blocked addresses: 403 everywhere but the certificate challenge.
+    <Location "/">
+        AuthMerging And
+        <RequireAll>
+            Require all granted
+            Require not ip 192.0.2.0/24 2001:db8::1
+        </RequireAll>
+    </Location>
+    <Location "/.well-known/acme-challenge/">
+        Require all granted
+    </Location>
+</VirtualHost>
+"#;
+    assert_eq!(got, expect);
+    // Suspension replaces the block (everything is denied already); the protection stays.
+    let mut suspended = extras_access();
+    suspended.suspended = true;
+    let got = vhost(&suspended, Path::new("/home/shop1/public_html"));
+    assert!(!got.contains("Require not ip") && got.contains("AuthUserFile"));
+}
+
+#[test]
+fn real_apache_accepts_vhosts_with_protection_and_blocks() {
+    require_apachectl(Platform::Debian);
+    let dir = tempfile::tempdir().unwrap();
+    let p = sim_provider(Platform::Debian, dir.path(), vec![Program::ApacheCtl]);
+    let conf = write_apache_test_config(&p).unwrap();
+    let mut extras = extras_access();
+    extras.php_socket = extras_full().php_socket;
+    extras.redirects = extras_full().redirects;
+    std::fs::write(conf.vhosts_dir.join("a.conf"), vhost(&extras, dir.path())).unwrap();
+    p.apache_configtest()
+        .expect("apache2ctl -t accepts protected directories and IP blocks");
+    extras.suspended = true;
+    std::fs::write(conf.vhosts_dir.join("a.conf"), vhost(&extras, dir.path())).unwrap();
+    p.apache_configtest()
+        .expect("apache2ctl -t accepts them on a suspended vhost");
 }
 
 fn info(user: &str, home: &str) -> AccountInfo {

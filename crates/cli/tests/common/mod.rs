@@ -294,6 +294,7 @@ impl Node {
             self.check_mariadb_sim(&rows);
         }
         self.check_php_and_cron_converged(&rows);
+        self.check_web_access_converged(&rows);
         // pure-ftpd's passwd file holds exactly the recorded FTP accounts' lines.
         let ftp_lines: BTreeSet<String> =
             std::fs::read_to_string(self.path(provider::FTP_LAYOUT.passwd))
@@ -302,6 +303,7 @@ impl Node {
                 .map(|l| format!("{l}\n"))
                 .collect();
         let recorded: BTreeSet<String> = of("ftp_account")
+            .filter(|r| r.data["suspended"] != true)
             .map(|r| r.data["line"].as_str().unwrap().to_owned())
             .collect();
         assert_eq!(
@@ -404,6 +406,65 @@ impl Node {
                     row.family
                 );
             }
+        }
+    }
+
+    /// Protected directories and IP blocks: one `AuthUserFile` per recorded protected
+    /// directory with its users, and each vhost protecting and blocking what state.db says.
+    fn check_web_access_converged(&self, rows: &[store::ResourceRow]) {
+        let of = |family: &'static str| rows.iter().filter(move |r| r.family == family);
+        let auth_dir = self.path(self.provider.apache_layout().auth_dir);
+        let files: BTreeSet<String> = std::fs::read_dir(&auth_dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let expected: BTreeSet<String> = of("protected_directory")
+            .map(|r| format!("{}.htpasswd", r.resource_id))
+            .collect();
+        assert_eq!(files, expected, "AuthUserFiles and state.db disagree");
+        for dir in of("protected_directory") {
+            let text =
+                std::fs::read_to_string(auth_dir.join(format!("{}.htpasswd", dir.resource_id)))
+                    .unwrap();
+            let users: Vec<String> = dir.data["users"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|u| {
+                    format!(
+                        "{}:{}\n",
+                        u["name"].as_str().unwrap(),
+                        u["password_hash"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            assert_eq!(text, users.concat(), "the users of {}", dir.resource_id);
+        }
+        for domain in of("web_domain") {
+            let file = self
+                .path(self.provider.apache_layout().vhosts_dir)
+                .join(format!("{}.conf", domain.resource_id));
+            let text = std::fs::read_to_string(file).unwrap();
+            let protected = of("protected_directory")
+                .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
+                .count();
+            assert_eq!(
+                text.matches("AuthUserFile").count(),
+                protected,
+                "protected directories of {}",
+                domain.resource_id
+            );
+            let blocked = of("ip_block").any(|r| r.resource_id == domain.resource_id)
+                && !domain.data["suspended"].as_bool().unwrap_or(false);
+            assert_eq!(
+                text.contains("Require not ip"),
+                blocked,
+                "IP block of {}",
+                domain.resource_id
+            );
         }
     }
 
@@ -911,8 +972,35 @@ pub fn ensure_ftp(req: u64, ftp: u64, account: u64, login: &str, dir: Option<&st
     body
 }
 
+pub fn set_ftp_password(req: u64, ftp: u64, account: u64, hash: &str) -> Value {
+    json!({"request_id": id(req), "operation": "set_ftp_account_password",
+           "resource": {"id": id(ftp), "account": id(account), "password_hash": hash}})
+}
+
 pub fn remove_ftp(req: u64, ftp: u64, account: u64) -> Value {
     json!({"request_id": id(req), "operation": "remove_ftp_account", "resource": {"id": id(ftp), "account": id(account)}})
+}
+
+pub fn ensure_protected(req: u64, dir: u64, account: u64, domain_id: u64, path: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_protected_directory",
+           "resource": {"id": id(dir), "account": id(account), "web_domain": id(domain_id),
+                        "path": path, "realm": "Staff only",
+                        "users": [{"name": "alice", "password_hash": MAIL_HASH}]}})
+}
+
+pub fn remove_protected(req: u64, dir: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_protected_directory",
+           "resource": {"id": id(dir), "account": id(account)}})
+}
+
+pub fn ensure_ip_block(req: u64, domain_id: u64, account: u64, networks: &[&str]) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_ip_block",
+           "resource": {"id": id(domain_id), "account": id(account), "networks": networks}})
+}
+
+pub fn remove_ip_block(req: u64, domain_id: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_ip_block",
+           "resource": {"id": id(domain_id), "account": id(account)}})
 }
 
 pub fn observe_runtime(req: u64, node_id: &Hex32) -> Value {

@@ -22,6 +22,11 @@ pub struct ApacheLayout {
     pub vhosts_dir: &'static str,
     /// The line the main configuration needs so Apache reads the node's vhosts.
     pub include_line: &'static str,
+    /// The directory of the protected directories' `AuthUserFile`s (root's, 0640 to
+    /// `group`), outside every home.
+    pub auth_dir: &'static str,
+    /// The group Apache's children run as: the one that may read the `AuthUserFile`s.
+    pub group: &'static str,
 }
 
 impl ApacheLayout {
@@ -31,11 +36,15 @@ impl ApacheLayout {
                 main_config: "/etc/apache2/apache2.conf",
                 vhosts_dir: "/etc/apache2/layerone/vhosts",
                 include_line: "IncludeOptional /etc/apache2/layerone/vhosts/*.conf",
+                auth_dir: "/etc/apache2/layerone/auth",
+                group: "www-data",
             },
             Platform::CloudLinux => ApacheLayout {
                 main_config: "/etc/httpd/conf/httpd.conf",
                 vhosts_dir: "/etc/httpd/layerone/vhosts",
                 include_line: "IncludeOptional /etc/httpd/layerone/vhosts/*.conf",
+                auth_dir: "/etc/httpd/layerone/auth",
+                group: "apache",
             },
         }
     }

@@ -5,7 +5,7 @@
 //! - `pure-pw mkdb PDB -f PASSWD`: compiles PASSWD into PDB (written to a temporary file and
 //!   renamed by pure-pw itself). It skips a line it cannot parse with a warning and still
 //!   exits 0, so the node validates every field itself and reads each user back.
-//! - `pure-pw show LOGIN -f PASSWD`: prints `Login`, `UID`, `GID`, `Directory`... as
+//! - `pure-pw show LOGIN -f PASSWD`: prints `Login`, `Password` (the hash), `UID`, `GID`, `Directory`... as
 //!   pure-ftpd parses the line; exit 16 when there is no such (valid) line.
 //!
 //! The passwd line is `LOGIN:HASH:UID:GID:GECOS:DIR/./` followed by the twelve optional
@@ -35,6 +35,8 @@ pub const FTP_LAYOUT: FtpLayout = FtpLayout {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FtpUserShown {
     pub login: String,
+    /// The crypt hash pure-ftpd checks the password against.
+    pub password: String,
     pub uid: u32,
     pub gid: u32,
     pub directory: String,
@@ -51,6 +53,7 @@ pub fn parse_show(text: &str) -> Option<FtpUserShown> {
     let number = |name: &str| field(name)?.split_whitespace().next()?.parse().ok();
     Some(FtpUserShown {
         login: field("Login")?,
+        password: field("Password")?,
         uid: number("UID")?,
         gid: number("GID")?,
         directory: field("Directory")?,

@@ -29,6 +29,9 @@ const SECTIONS: &[&str] = &[
     "Location",
     "LocationMatch",
     "IfModule",
+    "RequireAll",
+    "RequireAny",
+    "RequireNone",
 ];
 
 /// Directives the node's vhosts use, all provided by modules the supported platforms load.
@@ -38,6 +41,11 @@ const DIRECTIVES: &[&str] = &[
     "ServerAdmin",
     "DocumentRoot",
     "Require",
+    "AuthType",
+    "AuthName",
+    "AuthBasicProvider",
+    "AuthUserFile",
+    "AuthMerging",
     "Options",
     "AllowOverride",
     "AllowOverrideList",
@@ -239,7 +247,9 @@ fn check_line(
                 format!("<{name}> directive missing closing '>'"),
             ));
         };
-        if inner[word.len()..].trim().is_empty() {
+        // The authorization containers are the sections that take no argument.
+        let bare = ["RequireAll", "RequireAny", "RequireNone"].contains(&name);
+        if !bare && inner[word.len()..].trim().is_empty() {
             return Err(syntax_error(
                 file,
                 number,

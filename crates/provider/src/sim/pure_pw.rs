@@ -13,6 +13,7 @@ use crate::provider::Provider;
 
 struct Line {
     login: String,
+    hash: String,
     uid: u32,
     gid: u32,
     gecos: String,
@@ -32,6 +33,7 @@ fn parse_line(line: &str) -> Option<Line> {
     };
     Some(Line {
         login: f[0].to_owned(),
+        hash: f[1].to_owned(),
         uid: number(f[2])?,
         gid: number(f[3])?,
         gecos: f[4].to_owned(),
@@ -84,8 +86,8 @@ pub(crate) fn pure_pw(_provider: &Provider, args: &[String]) -> Outcome {
                 Some(l) => Outcome {
                     status: 0,
                     stdout: format!(
-                        "\nLogin              : {}\nUID                : {} (-)\nGID                : {} (-)\nDirectory          : {}\nFull name          : {}\n",
-                        l.login, l.uid, l.gid, l.dir, l.gecos
+                        "\nLogin              : {}\nPassword           : {}\nUID                : {} (-)\nGID                : {} (-)\nDirectory          : {}\nFull name          : {}\n",
+                        l.login, l.hash, l.uid, l.gid, l.dir, l.gecos
                     ),
                     stderr: String::new(),
                 },

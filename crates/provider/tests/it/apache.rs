@@ -24,6 +24,20 @@ const VALID: &str = "\
     RewriteEngine On
     Header always set X-Content-Type-Options nosniff
     Protocols http/1.1
+    <Directory \"/home/acme/public_html/staff\">
+        AuthType Basic
+        AuthName \"Staff only\"
+        AuthBasicProvider file
+        AuthUserFile \"/etc/apache2/layerone/auth/x.htpasswd\"
+        Require valid-user
+    </Directory>
+    <Location \"/\">
+        AuthMerging And
+        <RequireAll>
+            Require all granted
+            Require not ip 192.0.2.0/24 2001:db8::/32
+        </RequireAll>
+    </Location>
 </VirtualHost>
 ";
 

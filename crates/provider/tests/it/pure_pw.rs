@@ -35,6 +35,7 @@ fn check(env: &Env) {
     assert_eq!((shown.uid, shown.gid), (1001, 1002));
     assert_eq!(shown.directory, "/home/shop1/web/./");
     assert_eq!(shown.login, "shop1.up");
+    assert_eq!(shown.password, HASH);
     assert_eq!(env.provider.pure_pw_show("broken", &passwd).unwrap(), None);
     assert_eq!(env.provider.pure_pw_show("nobody", &passwd).unwrap(), None);
 }

@@ -727,3 +727,8 @@ mod tests {
         }
     }
 }
+
+// The web access families' types (protected directories, IP blocks), after the macros.
+#[path = "access.rs"]
+mod access;
+pub use access::*;

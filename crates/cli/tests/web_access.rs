@@ -1,0 +1,479 @@
+//! Protected directories and IP blocks end to end: the real runner writes the vhost and the
+//! `AuthUserFile` (every write checked by the real `apachectl -t`), then a real Apache serves
+//! exactly those vhosts (only their port changed to a free loopback one) and answers 401
+//! without credentials, 200 with the right password, 403 to a blocked address, and the ACME
+//! challenge path throughout.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use registry::JobState;
+use serde_json::{Value, json};
+
+const DOMAIN: &str = "shop.example.com";
+
+fn run(node: &mut Node, body: &Value) -> registry::JobView {
+    node.submit(body);
+    node.pass();
+    let rid = body["request_id"].as_str().unwrap();
+    node.state().job(rid).unwrap().unwrap()
+}
+
+fn ok(node: &mut Node, body: &Value) -> Value {
+    let job = run(node, body);
+    assert_eq!(job.state, JobState::Succeeded, "{body}: {:?}", job.error);
+    job.result.unwrap_or_default()
+}
+
+/// `openssl passwd -6`: the crypt SHA-512 hash a control plane would send.
+fn sha512_crypt(password: &str, salt: &str) -> String {
+    #[allow(clippy::disallowed_methods)] // The test computes the hash with an independent tool.
+    let out = Command::new("/usr/bin/openssl")
+        .args(["passwd", "-6", "-salt", salt, password])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn base64(input: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A real Apache serving the node's vhosts on a free loopback port, as `www-data` (the group
+/// the `AuthUserFile`s are readable by), stopped when dropped.
+struct Served {
+    conf: PathBuf,
+    port: u16,
+}
+
+impl Served {
+    fn start(node: &Node) -> Served {
+        let dir = node.dir.path().join("served");
+        let vhosts = dir.join("vhosts");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&vhosts).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let from = node.path(node.provider.apache_layout().vhosts_dir);
+        for entry in std::fs::read_dir(&from).unwrap() {
+            let entry = entry.unwrap();
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            assert!(text.contains("<VirtualHost *:80>"));
+            let text = text.replace("<VirtualHost *:80>", &format!("<VirtualHost *:{port}>"));
+            std::fs::write(vhosts.join(entry.file_name()), text).unwrap();
+        }
+        let d = dir.display();
+        let conf = dir.join("serve.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "ServerRoot \"/etc/apache2\"\nDefaultRuntimeDir \"{d}\"\nPidFile \"{d}/httpd.pid\"\n\
+                 Mutex file:{d} default\nErrorLog \"{d}/error.log\"\nLogLevel warn\n\
+                 ServerName localhost\nListen 127.0.0.1:{port}\nUser www-data\nGroup www-data\n\
+                 IncludeOptional /etc/apache2/mods-enabled/*.load\n\
+                 IncludeOptional /etc/apache2/mods-enabled/*.conf\n\
+                 IncludeOptional \"{d}/vhosts/*.conf\"\n"
+            ),
+        )
+        .unwrap();
+        #[allow(clippy::disallowed_methods)] // The test starts the real server it checks against.
+        let out = Command::new("/usr/sbin/apache2")
+            .arg("-f")
+            .arg(&conf)
+            .args(["-k", "start"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "apache2 -k start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "apache did not start listening");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Served { conf, port }
+    }
+
+    /// The status code of `GET path` for the web domain, with Basic credentials if given.
+    fn status(&self, path: &str, user: Option<(&str, &str)>) -> u16 {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut request = format!("GET {path} HTTP/1.0\r\nHost: {DOMAIN}\r\n");
+        if let Some((name, password)) = user {
+            let token = base64(format!("{name}:{password}").as_bytes());
+            request.push_str(&format!("Authorization: Basic {token}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = Vec::new();
+        stream.take(1 << 20).read_to_end(&mut response).unwrap();
+        let text = String::from_utf8_lossy(&response);
+        text.split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP response: {text}"))
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        #[allow(clippy::disallowed_methods)] // Stops the server this test started.
+        let _ = Command::new("/usr/sbin/apache2")
+            .arg("-f")
+            .arg(&self.conf)
+            .args(["-k", "stop"])
+            .output();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", self.port)).is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn protect(req: u64, id_: u64, path: &str, users: Value) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_protected_directory",
+           "resource": {"id": id(id_), "account": id(10), "web_domain": id(30), "path": path,
+                        "realm": "Staff only", "users": users}})
+}
+
+/// A node with the real `apachectl -t`, the host's `www-data` group in its sysroot, an
+/// account, a web domain and the files the checks fetch.
+fn web_node() -> Node {
+    assert!(
+        rustix::process::geteuid().is_root(),
+        "these tests must run as root (CI does): Apache drops to www-data"
+    );
+    let mut node = Node::with_real_apache();
+    let host_group = std::fs::read_to_string("/etc/group").unwrap();
+    let www = host_group
+        .lines()
+        .find(|l| l.starts_with("www-data:"))
+        .expect("the www-data group (apache2 creates it)");
+    let group = node.path("/etc/group");
+    let mut text = std::fs::read_to_string(&group).unwrap();
+    text.push_str(www);
+    text.push('\n');
+    std::fs::write(&group, text).unwrap();
+    ok(&mut node, &ensure_account(1, 10, "shop1"));
+    ok(&mut node, &ensure_domain(2, 30, 10, DOMAIN));
+    // The test's Apache runs as www-data, which is not in the tenant's group: let it through
+    // the home (0750) to the document root.
+    let home = node.path("/home/shop1");
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let docroot = node.path(&format!("/home/shop1/web/{DOMAIN}/public_html"));
+    for (file, text) in [
+        ("index.html", "home"),
+        ("staff/index.html", "staff"),
+        (".well-known/acme-challenge/tok3n", "tok3n.key"),
+    ] {
+        let path = docroot.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    node
+}
+
+#[test]
+fn protected_directory_asks_real_apache_for_the_password_and_spares_the_challenge() {
+    let mut node = web_node();
+    let hash = sha512_crypt("correct horse", "pr0tect3d");
+    let result = ok(
+        &mut node,
+        &protect(
+            3,
+            70,
+            "staff",
+            json!([{"name": "alice", "password_hash": hash},
+            {"name": "bob", "password_hash": sha512_crypt("other", "s4lt")}]),
+        ),
+    );
+    assert_eq!(result["users"], json!(["alice", "bob"]));
+    let docroot = node.path(&format!("/home/shop1/web/{DOMAIN}/public_html"));
+    assert_eq!(
+        result["directory"],
+        docroot.join("staff").display().to_string()
+    );
+    // The AuthUserFile: derived from state.db, outside the home, root's, 0640 to www-data.
+    let file = node
+        .path(node.provider.apache_layout().auth_dir)
+        .join(format!("{}.htpasswd", id(70)));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with(&format!("alice:{hash}\nbob:$6$s4lt$")),
+        "{text}"
+    );
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(meta.mode() & 0o777, 0o640);
+    assert_eq!(meta.uid(), 0);
+    let www = node.provider.lookup_group("www-data").unwrap().unwrap();
+    assert_eq!(meta.gid(), www.gid);
+    assert!(!file.starts_with(node.path("/home")));
+
+    let served = Served::start(&node);
+    assert_eq!(served.status("/", None), 200);
+    assert_eq!(served.status("/staff/", None), 401);
+    assert_eq!(
+        served.status("/staff/index.html", Some(("alice", "wrong"))),
+        401
+    );
+    assert_eq!(
+        served.status("/staff/", Some(("mallory", "correct horse"))),
+        401
+    );
+    assert_eq!(
+        served.status("/staff/", Some(("alice", "correct horse"))),
+        200
+    );
+    assert_eq!(
+        served.status("/staff/index.html", Some(("bob", "other"))),
+        200
+    );
+    assert_eq!(
+        served.status("/.well-known/acme-challenge/tok3n", None),
+        200
+    );
+    drop(served);
+
+    // The user list is replaced whole: bob is gone, alice has a new password.
+    let new_hash = sha512_crypt("battery staple", "n3w");
+    ok(
+        &mut node,
+        &protect(
+            4,
+            70,
+            "staff",
+            json!([{"name": "alice", "password_hash": new_hash}]),
+        ),
+    );
+    let conflict = run(
+        &mut node,
+        &protect(
+            5,
+            71,
+            "staff",
+            json!([{"name": "carol", "password_hash": new_hash}]),
+        ),
+    );
+    assert_eq!(conflict.error.unwrap().code, "protected_directory_conflict");
+    let served = Served::start(&node);
+    assert_eq!(
+        served.status("/staff/", Some(("alice", "correct horse"))),
+        401
+    );
+    assert_eq!(served.status("/staff/", Some(("bob", "other"))), 401);
+    assert_eq!(
+        served.status("/staff/", Some(("alice", "battery staple"))),
+        200
+    );
+    drop(served);
+    node.check_converged();
+
+    ok(
+        &mut node,
+        &json!({"request_id": id(6), "operation": "remove_protected_directory",
+                "resource": {"id": id(70), "account": id(10)}}),
+    );
+    assert!(!file.exists(), "the AuthUserFile is still there");
+    let served = Served::start(&node);
+    assert_eq!(served.status("/staff/", None), 200);
+    drop(served);
+    node.check_converged();
+}
+
+#[test]
+fn ip_block_gets_403_from_real_apache_until_removed_and_spares_the_challenge() {
+    let mut node = web_node();
+    let hash = sha512_crypt("correct horse", "pr0tect3d");
+    ok(
+        &mut node,
+        &protect(
+            3,
+            70,
+            "staff",
+            json!([{"name": "alice", "password_hash": hash}]),
+        ),
+    );
+    let block = |req: u64, networks: Value| {
+        json!({"request_id": id(req), "operation": "ensure_ip_block",
+               "resource": {"id": id(30), "account": id(10), "networks": networks}})
+    };
+    // Someone else's addresses: 127.0.0.1 is served as before.
+    let other = ok(
+        &mut node,
+        &block(4, json!(["192.0.2.0/24", "2001:db8::/32"])),
+    );
+    assert_eq!(other["blocked"], json!(["192.0.2.0/24", "2001:db8::/32"]));
+    let served = Served::start(&node);
+    assert_eq!(served.status("/", None), 200);
+    assert_eq!(served.status("/staff/", None), 401);
+    drop(served);
+
+    ok(&mut node, &block(5, json!(["127.0.0.0/8"])));
+    let served = Served::start(&node);
+    assert_eq!(served.status("/", None), 403);
+    assert_eq!(served.status("/index.html", None), 403);
+    assert_eq!(
+        served.status("/staff/", Some(("alice", "correct horse"))),
+        403,
+        "the password lifted the block"
+    );
+    assert_eq!(
+        served.status("/.well-known/acme-challenge/tok3n", None),
+        200,
+        "the block caught the ACME challenge"
+    );
+    drop(served);
+    node.check_converged();
+
+    let missing = run(
+        &mut node,
+        &json!({"request_id": id(6), "operation": "ensure_ip_block",
+                "resource": {"id": id(99), "account": id(10), "networks": ["127.0.0.1"]}}),
+    );
+    assert_eq!(missing.error.unwrap().code, "web_domain_missing");
+
+    ok(
+        &mut node,
+        &json!({"request_id": id(7), "operation": "remove_ip_block",
+                "resource": {"id": id(30), "account": id(10)}}),
+    );
+    let served = Served::start(&node);
+    assert_eq!(served.status("/", None), 200);
+    assert_eq!(
+        served.status("/staff/", None),
+        401,
+        "the protection went with the block"
+    );
+    assert_eq!(
+        served.status("/staff/", Some(("alice", "correct horse"))),
+        200
+    );
+    drop(served);
+    node.check_converged();
+}
+
+#[test]
+fn hostile_access_fields_are_refused_naming_the_field() {
+    let node = Node::new();
+    let hash = format!("$6$saltsalt${}", "a".repeat(86));
+    let user = |name: Value| json!([{"name": name, "password_hash": hash}]);
+    let cases: Vec<(&str, &str, Value)> = vec![
+        ("path", "path", json!(".well-known/acme-challenge")),
+        ("path", "path", json!("../../etc")),
+        ("path", "path", json!("/etc")),
+        ("path", "path", json!("staff\"\n</Directory>")),
+        ("realm", "realm", json!("a\" \nRequire all granted")),
+        ("realm", "realm", json!("${APACHE_LOG_DIR}")),
+        ("realm", "realm", json!("%{REMOTE_ADDR}")),
+        ("users", "users[0].name", user(json!("a:b"))),
+        ("users", "users[0].name", user(json!("a\nroot"))),
+        ("users", "users", json!([])),
+        (
+            "users",
+            "users[0].password_hash",
+            json!([{"name": "a", "password_hash": "secret"}]),
+        ),
+        (
+            "users",
+            "users",
+            json!([{"name": "a", "password_hash": hash}, {"name": "a", "password_hash": hash}]),
+        ),
+    ];
+    for (field, reported, value) in cases {
+        let mut body = protect(1, 70, "staff", user(json!("alice")));
+        body["resource"][field] = value.clone();
+        let err = ops::registry()
+            .validate(body.to_string().as_bytes(), &node.node_id)
+            .err()
+            .unwrap_or_else(|| panic!("{field} = {value} accepted"));
+        assert_eq!(
+            err.field,
+            format!("resource.{reported}"),
+            "{field} = {value}: {err:?}"
+        );
+    }
+    for bad in [
+        json!(["127.0.0.1 all"]),
+        json!(["all"]),
+        json!(["10.0.0.0/33"]),
+        json!(["10.0.0.1\nRequire all granted"]),
+        json!([]),
+        json!(["10.0.0.1", "10.0.0.1"]),
+    ] {
+        let body = json!({"request_id": id(1), "operation": "ensure_ip_block",
+                          "resource": {"id": id(30), "account": id(10), "networks": bad}});
+        let err = ops::registry()
+            .validate(body.to_string().as_bytes(), &node.node_id)
+            .err()
+            .unwrap_or_else(|| panic!("{bad} accepted"));
+        assert!(err.field.starts_with("resource.networks"), "{bad}: {err:?}");
+    }
+}
+
+#[test]
+fn rebuild_account_puts_back_the_user_file_and_the_vhost_byte_identical() {
+    let mut node = Node::new();
+    ok(&mut node, &ensure_account(1, 10, "shop1"));
+    ok(&mut node, &ensure_domain(2, 30, 10, DOMAIN));
+    ok(&mut node, &ensure_protected(3, 70, 10, 30, "staff"));
+    ok(&mut node, &ensure_ip_block(4, 30, 10, &["192.0.2.0/24"]));
+    node.check_converged();
+    let vhost = node
+        .path(node.provider.apache_layout().vhosts_dir)
+        .join(format!("{}.conf", id(30)));
+    let file = node
+        .path(node.provider.apache_layout().auth_dir)
+        .join(format!("{}.htpasswd", id(70)));
+    let before = (
+        std::fs::read(&vhost).unwrap(),
+        std::fs::read(&file).unwrap(),
+    );
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&vhost, "# emptied\n").unwrap();
+    let rebuilt = ok(&mut node, &account_op(5, "rebuild_account", 10));
+    let replayed = rebuilt["replayed"].to_string();
+    for op in ["ensure_protected_directory", "ensure_ip_block"] {
+        assert!(replayed.contains(op), "{op} was not replayed: {replayed}");
+    }
+    let after = (
+        std::fs::read(&vhost).unwrap(),
+        std::fs::read(&file).unwrap(),
+    );
+    assert!(
+        before == after,
+        "the rebuild did not put back the same files"
+    );
+    node.check_converged();
+}
