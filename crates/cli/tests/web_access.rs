@@ -193,15 +193,18 @@ fn web_node() -> Node {
     let home = node.path("/home/shop1");
     std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
     let docroot = node.path(&format!("/home/shop1/web/{DOMAIN}/public_html"));
-    for (file, text) in [
-        ("index.html", "home"),
-        ("staff/index.html", "staff"),
-        (".well-known/acme-challenge/tok3n", "tok3n.key"),
-    ] {
+    for (file, text) in [("index.html", "home"), ("staff/index.html", "staff")] {
         let path = docroot.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
     }
+    // Every vhost answers the challenge path from the node's webroot, where the certificate
+    // family puts its responses.
+    let challenges = node
+        .path(ops::certificate::ACME_WEBROOT)
+        .join(".well-known/acme-challenge");
+    std::fs::create_dir_all(&challenges).unwrap();
+    std::fs::write(challenges.join("tok3n"), "tok3n.key").unwrap();
     node
 }
 

@@ -448,9 +448,15 @@ impl Node {
                 .path(self.provider.apache_layout().vhosts_dir)
                 .join(format!("{}.conf", domain.resource_id));
             let text = std::fs::read_to_string(file).unwrap();
-            let protected = of("protected_directory")
+            // Each directory in every virtual host of the domain: `*:80`, and `*:443` too
+            // when a certificate is bound.
+            let hosts = 1 + of("certificate")
                 .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
                 .count();
+            let protected = hosts
+                * of("protected_directory")
+                    .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
+                    .count();
             assert_eq!(
                 text.matches("AuthUserFile").count(),
                 protected,
