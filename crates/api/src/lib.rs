@@ -29,7 +29,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::body::Bytes;
 use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use store::{Inbox, Layout, StateReader};
 use tokio::task::JoinHandle;
@@ -133,7 +132,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
 
     let registry = ops::registry();
     registry
-        .check()
+        .check_structure()
         .context("the operation registry is inconsistent; refusing to start")?;
 
     let layout = Layout::new(&config.data_dir);
@@ -142,14 +141,6 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     let (inbox, writer) = Inbox::open(&layout.inbox_db())
         .with_context(|| format!("opening {}", layout.inbox_db().display()))?;
     let reader = StateReader::new(&layout.state_db());
-
-    let openapi = serde_json::to_vec(&registry::openapi::document(
-        registry,
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .context("serializing the OpenAPI document")?;
-    let catalogue = serde_json::to_vec(&serde_json::json!({"operations": registry.catalogue()}))
-        .context("serializing the catalogue")?;
 
     let listener = std::net::TcpListener::bind(config.listen)
         .with_context(|| format!("binding {}", config.listen))?;
@@ -169,8 +160,8 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         stopping: stopping.clone(),
         limiter: limits::RateLimiter::new(&limits),
         limits: limits.clone(),
-        openapi: Bytes::from(openapi),
-        catalogue: Bytes::from(catalogue),
+        openapi: std::sync::OnceLock::new(),
+        catalogue: std::sync::OnceLock::new(),
     });
 
     let handle = axum_server::Handle::new();

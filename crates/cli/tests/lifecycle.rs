@@ -93,6 +93,27 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             observe_runtime(100, &id(0xfeed).parse().unwrap()),
         ),
         (
+            "create_account_backup",
+            vec![account(), domain()],
+            create_backup(100, 70, 10),
+        ),
+        (
+            "restore_account_backup",
+            vec![account(), domain(), create_backup(4, 70, 10)],
+            // The blob is the setup's archive, uploaded by `upload_backup` below.
+            restore_backup(100, 71, 10, &"0".repeat(64)),
+        ),
+        (
+            "remove_account_backup",
+            vec![account(), create_backup(4, 70, 10)],
+            remove_backup(100, 70, 10),
+        ),
+        (
+            "remove_account (backup)",
+            vec![account(), create_backup(4, 70, 10)],
+            account_op(100, "remove_account", 10),
+        ),
+        (
             "observe_account_usage",
             vec![account(), domain()],
             account_op(100, "observe_account_usage", 10),
@@ -423,6 +444,23 @@ fn fill_sim_database(node: &Node, name: &str) {
     }
 }
 
+/// A restore's blob is the archive its setup made: put into blobs/in as the API would, and
+/// named in the request.
+fn upload_backup(node: &Node, mut target: Value) -> Value {
+    if target["operation"] == "restore_account_backup" {
+        let row = node
+            .state()
+            .resource("backup", &id(70).parse().unwrap())
+            .unwrap()
+            .expect("the setup made a backup");
+        let blob = row.data["blob"].as_str().unwrap();
+        let bytes = std::fs::read(node.layout.blobs_out().join(blob)).unwrap();
+        assert_eq!(node.put_blob(&bytes), blob);
+        target["resource"]["blob"] = json!(blob);
+    }
+    target
+}
+
 /// The same on the `cloudlinux` profile, for the operations only it supports.
 fn cloudlinux_scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
     let account = || ensure_account(1, 10, "shop1");
@@ -480,6 +518,7 @@ fn crash_matrix_converges_at_every_point() {
             }
             fill_sim_database(&node, name);
             node.upload_blob(shared_bundle().0.as_bytes());
+            let target = upload_backup(&node, target.clone());
             node.submit(&target);
             let crashed = node.run(Some(point));
             if !crashed.success() {
@@ -530,6 +569,7 @@ fn can_reach(operation: &str, point: &str) -> bool {
         | "observe_account_usage" => &["account."],
         op if op.contains("mysql") => &["mysql."],
         op if op.contains("ftp") => &["ftp_account."],
+        op if op.contains("backup") => &["backup."],
         op if ["mail", "autoresponder", "dkim", "spam"]
             .iter()
             .any(|f| op.contains(f)) =>
@@ -574,7 +614,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(52) {
+    match rng.below(55) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -705,11 +745,15 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             account,
             json!({}),
         ),
-        47 => ensure_cert(req, 110 + account * 2 + thing, account, domain),
-        48 => remove_cert(req, 110 + account * 2 + thing, account),
-        49 => renew_cert(req, 110 + account * 2 + thing, account),
-        50 => observe_certs(req, account),
-        51 => ensure_bundle_cert(
+        47 => create_backup(req, 280 + account * 2 + thing, account),
+        48 => remove_backup(req, 280 + account * 2 + thing, account),
+        // A blob never uploaded: the restore fails, and changes nothing.
+        49 => restore_backup(req, 320 + account, account, &format!("{:064x}", thing)),
+        50 => ensure_cert(req, 110 + account * 2 + thing, account, domain),
+        51 => remove_cert(req, 110 + account * 2 + thing, account),
+        52 => renew_cert(req, 110 + account * 2 + thing, account),
+        53 => observe_certs(req, account),
+        54 => ensure_bundle_cert(
             req,
             110 + account * 2 + thing,
             account,
@@ -950,7 +994,8 @@ fn purge_leaves_nothing_for_every_family() {
         set_spam(19, 155, 10, "shop.example.com", "standard"),
         ensure_protected(21, 170, 10, 30, "staff"),
         ensure_ip_block(22, 30, 10, &["192.0.2.1"]),
-        ensure_cert(23, 80, 10, 30),
+        create_backup(23, 260, 10),
+        ensure_cert(24, 80, 10, 30),
     ];
     for body in later {
         node.submit(&body);
@@ -1065,6 +1110,8 @@ fn purge_leaves_nothing_for_every_family() {
     );
     let ftp = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.passwd)).unwrap();
     assert!(ftp.is_empty(), "pure-ftpd's passwd still holds {ftp:?}");
+    let archives = std::fs::read_dir(node.layout.blobs_out()).unwrap().count();
+    assert_eq!(archives, 0, "a backup's archive is still in blobs/out");
     let pdb = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.pdb)).unwrap();
     assert!(!pdb.contains("shop1"), "the PureDB still holds the login");
     node.check_converged();

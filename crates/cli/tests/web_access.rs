@@ -181,17 +181,22 @@ fn web_node() -> Node {
         .lines()
         .find(|l| l.starts_with("www-data:"))
         .expect("the www-data group (apache2 creates it)");
-    let group = node.path("/etc/group");
-    let mut text = std::fs::read_to_string(&group).unwrap();
-    text.push_str(www);
-    text.push('\n');
-    std::fs::write(&group, text).unwrap();
+    assert!(
+        std::fs::read_to_string(node.path("/etc/group"))
+            .unwrap()
+            .contains(&format!("www-data:x:{}:", www.split(':').nth(2).unwrap())),
+        "the sysroot's www-data is the host's, the group the test's Apache runs in"
+    );
     ok(&mut node, &ensure_account(1, 10, "shop1"));
     ok(&mut node, &ensure_domain(2, 30, 10, DOMAIN));
-    // The test's Apache runs as www-data, which is not in the tenant's group: let it through
-    // the home (0750) to the document root.
-    let home = node.path("/home/shop1");
-    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The home stays 0750, in www-data's group: Apache passes through it to the document
+    // root, and no other tenant can enter it.
+    let home = std::fs::metadata(node.path("/home/shop1")).unwrap();
+    assert_eq!(home.permissions().mode() & 0o7777, 0o750);
+    assert_eq!(
+        home.gid(),
+        www.split(':').nth(2).unwrap().parse::<u32>().unwrap()
+    );
     let docroot = node.path(&format!("/home/shop1/web/{DOMAIN}/public_html"));
     for (file, text) in [("index.html", "home"), ("staff/index.html", "staff")] {
         let path = docroot.join(file);

@@ -1153,7 +1153,8 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
     })
 }
 
-/// Creates the home again (mode [`provider::HOME_MODE`], owned by the tenant) when it is gone.
+/// Creates the home again (mode [`provider::HOME_MODE`], owned by the tenant in the web
+/// server's group, as `useradd` left it) when it is gone.
 fn ensure_home(ctx: &Ctx, account: &Hex32) -> Result<bool, OpError> {
     let info = account_info(ctx, account)?;
     let home = ctx.provider.sysconf(&info.home);
@@ -1164,7 +1165,14 @@ fn ensure_home(ctx: &Ctx, account: &Hex32) -> Result<bool, OpError> {
         .ensure_dir(&home, provider::HOME_MODE)
         .map_err(provider_error)?;
     ctx.provider
-        .set_owner_mode(&home, provider::HOME_MODE, (info.uid, info.gid))
+        .set_owner_mode(
+            &home,
+            provider::HOME_MODE,
+            (
+                info.uid,
+                ctx.provider.home_group(info.gid).map_err(provider_error)?,
+            ),
+        )
         .map_err(provider_error)?;
     Ok(true)
 }

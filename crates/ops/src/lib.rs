@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod autoresponder;
+pub mod backup;
 pub mod certificate;
 pub mod context;
 pub mod dkim_key;
@@ -100,6 +101,9 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<certificate::RemoveCertificate>()
             .op::<certificate::RenewCertificate>()
             .op::<certificate::ObserveCertificates>()
+            .op::<backup::CreateAccountBackup>()
+            .op::<backup::RestoreAccountBackup>()
+            .op::<backup::RemoveAccountBackup>()
             .op::<web_access::EnsureProtectedDirectory>()
             .op::<web_access::RemoveProtectedDirectory>()
             .op::<web_access::EnsureIpBlock>()

@@ -144,17 +144,32 @@ impl Provider {
         timeout: Duration,
         real: bool,
     ) -> Result<Output, ProviderError> {
+        self.audited(program, path, argv, real, || {
+            if real {
+                run_process(program, path, argv.args(), stdin, timeout)
+            } else {
+                Ok(crate::sim::run(self, program, argv.args(), stdin))
+            }
+        })
+    }
+
+    /// Runs `run` (the invocation of `program` at `path` with `argv`, for real or not) and
+    /// writes its audit line; a non-zero exit becomes `ProviderError::Failed`.
+    pub(crate) fn audited(
+        &self,
+        program: Program,
+        path: &Path,
+        argv: &Argv,
+        real: bool,
+        run: impl FnOnce() -> Result<Output, ProviderError>,
+    ) -> Result<Output, ProviderError> {
         // Opened first: an invocation that cannot be audited does not happen.
         let mut audit = AuditLog::open(&self.audit_dir)?;
         let at = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let started = Instant::now();
-        let result = if real {
-            run_process(program, path, argv.args(), stdin, timeout)
-        } else {
-            Ok(crate::sim::run(self, program, argv.args(), stdin))
-        };
+        let result = run();
         let ms = started.elapsed().as_millis() as u64;
         let backend = if real { "real" } else { "sim" };
         let record = AuditRecord {
@@ -296,6 +311,69 @@ pub(crate) fn run_process(
         stdout_truncated,
         stderr,
         stderr_truncated,
+    })
+}
+
+/// Like [`run_process`], but stdin is streamed from `input` and stdout into `output` as the
+/// program runs (an archive in either direction), instead of fed from and captured into
+/// memory. Stderr is captured as usual. A failure of `output` closes the pipe, so the program
+/// meets `EPIPE` and ends; the deadline kills its group as in `run_process`.
+pub(crate) fn run_process_streaming(
+    program: Program,
+    path: &Path,
+    args: &[OsString],
+    input: &mut (dyn Read + Send),
+    output: &mut (dyn Write + Send),
+    timeout: Duration,
+) -> Result<Output, ProviderError> {
+    let deadline = Instant::now() + timeout;
+    let mut child = spawn(path, args, true).map_err(|source| ProviderError::Spawn {
+        program,
+        path: path.to_owned(),
+        source,
+    })?;
+    let pid = Pid::from_child(&child);
+    let mut stdin = child.stdin.take().expect("stdin was piped at spawn");
+    let mut stdout = child.stdout.take().expect("stdout was piped at spawn");
+    let stderr = Capture::start(child.stderr.take().expect("stderr was piped at spawn"));
+    let (exited_tx, exited_rx) = mpsc::channel();
+    thread::spawn(move || {
+        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {}
+        let _ = exited_tx.send(());
+    });
+    let (timed_out, output_error) = thread::scope(|scope| {
+        scope.spawn(move || {
+            // EPIPE (the program stopped reading) is not our error: its reply says why.
+            let _ = std::io::copy(input, &mut stdin);
+        });
+        let drain = scope.spawn(move || std::io::copy(&mut stdout, output).err());
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let timed_out = exited_rx.recv_timeout(remaining).is_err();
+        if timed_out {
+            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+            // The pipes close when the group is dead; the scope then joins both threads.
+            let _ = exited_rx.recv_timeout(AFTER_EXIT_GRACE);
+        }
+        (timed_out, drain.join().ok().flatten())
+    });
+    let status = child
+        .wait()
+        .map_err(|e| ProviderError::io("wait for", path, e))?;
+    let (stderr, stderr_truncated) = stderr.finish(Instant::now() + AFTER_EXIT_GRACE);
+    if timed_out {
+        return Err(ProviderError::Timeout { program, timeout });
+    }
+    if let Some(e) = output_error {
+        return Err(ProviderError::io("stream the output of", path, e));
+    }
+    Ok(Output {
+        status: status_code(status),
+        stderr,
+        stderr_truncated,
+        ..Output::default()
     })
 }
 

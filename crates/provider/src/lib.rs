@@ -44,6 +44,7 @@ pub use mail::{
     MAX_MAILDIR_ENTRIES, MailLayout, MaildirUsage, PostfixMap, SPAM_CLASS_STANDARD,
     SPAM_CLASS_STRICT,
 };
+pub use mariadb::dump::{DumpCounts, FRAME as DUMP_FRAME};
 pub use mariadb::{
     Charset, Collation, DbAccount, DbHost, DbInfo, DbName, DbUser, Mariadb, NativeHash, Privilege,
     SIM_MARIADB_FILE, default_socket, quote_db_pattern, quote_ident,

@@ -34,24 +34,29 @@ pub fn sim_provider(platform: Platform, dir: &Path, real: Vec<Program>) -> Provi
     })
 }
 
-/// Writes the account databases of a fresh system (root, nogroup) into the sysroot, so the
-/// Sim and the real shadow-utils start from the same state.
+/// Writes the account databases of a fresh system (root, nogroup and the web server's
+/// group, as the web server's package leaves them) into the sysroot, so the Sim and the real
+/// shadow-utils start from the same state.
 pub fn seed_accounts(provider: &Provider) -> Result<(), ProviderError> {
     let etc = provider.sysconf("/etc");
     provider.ensure_dir(&etc, 0o755)?;
+    let web = provider.apache_layout().group;
+    let web_gid = if web == "www-data" { 33 } else { 48 };
+    let group = format!("root:x:0:\nnogroup:x:65534:\n{web}:x:{web_gid}:\n");
+    let gshadow = format!("root:*::\nnogroup:*::\n{web}:*::\n");
     let files: [(&str, &str, u32); 4] = [
         (
             "/etc/passwd",
             "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
             0o644,
         ),
-        ("/etc/group", "root:x:0:\nnogroup:x:65534:\n", 0o644),
+        ("/etc/group", &group, 0o644),
         (
             "/etc/shadow",
             "root:*:19000:0:99999:7:::\nnobody:*:19000:0:99999:7:::\n",
             0o640,
         ),
-        ("/etc/gshadow", "root:*::\nnogroup:*::\n", 0o640),
+        ("/etc/gshadow", &gshadow, 0o640),
     ];
     for (path, text, mode) in files {
         provider.write_config_atomic(&provider.sysconf(path), text.as_bytes(), mode)?;

@@ -281,37 +281,18 @@ impl<C: 'static> Registry<C> {
         &self.families
     }
 
-    /// Everything that cannot be checked by the compiler and costs little: unique names, one
-    /// module per family, schemas that generate as closed objects, no `resource_id` in a
-    /// result, examples that parse. Binaries refuse to start on error; a runner pass, started
-    /// every 15 s, runs it too, so it compiles nothing.
+    /// Everything that cannot be checked by the compiler and compiles nothing: unique names,
+    /// one module per family, schemas that generate as closed objects, no `resource_id` in a
+    /// result, examples that parse. `layerone catalogue` and the unit tests run it; the
+    /// binaries run its cheap part, [`Registry::check_structure`], and refuse to start on error.
     ///
     /// Compiling every schema and checking each example against it is
     /// [`Registry::check_schemas`], run by the registry's unit test: the registry is compiled
     /// into the binary, so a binary whose test passed cannot fail it at start-up. Result
     /// validators are compiled on first use.
     pub fn check(&self) -> Result<(), RegistryError> {
-        for (i, op) in self.ops.iter().enumerate() {
-            if self.ops[..i].iter().any(|o| o.name() == op.name()) {
-                return Err(RegistryError::DuplicateOperation(op.name()));
-            }
-        }
-        for (i, fam) in self.families.iter().enumerate() {
-            if self.families[..i].iter().any(|f| f.name == fam.name) {
-                return Err(RegistryError::DuplicateFamily(fam.name));
-            }
-        }
+        self.check_structure()?;
         for op in self.operations() {
-            let module = self
-                .families
-                .iter()
-                .find(|f| f.name == op.family())
-                .map(|f| f.module);
-            if module != Some(op.module()) {
-                return Err(RegistryError::FamilyModuleConflict {
-                    family: op.family(),
-                });
-            }
             let bad = |which, reason: String| RegistryError::BadSchema {
                 operation: op.name(),
                 which,
@@ -339,6 +320,37 @@ impl<C: 'static> Registry<C> {
                     operation: op.name(),
                     error,
                 })?;
+        }
+        Ok(())
+    }
+
+    /// The part of [`Registry::check`] the binaries run at start: unique operation and family
+    /// names, one module per family. It generates no schema: generating every operation's
+    /// schemas touched several megabytes of code in every process (the API's and a runner
+    /// pass's resident size), and the registry is compiled into the binary, so the schema
+    /// checks that passed in its unit test cannot fail at start-up.
+    pub fn check_structure(&self) -> Result<(), RegistryError> {
+        for (i, op) in self.ops.iter().enumerate() {
+            if self.ops[..i].iter().any(|o| o.name() == op.name()) {
+                return Err(RegistryError::DuplicateOperation(op.name()));
+            }
+        }
+        for (i, fam) in self.families.iter().enumerate() {
+            if self.families[..i].iter().any(|f| f.name == fam.name) {
+                return Err(RegistryError::DuplicateFamily(fam.name));
+            }
+        }
+        for op in self.operations() {
+            let module = self
+                .families
+                .iter()
+                .find(|f| f.name == op.family())
+                .map(|f| f.module);
+            if module != Some(op.module()) {
+                return Err(RegistryError::FamilyModuleConflict {
+                    family: op.family(),
+                });
+            }
         }
         Ok(())
     }

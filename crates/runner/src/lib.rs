@@ -90,7 +90,7 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
         return Ok(PassReport::default());
     };
     let registry = ops::registry();
-    registry.check()?;
+    registry.check_structure()?;
     // A journal beside state.db means a commit was interrupted: opening rolls it back.
     let recovering =
         std::fs::exists(config.layout.state_dir().join("state.db-journal")).unwrap_or(true);

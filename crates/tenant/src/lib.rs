@@ -13,6 +13,7 @@
 //! the protocol, and (when it cannot start a real worker, see the provider's
 //! `tenant_worker` module) for running the same request code in-process.
 
+pub mod archive;
 pub mod identity;
 pub mod process;
 pub mod protocol;
@@ -22,6 +23,6 @@ pub mod work;
 
 pub use identity::Identity;
 pub use protocol::{
-    Bound, DirMode, DiskUsage, ErrorCode, FileContent, FileMode, RelPath, Reply, Request,
-    TenantError, TenantResult, Whoami,
+    ArchiveCounts, Bound, DirMode, DiskUsage, ErrorCode, FileContent, FileMode, RelPath, Reply,
+    Request, TenantError, TenantResult, Whoami,
 };

@@ -19,7 +19,7 @@ pub const MAX_REQUEST_BYTES: usize = 2 * 1024 * 1024;
 /// never cut; a reply that would be larger is replaced by a `reply_too_large` error.
 pub const MAX_REPLY_BYTES: usize = 60 * 1024;
 
-/// The largest file `WriteFile` writes. Also the worker's `RLIMIT_FSIZE`.
+/// The largest file `WriteFile` writes (checked when the request is parsed).
 pub const MAX_WRITE_BYTES: usize = 1024 * 1024;
 
 /// How many directories one `EnsureDirs` may name.
@@ -42,9 +42,11 @@ pub mod limits {
     /// Descriptors: stdio, the home, and one per directory level of `DiskUsage`
     /// ([`super::DU_MAX_DEPTH`]), with room to spare.
     pub const NOFILE: u64 = 256;
-    /// The largest file it can write: exactly [`super::MAX_WRITE_BYTES`]. `SIGXFSZ` is
-    /// ignored, so going past it is an `EFBIG` error, not a kill.
-    pub const FSIZE: u64 = super::MAX_WRITE_BYTES as u64;
+    /// The largest file it can write. `SIGXFSZ` is ignored, so going past it is an `EFBIG`
+    /// error, not a kill.
+    /// `WriteFile` is bounded by [`super::MAX_WRITE_BYTES`] when its request is parsed; a
+    /// restored file may be as large as [`crate::archive::MAX_FILE_BYTES`].
+    pub const FSIZE: u64 = crate::archive::MAX_FILE_BYTES;
     /// Processes (and threads) of the tenant's uid it may create: none. The worker never
     /// forks, execs or spawns a thread, and a bug or an exploit cannot make it.
     pub const NPROC: u64 = 0;
@@ -85,6 +87,13 @@ pub enum Request {
         #[serde(default)]
         budget_ms: Option<u32>,
     },
+    /// Writes a tar of the home to stdout (regular files, directories and symlinks, which are
+    /// recorded and never followed; sockets, FIFOs and devices skipped) and the reply to
+    /// stderr, since stdout carries the archive.
+    ArchiveHome {},
+    /// Reads a tar from stdin after the request line and restores it beneath the home,
+    /// refusing anything that could reach outside it (`crate::archive`).
+    ExtractHome {},
 }
 
 impl Request {
@@ -95,7 +104,19 @@ impl Request {
             Request::EnsureDirs { .. } => "ensure_dirs",
             Request::WriteFile { .. } => "write_file",
             Request::DiskUsage { .. } => "disk_usage",
+            Request::ArchiveHome {} => "archive_home",
+            Request::ExtractHome {} => "extract_home",
         }
+    }
+
+    /// Whether stdin carries data after the request line.
+    pub fn reads_stream(&self) -> bool {
+        matches!(self, Request::ExtractHome {})
+    }
+
+    /// Whether stdout carries data, and the reply goes to stderr instead.
+    pub fn writes_stream(&self) -> bool {
+        matches!(self, Request::ArchiveHome {})
     }
 
     /// The bounds serde cannot express.
@@ -287,6 +308,8 @@ pub enum TenantResult {
     EnsureDirs { created: u32, existing: u32 },
     WriteFile { bytes: u64 },
     DiskUsage(DiskUsage),
+    ArchiveHome(ArchiveCounts),
+    ExtractHome(ArchiveCounts),
 }
 
 impl TenantResult {
@@ -297,6 +320,8 @@ impl TenantResult {
             TenantResult::EnsureDirs { .. } => "ensure_dirs",
             TenantResult::WriteFile { .. } => "write_file",
             TenantResult::DiskUsage(_) => "disk_usage",
+            TenantResult::ArchiveHome(_) => "archive_home",
+            TenantResult::ExtractHome(_) => "extract_home",
         }
     }
 }
@@ -349,6 +374,20 @@ pub struct DiskUsage {
     /// False when a bound stopped the walk; the figures are then a lower bound.
     pub complete: bool,
     pub stopped_by: Option<Bound>,
+}
+
+/// What an archive of a home holds, or what a restore wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveCounts {
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    /// Bytes of file content.
+    pub bytes: u64,
+    /// Sockets, FIFOs, devices, other filesystems and symlinks that point outside the home
+    /// (absolute, or with too many `..`), left out of an archive.
+    pub skipped: u64,
 }
 
 /// The bound that stopped a walk.
@@ -414,6 +453,11 @@ pub enum ErrorCode {
     ReplyTooLarge,
     /// A bug in the worker (a caught panic).
     Internal,
+    /// An archive entry that could reach outside the home or is not allowed in a restore
+    /// (`..`, an absolute path, an escaping symlink, a hard link, a device, a bad name).
+    ArchiveInvalid,
+    /// An archive over a bound: entries, bytes, depth.
+    ArchiveTooLarge,
 }
 
 impl ErrorCode {
@@ -430,6 +474,8 @@ impl ErrorCode {
             ErrorCode::Io => "tenant_io_error",
             ErrorCode::ReplyTooLarge => "tenant_reply_too_large",
             ErrorCode::Internal => "tenant_internal_error",
+            ErrorCode::ArchiveInvalid => "tenant_archive_invalid",
+            ErrorCode::ArchiveTooLarge => "tenant_archive_too_large",
         }
     }
 }
@@ -542,6 +588,8 @@ mod tests {
             ErrorCode::Io,
             ErrorCode::ReplyTooLarge,
             ErrorCode::Internal,
+            ErrorCode::ArchiveInvalid,
+            ErrorCode::ArchiveTooLarge,
         ];
         let mut seen = std::collections::HashSet::new();
         for code in all {

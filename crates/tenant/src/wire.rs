@@ -4,21 +4,38 @@
 //! stdin, and the provider calls it in-process (on the same bytes) when it cannot start a
 //! real worker, so both paths parse, check and answer identically.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 use crate::protocol::{ErrorCode, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, Reply, Request, TenantError};
 use crate::work;
 
-/// Reads at most [`MAX_REQUEST_BYTES`] from `input` and parses one request. One byte more
-/// is `request_too_large`; the rest is never read.
+/// Reads one request from `input`: at most [`MAX_REQUEST_BYTES`], up to a newline or the
+/// end. One byte more is `request_too_large`; the rest is never read. Only a request that
+/// reads a stream ([`Request::reads_stream`]) may be followed by anything.
 pub fn read_request(input: impl Read) -> Result<Request, TenantError> {
+    read_request_line(&mut BufReader::new(input))
+}
+
+fn read_request_line(input: &mut impl BufRead) -> Result<Request, TenantError> {
+    let read_error =
+        |e: std::io::Error| TenantError::new(ErrorCode::Io, format!("read the request: {e}"));
     let mut bytes = Vec::new();
     input
         .take(MAX_REQUEST_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| TenantError::new(ErrorCode::Io, format!("read the request: {e}")))?;
-    parse_request(&bytes)
+        .read_until(b'\n', &mut bytes)
+        .map_err(read_error)?;
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    }
+    let request = parse_request(&bytes)?;
+    if !request.reads_stream() && !input.fill_buf().map_err(read_error)?.is_empty() {
+        return Err(TenantError::new(
+            ErrorCode::RequestInvalid,
+            "bytes after the request",
+        ));
+    }
+    Ok(request)
 }
 
 /// Parses one request from `bytes`.
@@ -37,12 +54,19 @@ pub fn parse_request(bytes: &[u8]) -> Result<Request, TenantError> {
     Ok(request)
 }
 
-/// Reads, runs and answers one request against `home`.
-pub fn serve(input: impl Read, home: &Path) -> Reply {
-    match read_request(input).and_then(|request| work::handle(home, &request)) {
+/// Reads, runs and answers one request against `home`. An archive goes to `output`; the
+/// second value says whether one was written there (the reply then belongs elsewhere).
+pub fn serve(input: impl Read, output: &mut dyn Write, home: &Path) -> (Reply, bool) {
+    let mut input = BufReader::with_capacity(64 * 1024, input);
+    let request = match read_request_line(&mut input) {
+        Ok(request) => request,
+        Err(error) => return (Reply::Error(error), false),
+    };
+    let reply = match work::handle_stream(home, &request, &mut input, output) {
         Ok(result) => Reply::Ok(result),
         Err(error) => Reply::Error(error),
-    }
+    };
+    (reply, request.writes_stream())
 }
 
 /// The reply as bytes, never more than [`MAX_REPLY_BYTES`].

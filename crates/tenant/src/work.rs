@@ -25,10 +25,39 @@ use crate::sandbox;
 
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
 
-/// Runs one request against the home at `home`.
+/// Runs one request against the home at `home`. `input` is what follows the request on
+/// stdin, `output` where an archive goes (stdout); only the archive requests use them.
+pub fn handle_stream(
+    home: &Path,
+    request: &Request,
+    input: &mut dyn std::io::Read,
+    output: &mut dyn Write,
+) -> Result<TenantResult, TenantError> {
+    match request {
+        Request::ArchiveHome {} => {
+            let home = Home::open(home)?;
+            Ok(TenantResult::ArchiveHome(crate::archive::write_archive(
+                &home, output,
+            )?))
+        }
+        Request::ExtractHome {} => {
+            let home = Home::open(home)?;
+            Ok(TenantResult::ExtractHome(crate::archive::extract_archive(
+                &home, input,
+            )?))
+        }
+        other => handle(home, other),
+    }
+}
+
+/// Runs one request that needs no stream against the home at `home`.
 pub fn handle(home: &Path, request: &Request) -> Result<TenantResult, TenantError> {
     request.check()?;
     match request {
+        Request::ArchiveHome {} | Request::ExtractHome {} => Err(TenantError::new(
+            ErrorCode::RequestInvalid,
+            format!("{} needs a stream", request.name()),
+        )),
         Request::Whoami {} => Ok(TenantResult::Whoami(whoami())),
         Request::EnsureDirs { dirs, mode } => {
             let home = Home::open(home)?;
@@ -119,13 +148,13 @@ fn open_fds() -> Vec<i32> {
 }
 
 /// A home opened safely.
-struct Home {
-    fd: OwnedFd,
-    dev: u64,
+pub(crate) struct Home {
+    pub(crate) fd: OwnedFd,
+    pub(crate) dev: u64,
 }
 
 impl Home {
-    fn open(path: &Path) -> Result<Home, TenantError> {
+    pub(crate) fn open(path: &Path) -> Result<Home, TenantError> {
         let fd = rustix::fs::open(
             path,
             OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
@@ -383,7 +412,7 @@ impl Walk {
     }
 }
 
-fn open_beneath(
+pub(crate) fn open_beneath(
     dir: BorrowedFd<'_>,
     path: impl rustix::path::Arg + Copy,
     flags: OFlags,
@@ -406,7 +435,7 @@ fn open_beneath(
 }
 
 /// A temporary name no other writer of ours uses at the same time.
-fn temp_name() -> String {
+pub(crate) fn temp_name() -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     format!(
         ".layerone-tmp-{}-{}",
@@ -416,7 +445,7 @@ fn temp_name() -> String {
 }
 
 /// The kernel's refusals mapped to typed errors.
-fn path_error(op: &str, rel: &RelPath, errno: Errno) -> TenantError {
+pub(crate) fn path_error(op: &str, rel: impl std::fmt::Display, errno: Errno) -> TenantError {
     match errno {
         Errno::LOOP => TenantError::new(
             ErrorCode::PathUnsafe,
@@ -439,6 +468,6 @@ fn path_error(op: &str, rel: &RelPath, errno: Errno) -> TenantError {
     }
 }
 
-fn io(op: &str, errno: Errno) -> TenantError {
+pub(crate) fn io(op: &str, errno: Errno) -> TenantError {
     TenantError::new(ErrorCode::Io, format!("{op}: {errno}"))
 }

@@ -738,3 +738,169 @@ fn a_reply_that_is_not_a_reply_fails_the_operation() {
     assert_eq!(err.code(), "tenant_reply_invalid");
     assert!(!f.home(&f.alice).join("x").exists());
 }
+
+/// A tar header with exactly these bytes as its name and link: the tar crate's own setters
+/// refuse the hostile ones.
+fn raw_header(kind: tar::EntryType, name: &[u8], size: u64, link: Option<&[u8]>) -> tar::Header {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(kind);
+    header.set_mode(0o644);
+    header.set_size(size);
+    header.as_old_mut().name[..name.len()].copy_from_slice(name);
+    if let Some(link) = link {
+        header.as_old_mut().linkname[..link.len()].copy_from_slice(link);
+    }
+    header.set_cksum();
+    header
+}
+
+/// One raw entry: type, name, content, link.
+type RawEntry<'a> = (tar::EntryType, &'a [u8], &'a [u8], Option<&'a [u8]>);
+
+fn tar_of(entries: &[RawEntry<'_>]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (kind, name, content, link) in entries {
+        let header = raw_header(*kind, name, content.len() as u64, *link);
+        builder.append(&header, *content).unwrap();
+    }
+    builder.into_inner().unwrap()
+}
+
+#[test]
+fn a_home_archived_and_extracted_by_the_worker_round_trips_without_following_symlinks() {
+    let f = fixture(Platform::Debian);
+    let home = f.home(&f.alice);
+    let decoy = f.decoy();
+    std::fs::write(decoy.join("outside.txt"), b"not the tenant's").unwrap();
+    std::fs::create_dir_all(home.join("web/sub")).unwrap();
+    std::fs::write(home.join("web/index.html"), b"hello\n").unwrap();
+    std::fs::write(home.join("web/sub/big.bin"), vec![3u8; 3 * MAX_WRITE_BYTES]).unwrap();
+    std::os::unix::fs::symlink("index.html", home.join("web/alias.html")).unwrap();
+    std::os::unix::fs::symlink(&decoy, home.join("web/out")).unwrap();
+    for path in ["web", "web/sub", "web/index.html", "web/sub/big.bin"] {
+        std::os::unix::fs::chown(home.join(path), Some(ALICE), Some(ALICE)).unwrap();
+    }
+    for path in ["web/alias.html", "web/out"] {
+        std::os::unix::fs::lchown(home.join(path), Some(ALICE), Some(ALICE)).unwrap();
+    }
+    let mut archive = Vec::new();
+    let counts = f.provider.archive_home(&f.alice, &mut archive).unwrap();
+    assert_eq!((counts.files, counts.dirs, counts.symlinks), (2, 2, 1));
+    assert_eq!(counts.skipped, 1, "the link out of the home is left out");
+    assert_eq!(counts.bytes, 6 + 3 * MAX_WRITE_BYTES as u64);
+    let names: BTreeSet<String> = tar::Archive::new(&archive[..])
+        .entries()
+        .unwrap()
+        .map(|e| String::from_utf8_lossy(&e.unwrap().path_bytes()).into_owned())
+        .collect();
+    assert!(names.contains("web/alias.html") && !names.contains("web/out"));
+    assert!(!names.iter().any(|n| n.contains("outside")), "{names:?}");
+
+    std::fs::remove_dir_all(home.join("web/sub")).unwrap();
+    std::fs::write(home.join("web/index.html"), b"changed\n").unwrap();
+    let written = f
+        .provider
+        .extract_home(&f.alice, &mut &archive[..])
+        .unwrap();
+    assert_eq!(written.files, 2);
+    assert_eq!(
+        std::fs::read(home.join("web/sub/big.bin")).unwrap(),
+        vec![3u8; 3 * MAX_WRITE_BYTES],
+        "a restored file may be larger than a WriteFile"
+    );
+    assert_eq!(
+        std::fs::read(home.join("web/index.html")).unwrap(),
+        b"hello\n"
+    );
+    let meta = std::fs::metadata(home.join("web/sub/big.bin")).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (ALICE, ALICE));
+    assert_eq!(tree(&decoy), BTreeSet::from(["outside.txt".to_owned()]));
+}
+
+#[test]
+fn the_worker_refuses_hostile_archives_by_itself_and_writes_nothing_outside_the_home() {
+    let f = fixture(Platform::Debian);
+    let home = f.home(&f.alice);
+    let decoy = f.decoy();
+    let bob_home = f.home(&f.bob);
+    std::fs::write(bob_home.join("bob.txt"), b"bob's").unwrap();
+    let bob_before = tree(&bob_home);
+    let decoy_abs = decoy.as_os_str().as_encoded_bytes().to_vec();
+    let through = [decoy_abs.clone(), b"/x".to_vec()].concat();
+    use tar::EntryType as T;
+    // Each archive goes straight to the worker, past root's own checks.
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "traversal",
+            tar_of(&[(T::Regular, b"../../decoy/x", b"x", None)]),
+            "tenant_archive_invalid",
+        ),
+        (
+            "absolute",
+            tar_of(&[(T::Regular, &through, b"x", None)]),
+            "tenant_archive_invalid",
+        ),
+        (
+            "symlink out, then a file through it",
+            tar_of(&[
+                (T::Symlink, b"l", b"", Some(&decoy_abs)),
+                (T::Regular, b"l/x", b"x", None),
+            ]),
+            "tenant_archive_invalid",
+        ),
+        (
+            "escaping relative symlink",
+            tar_of(&[(T::Symlink, b"a/l", b"", Some(b"../../bob"))]),
+            "tenant_archive_invalid",
+        ),
+        (
+            "hard link",
+            tar_of(&[(T::Link, b"h", b"", Some(b"/etc/shadow"))]),
+            "tenant_archive_invalid",
+        ),
+        (
+            "fifo",
+            tar_of(&[(T::Fifo, b"p", b"", None)]),
+            "tenant_archive_invalid",
+        ),
+        (
+            "device",
+            tar_of(&[(T::Block, b"sda", b"", None)]),
+            "tenant_archive_invalid",
+        ),
+        (
+            "a content cut short",
+            {
+                let mut bytes = tar_of(&[(T::Regular, b"cut", &[7u8; 4096], None)]);
+                bytes.truncate(512 + 1000);
+                bytes
+            },
+            "tenant_archive_invalid",
+        ),
+    ];
+    for (name, bytes, expected) in cases {
+        let err = f
+            .provider
+            .extract_home(&f.alice, &mut &bytes[..])
+            .unwrap_err();
+        assert_eq!(err.code(), expected, "{name}: {err}");
+    }
+    // A directory of the home replaced by a symlink: to the decoy, to another home.
+    let archive = tar_of(&[
+        (T::Directory, b"web/", b"", None),
+        (T::Regular, b"web/index.html", b"x", None),
+    ]);
+    for target in [decoy.clone(), bob_home.clone()] {
+        let web = home.join("web");
+        let _ = std::fs::remove_file(&web);
+        std::os::unix::fs::symlink(&target, &web).unwrap();
+        let err = f
+            .provider
+            .extract_home(&f.alice, &mut &archive[..])
+            .unwrap_err();
+        assert_eq!(err.code(), "tenant_path_unsafe", "{}", target.display());
+    }
+    assert!(tree(&decoy).is_empty(), "{:?}", tree(&decoy));
+    assert_eq!(tree(&bob_home), bob_before);
+    assert!(!home.join("cut").exists() && !home.join("l").exists());
+}

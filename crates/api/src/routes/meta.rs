@@ -1,7 +1,8 @@
-//! `GET /v1/catalogue`, `GET /v1/openapi.json` (both derived from the registry, computed once
-//! at start) and `GET /v1/health`, the one endpoint that needs no key: a load balancer or a
+//! `GET /v1/catalogue`, `GET /v1/openapi.json` (both derived from the registry, computed on
+//! the first request and kept: an API nobody asks for them does not hold them) and `GET /v1/health`, the one endpoint that needs no key: a load balancer or a
 //! monitor asks it whether the API is up and root's state readable.
 
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -10,11 +11,25 @@ use serde_json::json;
 use super::{AppState, blocking, json_bytes, json_response};
 
 pub(crate) async fn catalogue(State(app): AppState) -> Response {
-    json_bytes(StatusCode::OK, app.catalogue.clone())
+    let body = app
+        .catalogue
+        .get_or_init(|| serialized(&json!({"operations": app.registry.catalogue()})));
+    json_bytes(StatusCode::OK, body.clone())
 }
 
 pub(crate) async fn openapi(State(app): AppState) -> Response {
-    json_bytes(StatusCode::OK, app.openapi.clone())
+    let body = app.openapi.get_or_init(|| {
+        serialized(&registry::openapi::document(
+            app.registry,
+            env!("CARGO_PKG_VERSION"),
+        ))
+    });
+    json_bytes(StatusCode::OK, body.clone())
+}
+
+/// A JSON value's bytes. A `serde_json::Value` always serializes (its keys are strings).
+fn serialized(value: &serde_json::Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(value).unwrap_or_default())
 }
 
 pub(crate) async fn health(State(app): AppState) -> Response {

@@ -48,9 +48,9 @@ pub(crate) struct App {
     pub stopping: watch::Sender<bool>,
     pub limiter: RateLimiter,
     pub limits: Limits,
-    /// Computed once at start: the registry cannot change while the process runs.
-    pub openapi: Bytes,
-    pub catalogue: Bytes,
+    /// Computed on first use and kept: the registry cannot change while the process runs.
+    pub openapi: std::sync::OnceLock<Bytes>,
+    pub catalogue: std::sync::OnceLock<Bytes>,
 }
 
 pub(crate) type AppState = State<Arc<App>>;

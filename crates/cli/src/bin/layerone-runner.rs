@@ -126,7 +126,7 @@ fn main() -> anyhow::Result<()> {
         api,
     };
     ops::registry()
-        .check()
+        .check_structure()
         .context("the operation registry is inconsistent")?;
     if args.watch {
         let stop = Arc::new(AtomicBool::new(false));

@@ -290,6 +290,26 @@ impl Node {
                 account.resource_id
             );
         }
+        // Every backup's archive is in blobs/out, and none that a killed create wrote is
+        // left there unrecorded (its note in state/backup-pending names it).
+        let archives: BTreeSet<String> = of("backup")
+            .map(|r| r.data["blob"].as_str().unwrap().to_owned())
+            .collect();
+        for blob in &archives {
+            assert!(
+                self.layout.blobs_out().join(blob).is_file(),
+                "the archive {blob} of a backup is missing"
+            );
+        }
+        if let Ok(notes) = std::fs::read_dir(self.layout.state_dir().join("backup-pending")) {
+            for note in notes {
+                let noted = std::fs::read_to_string(note.unwrap().path()).unwrap();
+                assert!(
+                    archives.contains(&noted) || !self.layout.blobs_out().join(&noted).exists(),
+                    "the archive {noted} of a killed create is left in blobs/out"
+                );
+            }
+        }
         if self.mariadb_socket.is_none() {
             self.check_mariadb_sim(&rows);
         }
@@ -690,6 +710,15 @@ impl Node {
         self.audit_records().len()
     }
 
+    /// Puts `bytes` into `blobs/in` under their SHA-256, as the API's blob upload does;
+    /// returns the id.
+    pub fn put_blob(&self, bytes: &[u8]) -> String {
+        use sha2::Digest as _;
+        let id = hex::encode(sha2::Sha256::digest(bytes));
+        std::fs::write(self.layout.blobs_in().join(&id), bytes).unwrap();
+        id
+    }
+
     pub fn root_path(&self) -> &Path {
         self.provider.root()
     }
@@ -985,6 +1014,21 @@ pub fn set_ftp_password(req: u64, ftp: u64, account: u64, hash: &str) -> Value {
 
 pub fn remove_ftp(req: u64, ftp: u64, account: u64) -> Value {
     json!({"request_id": id(req), "operation": "remove_ftp_account", "resource": {"id": id(ftp), "account": id(account)}})
+}
+
+pub fn create_backup(req: u64, backup: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "create_account_backup",
+           "resource": {"id": id(backup), "account": id(account)}})
+}
+
+pub fn remove_backup(req: u64, backup: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_account_backup",
+           "resource": {"id": id(backup), "account": id(account)}})
+}
+
+pub fn restore_backup(req: u64, restore: u64, account: u64, blob: &str) -> Value {
+    json!({"request_id": id(req), "operation": "restore_account_backup",
+           "resource": {"id": id(restore), "account": id(account), "blob": blob}})
 }
 
 pub fn ensure_protected(req: u64, dir: u64, account: u64, domain_id: u64, path: &str) -> Value {

@@ -18,6 +18,7 @@
 //! socket, the same calls change a JSON model under the sysroot (`sim.rs`), so the dev node,
 //! the crash matrix and the seeded histories run the mysql operations without a server.
 
+pub mod dump;
 mod real;
 mod sim;
 pub mod test_server;

@@ -166,6 +166,41 @@ impl Session {
         )
     }
 
+    /// The connection, for the dump's reads (`dump.rs`).
+    pub(crate) fn conn(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
+
+    /// Creates an account with a plaintext password (the throw-away importer of a restore,
+    /// whose password never leaves this process).
+    pub(crate) fn create_account_with_password(
+        &mut self,
+        account: &DbAccount,
+        password: &str,
+    ) -> Result<(), ProviderError> {
+        self.account_statement(
+            "create importer",
+            "CREATE USER ",
+            account,
+            " IDENTIFIED BY ",
+            Some(password),
+        )
+    }
+
+    /// `GRANT ALL PRIVILEGES` on the one database `db` (its name's `_` escaped, so the grant
+    /// covers no other database).
+    pub(crate) fn grant_all_on(
+        &mut self,
+        account: &DbAccount,
+        db: &DbName,
+    ) -> Result<(), ProviderError> {
+        let head = format!(
+            "GRANT ALL PRIVILEGES ON {} TO ",
+            super::dump::grant_target(db)
+        );
+        self.account_statement("grant importer", &head, account, "", None)
+    }
+
     pub(crate) fn drop_account(&mut self, account: &DbAccount) -> Result<(), ProviderError> {
         self.account_statement("drop user", "DROP USER IF EXISTS ", account, "", None)
     }

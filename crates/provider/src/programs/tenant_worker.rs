@@ -43,20 +43,45 @@
 //! that the worker then sees the cage (for example that `/etc/passwd` is the cage's) is left
 //! to an integration test there.
 
+use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::time::Duration;
 
-use tenant::protocol::ErrorCode;
+use tenant::protocol::{ErrorCode, MAX_REPLY_BYTES};
 use tenant::wire::decode_reply;
-use tenant::{Identity, Reply, Request, TenantError, TenantResult};
+use tenant::{ArchiveCounts, Identity, Reply, Request, TenantError, TenantResult};
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::exec::{Argv, run_process_streaming};
 use crate::platform::Platform;
 use crate::program::Program;
 use crate::provider::{Backend, Provider};
 
 /// The worker's file name, looked for beside the running executable.
 pub const TENANT_WORKER_NAME: &str = "layerone-tenant";
+
+/// How long an archive or a restore may take before the worker is killed. (The worker's
+/// own CPU limit, `tenant::protocol::limits::CPU`, still applies.)
+pub const ARCHIVE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// A reply read from a worker: kept up to [`MAX_REPLY_BYTES`], the rest dropped and noted.
+#[derive(Debug, Default)]
+struct CappedBuffer {
+    bytes: Vec<u8>,
+    truncated: bool,
+}
+
+impl Write for CappedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = MAX_REPLY_BYTES.saturating_sub(self.bytes.len());
+        self.bytes.extend_from_slice(&buf[..buf.len().min(room)]);
+        self.truncated |= buf.len() > room;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// How tenant work is isolated under the current configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,6 +154,129 @@ impl Provider {
             return Err(reply_invalid("the reply was cut at the output cap"));
         }
         match decode_reply(&output.stdout) {
+            Ok(Reply::Ok(result)) if result.name() == request.name() => Ok(result),
+            Ok(Reply::Ok(result)) => Err(reply_invalid(format!(
+                "a {} result answered a {} request",
+                result.name(),
+                request.name()
+            ))),
+            Ok(Reply::Error(e)) if e.code == ErrorCode::PathUnsafe => {
+                Err(ProviderError::TenantPath {
+                    path: mapped.home,
+                    reason: e.message,
+                })
+            }
+            Ok(Reply::Error(e)) => Err(tenant_error(e)),
+            Err(why) => Err(reply_invalid(why)),
+        }
+    }
+
+    /// Streams a tar of the tenant's home, made by the worker as the tenant, into `output`
+    /// (see `tenant::archive`); returns what it holds.
+    pub fn archive_home(
+        &self,
+        who: &Identity,
+        output: &mut (dyn Write + Send),
+    ) -> Result<ArchiveCounts, ProviderError> {
+        match self.as_tenant_stream(who, &Request::ArchiveHome {}, &mut std::io::empty(), output)? {
+            TenantResult::ArchiveHome(counts) => Ok(counts),
+            other => Err(reply_invalid(format!(
+                "a {} result answered archive_home",
+                other.name()
+            ))),
+        }
+    }
+
+    /// Restores the tar read from `input` beneath the tenant's home, done by the worker as
+    /// the tenant, which refuses any entry that could reach outside the home.
+    pub fn extract_home(
+        &self,
+        who: &Identity,
+        input: &mut (dyn Read + Send),
+    ) -> Result<ArchiveCounts, ProviderError> {
+        match self.as_tenant_stream(who, &Request::ExtractHome {}, input, &mut std::io::sink())? {
+            TenantResult::ExtractHome(counts) => Ok(counts),
+            other => Err(reply_invalid(format!(
+                "a {} result answered extract_home",
+                other.name()
+            ))),
+        }
+    }
+
+    /// Runs a streaming request: the request line then `input` on the worker's stdin, its
+    /// stdout into `output` when the request writes a stream. Its reply is then the last
+    /// line of stderr; otherwise it is stdout, read into a bounded buffer.
+    fn as_tenant_stream(
+        &self,
+        who: &Identity,
+        request: &Request,
+        input: &mut (dyn Read + Send),
+        output: &mut (dyn Write + Send),
+    ) -> Result<TenantResult, ProviderError> {
+        let who = Identity::new(who.uid, who.gid, who.groups.clone(), who.home.clone())
+            .map_err(tenant_error)?;
+        let mapped = Identity::new(who.uid, who.gid, who.groups, self.sysconf(&who.home))
+            .map_err(tenant_error)?;
+        let mut head = serde_json::to_vec(request).expect("a request always serializes");
+        head.push(b'\n');
+        let mut stdin = (&head[..]).chain(input);
+        let (program, argv) = self.tenant_argv(&mapped)?;
+        let worker = self.program_path(Program::TenantWorker);
+        let real = self.runs_real(Program::TenantWorker);
+        let path = self
+            .program_path(program)
+            .ok_or(ProviderError::Unsupported {
+                program,
+                platform: self.platform,
+            })?;
+        // The reply of a request that reads a stream is all of stdout.
+        let mut reply_out = CappedBuffer::default();
+        let sink: &mut (dyn Write + Send) = if request.writes_stream() {
+            output
+        } else {
+            &mut reply_out
+        };
+        let out = self.audited(program, &path, &argv, real, || {
+            if !real {
+                // Sim without root: the request code in this process (see the module doc).
+                let (reply, streamed) = tenant::wire::serve(&mut stdin, sink, &mapped.home);
+                let bytes = tenant::wire::encode_reply(&reply);
+                let mut out = super::super::exec::Output::default();
+                if streamed {
+                    out.stderr = bytes;
+                } else {
+                    sink.write_all(&bytes)
+                        .map_err(|e| ProviderError::io("stream the output of", &path, e))?;
+                }
+                return Ok(out);
+            }
+            // Under Sim, lve_suwrapper has no LVE to enter: its model would run the worker
+            // itself (sim/tenant_worker.rs); the argv audited is still the wrapper's.
+            let (run_path, args): (PathBuf, &[std::ffi::OsString]) =
+                match (program, self.backend.runs_real(program)) {
+                    (Program::LveSuwrapper, false) => (
+                        worker.clone().ok_or(ProviderError::Unsupported {
+                            program: Program::TenantWorker,
+                            platform: self.platform,
+                        })?,
+                        &argv.args()[2..],
+                    ),
+                    _ => (path.clone(), argv.args()),
+                };
+            run_process_streaming(program, &run_path, args, &mut stdin, sink, ARCHIVE_TIMEOUT)
+        })?;
+        let reply_bytes = if request.writes_stream() {
+            // The last line of stderr: a panic message may come before it.
+            let text = &out.stderr;
+            let start = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            text[start..].to_vec()
+        } else {
+            if reply_out.truncated {
+                return Err(reply_invalid("the reply was cut at the output cap"));
+            }
+            reply_out.bytes
+        };
+        match decode_reply(&reply_bytes) {
             Ok(Reply::Ok(result)) if result.name() == request.name() => Ok(result),
             Ok(Reply::Ok(result)) => Err(reply_invalid(format!(
                 "a {} result answered a {} request",
@@ -272,6 +420,55 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(err.code(), "tenant_path_unsafe");
+    }
+
+    /// The streaming requests take the same in-process path (the dev node without root):
+    /// an archive of the home out, and back in.
+    #[test]
+    fn sim_without_root_archives_and_extracts_in_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut provider = sim_provider(Platform::Debian, dir.path(), vec![]);
+        provider.is_root = false;
+        let me = rustix::process::geteuid().as_raw();
+        let my_gid = rustix::process::getegid().as_raw();
+        let home = provider.sysconf("/home/acme");
+        std::fs::create_dir_all(home.join("web")).unwrap();
+        std::fs::write(home.join("web/index.html"), b"hello").unwrap();
+        let who = Identity::new(
+            if me == 0 { 64_200 } else { me },
+            if my_gid == 0 { 64_200 } else { my_gid },
+            vec![],
+            "/home/acme".into(),
+        )
+        .unwrap();
+        let mut archive = Vec::new();
+        let counts = provider.archive_home(&who, &mut archive).unwrap();
+        assert_eq!((counts.files, counts.dirs, counts.bytes), (1, 1, 5));
+        std::fs::remove_dir_all(home.join("web")).unwrap();
+        let written = provider.extract_home(&who, &mut &archive[..]).unwrap();
+        assert_eq!(written.files, 1);
+        assert_eq!(
+            std::fs::read(home.join("web/index.html")).unwrap(),
+            b"hello"
+        );
+        let records = audit_records(&provider).unwrap();
+        assert_eq!(records.len(), 2);
+        assert!(
+            records
+                .iter()
+                .all(|r| r.backend == "sim" && r.status == Some(0))
+        );
+        // A hostile archive fails the same way in-process.
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Link);
+        header.as_old_mut().name[..6].copy_from_slice(b"shadow");
+        header.as_old_mut().linkname[..11].copy_from_slice(b"/etc/shadow");
+        header.set_cksum();
+        builder.append(&header, &[][..]).unwrap();
+        let hostile = builder.into_inner().unwrap();
+        let err = provider.extract_home(&who, &mut &hostile[..]).unwrap_err();
+        assert_eq!(err.code(), "tenant_archive_invalid");
     }
 
     #[test]

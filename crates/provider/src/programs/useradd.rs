@@ -82,6 +82,7 @@ impl Provider {
         argv
     }
 
+    /// Sets the home to [`HOME_MODE`] in the web server's group (see [`Provider::home_group`]).
     /// `O_NOFOLLOW` so that a symlink planted at the home path (a pre-existing home the
     /// tenant controls) is refused rather than followed to chmod something else.
     fn set_home_mode(&self, home: &Path) -> Result<(), ProviderError> {
@@ -92,8 +93,26 @@ impl Provider {
             Mode::empty(),
         )
         .map_err(|e| ProviderError::io("open home", &path, e.into()))?;
+        let owner_gid = rustix::fs::fstat(&fd)
+            .map_err(|e| ProviderError::io("stat home", &path, e.into()))?
+            .st_gid;
+        let gid = self.home_group(owner_gid)?;
+        if gid != owner_gid {
+            rustix::fs::fchown(&fd, None, Some(rustix::fs::Gid::from_raw(gid)))
+                .map_err(|e| ProviderError::io("chown home", &path, e.into()))?;
+        }
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(HOME_MODE))
             .map_err(|e| ProviderError::io("chmod home", &path, e.into()))
+    }
+
+    /// The group a tenant's home belongs to: the web server's (`www-data`, `apache` on
+    /// CloudLinux), so that Apache can pass through the home to the document roots while
+    /// other tenants, in neither the owner nor the group, cannot enter it (the home is 0750).
+    /// On a node without the web server's group, the tenant's own group `tenant_gid`.
+    pub fn home_group(&self, tenant_gid: u32) -> Result<u32, ProviderError> {
+        Ok(self
+            .lookup_group(self.apache_layout().group)?
+            .map_or(tenant_gid, |g| g.gid))
     }
 }
 

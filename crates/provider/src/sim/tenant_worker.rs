@@ -25,7 +25,16 @@ use crate::provider::Provider;
 /// The worker's request code, in this process, as this process's user.
 pub(crate) fn in_process(_provider: &Provider, args: &[String], stdin: Option<&[u8]>) -> Output {
     let reply = match Identity::from_args(args.iter().map(OsString::from)) {
-        Ok(identity) => wire::serve(stdin.unwrap_or_default(), &identity.home),
+        // Only the non-streaming requests come this way (`Provider::as_tenant`); an archive
+        // request arriving here fails like any unexpected stream would.
+        Ok(identity) => {
+            wire::serve(
+                stdin.unwrap_or_default(),
+                &mut std::io::sink(),
+                &identity.home,
+            )
+            .0
+        }
         Err(e) => tenant::Reply::Error(e),
     };
     Output {

@@ -55,7 +55,8 @@ fn sim_useradd_writes_passwd_shadow_and_a_0750_home() {
     assert_eq!(mode_of(&home), HOME_MODE);
     if is_root() {
         let meta = std::fs::metadata(&home).unwrap();
-        assert_eq!((meta.uid(), meta.gid()), (1000, 1000));
+        // In the web server's group (seeded as www-data, 33), so Apache reaches the document roots.
+        assert_eq!((meta.uid(), meta.gid()), (1000, 33));
     }
 }
 

@@ -1,0 +1,835 @@
+//! The `backup` family: an account's home and databases in one compressed archive in
+//! `blobs/out`, and the restore of such an archive from `blobs/in`.
+//!
+//! **Create.** The tenant worker reads the home as the tenant and streams a tar of it to
+//! root (`Provider::archive_home`; symlinks recorded, never followed; sockets, FIFOs and
+//! devices skipped). Root checks that tar entry by entry as it would a hostile one (the
+//! tenant wrote it), and writes the archive: `home/...`, `databases/<db>.sql` for each
+//! `mysql_database` of the account (dumped through the provider), and `manifest.json`,
+//! gzip-compressed, into `blobs/out` under its SHA-256 (`store::blobs::write_outgoing`). The
+//! backup is a resource of the account; `remove_account_backup` and the purge delete its blob.
+//! A create notes the archive it wrote in `state/backup-pending/<id>` before its completion
+//! commits, so a create killed in between leaves nothing behind once it is retried (or the
+//! backup removed): the noted archive is deleted unless a backup records it.
+//!
+//! **Restore.** The blob (named by its SHA-256) is hostile. Root reads it once through
+//! `VerifyingReader` (the hash is checked before anything is written), decompresses it with
+//! a bound on every entry's metadata, checks every entry (`tenant::archive::check_entry`: no
+//! `..`, no absolute path, no symlink that leaves the home, no hard link, device or FIFO, no
+//! control character, at most `MAX_ENTRIES` entries and `MAX_TOTAL_BYTES` bytes), and accepts
+//! database dumps only for databases that are this account's resources. Only then is the
+//! home's part handed to the tenant worker, which checks it again and writes it as the
+//! tenant, beneath the home with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`: a
+//! directory of the home replaced by a symlink (to `/etc`, to another home) fails the job at
+//! that entry, with nothing written through it. Each dump is then imported by a throw-away
+//! MariaDB account that may touch only its database (`Mariadb::import_database`).
+//!
+//! A restore overlays: what the archive holds is written back, files created since are kept.
+
+use std::cell::Cell;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+use std::rc::Rc;
+
+use registry::types::{BlobId, Hex32, Presence};
+use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use store::Layout;
+use store::blobs::{self, BlobError, VerifyingReader};
+use tenant::archive::{self, CheckedEntry, EntryKind, MAX_ENTRIES, MAX_TOTAL_BYTES};
+
+use crate::account::{account_info, store_error, tenant_of};
+use crate::context::{Ctx, provider_error};
+use crate::mysql_database::MysqlDatabase;
+
+/// The largest archive a restore reads (compressed).
+pub const MAX_BLOB_BYTES: u64 = 16 * 1024 * 1024 * 1024;
+/// The largest dump of one database in an archive.
+pub const MAX_DUMP_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+/// The largest manifest.
+const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+/// How much of the decompressed stream the tar reader may consume between two entries'
+/// contents: headers, long names and PAX records. Bounds its memory on a hostile archive
+/// (the tar crate reads a long name or a PAX record whole).
+const HEADER_BUDGET: u64 = 64 * 1024;
+/// How much may follow the tar's end marker inside the compressed stream (record padding).
+const MAX_TRAILER_BYTES: u64 = 1024 * 1024;
+/// The archive format this node writes and reads.
+const FORMAT: u32 = 1;
+
+const MANIFEST: &str = "manifest.json";
+const HOME_PREFIX: &str = "home/";
+const DB_PREFIX: &str = "databases/";
+const DB_SUFFIX: &str = ".sql";
+
+pub struct Backup;
+
+impl Family for Backup {
+    const NAME: &'static str = "backup";
+    const MODULE: Module = Module::Backup;
+    type Context = Ctx;
+
+    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+        let owner = Owner::Tenant(account.clone());
+        let rows = ctx
+            .state
+            .resources_of(&owner, Backup::NAME)
+            .map_err(store_error)?;
+        let layout = layout(ctx)?;
+        for row in rows {
+            settle_pending(ctx, &layout, &row.resource_id)?;
+            if let Some(blob) = blob_of(&row.data) {
+                release_blob(ctx, &blob, &row.resource_id)?;
+            }
+        }
+        ctx.state
+            .forget_resources_of(account, Backup::NAME)
+            .map_err(store_error)?;
+        Ok(())
+    }
+}
+
+/// The node's layout, from where state.db is (`<root>/state/state.db`).
+fn layout(ctx: &Ctx) -> Result<Layout, OpError> {
+    ctx.state
+        .path()
+        .parent()
+        .and_then(|state| state.parent())
+        .map(Layout::new)
+        .ok_or_else(|| OpError::permanent("backup_io_error", "state.db has no data directory"))
+}
+
+fn blob_of(data: &serde_json::Value) -> Option<BlobId> {
+    data["blob"].as_str()?.parse().ok()
+}
+
+/// Where a create notes the archive it wrote before its completion commits: a create killed
+/// in between leaves an archive nothing records, which its retry (or the backup's removal)
+/// finds here and deletes.
+fn pending_path(layout: &Layout, id: &Hex32) -> std::path::PathBuf {
+    layout.state_dir().join("backup-pending").join(id.as_str())
+}
+
+fn note_pending(layout: &Layout, id: &Hex32, blob: &BlobId) -> Result<(), OpError> {
+    let path = pending_path(layout, id);
+    let dir = path.parent().expect("the pending path has a directory");
+    std::fs::create_dir_all(dir).map_err(io_error("create the pending directory"))?;
+    let tmp = dir.join(format!(".{id}.tmp"));
+    let mut file = File::create(&tmp).map_err(io_error("note the pending archive"))?;
+    file.write_all(blob.as_str().as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io_error("note the pending archive"))?;
+    std::fs::rename(&tmp, &path).map_err(io_error("note the pending archive"))
+}
+
+/// Deletes the archive a killed create of `id` left behind, unless a backup records it.
+fn settle_pending(ctx: &Ctx, layout: &Layout, id: &Hex32) -> Result<(), OpError> {
+    let path = pending_path(layout, id);
+    let noted = match std::fs::read_to_string(&path) {
+        Ok(text) => text.trim().parse::<BlobId>().ok(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_error("read the pending archive")(e)),
+    };
+    if let Some(blob) = noted {
+        let recorded = ctx
+            .state
+            .resources_of_family(Backup::NAME)
+            .map_err(store_error)?
+            .iter()
+            .any(|row| blob_of(&row.data).as_ref() == Some(&blob));
+        if !recorded {
+            blobs::remove_outgoing(layout, &blob).map_err(blob_error)?;
+        }
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_error("remove the pending note")(e)),
+    }
+}
+
+/// Removes `blob` from `blobs/out` unless another backup (identical content) still uses it.
+fn release_blob(ctx: &Ctx, blob: &BlobId, except: &Hex32) -> Result<(), OpError> {
+    let shared = ctx
+        .state
+        .resources_of_family(Backup::NAME)
+        .map_err(store_error)?
+        .iter()
+        .any(|row| &row.resource_id != except && blob_of(&row.data).as_ref() == Some(blob));
+    if !shared {
+        blobs::remove_outgoing(&layout(ctx)?, blob).map_err(blob_error)?;
+        crash::point("backup.after_remove_blob");
+    }
+    Ok(())
+}
+
+fn blob_error(e: BlobError) -> OpError {
+    match e {
+        BlobError::Missing(_) => OpError::permanent("blob_missing", e.to_string()),
+        BlobError::NotRegular(_) | BlobError::Mismatch { .. } | BlobError::TooLarge { .. } => {
+            OpError::permanent("blob_invalid", e.to_string())
+        }
+        BlobError::Io { .. } => OpError::retryable("backup_io_error", e.to_string()),
+    }
+}
+
+fn io_error(what: &str) -> impl FnOnce(io::Error) -> OpError + '_ {
+    move |e| OpError::retryable("backup_io_error", format!("{what}: {e}"))
+}
+
+fn archive_invalid(message: impl Into<String>) -> OpError {
+    OpError::permanent("backup_archive_invalid", message)
+}
+
+fn tenant_error(e: tenant::TenantError) -> OpError {
+    OpError::permanent(e.code.code(), e.message)
+}
+
+/// What an archive's `manifest.json` says.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub format: u32,
+    pub account: Hex32,
+    pub username: String,
+    pub created_at_ms: i64,
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    pub bytes: u64,
+    pub databases: Vec<String>,
+}
+
+/// The account's databases: full names, sorted.
+fn account_databases(ctx: &Ctx, account: &Hex32) -> Result<Vec<String>, OpError> {
+    let owner = Owner::Tenant(account.clone());
+    let mut names: Vec<String> = ctx
+        .state
+        .resources_of(&owner, MysqlDatabase::NAME)
+        .map_err(store_error)?
+        .into_iter()
+        .filter(|row| row.data["kind"] == "database")
+        .filter_map(|row| row.data["name"].as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+fn db_name(name: &str) -> Result<provider::DbName, OpError> {
+    provider::DbName::new(name).map_err(provider_error)
+}
+
+/// A private temporary file beside the blobs (unnamed, so only this process reaches it).
+fn scratch(layout: &Layout) -> Result<File, OpError> {
+    std::fs::create_dir_all(layout.blobs_out()).map_err(io_error("create blobs/out"))?;
+    tempfile::tempfile_in(layout.blobs_out()).map_err(io_error("create a temporary file"))
+}
+
+/// A reader that fails once more than its budget was read; the budget is set between
+/// reads by whoever holds the other handle.
+struct Budget<R> {
+    inner: R,
+    left: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Budget<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.left.get();
+        if left == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "an archive header, long name or extension record is too large",
+            ));
+        }
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left.set(left - n as u64);
+        Ok(n)
+    }
+}
+
+/// A tar header for a checked entry, with nothing of the original but what was checked.
+fn header_for(entry: &CheckedEntry) -> tar::Header {
+    let mut header = tar::Header::new_gnu();
+    let (kind, size) = match &entry.kind {
+        EntryKind::Dir => (tar::EntryType::Directory, 0),
+        EntryKind::File { size } => (tar::EntryType::Regular, *size),
+        EntryKind::Symlink { .. } => (tar::EntryType::Symlink, 0),
+    };
+    header.set_entry_type(kind);
+    header.set_mode(entry.mode);
+    header.set_mtime(entry.mtime);
+    header.set_size(size);
+    header
+}
+
+/// Appends a checked entry, its content read from `data`, under `prefix`.
+fn append_checked<W: Write>(
+    builder: &mut tar::Builder<W>,
+    prefix: &str,
+    entry: &CheckedEntry,
+    data: impl Read,
+) -> io::Result<()> {
+    let mut header = header_for(entry);
+    let path = format!("{prefix}{}", entry.path());
+    match &entry.kind {
+        EntryKind::Dir => builder.append_data(&mut header, format!("{path}/"), io::empty()),
+        EntryKind::File { size } => builder.append_data(&mut header, &path, data.take(*size)),
+        EntryKind::Symlink { target } => builder.append_link(&mut header, &path, target),
+    }
+}
+
+fn append_bytes<W: Write>(
+    builder: &mut tar::Builder<W>,
+    path: &str,
+    size: u64,
+    data: impl Read,
+) -> io::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_mode(0o600);
+    header.set_mtime((store::now_ms() / 1000).max(0) as u64);
+    header.set_size(size);
+    builder.append_data(&mut header, path, data)
+}
+
+// --- create --------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateAccountBackupRequest {
+    /// The backup's id; creating it again replaces its archive.
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for CreateAccountBackupRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackupResult {
+    pub state: Presence,
+    /// The archive's SHA-256: its name in `blobs/out`, downloadable as `/v1/blobs/{blob}`.
+    pub blob: Option<BlobId>,
+    /// Its size in bytes (gzip-compressed tar).
+    pub size: u64,
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    /// Bytes of file content in the home's part.
+    pub bytes: u64,
+    /// Entries of the home left out: sockets, FIFOs, devices, mount points, and symlinks
+    /// pointing outside the home (absolute or escaping), which a restore would refuse.
+    pub skipped: u64,
+    /// The databases dumped into it (full names).
+    pub databases: Vec<String>,
+    pub created_at_ms: Option<i64>,
+}
+
+pub struct CreateAccountBackup;
+
+impl Operation for CreateAccountBackup {
+    const NAME: &'static str = "create_account_backup";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Archive the account's home and databases into a compressed blob in blobs/out";
+    type Family = Backup;
+    type Request = CreateAccountBackupRequest;
+    type Result = BackupResult;
+
+    fn example() -> CreateAccountBackupRequest {
+        CreateAccountBackupRequest {
+            id: "b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &CreateAccountBackupRequest) -> Result<BackupResult, OpError> {
+        let info = account_info(ctx, &req.account)?;
+        let who = tenant_of(ctx, &info)?;
+        let layout = layout(ctx)?;
+        let previous = ctx
+            .state
+            .resource(Backup::NAME, &req.id)
+            .map_err(store_error)?
+            .and_then(|row| blob_of(&row.data));
+        settle_pending(ctx, &layout, &req.id)?;
+
+        // 1. The home, as the tenant made it.
+        let mut raw = scratch(&layout)?;
+        let skipped = {
+            let mut out = BufWriter::new(&mut raw);
+            let counts = ctx
+                .provider
+                .archive_home(&who, &mut out)
+                .map_err(provider_error)?;
+            out.flush().map_err(io_error("write the home's archive"))?;
+            counts.skipped
+        };
+        crash::point("backup.after_archive_home");
+        raw.rewind().map_err(io_error("rewind"))?;
+
+        // 2. The archive: the home (checked again), the dumps, the manifest.
+        let mut packed = scratch(&layout)?;
+        let mut manifest = Manifest {
+            format: FORMAT,
+            account: req.account.clone(),
+            username: info.username.clone(),
+            created_at_ms: store::now_ms(),
+            files: 0,
+            dirs: 0,
+            symlinks: 0,
+            bytes: 0,
+            databases: account_databases(ctx, &req.account)?,
+        };
+        {
+            let gz = flate2::write::GzEncoder::new(
+                BufWriter::new(&mut packed),
+                flate2::Compression::default(),
+            );
+            let mut builder = tar::Builder::new(gz);
+            let mut home = tar::Archive::new(BufReader::new(&mut raw));
+            let entries = home
+                .entries()
+                .map_err(|e| archive_invalid(format!("the home's archive: {e}")))?;
+            for entry in entries {
+                let entry =
+                    entry.map_err(|e| archive_invalid(format!("the home's archive: {e}")))?;
+                let raw_path = entry.path_bytes().into_owned();
+                let checked = archive::check_entry(&entry, &raw_path).map_err(tenant_error)?;
+                match checked.kind {
+                    EntryKind::Dir => manifest.dirs += 1,
+                    EntryKind::File { size } => {
+                        manifest.files += 1;
+                        manifest.bytes += size;
+                    }
+                    EntryKind::Symlink { .. } => manifest.symlinks += 1,
+                }
+                append_checked(&mut builder, HOME_PREFIX, &checked, entry)
+                    .map_err(io_error("write the archive"))?;
+            }
+            if !manifest.databases.is_empty() {
+                let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+                for name in &manifest.databases {
+                    let mut dump = scratch(&layout)?;
+                    {
+                        let mut out = BufWriter::new(&mut dump);
+                        db.dump_database(&db_name(name)?, &mut out)
+                            .map_err(provider_error)?;
+                        out.flush().map_err(io_error("write a dump"))?;
+                    }
+                    let size = dump.stream_position().map_err(io_error("measure a dump"))?;
+                    dump.rewind().map_err(io_error("rewind"))?;
+                    append_bytes(
+                        &mut builder,
+                        &format!("{DB_PREFIX}{name}{DB_SUFFIX}"),
+                        size,
+                        BufReader::new(dump),
+                    )
+                    .map_err(io_error("write the archive"))?;
+                }
+            }
+            let manifest_bytes =
+                serde_json::to_vec_pretty(&manifest).expect("a manifest always serializes");
+            append_bytes(
+                &mut builder,
+                MANIFEST,
+                manifest_bytes.len() as u64,
+                &manifest_bytes[..],
+            )
+            .map_err(io_error("write the archive"))?;
+            let gz = builder
+                .into_inner()
+                .map_err(io_error("write the archive"))?;
+            let mut out = gz.finish().map_err(io_error("compress the archive"))?;
+            out.flush().map_err(io_error("write the archive"))?;
+        }
+        packed.rewind().map_err(io_error("rewind"))?;
+
+        // 3. Into blobs/out under its SHA-256.
+        let (blob, size) =
+            blobs::write_outgoing(&layout, &mut BufReader::new(packed)).map_err(blob_error)?;
+        note_pending(&layout, &req.id, &blob)?;
+        crash::point("backup.after_write_blob");
+        if let Some(previous) = previous.filter(|p| p != &blob) {
+            release_blob(ctx, &previous, &req.id)?;
+        }
+        let result = BackupResult {
+            state: Presence::Present,
+            blob: Some(blob.clone()),
+            size,
+            files: manifest.files,
+            dirs: manifest.dirs,
+            symlinks: manifest.symlinks,
+            bytes: manifest.bytes,
+            skipped,
+            databases: manifest.databases.clone(),
+            created_at_ms: Some(manifest.created_at_ms),
+        };
+        ctx.set_resource(json!({
+            "blob": blob,
+            "size": size,
+            "files": manifest.files,
+            "databases": manifest.databases,
+            "created_at_ms": manifest.created_at_ms,
+        }));
+        Ok(result)
+    }
+}
+
+// --- remove --------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveAccountBackupRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for RemoveAccountBackupRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+pub struct RemoveAccountBackup;
+
+impl Operation for RemoveAccountBackup {
+    const NAME: &'static str = "remove_account_backup";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Delete a backup's archive from blobs/out";
+    type Family = Backup;
+    type Request = RemoveAccountBackupRequest;
+    type Result = BackupResult;
+
+    fn example() -> RemoveAccountBackupRequest {
+        RemoveAccountBackupRequest {
+            id: "b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &RemoveAccountBackupRequest) -> Result<BackupResult, OpError> {
+        let row = ctx
+            .state
+            .resource(Backup::NAME, &req.id)
+            .map_err(store_error)?;
+        if let Some(row) = row.filter(|row| row.owner == Owner::Tenant(req.account.clone()))
+            && let Some(blob) = blob_of(&row.data)
+        {
+            release_blob(ctx, &blob, &req.id)?;
+        }
+        settle_pending(ctx, &layout(ctx)?, &req.id)?;
+        ctx.forget_resource();
+        Ok(BackupResult {
+            state: Presence::Absent,
+            blob: None,
+            size: 0,
+            files: 0,
+            dirs: 0,
+            symlinks: 0,
+            bytes: 0,
+            skipped: 0,
+            databases: Vec::new(),
+            created_at_ms: None,
+        })
+    }
+}
+
+// --- restore -------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreAccountBackupRequest {
+    /// The restore's id (a job key; nothing is recorded under it).
+    pub id: Hex32,
+    pub account: Hex32,
+    /// The archive's SHA-256, uploaded to `blobs/in` (`PUT /v1/blobs/{sha256}`).
+    pub blob: BlobId,
+}
+
+impl Resource for RestoreAccountBackupRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreResult {
+    /// The archive restored.
+    pub blob: BlobId,
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    pub bytes: u64,
+    /// The databases whose dumps were imported.
+    pub databases: Vec<String>,
+    /// Statements run across those imports.
+    pub statements: u64,
+}
+
+/// What a checked archive holds, ready to restore.
+struct Unpacked {
+    /// The home's part, re-written from checked entries only, paths relative to the home.
+    home: File,
+    /// (database, its dump).
+    dumps: Vec<(String, File)>,
+}
+
+/// Reads and checks the whole hostile archive `blob` before anything is restored.
+fn unpack(ctx: &Ctx, layout: &Layout, account: &Hex32, blob: &BlobId) -> Result<Unpacked, OpError> {
+    let file = blobs::open_incoming(layout, blob).map_err(blob_error)?;
+    let verifying = VerifyingReader::new(BufReader::new(file), blob, MAX_BLOB_BYTES);
+    let left = Rc::new(Cell::new(HEADER_BUDGET));
+    let reader = Budget {
+        inner: flate2::read::GzDecoder::new(verifying),
+        left: Rc::clone(&left),
+    };
+    let owned = account_databases(ctx, account)?;
+    let mut home = scratch(layout)?;
+    let mut counts = tenant::ArchiveCounts::default();
+    let mut dumps: Vec<(String, File)> = Vec::new();
+    let mut manifest: Option<Manifest> = None;
+    let bad = |e: io::Error| archive_invalid(format!("unreadable archive: {e}"));
+    let mut archive = tar::Archive::new(reader);
+    {
+        let mut builder = tar::Builder::new(BufWriter::new(&mut home));
+        let mut seen = 0u64;
+        for entry in archive.entries().map_err(bad)? {
+            let mut entry = entry.map_err(bad)?;
+            seen += 1;
+            if seen > MAX_ENTRIES + 64 {
+                return Err(archive_invalid(format!("more than {MAX_ENTRIES} entries")));
+            }
+            // The entry's content may be read now; the next header gets a fresh budget.
+            left.set(entry.size().saturating_add(1));
+            let path = entry.path_bytes().into_owned();
+            if path == MANIFEST.as_bytes() {
+                if entry.header().entry_type() != tar::EntryType::Regular
+                    || entry.size() > MAX_MANIFEST_BYTES
+                    || manifest.is_some()
+                {
+                    return Err(archive_invalid("a second or malformed manifest"));
+                }
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).map_err(bad)?;
+                let parsed: Manifest = serde_json::from_slice(&bytes)
+                    .map_err(|e| archive_invalid(format!("manifest: {e}")))?;
+                if parsed.format != FORMAT {
+                    return Err(archive_invalid(format!(
+                        "manifest: format {} is not {FORMAT}",
+                        parsed.format
+                    )));
+                }
+                manifest = Some(parsed);
+            } else if let Some(rest) = path.strip_prefix(DB_PREFIX.as_bytes()) {
+                let name = std::str::from_utf8(rest)
+                    .ok()
+                    .and_then(|r| r.strip_suffix(DB_SUFFIX))
+                    .ok_or_else(|| archive_invalid("a database entry not named <db>.sql"))?;
+                if entry.header().entry_type() != tar::EntryType::Regular {
+                    return Err(archive_invalid("a database entry that is not a file"));
+                }
+                if entry.size() > MAX_DUMP_BYTES {
+                    return Err(archive_invalid(format!(
+                        "the dump of {name:?} is larger than {MAX_DUMP_BYTES} bytes"
+                    )));
+                }
+                if !owned.iter().any(|db| db == name) {
+                    return Err(OpError::permanent(
+                        "backup_database_not_owned",
+                        format!(
+                            "the archive holds database {name:?}, which is not one of this account's databases"
+                        ),
+                    ));
+                }
+                if dumps.iter().any(|(db, _)| db == name) {
+                    return Err(archive_invalid(format!("database {name:?} twice")));
+                }
+                let mut dump = scratch(layout)?;
+                let size = entry.size();
+                let copied = io::copy(&mut (&mut entry).take(size), &mut dump).map_err(bad)?;
+                if copied != size {
+                    return Err(archive_invalid("the archive ends inside a dump"));
+                }
+                dump.rewind().map_err(io_error("rewind"))?;
+                dumps.push((name.to_owned(), dump));
+            } else if let Some(rest) = path.strip_prefix(HOME_PREFIX.as_bytes()) {
+                if rest.is_empty() && entry.header().entry_type() == tar::EntryType::Directory {
+                    left.set(HEADER_BUDGET);
+                    continue;
+                }
+                let checked = archive::check_entry(&entry, rest).map_err(tenant_error)?;
+                match checked.kind {
+                    EntryKind::Dir => counts.dirs += 1,
+                    EntryKind::File { size } => {
+                        counts.files += 1;
+                        counts.bytes += size;
+                        if counts.bytes > MAX_TOTAL_BYTES {
+                            return Err(OpError::permanent(
+                                "tenant_archive_too_large",
+                                format!("more than {MAX_TOTAL_BYTES} bytes of files"),
+                            ));
+                        }
+                    }
+                    EntryKind::Symlink { .. } => counts.symlinks += 1,
+                }
+                if counts.dirs + counts.files + counts.symlinks > MAX_ENTRIES {
+                    return Err(OpError::permanent(
+                        "tenant_archive_too_large",
+                        format!("more than {MAX_ENTRIES} entries"),
+                    ));
+                }
+                let size = entry.size();
+                let mut counted = CountingReader {
+                    inner: &mut entry,
+                    read: 0,
+                };
+                append_checked(&mut builder, "", &checked, &mut counted).map_err(bad)?;
+                if counted.read != size {
+                    return Err(archive_invalid("the archive ends inside a file"));
+                }
+            } else {
+                return Err(archive_invalid(format!(
+                    "unexpected entry {:?} (only home/, databases/ and the manifest)",
+                    String::from_utf8_lossy(&path[..path.len().min(80)])
+                )));
+            }
+            left.set(HEADER_BUDGET);
+        }
+        builder
+            .into_inner()
+            .and_then(|mut w| w.flush())
+            .map_err(io_error("write the restore's archive"))?;
+    }
+    // The rest of the compressed stream (the tar's padding), then the rest of the blob, so
+    // the hash is checked before anything is restored.
+    left.set(MAX_TRAILER_BYTES);
+    let mut reader = archive.into_inner();
+    io::copy(&mut reader, &mut io::sink()).map_err(bad)?;
+    let mut verifying = reader.inner.into_inner();
+    io::copy(&mut verifying, &mut io::sink()).map_err(|e| {
+        OpError::permanent(
+            "blob_invalid",
+            format!("the blob is not what its name says: {e}"),
+        )
+    })?;
+    if !verifying.verified() {
+        return Err(OpError::permanent(
+            "blob_invalid",
+            "the blob was not read to its end",
+        ));
+    }
+    if manifest.is_none() {
+        return Err(archive_invalid("no manifest: not an archive of this node"));
+    }
+    home.rewind().map_err(io_error("rewind"))?;
+    Ok(Unpacked { home, dumps })
+}
+
+/// Counts what was read through it (tar pads a short read with nothing: it fails instead).
+struct CountingReader<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+/// The throw-away MariaDB account of one restore: derived from its id, so a retry after a
+/// crash drops the same one before it starts. It starts with a digit, which no tenant's
+/// account can (theirs are `<username>_<name>`, and a username starts with a letter), and is
+/// 25 characters, within MySQL's 32 as well as MariaDB's 80.
+fn importer(id: &Hex32) -> Result<provider::DbUser, OpError> {
+    provider::DbUser::new(&format!("0restore_{}", &id.as_str()[..16])).map_err(provider_error)
+}
+
+pub struct RestoreAccountBackup;
+
+impl Operation for RestoreAccountBackup {
+    const NAME: &'static str = "restore_account_backup";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Restore an uploaded backup archive into the account's home and databases, as the tenant";
+    type Family = Backup;
+    type Request = RestoreAccountBackupRequest;
+    type Result = RestoreResult;
+
+    fn example() -> RestoreAccountBackupRequest {
+        RestoreAccountBackupRequest {
+            id: "c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5"
+                .parse()
+                .expect("valid example"),
+            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+                .parse()
+                .expect("valid example"),
+            blob: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                .parse()
+                .expect("valid example"),
+        }
+    }
+
+    fn apply(ctx: &mut Ctx, req: &RestoreAccountBackupRequest) -> Result<RestoreResult, OpError> {
+        let info = account_info(ctx, &req.account)?;
+        let who = tenant_of(ctx, &info)?;
+        let layout = layout(ctx)?;
+        let unpacked = unpack(ctx, &layout, &req.account, &req.blob)?;
+        crash::point("backup.after_unpack");
+        let written = ctx
+            .provider
+            .extract_home(&who, &mut BufReader::new(unpacked.home))
+            .map_err(provider_error)?;
+        crash::point("backup.after_extract_home");
+        let mut databases = Vec::new();
+        let mut statements = 0;
+        if !unpacked.dumps.is_empty() {
+            let importer = importer(&req.id)?;
+            let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+            for (name, dump) in unpacked.dumps {
+                statements += db
+                    .import_database(&db_name(&name)?, &importer, &mut BufReader::new(dump))
+                    .map_err(provider_error)?;
+                databases.push(name);
+            }
+        }
+        ctx.discard_resource_change();
+        Ok(RestoreResult {
+            blob: req.blob.clone(),
+            files: written.files,
+            dirs: written.dirs,
+            symlinks: written.symlinks,
+            bytes: written.bytes,
+            databases,
+            statements,
+        })
+    }
+}
