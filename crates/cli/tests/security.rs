@@ -203,7 +203,8 @@ fn check_account_files(node: &Node, username: &str) -> Result<(), String> {
         }
         let expected: Vec<String> = match file {
             "/etc/passwd" | "/etc/shadow" => vec!["root".into(), "nobody".into()],
-            _ => vec!["root".into(), "nogroup".into()],
+            // The groups of a fresh system, the web server's among them (seed_accounts).
+            _ => vec!["root".into(), "nogroup".into(), "www-data".into()],
         }
         .into_iter()
         .chain(std::iter::once(username.to_owned()))
