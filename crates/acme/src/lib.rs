@@ -41,6 +41,9 @@ pub struct Request<'a> {
     pub contact: Option<&'a str>,
     /// The DNS name the certificate is for.
     pub name: &'a str,
+    /// More DNS names the same certificate covers (a web domain's aliases); each is
+    /// validated over HTTP-01 like `name`.
+    pub aliases: &'a [String],
     /// Saved account credentials (JSON), if any: reused when the CA still knows them.
     pub account: Option<&'a str>,
     /// The certificate's private key (PKCS#8 PEM); its public key goes in the CSR.
@@ -149,7 +152,10 @@ async fn exchange(
         None => create_account(req, builder().map_err(proto())?).await?,
     };
 
-    let identifiers = [Identifier::Dns(req.name.to_owned())];
+    let names: Vec<String> = std::iter::once(req.name.to_owned())
+        .chain(req.aliases.iter().cloned())
+        .collect();
+    let identifiers: Vec<Identifier> = names.iter().cloned().map(Identifier::Dns).collect();
     let mut order = account
         .new_order(&NewOrder::new(&identifiers))
         .await
@@ -186,8 +192,7 @@ async fn exchange(
         });
     }
     let key = rcgen::KeyPair::from_pem(req.key_pem).map_err(AcmeError::Key)?;
-    let mut params =
-        rcgen::CertificateParams::new(vec![req.name.to_owned()]).map_err(AcmeError::Key)?;
+    let mut params = rcgen::CertificateParams::new(names).map_err(AcmeError::Key)?;
     params.distinguished_name = rcgen::DistinguishedName::new();
     let csr = params.serialize_request(&key).map_err(AcmeError::Key)?;
     order.finalize_csr(csr.der()).await.map_err(proto())?;
@@ -217,6 +222,32 @@ async fn create_account(
         .map_err(AcmeError::protocol(req.directory))
 }
 
+/// A chain for `names` signed by a throw-away CA made on the spot, valid from now for
+/// `valid_for`: what the simulated backend issues instead of asking an ACME server (a dev node
+/// or the tests' random histories). The chain is the certificate, then the CA's.
+pub fn issue_locally(
+    names: &[String],
+    key_pem: &str,
+    valid_for: Duration,
+) -> Result<String, AcmeError> {
+    let ca_key = rcgen::KeyPair::generate().map_err(AcmeError::Key)?;
+    let mut ca_params =
+        rcgen::CertificateParams::new(Vec::<String>::new()).map_err(AcmeError::Key)?;
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "layerone simulated CA");
+    let ca_cert = ca_params.self_signed(&ca_key).map_err(AcmeError::Key)?;
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = rcgen::KeyPair::from_pem(key_pem).map_err(AcmeError::Key)?;
+    let mut params = rcgen::CertificateParams::new(names.to_vec()).map_err(AcmeError::Key)?;
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::minutes(1);
+    params.not_after = now + valid_for;
+    let leaf = params.signed_by(&key, &issuer).map_err(AcmeError::Key)?;
+    Ok(format!("{}{}", leaf.pem(), ca_cert.pem()))
+}
+
 /// The first certificate of a PEM chain, parsed.
 fn with_leaf<T>(
     chain_pem: &str,
@@ -228,6 +259,73 @@ fn with_leaf<T>(
         .parse_x509()
         .map_err(|e| AcmeError::Certificate(e.to_string()))?;
     Ok(f(&cert))
+}
+
+/// What the catalogue's certificate operations check in a chain's end-entity certificate.
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    /// The certificate itself (DER), for its fingerprint.
+    pub der: Vec<u8>,
+    /// Its SubjectPublicKeyInfo (DER), compared with the private key's.
+    pub public_key_der: Vec<u8>,
+    /// Its DNS subject alternative names, as written (a wildcard keeps its `*.`).
+    pub dns_names: Vec<String>,
+    pub not_before: i64,
+    pub not_after: i64,
+}
+
+/// Parses every PEM block of `chain_pem` as a certificate (end-entity first) and returns the
+/// first one's details and how many certificates the chain holds.
+pub fn parse_chain(chain_pem: &str) -> Result<(Leaf, usize), AcmeError> {
+    let mut leaf = None;
+    let mut count = 0usize;
+    for pem in x509_parser::pem::Pem::iter_from_buffer(chain_pem.as_bytes()) {
+        let pem = pem.map_err(|e| AcmeError::Certificate(e.to_string()))?;
+        if pem.label != "CERTIFICATE" {
+            return Err(AcmeError::Certificate(format!(
+                "a {} block in a certificate chain",
+                pem.label
+            )));
+        }
+        let cert = pem
+            .parse_x509()
+            .map_err(|e| AcmeError::Certificate(e.to_string()))?;
+        count += 1;
+        if leaf.is_none() {
+            let dns_names = cert
+                .subject_alternative_name()
+                .ok()
+                .flatten()
+                .map(|san| {
+                    san.value
+                        .general_names
+                        .iter()
+                        .filter_map(|g| match g {
+                            x509_parser::extensions::GeneralName::DNSName(d) => {
+                                Some(d.to_ascii_lowercase())
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            leaf = Some(Leaf {
+                der: pem.contents.clone(),
+                public_key_der: cert.public_key().raw.to_vec(),
+                dns_names,
+                not_before: cert.validity().not_before.timestamp(),
+                not_after: cert.validity().not_after.timestamp(),
+            });
+        }
+    }
+    leaf.map(|l| (l, count))
+        .ok_or_else(|| AcmeError::Certificate("no certificate in the chain".into()))
+}
+
+/// The SubjectPublicKeyInfo (DER) of a PKCS#8 PEM private key.
+pub fn key_public_der(key_pem: &str) -> Result<Vec<u8>, AcmeError> {
+    let key = rcgen::KeyPair::from_pem(key_pem).map_err(AcmeError::Key)?;
+    Ok(rcgen::PublicKeyData::subject_public_key_info(&key))
 }
 
 /// When the chain's end-entity certificate stops being valid (Unix seconds).
@@ -297,6 +395,21 @@ mod tests {
         assert!(expires > 4_000_000_000);
         assert!(needs_renewal(&pem, "node1.example.test", 0, Duration::from_secs(1)).unwrap());
         assert!(not_after("garbage").is_err());
+    }
+
+    #[test]
+    fn a_chain_is_parsed_and_its_key_compared() {
+        let certified = rcgen::generate_simple_self_signed(vec!["a.example.test".into()]).unwrap();
+        let chain = format!("{}{}", certified.cert.pem(), certified.cert.pem());
+        let (leaf, count) = parse_chain(&chain).unwrap();
+        assert_eq!(count, 2);
+        assert_eq!(leaf.dns_names, ["a.example.test"]);
+        let key = certified.signing_key.serialize_pem();
+        assert_eq!(key_public_der(&key).unwrap(), leaf.public_key_der);
+        let other = generate_key().unwrap();
+        assert_ne!(key_public_der(&other).unwrap(), leaf.public_key_der);
+        assert!(parse_chain(&key).is_err(), "a key is not a chain");
+        assert!(parse_chain("").is_err());
     }
 
     #[test]

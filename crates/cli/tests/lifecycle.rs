@@ -226,6 +226,36 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             account_op(100, "remove_account", 10),
         ),
         (
+            "ensure_certificate",
+            vec![account(), domain()],
+            ensure_cert(100, 80, 10, 30),
+        ),
+        (
+            "remove_certificate",
+            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
+            remove_cert(100, 80, 10),
+        ),
+        (
+            "ensure_certificate (bundle)",
+            vec![account(), domain()],
+            ensure_bundle_cert(100, 80, 10, 30, &shared_bundle().1),
+        ),
+        (
+            "renew_certificate",
+            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
+            renew_cert(100, 80, 10),
+        ),
+        (
+            "observe_certificates",
+            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
+            observe_certs(100, 10),
+        ),
+        (
+            "remove_account (certificate)",
+            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
+            account_op(100, "remove_account", 10),
+        ),
+        (
             "observe_php_versions",
             vec![],
             observe_php(&id(0xfeed).parse().unwrap(), 100),
@@ -487,6 +517,7 @@ fn crash_matrix_converges_at_every_point() {
                 node.pass();
             }
             fill_sim_database(&node, name);
+            node.upload_blob(shared_bundle().0.as_bytes());
             let target = upload_backup(&node, target.clone());
             node.submit(&target);
             let crashed = node.run(Some(point));
@@ -548,6 +579,8 @@ fn can_reach(operation: &str, point: &str) -> bool {
         "ensure_ssh_key" | "remove_ssh_key" => &["ssh_key."],
         "ensure_scheduled_task" | "remove_scheduled_task" => &["scheduled_task."],
         "observe_php_versions" => &[],
+        "ensure_certificate" | "remove_certificate" | "renew_certificate" => &["certificate."],
+        "observe_certificates" => &[],
         op if op.contains("protected_directory") || op.contains("ip_block") => {
             &["protected_directory.", "ip_block."]
         }
@@ -581,7 +614,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(50) {
+    match rng.below(55) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -716,6 +749,17 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
         48 => remove_backup(req, 280 + account * 2 + thing, account),
         // A blob never uploaded: the restore fails, and changes nothing.
         49 => restore_backup(req, 320 + account, account, &format!("{:064x}", thing)),
+        50 => ensure_cert(req, 110 + account * 2 + thing, account, domain),
+        51 => remove_cert(req, 110 + account * 2 + thing, account),
+        52 => renew_cert(req, 110 + account * 2 + thing, account),
+        53 => observe_certs(req, account),
+        54 => ensure_bundle_cert(
+            req,
+            110 + account * 2 + thing,
+            account,
+            domain,
+            &shared_bundle().1,
+        ),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -755,6 +799,8 @@ fn run_history(seed: u64) {
     } else {
         Node::new()
     };
+    // The bundle every `ensure_certificate` with a bundle source names.
+    node.upload_blob(shared_bundle().0.as_bytes());
     let mut submitted: Vec<Value> = Vec::new();
     let mut next_req = 1000;
     for _step in 0..12 {
@@ -949,6 +995,7 @@ fn purge_leaves_nothing_for_every_family() {
         ensure_protected(21, 170, 10, 30, "staff"),
         ensure_ip_block(22, 30, 10, &["192.0.2.1"]),
         create_backup(23, 260, 10),
+        ensure_cert(24, 80, 10, 30),
     ];
     for body in later {
         node.submit(&body);
@@ -1006,6 +1053,12 @@ fn purge_leaves_nothing_for_every_family() {
         "the home is still there"
     );
     assert!(node.vhosts().is_empty(), "a vhost is still there");
+    let cert_dir = node.path(ops::certificate::CERTIFICATE_DIR);
+    assert_eq!(
+        std::fs::read_dir(&cert_dir).unwrap().count(),
+        0,
+        "a certificate file is still there"
+    );
     assert_eq!(
         provider::testing::sim_mariadb_contents(&node.provider).unwrap(),
         Default::default(),

@@ -286,7 +286,19 @@ fn check_vhost(node: &Node, resource_id: &str, resource: &Value, home: &str) -> 
     if !aliases.is_empty() {
         expected.push(format!("ServerAlias {}", aliases.join(" ")));
     }
+    let challenges = node
+        .path(ops::certificate::ACME_WEBROOT)
+        .join(".well-known/acme-challenge");
     expected.extend([
+        format!(
+            "Alias \"/.well-known/acme-challenge/\" \"{}/\"",
+            challenges.display()
+        ),
+        format!("<Directory \"{}\">", challenges.display()),
+        "Options None".to_owned(),
+        "AllowOverride None".to_owned(),
+        "Require all granted".to_owned(),
+        "</Directory>".to_owned(),
         format!("DocumentRoot \"{docroot}\""),
         format!("<Directory \"{docroot}\">"),
         "Options -Indexes +SymLinksIfOwnerMatch".to_owned(),

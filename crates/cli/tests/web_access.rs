@@ -198,15 +198,18 @@ fn web_node() -> Node {
         www.split(':').nth(2).unwrap().parse::<u32>().unwrap()
     );
     let docroot = node.path(&format!("/home/shop1/web/{DOMAIN}/public_html"));
-    for (file, text) in [
-        ("index.html", "home"),
-        ("staff/index.html", "staff"),
-        (".well-known/acme-challenge/tok3n", "tok3n.key"),
-    ] {
+    for (file, text) in [("index.html", "home"), ("staff/index.html", "staff")] {
         let path = docroot.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
     }
+    // Every vhost answers the challenge path from the node's webroot, where the certificate
+    // family puts its responses.
+    let challenges = node
+        .path(ops::certificate::ACME_WEBROOT)
+        .join(".well-known/acme-challenge");
+    std::fs::create_dir_all(&challenges).unwrap();
+    std::fs::write(challenges.join("tok3n"), "tok3n.key").unwrap();
     node
 }
 

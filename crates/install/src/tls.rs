@@ -291,6 +291,7 @@ pub fn acme(
         server_root: server_root.as_deref(),
         contact: contact.as_deref(),
         name: config.name.as_str(),
+        aliases: &[],
         account: account.as_deref(),
         key_pem: &key,
         timeout: ACME_TIMEOUT,

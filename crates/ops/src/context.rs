@@ -97,6 +97,8 @@ pub struct Ctx {
     /// Mail rows changed by earlier jobs of this batch: their files are written, their rows
     /// are committed with the batch. Files derived later in the batch must include them.
     pub(crate) mail_pending: Vec<crate::mail::Pending>,
+    /// The node's data directory, for handlers that read uploaded blobs (`blobs/in`).
+    layout: Option<store::Layout>,
 }
 
 impl Ctx {
@@ -108,7 +110,24 @@ impl Ctx {
             job_services: BTreeSet::new(),
             changed: Vec::new(),
             mail_pending: Vec::new(),
+            layout: None,
         }
+    }
+
+    /// Gives handlers the node's data directory (the runner always does).
+    pub fn with_layout(mut self, layout: store::Layout) -> Ctx {
+        self.layout = Some(layout);
+        self
+    }
+
+    /// The node's data directory; a context made without one cannot read blobs.
+    pub fn layout(&self) -> Result<&store::Layout, OpError> {
+        self.layout.as_ref().ok_or_else(|| {
+            OpError::permanent(
+                "blobs_unavailable",
+                "this context has no data directory to read blobs from",
+            )
+        })
     }
 
     /// Records the resource row this job leaves behind (written with the job's completion).
@@ -217,6 +236,22 @@ impl Ctx {
             }
         }
         Ok(())
+    }
+
+    /// Reloads `service` now if this batch changed its configuration, instead of waiting for
+    /// the end of the batch: for a job that needs the new configuration live while it runs
+    /// (an ACME challenge answered by a vhost written earlier in the batch). The changes stay
+    /// recorded, so the batch still reloads and, on a failed reload, reverts them.
+    pub fn reload_now(&mut self, service: Service) -> Result<(), OpError> {
+        if !self.changed.iter().any(|c| c.service == service) {
+            return Ok(());
+        }
+        service.reload(&self.provider).map_err(|e| {
+            OpError::retryable(
+                "reload_failed",
+                format!("the {} reload failed: {e}", service.name()),
+            )
+        })
     }
 
     /// Ends a batch: reloads each service touched in it, once. A service whose reload fails

@@ -7,6 +7,7 @@
 pub mod account;
 pub mod autoresponder;
 pub mod backup;
+pub mod certificate;
 pub mod context;
 pub mod dkim_key;
 pub mod drift;
@@ -96,6 +97,10 @@ pub fn registry() -> &'static Registry<Ctx> {
             .op::<ftp_account::SuspendFtpAccount>()
             .op::<ftp_account::UnsuspendFtpAccount>()
             .op::<runtime::ObserveRuntime>()
+            .op::<certificate::EnsureCertificate>()
+            .op::<certificate::RemoveCertificate>()
+            .op::<certificate::RenewCertificate>()
+            .op::<certificate::ObserveCertificates>()
             .op::<backup::CreateAccountBackup>()
             .op::<backup::RestoreAccountBackup>()
             .op::<backup::RemoveAccountBackup>()

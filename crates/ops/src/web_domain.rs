@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::account::{account_info, store_error, tenant_of};
+use crate::certificate::{self, Certificate};
 use crate::context::{ConfigFile, Ctx, Service, provider_error};
 use crate::php::{self, PhpVersionFamily, PoolChange};
 use crate::web_access::{self, IpBlock, ProtectedDir, ProtectedDirectory};
@@ -81,6 +82,19 @@ pub struct VhostExtras {
     pub protected: Vec<ProtectedDir>,
     /// Addresses and networks answered 403 (all but the challenge path).
     pub blocked: Vec<registry::types::IpNetwork>,
+    /// A certificate bound to the domain: the same site is also served over HTTPS.
+    pub tls: Option<TlsFiles>,
+    /// The node's directory of HTTP-01 challenge responses (mapped path): answers
+    /// `/.well-known/acme-challenge/` from outside the tenant's document root, so neither a
+    /// redirect nor the tenant's `.htaccess` can stand in the way of an ACME certificate.
+    pub acme_challenges: Option<PathBuf>,
+}
+
+/// The files of a certificate bound to a vhost (mapped paths).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub chain: PathBuf,
+    pub key: PathBuf,
 }
 
 /// `RedirectMatch`'s pattern for a source prefix: the prefix itself or anything beneath it,
@@ -130,14 +144,29 @@ pub fn render_vhost(
     extras: &VhostExtras,
 ) -> String {
     let docroot = docroot.display();
-    let mut out = format!(
+    let header = format!(
         "# Managed by layerone node for web domain {id} of account {account}.\n\
-         # Changes made here are replaced.\n\
-         <VirtualHost *:80>\n    ServerName {domain}\n"
+         # Changes made here are replaced.\n"
     );
+    let mut names = format!("    ServerName {domain}\n");
     if !aliases.is_empty() {
-        let names: Vec<&str> = aliases.iter().map(DomainName::as_str).collect();
-        out.push_str(&format!("    ServerAlias {}\n", names.join(" ")));
+        let list: Vec<&str> = aliases.iter().map(DomainName::as_str).collect();
+        names.push_str(&format!("    ServerAlias {}\n", list.join(" ")));
+    }
+    // The body both virtual hosts share: the same site over HTTP and, with a certificate,
+    // over HTTPS (the challenge path stays exempt from redirects in both).
+    let mut out = String::new();
+    if let Some(challenges) = &extras.acme_challenges {
+        let dir = challenges.display();
+        out.push_str(&format!(
+            "    # ACME HTTP-01 challenge responses of the node: never redirected nor denied.\n\
+             \x20   Alias \"{ACME_CHALLENGE_PREFIX}\" \"{dir}/\"\n\
+             \x20   <Directory \"{dir}\">\n\
+             \x20       Options None\n\
+             \x20       AllowOverride None\n\
+             \x20       Require all granted\n\
+             \x20   </Directory>\n"
+        ));
     }
     out.push_str(&format!(
         "    DocumentRoot \"{docroot}\"\n\
@@ -193,8 +222,19 @@ pub fn render_vhost(
             out.push_str(&web_access::render_ip_block(&extras.blocked));
         }
     }
-    out.push_str("</VirtualHost>\n");
-    out
+    let mut vhost = format!("{header}<VirtualHost *:80>\n{names}{out}</VirtualHost>\n");
+    if let Some(tls) = &extras.tls {
+        vhost.push_str(&format!(
+            "<VirtualHost *:443>\n{names}\
+             \x20   SSLEngine on\n\
+             \x20   SSLCertificateFile \"{}\"\n\
+             \x20   SSLCertificateKeyFile \"{}\"\n\
+             {out}</VirtualHost>\n",
+            tls.chain.display(),
+            tls.key.display()
+        ));
+    }
+    vhost
 }
 
 /// The change the running job makes to a vhost, applied over what state.db records.
@@ -206,6 +246,8 @@ pub enum VhostChange<'a> {
     PhpVersion(Option<PhpVersion>),
     /// A redirect of this domain is written (`Some(row data)`) or removed (`None`).
     Redirect(&'a Hex32, Option<&'a Value>),
+    /// A certificate of this domain is bound (`Some(row data)`) or unbound (`None`).
+    Certificate(&'a Hex32, Option<&'a Value>),
     /// A protected directory is written (`Some(row data)`) or removed (`None`).
     Protected(&'a Hex32, Option<&'a Value>),
     /// The domain's IP block is written (`Some(row data)`) or removed (`None`).
@@ -329,6 +371,26 @@ fn vhost_text(
                 .map_err(|_| corrupt("redirect status"))?,
         });
     }
+    let mut certificates: BTreeMap<Hex32, Value> = ctx
+        .state
+        .resources_of(&Owner::Tenant(account.clone()), Certificate::NAME)
+        .map_err(store_error)?
+        .into_iter()
+        .map(|r| (r.resource_id, r.data))
+        .collect();
+    if let VhostChange::Certificate(cid, row) = change {
+        match row {
+            Some(data) => certificates.insert(cid.clone(), data.clone()),
+            None => certificates.remove(cid),
+        };
+    }
+    let tls = certificates
+        .iter()
+        .find(|(_, d)| d["web_domain"] == id.as_str())
+        .map(|(cid, _)| {
+            let (chain, key) = certificate::certificate_files(ctx, cid);
+            TlsFiles { chain, key }
+        });
     let mut protected_rows: BTreeMap<Hex32, Value> = ctx
         .state
         .resources_of(&Owner::Tenant(account.clone()), ProtectedDirectory::NAME)
@@ -366,6 +428,8 @@ fn vhost_text(
         php_socket,
         redirects,
         suspended: data["suspended"].as_bool().unwrap_or(false),
+        tls,
+        acme_challenges: Some(certificate::challenge_dir(ctx)),
         protected,
         blocked,
     };

@@ -39,6 +39,10 @@ fn extras_full() -> VhostExtras {
             },
         ],
         suspended: false,
+        tls: None,
+        acme_challenges: Some(PathBuf::from(
+            "/var/lib/layerone/acme-challenge/.well-known/acme-challenge",
+        )),
         protected: vec![],
         blocked: vec![],
     }
@@ -66,6 +70,13 @@ fn vhost_with_php_and_redirects_snapshot() {
 <VirtualHost *:80>
     ServerName shop.example.com
     ServerAlias www.shop.example.com
+    # ACME HTTP-01 challenge responses of the node: never redirected nor denied.
+    Alias "/.well-known/acme-challenge/" "/var/lib/layerone/acme-challenge/.well-known/acme-challenge/"
+    <Directory "/var/lib/layerone/acme-challenge/.well-known/acme-challenge">
+        Options None
+        AllowOverride None
+        Require all granted
+    </Directory>
     DocumentRoot "/home/shop1/web/shop.example.com/public_html"
     <Directory "/home/shop1/web/shop.example.com/public_html">
         Options -Indexes +SymLinksIfOwnerMatch

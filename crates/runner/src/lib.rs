@@ -103,7 +103,7 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
         state.quick_check()?;
         steps::mark(&config.layout, steps::CHECKED)?;
     }
-    let mut ctx = ops::Ctx::new(config.provider.clone(), state);
+    let mut ctx = ops::Ctx::new(config.provider.clone(), state).with_layout(config.layout.clone());
     let mut report = PassReport {
         ran: true,
         ..PassReport::default()

@@ -25,13 +25,22 @@ pub const PERIODIC_EVERY: Duration = Duration::from_secs(600);
 pub const CHECKED: &str = "checked";
 const OBSERVED: &str = "observed";
 const SWEPT: &str = "orphans-swept";
+/// The certificate renewal check runs daily; a failed renewal is queued again the next day
+/// (the certificate in place stays), within the 30 days before expiry.
+pub const RENEWALS_EVERY: Duration = Duration::from_secs(24 * 3600);
+pub const RENEWALS_CHECKED: &str = "certificates-checked";
 
 /// Whether the periodic step tracked by `marker` is due. The marker's mtime is the last run,
 /// so an idle pass commits nothing to know it.
 pub fn due(layout: &Layout, marker: &str) -> bool {
+    due_every(layout, marker, PERIODIC_EVERY)
+}
+
+/// Whether the periodic step tracked by `marker` last ran at least `period` ago (or never).
+pub fn due_every(layout: &Layout, marker: &str, period: Duration) -> bool {
     std::fs::metadata(layout.state_dir().join(marker))
         .and_then(|m| m.modified())
-        .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= PERIODIC_EVERY)
+        .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= period)
         .unwrap_or(true)
 }
 
@@ -80,6 +89,10 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
         Ok(())
     });
     (report.admitted, report.rejected) = ingested;
+    // Before apply, so a renewal it queues is applied in the same pass.
+    contain(ctx, report, "renew_certificates", |ctx| {
+        renew_certificates(config, ctx)
+    });
     let deadline = Instant::now() + config.budget;
     let mut applied = 0;
     contain(ctx, report, "apply", |ctx| {
@@ -188,6 +201,33 @@ fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
     let (new, resolved) = ctx.state.record_drift(&found)?;
     if new + resolved > 0 {
         tracing::warn!(new, resolved, "drift recorded on the events feed");
+    }
+    Ok(())
+}
+
+/// Daily: queues a `renew_certificate` job for each ACME certificate within 30 days of expiry
+/// (`ops::certificate::renewal_requests`), admitted like a request (`StateDb::admit_local`),
+/// so each renewal is a job on the events feed, applied by the next apply step. A failed
+/// renewal is a failed job and leaves the certificate in place; the next day queues it again.
+fn renew_certificates(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
+    if !due_every(&config.layout, RENEWALS_CHECKED, RENEWALS_EVERY) {
+        return Ok(());
+    }
+    mark(&config.layout, RENEWALS_CHECKED)?;
+    let day = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    let requests = ops::certificate::renewal_requests(ctx, day)
+        .map_err(|e| anyhow::anyhow!("list certificates due for renewal: {e}"))?;
+    for body in requests {
+        let queued = ctx.state.admit_local(
+            ops::registry(),
+            &config.node_id,
+            body.to_string().as_bytes(),
+        )?;
+        if queued {
+            tracing::info!(request_id = %body["request_id"], certificate = %body["resource"]["id"], "certificate renewal queued");
+        }
     }
     Ok(())
 }

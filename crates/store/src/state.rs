@@ -163,6 +163,67 @@ impl StateDb {
         Ok(report)
     }
 
+    /// Admits a request the node makes of itself (the runner's certificate renewals):
+    /// validated through the registry and queued exactly like an inbox row, so it is a job
+    /// on the events feed with the same crash safety, but with no inbox row behind it
+    /// (`inbox_seq` stays empty and the watermark does not move). Returns false when the
+    /// request id was already admitted (the same request made twice).
+    pub fn admit_local<C>(
+        &mut self,
+        registry: &Registry<C>,
+        node_id: &Hex32,
+        body: &[u8],
+    ) -> Result<bool, StoreError> {
+        let job = registry
+            .validate(body, node_id)
+            .map_err(|e| StoreError::Corrupt(format!("a request of the node's own: {e}")))?;
+        let now = now_ms();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("begin a local admission"))?;
+        if views::job_body_sha(&tx, job.request_id.as_str())
+            .map_err(StoreError::sqlite("look up a request id"))?
+            .is_some()
+        {
+            return Ok(false);
+        }
+        let row = InboxRow {
+            seq: 0,
+            request_id: job.request_id.to_string(),
+            operation: job.operation.to_owned(),
+            body: body.to_vec(),
+            body_len: body.len() as i64,
+            received_at: None,
+        };
+        admit(&tx, &job, &row, now)
+            .and_then(|_| {
+                tx.execute(
+                    "UPDATE jobs SET inbox_seq = NULL WHERE request_id = ?1",
+                    params![job.request_id.as_str()],
+                )
+            })
+            .map_err(StoreError::sqlite("admit a local request"))?;
+        tx.commit()
+            .map_err(StoreError::sqlite("commit a local admission"))?;
+        Ok(true)
+    }
+
+    /// Whether a job for this resource is queued or running.
+    pub fn pending_job(&self, family: &str, id: &Hex32) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT 1 FROM jobs WHERE family = ?1 AND resource_id = ?2
+                 AND state IN ('queued', 'running') LIMIT 1",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![family, id.as_str()], |_| Ok(()))
+                    .optional()
+            })
+            .map(|found| found.is_some())
+            .map_err(StoreError::sqlite("look up pending jobs"))
+    }
+
     /// Puts jobs left `running` by a runner that died back in the queue, in their original
     /// admission order. Costs one read and no commit when there are none.
     pub fn recover_running(&mut self) -> Result<usize, StoreError> {

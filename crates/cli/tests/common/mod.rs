@@ -4,6 +4,8 @@
 //! point. Nothing here mocks the store, the lock or the transaction.
 #![allow(dead_code)]
 
+pub mod acme_ca;
+
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -179,6 +181,20 @@ impl Node {
         assert!(status.success(), "a normal runner pass failed: {status}");
     }
 
+    /// Uploads `bytes` into `blobs/in` exactly as the API's `PUT /v1/blobs/{sha256}` does,
+    /// and returns the blob's name.
+    pub fn upload_blob(&self, bytes: &[u8]) -> String {
+        use sha2::Digest;
+        let name: String = sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let mut upload = store::blobs::Upload::begin(&self.layout, 1 << 20).unwrap();
+        upload.write(bytes).unwrap();
+        upload.finish(&self.layout, &name.parse().unwrap()).unwrap();
+        name
+    }
+
     pub fn state(&self) -> StateDb {
         StateDb::open(&self.layout.state_db()).unwrap()
     }
@@ -314,6 +330,7 @@ impl Node {
             ftp_lines, recorded,
             "pure-ftpd's passwd and state.db disagree"
         );
+        self.check_certificates_converged(&rows);
         // CloudLinux: the LVE limits and the CageFS list the Sim keeps are exactly what the
         // account rows record (empty on Debian, where neither exists).
         let lve: BTreeSet<String> = std::fs::read_to_string(self.path(provider::SIM_LVE_FILE))
@@ -451,9 +468,15 @@ impl Node {
                 .path(self.provider.apache_layout().vhosts_dir)
                 .join(format!("{}.conf", domain.resource_id));
             let text = std::fs::read_to_string(file).unwrap();
-            let protected = of("protected_directory")
+            // Each directory in every virtual host of the domain: `*:80`, and `*:443` too
+            // when a certificate is bound.
+            let hosts = 1 + of("certificate")
                 .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
                 .count();
+            let protected = hosts
+                * of("protected_directory")
+                    .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
+                    .count();
             assert_eq!(
                 text.matches("AuthUserFile").count(),
                 protected,
@@ -516,7 +539,9 @@ impl Node {
             let redirects = of("redirect")
                 .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
                 .count();
-            let expect = if suspended { 0 } else { redirects };
+            // Once per virtual host: the HTTPS one of a certificate repeats the HTTP body.
+            let hosts = text.matches("<VirtualHost ").count();
+            let expect = if suspended { 0 } else { redirects * hosts };
             assert_eq!(
                 text.matches("RedirectMatch").count(),
                 expect,
@@ -624,6 +649,62 @@ impl Node {
         );
     }
 
+    /// Certificate files are exactly the recorded certificates' (chain 0644, key 0600), and
+    /// the vhost of each recorded domain serves HTTPS with its certificate, or not at all.
+    fn check_certificates_converged(&self, rows: &[store::ResourceRow]) {
+        let dir = self.path(ops::certificate::CERTIFICATE_DIR);
+        let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let certs: Vec<&store::ResourceRow> =
+            rows.iter().filter(|r| r.family == "certificate").collect();
+        let recorded: BTreeSet<String> = certs
+            .iter()
+            .flat_map(|r| {
+                [
+                    format!("{}.crt", r.resource_id),
+                    format!("{}.key", r.resource_id),
+                ]
+            })
+            .collect();
+        assert_eq!(on_disk, recorded, "certificate files and state.db disagree");
+        for cert in &certs {
+            let mode = |ext: &str| {
+                std::fs::metadata(dir.join(format!("{}.{ext}", cert.resource_id)))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o777
+            };
+            assert_eq!((mode("crt"), mode("key")), (0o644, 0o600));
+        }
+        for domain in rows.iter().filter(|r| r.family == "web_domain") {
+            let file = self
+                .path(self.provider.apache_layout().vhosts_dir)
+                .join(format!("{}.conf", domain.resource_id));
+            let text = std::fs::read_to_string(file).unwrap();
+            let bound = certs
+                .iter()
+                .find(|c| c.data["web_domain"] == domain.resource_id.as_str());
+            match bound {
+                Some(c) => assert!(
+                    text.contains("<VirtualHost *:443>")
+                        && text.contains(&format!("{}.crt\"", c.resource_id)),
+                    "the vhost of {} does not serve its certificate",
+                    domain.resource_id
+                ),
+                None => assert!(
+                    !text.contains("<VirtualHost *:443>"),
+                    "the vhost of {} serves HTTPS without a certificate",
+                    domain.resource_id
+                ),
+            }
+        }
+    }
+
     /// Lines of the runner's audit log (`<data dir>/log`, where the runner binary writes it).
     pub fn audit_count(&self) -> usize {
         self.audit_records().len()
@@ -667,6 +748,59 @@ pub fn remove_key(req: u64, key: u64, account: u64) -> Value {
 pub fn ensure_domain(req: u64, domain_id: u64, account: u64, domain: &str) -> Value {
     json!({"request_id": id(req), "operation": "ensure_web_domain",
            "resource": {"id": id(domain_id), "account": id(account), "domain": domain, "aliases": [format!("www.{domain}")]}})
+}
+
+/// A self-signed chain and its key for `domain` and `www.{domain}` (valid now).
+pub fn cert_bundle(domain: &str) -> (String, String) {
+    let made = rcgen::generate_simple_self_signed(vec![domain.to_owned(), format!("www.{domain}")])
+        .unwrap();
+    (made.cert.pem(), made.signing_key.serialize_pem())
+}
+
+/// An ACME certificate for a web domain (the Sim's CA issues it when no `[acme]` table is
+/// configured).
+pub fn ensure_cert(req: u64, cert: u64, account: u64, domain_id: u64) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_certificate",
+           "resource": {"id": id(cert), "account": id(account), "web_domain": id(domain_id), "source": "acme"}})
+}
+
+/// One bundle blob for the crash matrix and the random histories: a self-signed chain for
+/// `*.example.com` and its key, the same for every node of this test process. Returns the
+/// bundle's text and its blob name.
+pub fn shared_bundle() -> &'static (String, String) {
+    static BUNDLE: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    BUNDLE.get_or_init(|| {
+        use sha2::Digest;
+        let made = rcgen::generate_simple_self_signed(vec![
+            "*.example.com".to_owned(),
+            "example.com".to_owned(),
+        ])
+        .unwrap();
+        let text = format!("{}{}", made.cert.pem(), made.signing_key.serialize_pem());
+        let name = sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        (text, name)
+    })
+}
+
+/// A certificate from an uploaded bundle blob (chain and key).
+pub fn ensure_bundle_cert(req: u64, cert: u64, account: u64, domain_id: u64, blob: &str) -> Value {
+    json!({"request_id": id(req), "operation": "ensure_certificate",
+           "resource": {"id": id(cert), "account": id(account), "web_domain": id(domain_id), "source": "bundle", "blob": blob}})
+}
+
+pub fn renew_cert(req: u64, cert: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "renew_certificate", "resource": {"id": id(cert), "account": id(account)}})
+}
+
+pub fn observe_certs(req: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "observe_certificates", "resource": {"id": id(account)}})
+}
+
+pub fn remove_cert(req: u64, cert: u64, account: u64) -> Value {
+    json!({"request_id": id(req), "operation": "remove_certificate", "resource": {"id": id(cert), "account": id(account)}})
 }
 
 pub fn remove_domain(req: u64, domain_id: u64, account: u64) -> Value {
