@@ -60,21 +60,6 @@ pub fn parse_dkim_txt(stub: &str) -> Option<String> {
     (!value.is_empty() && value.contains("p=")).then_some(value)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_the_stub_opendkim_genkey_writes() {
-        let stub = "mail._domainkey\tIN\tTXT\t( \"v=DKIM1; h=sha256; k=rsa; \"\n\t  \"p=MIIB\"\n\t  \"IjAN\" )  ; ----- DKIM key mail for example.com\n";
-        assert_eq!(
-            parse_dkim_txt(stub).as_deref(),
-            Some("v=DKIM1; h=sha256; k=rsa; p=MIIBIjAN")
-        );
-        assert_eq!(parse_dkim_txt("garbage"), None);
-    }
-}
-
 /// OpenDKIM's unit. It reads its KeyTable and SigningTable at start and on reload.
 pub const OPENDKIM_UNIT: &str = "opendkim.service";
 
@@ -109,5 +94,20 @@ impl Provider {
             Program::Systemctl.default_timeout(),
         )?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_stub_opendkim_genkey_writes() {
+        let stub = "mail._domainkey\tIN\tTXT\t( \"v=DKIM1; h=sha256; k=rsa; \"\n\t  \"p=MIIB\"\n\t  \"IjAN\" )  ; ----- DKIM key mail for example.com\n";
+        assert_eq!(
+            parse_dkim_txt(stub).as_deref(),
+            Some("v=DKIM1; h=sha256; k=rsa; p=MIIBIjAN")
+        );
+        assert_eq!(parse_dkim_txt("garbage"), None);
     }
 }
