@@ -28,6 +28,12 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
             account_op(100, "suspend_account", 10),
         ),
         (
+            "set_account_password",
+            vec![account()],
+            json!({"request_id": id(100), "operation": "set_account_password",
+                   "resource": {"id": id(10), "password_hash": MAIL_HASH}}),
+        ),
+        (
             "unsuspend_account",
             vec![account(), account_op(4, "suspend_account", 10)],
             account_op(100, "unsuspend_account", 10),
@@ -564,6 +570,7 @@ fn can_reach(operation: &str, point: &str) -> bool {
         "ensure_account"
         | "suspend_account"
         | "unsuspend_account"
+        | "set_account_password"
         | "set_account_limits"
         | "set_account_isolation"
         | "observe_account_usage" => &["account."],
@@ -614,7 +621,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
     let domain = 40 + account * 2 + thing;
     let mail_domain = format!("m{account}.example.com");
     let box_id = 160 + account * 2 + thing;
-    match rng.below(55) {
+    match rng.below(64) {
         9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
         11 => remove_db(req, db, account),
         12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
@@ -760,6 +767,27 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             domain,
             &shared_bundle().1,
         ),
+        55 => mail_op(
+            req,
+            "set_mail_catch_all",
+            150 + account,
+            account,
+            json!({"mailbox": if thing == 0 { "info" } else { "sales" }}),
+        ),
+        56 => mail_op(
+            req,
+            "set_mailbox_password",
+            box_id,
+            account,
+            json!({"password": MAIL_HASH}),
+        ),
+        57 => mail_op(req, "observe_mailbox_usage", box_id, account, json!({})),
+        58 => mail_op(req, "remove_dkim_key", 195 + account, account, json!({})),
+        59 => remove_redirect(req, 70 + account * 2 + thing, account),
+        60 => set_php_extensions(req, account, [&["intl"][..], &[][..]][thing as usize]),
+        61 => json!({"request_id": id(req), "operation": "set_account_password",
+                     "resource": {"id": id(account), "password_hash": MAIL_HASH}}),
+        62 => observe_php(&id(0xfeed).parse().unwrap(), req),
         0 | 1 => ensure_account(req, account, user),
         2 => account_op(req, "remove_account", account),
         3 => account_op(
@@ -780,6 +808,7 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             &format!("d{}.example.com", account * 2 + thing),
         ),
         8 => remove_domain(req, 40 + account * 2 + thing, account),
+        // 63, the last case.
         _ => mail_op(
             req,
             "remove_mail_forwarder",
@@ -788,6 +817,49 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
             json!({}),
         ),
     }
+}
+
+/// The crash matrix and the seeded histories are only as good as the operations they draw:
+/// every operation of the catalogue must be in both, so a new one cannot be left out. The
+/// node administrator operations are exercised against real `visudo` and their own crash and
+/// ordering cases in `node_scope.rs`.
+#[test]
+fn every_operation_is_in_the_crash_matrix_and_the_random_simulation() {
+    let name = |body: &Value| {
+        body["operation"]
+            .as_str()
+            .or(body["action"].as_str())
+            .unwrap()
+            .to_owned()
+    };
+    let in_matrix: std::collections::BTreeSet<String> = scenarios()
+        .into_iter()
+        .chain(cloudlinux_scenarios())
+        .map(|(_, _, target)| name(&target))
+        .collect();
+    let mut rng = SplitMix(7);
+    let in_random: std::collections::BTreeSet<String> = (0..20_000)
+        .map(|req| name(&random_request(&mut rng, req)))
+        .collect();
+    let node_admin = [
+        "set_sudo_allowlist",
+        "remove_sudo_allowlist",
+        "read_sudo_events",
+    ];
+    let missing: Vec<String> = ops::registry()
+        .operations()
+        .map(|op| op.name().to_owned())
+        .filter(|op| !node_admin.contains(&op.as_str()))
+        .filter(|op| !in_matrix.contains(op) || !in_random.contains(op))
+        .map(|op| {
+            format!(
+                "{op} (matrix: {}, random: {})",
+                in_matrix.contains(&op),
+                in_random.contains(&op)
+            )
+        })
+        .collect();
+    assert!(missing.is_empty(), "{missing:#?}");
 }
 
 fn run_history(seed: u64) {
@@ -803,7 +875,7 @@ fn run_history(seed: u64) {
     node.upload_blob(shared_bundle().0.as_bytes());
     let mut submitted: Vec<Value> = Vec::new();
     let mut next_req = 1000;
-    for _step in 0..12 {
+    for _step in 0..16 {
         match rng.below(6) {
             // A burst of requests, some for the same resource: supersession.
             0..=2 => {
@@ -871,7 +943,7 @@ fn seeded_histories_keep_the_invariants() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_261_129);
-    for seed in base..base + 16 {
+    for seed in base..base + 40 {
         let outcome = std::panic::catch_unwind(|| run_history(seed));
         if let Err(panic) = outcome {
             eprintln!("history failed; replay it with LAYERONE_SEED={seed}");
