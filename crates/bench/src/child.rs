@@ -62,19 +62,31 @@ pub fn run(program: &Path, args: &[&OsStr], log: &Path) -> anyhow::Result<()> {
 }
 
 /// Builds the release binaries the benchmark drives, when run through `cargo run` (which sets
-/// `CARGO`): the figures are then always those of the code in the tree.
+/// `CARGO`): the figures are then always those of the code in the tree. The tenant worker is
+/// among them: the runner starts it for any work in a home (document roots, a purge).
 pub fn build_node_binaries() -> anyhow::Result<()> {
     let Some(cargo) = std::env::var_os("CARGO") else {
         return Ok(());
     };
-    eprintln!("building the node's release binaries (cargo build --release -p cli --bins)...");
+    eprintln!(
+        "building the node's release binaries (cargo build --release -p cli -p tenant --bins)..."
+    );
     let status = Command::new(cargo)
-        .args(["build", "--release", "-q", "-p", "cli", "--bins"])
+        .args([
+            "build",
+            "--release",
+            "-q",
+            "-p",
+            "cli",
+            "-p",
+            "tenant",
+            "--bins",
+        ])
         .stdin(Stdio::null())
         .status()
         .context("run cargo")?;
     if !status.success() {
-        bail!("cargo build --release -p cli --bins failed: {status}");
+        bail!("cargo build --release -p cli -p tenant --bins failed: {status}");
     }
     Ok(())
 }
