@@ -264,17 +264,7 @@ pub(crate) fn run_process(
     let stdout = Capture::start(child.stdout.take().expect("stdout was piped at spawn"));
     let stderr = Capture::start(child.stderr.take().expect("stderr was piped at spawn"));
 
-    // Wait for exit without reaping (WNOWAIT) in a helper thread, so the main thread can wait
-    // with a deadline, and the pid stays ours (a zombie) until `child.wait()` reaps it: a
-    // kill can never hit a recycled pid.
-    let (exited_tx, exited_rx) = mpsc::channel();
-    thread::spawn(move || {
-        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
-            WaitId::Pid(pid),
-            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-        ) {}
-        let _ = exited_tx.send(());
-    });
+    let exited_rx = watch_exit(pid);
 
     let remaining = deadline.saturating_duration_since(Instant::now());
     let timed_out = exited_rx.recv_timeout(remaining).is_err();
@@ -336,14 +326,7 @@ pub(crate) fn run_process_streaming(
     let mut stdin = child.stdin.take().expect("stdin was piped at spawn");
     let mut stdout = child.stdout.take().expect("stdout was piped at spawn");
     let stderr = Capture::start(child.stderr.take().expect("stderr was piped at spawn"));
-    let (exited_tx, exited_rx) = mpsc::channel();
-    thread::spawn(move || {
-        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
-            WaitId::Pid(pid),
-            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-        ) {}
-        let _ = exited_tx.send(());
-    });
+    let exited_rx = watch_exit(pid);
     let (timed_out, output_error) = thread::scope(|scope| {
         scope.spawn(move || {
             // EPIPE (the program stopped reading) is not our error: its reply says why.
@@ -375,6 +358,21 @@ pub(crate) fn run_process_streaming(
         stderr_truncated,
         ..Output::default()
     })
+}
+
+/// Waits for `pid` to exit without reaping it (WNOWAIT) in a helper thread, and says so on the
+/// returned channel: the caller waits with a deadline, and the pid stays its own (a zombie)
+/// until it reaps it, so a kill can never hit a recycled pid.
+fn watch_exit(pid: Pid) -> mpsc::Receiver<()> {
+    let (exited_tx, exited_rx) = mpsc::channel();
+    thread::spawn(move || {
+        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {}
+        let _ = exited_tx.send(());
+    });
+    exited_rx
 }
 
 /// The exit code, or 128 + signal (the shell convention) when a signal ended the process.

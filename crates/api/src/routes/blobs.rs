@@ -71,12 +71,13 @@ pub(crate) async fn put(
     }
     let (tx, mut rx) = mpsc::channel::<Chunk>(8);
     let layout = app.layout.clone();
+    let name = id.clone();
     let writer = tokio::task::spawn_blocking(move || -> Result<Option<u64>, BlobError> {
         let mut upload = Upload::begin(&layout, limit)?;
         while let Some(chunk) = rx.blocking_recv() {
             match chunk {
                 Chunk::Data(data) => upload.write(&data)?,
-                Chunk::End => return upload.finish(&layout, &id).map(Some),
+                Chunk::End => return upload.finish(&layout, &name).map(Some),
             }
         }
         Ok(None)
@@ -109,10 +110,7 @@ pub(crate) async fn put(
     match stored {
         Ok(Ok(Some(size))) => Ok(json_response(
             StatusCode::CREATED,
-            &Uploaded {
-                blob: blob_id(&uri)?,
-                size,
-            },
+            &Uploaded { blob: id, size },
         )),
         Ok(Ok(None)) => Err(ApiError::BodyUnreadable),
         Ok(Err(e)) => Err(storage_failed(e)),

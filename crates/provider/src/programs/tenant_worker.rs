@@ -153,22 +153,7 @@ impl Provider {
         if output.stdout_truncated {
             return Err(reply_invalid("the reply was cut at the output cap"));
         }
-        match decode_reply(&output.stdout) {
-            Ok(Reply::Ok(result)) if result.name() == request.name() => Ok(result),
-            Ok(Reply::Ok(result)) => Err(reply_invalid(format!(
-                "a {} result answered a {} request",
-                result.name(),
-                request.name()
-            ))),
-            Ok(Reply::Error(e)) if e.code == ErrorCode::PathUnsafe => {
-                Err(ProviderError::TenantPath {
-                    path: mapped.home,
-                    reason: e.message,
-                })
-            }
-            Ok(Reply::Error(e)) => Err(tenant_error(e)),
-            Err(why) => Err(reply_invalid(why)),
-        }
+        interpret_reply(&output.stdout, request, mapped.home)
     }
 
     /// Streams a tar of the tenant's home, made by the worker as the tenant, into `output`
@@ -276,22 +261,7 @@ impl Provider {
             }
             reply_out.bytes
         };
-        match decode_reply(&reply_bytes) {
-            Ok(Reply::Ok(result)) if result.name() == request.name() => Ok(result),
-            Ok(Reply::Ok(result)) => Err(reply_invalid(format!(
-                "a {} result answered a {} request",
-                result.name(),
-                request.name()
-            ))),
-            Ok(Reply::Error(e)) if e.code == ErrorCode::PathUnsafe => {
-                Err(ProviderError::TenantPath {
-                    path: mapped.home,
-                    reason: e.message,
-                })
-            }
-            Ok(Reply::Error(e)) => Err(tenant_error(e)),
-            Err(why) => Err(reply_invalid(why)),
-        }
+        interpret_reply(&reply_bytes, request, mapped.home)
     }
 
     /// The program to start and its argv: the worker itself, or on CloudLinux the worker
@@ -341,6 +311,29 @@ impl Provider {
             (Backend::Sim { .. }, Program::TenantWorker) => self.is_root,
             (backend, program) => backend.runs_real(program),
         }
+    }
+}
+
+/// The worker's reply to `request`: its result, or its error as the provider's (a path the
+/// worker refused beneath `home` is a `TenantPath`).
+fn interpret_reply(
+    bytes: &[u8],
+    request: &Request,
+    home: PathBuf,
+) -> Result<TenantResult, ProviderError> {
+    match decode_reply(bytes) {
+        Ok(Reply::Ok(result)) if result.name() == request.name() => Ok(result),
+        Ok(Reply::Ok(result)) => Err(reply_invalid(format!(
+            "a {} result answered a {} request",
+            result.name(),
+            request.name()
+        ))),
+        Ok(Reply::Error(e)) if e.code == ErrorCode::PathUnsafe => Err(ProviderError::TenantPath {
+            path: home,
+            reason: e.message,
+        }),
+        Ok(Reply::Error(e)) => Err(tenant_error(e)),
+        Err(why) => Err(reply_invalid(why)),
     }
 }
 

@@ -144,53 +144,6 @@ impl JsonSchema for PhpExtensions {
     }
 }
 
-/// Declares an unsigned integer within `[min, max]`.
-macro_rules! ranged_u64 {
-    ($(#[$doc:meta])* $name:ident, $min:expr, $max:expr) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-        #[serde(transparent)]
-        pub struct $name(u64);
-
-        impl $name {
-            pub const MIN: u64 = $min;
-            pub const MAX: u64 = $max;
-            pub fn get(self) -> u64 {
-                self.0
-            }
-        }
-
-        impl TryFrom<u64> for $name {
-            type Error = String;
-            fn try_from(v: u64) -> Result<Self, String> {
-                if (Self::MIN..=Self::MAX).contains(&v) {
-                    Ok($name(v))
-                } else {
-                    Err(format!("expected {} to {}", Self::MIN, Self::MAX))
-                }
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $name::try_from(u64::deserialize(d)?).map_err(serde::de::Error::custom)
-            }
-        }
-
-        impl JsonSchema for $name {
-            fn schema_name() -> Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn inline_schema() -> bool {
-                true
-            }
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({"type": "integer", "minimum": $min, "maximum": $max})
-            }
-        }
-    };
-}
-
 ranged_u64!(
     /// PHP's `memory_limit`, in MiB: 16 to 8192.
     PhpMemoryMiB,
