@@ -25,6 +25,7 @@ pub const PERIODIC_EVERY: Duration = Duration::from_secs(600);
 pub const CHECKED: &str = "checked";
 const OBSERVED: &str = "observed";
 const SWEPT: &str = "orphans-swept";
+const BLOBS_COLLECTED: &str = "blobs-collected";
 /// The certificate renewal check runs daily; a failed renewal is queued again the next day
 /// (the certificate in place stays), within the 30 days before expiry.
 pub const RENEWALS_EVERY: Duration = Duration::from_secs(24 * 3600);
@@ -235,6 +236,11 @@ fn renew_certificates(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()
 /// Removes uploads nobody used within the retention, and parts of interrupted writes. A
 /// produced blob is never collected by age: it goes with the resource that records it.
 fn blob_gc(config: &RunnerConfig) -> anyhow::Result<()> {
+    // Retentions are a day and a week: listing both directories every 15 s would buy nothing.
+    if !due(&config.layout, BLOBS_COLLECTED) {
+        return Ok(());
+    }
+    mark(&config.layout, BLOBS_COLLECTED)?;
     store::blobs::collect_incoming(&config.layout, BLOB_RETENTION)?;
     store::blobs::collect_outgoing_parts(&config.layout, PART_RETENTION)?;
     Ok(())
