@@ -149,6 +149,11 @@ pub fn seed(node: &Node, mix: &Mix) -> anyhow::Result<()> {
                         &name,
                         &aliases,
                         &docroot,
+                        &ops::web_isolation::WebTenant {
+                            uid,
+                            gid,
+                            home: home_dir.clone(),
+                        },
                         &Default::default(),
                     ),
                 )?;

@@ -286,6 +286,26 @@ fn check_vhost(node: &Node, resource_id: &str, resource: &Value, home: &str) -> 
     if !aliases.is_empty() {
         expected.push(format!("ServerAlias {}", aliases.join(" ")));
     }
+    // Who the requests run as: the ids recorded for the account whose home this is.
+    let account = node
+        .state()
+        .all_resources()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.family == "account" && r.data["home"] == home)
+        .ok_or_else(|| format!("no account has the home {home}"))?;
+    let tenant = ops::web_isolation::WebTenant {
+        uid: u32::try_from(account.data["uid"].as_u64().unwrap_or_default()).unwrap(),
+        gid: u32::try_from(account.data["gid"].as_u64().unwrap_or_default()).unwrap(),
+        home: node.path(home),
+    };
+    expected.extend(
+        ops::web_isolation::render_tenant_section(&tenant)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_owned),
+    );
     let challenges = node
         .path(ops::certificate::ACME_WEBROOT)
         .join(".well-known/acme-challenge");
@@ -301,8 +321,15 @@ fn check_vhost(node: &Node, resource_id: &str, resource: &Value, home: &str) -> 
         "</Directory>".to_owned(),
         format!("DocumentRoot \"{docroot}\""),
         format!("<Directory \"{docroot}\">"),
-        "Options -Indexes +SymLinksIfOwnerMatch".to_owned(),
-        "AllowOverride AuthConfig FileInfo Indexes Limit".to_owned(),
+        "Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch".to_owned(),
+        format!(
+            "AllowOverride Options={}",
+            ops::web_isolation::HTACCESS_OPTIONS.join(",")
+        ),
+        format!(
+            "AllowOverrideList {}",
+            ops::web_isolation::HTACCESS_DIRECTIVES.join(" ")
+        ),
         "Require all granted".to_owned(),
         "</Directory>".to_owned(),
         "</VirtualHost>".to_owned(),

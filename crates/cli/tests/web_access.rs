@@ -6,13 +6,10 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
+use common::real_web::RealWeb;
 use common::*;
 use registry::JobState;
 use serde_json::{Value, json};
@@ -64,101 +61,29 @@ fn base64(input: &[u8]) -> String {
     out
 }
 
-/// A real Apache serving the node's vhosts on a free loopback port, as `www-data` (the group
-/// the `AuthUserFile`s are readable by), stopped when dropped.
+/// The node's vhosts on the real Apache (mpm-itk: requests run as the tenant), stopped when
+/// dropped.
 struct Served {
-    conf: PathBuf,
-    port: u16,
+    web: RealWeb,
 }
 
 impl Served {
     fn start(node: &Node) -> Served {
-        let dir = node.dir.path().join("served");
-        let vhosts = dir.join("vhosts");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&vhosts).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let from = node.path(node.provider.apache_layout().vhosts_dir);
-        for entry in std::fs::read_dir(&from).unwrap() {
-            let entry = entry.unwrap();
-            let text = std::fs::read_to_string(entry.path()).unwrap();
-            assert!(text.contains("<VirtualHost *:80>"));
-            let text = text.replace("<VirtualHost *:80>", &format!("<VirtualHost *:{port}>"));
-            std::fs::write(vhosts.join(entry.file_name()), text).unwrap();
+        Served {
+            web: RealWeb::start(node),
         }
-        let d = dir.display();
-        let conf = dir.join("serve.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "ServerRoot \"/etc/apache2\"\nDefaultRuntimeDir \"{d}\"\nPidFile \"{d}/httpd.pid\"\n\
-                 Mutex file:{d} default\nErrorLog \"{d}/error.log\"\nLogLevel warn\n\
-                 ServerName localhost\nListen 127.0.0.1:{port}\nUser www-data\nGroup www-data\n\
-                 IncludeOptional /etc/apache2/mods-enabled/*.load\n\
-                 IncludeOptional /etc/apache2/mods-enabled/*.conf\n\
-                 IncludeOptional \"{d}/vhosts/*.conf\"\n"
-            ),
-        )
-        .unwrap();
-        #[allow(clippy::disallowed_methods)] // The test starts the real server it checks against.
-        let out = Command::new("/usr/sbin/apache2")
-            .arg("-f")
-            .arg(&conf)
-            .args(["-k", "start"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "apache2 -k start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "apache did not start listening");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Served { conf, port }
     }
 
     /// The status code of `GET path` for the web domain, with Basic credentials if given.
     fn status(&self, path: &str, user: Option<(&str, &str)>) -> u16 {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        let mut request = format!("GET {path} HTTP/1.0\r\nHost: {DOMAIN}\r\n");
-        if let Some((name, password)) = user {
-            let token = base64(format!("{name}:{password}").as_bytes());
-            request.push_str(&format!("Authorization: Basic {token}\r\n"));
-        }
-        request.push_str("\r\n");
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut response = Vec::new();
-        stream.take(1 << 20).read_to_end(&mut response).unwrap();
-        let text = String::from_utf8_lossy(&response);
-        text.split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or_else(|| panic!("not an HTTP response: {text}"))
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        #[allow(clippy::disallowed_methods)] // Stops the server this test started.
-        let _ = Command::new("/usr/sbin/apache2")
-            .arg("-f")
-            .arg(&self.conf)
-            .args(["-k", "stop"])
-            .output();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", self.port)).is_ok() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let auth = user.map(|(name, password)| {
+            format!(
+                "Authorization: Basic {}",
+                base64(format!("{name}:{password}").as_bytes())
+            )
+        });
+        let headers: Vec<&str> = auth.iter().map(String::as_str).collect();
+        self.web.get(DOMAIN, path, &headers).status
     }
 }
 
@@ -233,7 +158,7 @@ fn protected_directory_asks_real_apache_for_the_password_and_spares_the_challeng
         result["directory"],
         docroot.join("staff").display().to_string()
     );
-    // The AuthUserFile: derived from state.db, outside the home, root's, 0640 to www-data.
+    // The AuthUserFile: derived from state.db, outside the home, root's, 0640 to the account.
     let file = node
         .path(node.provider.apache_layout().auth_dir)
         .join(format!("{}.htpasswd", id(70)));
@@ -245,8 +170,16 @@ fn protected_directory_asks_real_apache_for_the_password_and_spares_the_challeng
     let meta = std::fs::metadata(&file).unwrap();
     assert_eq!(meta.mode() & 0o777, 0o640);
     assert_eq!(meta.uid(), 0);
-    let www = node.provider.lookup_group("www-data").unwrap().unwrap();
-    assert_eq!(meta.gid(), www.gid);
+    // Apache reads it as the account (mpm-itk), so the account's own group may read it.
+    let account_gid = node
+        .state()
+        .resource("account", &id(10).parse().unwrap())
+        .unwrap()
+        .unwrap()
+        .data["gid"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(u64::from(meta.gid()), account_gid);
     assert!(!file.starts_with(node.path("/home")));
 
     let served = Served::start(&node);

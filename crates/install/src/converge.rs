@@ -367,9 +367,37 @@ impl Engine {
         Ok(())
     }
 
+    /// Nothing at `system_path`: whatever is there (a file, a symlink) is moved into the
+    /// override area with a note saying `why`. Returns whether something was moved.
+    pub fn absent(&mut self, system_path: &str, why: &str) -> Result<bool, InstallError> {
+        let found = match look(&self.map(system_path))? {
+            Found::Missing => return Ok(false),
+            Found::Symlink(target) => format!("a symlink to {}", target.display()),
+            Found::File { .. } => "a file".to_owned(),
+            Found::Dir { .. } | Found::Other => "something that is not a regular file".to_owned(),
+        };
+        self.adopt_because(system_path, &found, why)?;
+        Ok(true)
+    }
+
     /// Moves whatever is at `system_path` into the override area, beside a note saying when
     /// and why.
     pub fn adopt(&mut self, system_path: &str, what: &str) -> Result<(), InstallError> {
+        self.adopt_because(
+            system_path,
+            what,
+            "layerone install derives this file; what was there is kept here and the \
+             derived file was written in its place. Put local changes in a systemd drop-in or in \
+             /etc/layerone/config.toml instead.",
+        )
+    }
+
+    fn adopt_because(
+        &mut self,
+        system_path: &str,
+        what: &str,
+        reason: &str,
+    ) -> Result<(), InstallError> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -401,9 +429,7 @@ impl Engine {
         self.provider.move_aside(&from, &to_path)?;
         let note = format!(
             "path = {system_path:?}\nmoved_at = {:?}\nmoved_at_unix = {now}\nfound = {what:?}\n\
-             reason = \"layerone install derives this file; what was there is kept here and the \
-             derived file was written in its place. Put local changes in a systemd drop-in or in \
-             /etc/layerone/config.toml instead.\"\n",
+             reason = {reason:?}\n",
             rfc3339(now)
         );
         self.provider.write_owned_atomic(

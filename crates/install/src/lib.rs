@@ -15,6 +15,8 @@
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
 //! - `status.rs`: what is installed and what drifted, without changing anything.
 //! - `tls.rs`: the placeholder certificate, the Apache vhost and include, ACME and renewal.
+//! - `web.rs`: what keeps tenants apart in Apache and PHP-FPM: the distribution's default
+//!   pool replaced, the shared-state modules disabled, the homes' symlink rule.
 //! - On the `cloudlinux` profile, `/opt/cpvendor/etc/integration.ini` naming the node's
 //!   panel-integration scripts (the `cloudlinux` crate).
 //!
@@ -27,6 +29,7 @@ mod converge;
 pub mod paths;
 pub mod status;
 pub mod tls;
+pub mod web;
 
 pub mod units;
 
@@ -395,6 +398,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     {
         pin = Some(new_pin);
     }
+    web::converge(&mut e, &mut notes)?;
     e.save_manifest()?;
 
     Ok(InstallReport {

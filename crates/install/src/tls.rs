@@ -163,11 +163,12 @@ pub fn apache(
         .iter()
         .map(|p| Ok(((*p).to_owned(), e.read_regular(p)?)))
         .collect::<Result<_, InstallError>>()?;
+    let homes = crate::web::home_directory_rules(&e.map(crate::web::HOMES).display().to_string());
     let mut changed = e.derived(
         include,
         format!(
-            "# Derived by `layerone install`: Apache reads the node's vhosts.\n{}\n",
-            layout.include_line
+            "# Derived by `layerone install`: Apache reads the node's vhosts.\n{}{}\n",
+            homes, layout.include_line
         )
         .as_bytes(),
         0o644,

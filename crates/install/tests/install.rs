@@ -505,3 +505,112 @@ fn a_cloudlinux_install_writes_the_integration_ini_naming_every_script_and_conve
         cloudlinux::integration_ini("/usr/bin/layerone")
     );
 }
+
+/// Debian's default FPM pool as the php8.2-fpm package ships it (the lines that matter).
+const DEBIAN_WWW_POOL: &str = "[www]\nuser = www-data\ngroup = www-data\n\
+    listen = /run/php/php8.2-fpm.sock\nlisten.owner = www-data\nlisten.group = www-data\n\
+    pm = dynamic\npm.max_children = 5\npm.start_servers = 2\npm.min_spare_servers = 1\n\
+    pm.max_spare_servers = 3\n";
+
+#[test]
+fn the_installer_replaces_the_default_pool_and_disables_the_status_modules() {
+    provider::testing::require_apachectl(Platform::Debian);
+    let (dir, root) = sysroot();
+    // The root has Apache (a configuration its real apachectl checks) with Debian's module
+    // links, and PHP-FPM 8.2 with the distribution's default pool.
+    let seeder = provider::testing::sim_provider(Platform::Debian, dir.path(), vec![]);
+    provider::testing::write_apache_test_config(&seeder).unwrap();
+    let mods = at(&root, "/etc/apache2/mods-enabled");
+    std::fs::create_dir_all(&mods).unwrap();
+    for name in [
+        "status.load",
+        "status.conf",
+        "info.load",
+        "mpm_itk.load",
+        "dir.load",
+    ] {
+        symlink(format!("../mods-available/{name}"), mods.join(name)).unwrap();
+    }
+    let fpm_main =
+        provider::testing::write_php_fpm_test_config(&seeder, provider::PhpVersion::V8_2).unwrap();
+    assert!(fpm_main.starts_with(&root));
+    let www = at(&root, "/etc/php/8.2/fpm/pool.d/www.conf");
+    std::fs::write(&www, DEBIAN_WWW_POOL).unwrap();
+
+    let report = install::install(&opts(&root)).unwrap();
+    assert!(
+        !report
+            .notes
+            .iter()
+            .any(|n| n.contains("idle pool") || n.contains("mpm_itk")),
+        "{:?}",
+        report.notes
+    );
+    // The default pool is the idle one, which the real php-fpm8.2 -t accepted; the
+    // distribution's is kept in the override area.
+    let pool = std::fs::read_to_string(&www).unwrap();
+    assert!(
+        pool.contains("[layerone-idle]\nuser = 65534\ngroup = 65534\n"),
+        "{pool}"
+    );
+    assert!(pool.contains("listen.mode = 0600\n"), "{pool}");
+    assert!(!pool.contains("www-data"), "{pool}");
+    let adopted: Vec<String> = report
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Adopt { path, to, .. } => Some(format!("{path} -> {to}")),
+            _ => None,
+        })
+        .collect();
+    let kept = report
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::Adopt { path, to, .. } if path == "/etc/php/8.2/fpm/pool.d/www.conf" => {
+                Some(to.clone())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("www.conf not adopted: {adopted:?}"));
+    assert_eq!(
+        std::fs::read_to_string(at(&root, &kept)).unwrap(),
+        DEBIAN_WWW_POOL
+    );
+    // server-status and server-info are disabled, the rest of the modules stay.
+    for gone in ["status.load", "status.conf", "info.load"] {
+        assert!(
+            std::fs::symlink_metadata(mods.join(gone)).is_err(),
+            "{gone} still enabled"
+        );
+        assert!(
+            adopted
+                .iter()
+                .any(|a| a.starts_with(&format!("/etc/apache2/mods-enabled/{gone} -> "))),
+            "{gone}: {adopted:?}"
+        );
+    }
+    for kept in ["mpm_itk.load", "dir.load"] {
+        assert!(
+            std::fs::symlink_metadata(mods.join(kept)).is_ok(),
+            "{kept} removed"
+        );
+    }
+    // The include carries the homes' symlink rule ahead of the vhosts.
+    let include =
+        std::fs::read_to_string(at(&root, "/etc/apache2/conf-enabled/layerone.conf")).unwrap();
+    assert!(
+        include.contains("Options -FollowSymLinks +SymLinksIfOwnerMatch"),
+        "{include}"
+    );
+    // A second run changes nothing.
+    let again = install::install(&InstallOptions::new(&root)).unwrap();
+    assert!(
+        !again
+            .changes
+            .iter()
+            .any(|c| matches!(c, Change::Adopt { .. } | Change::WriteFile { .. })),
+        "{:?}",
+        again.changes
+    );
+}

@@ -73,11 +73,21 @@ struct Changed {
     service: Service,
     path: PathBuf,
     previous: Option<Vec<u8>>,
-    secret_group: Option<&'static str>,
+    secret_group: Option<SecretGroup>,
 }
 
 /// A file's path, its content before the change, and its secret group.
-type Previous = (PathBuf, Option<Vec<u8>>, Option<&'static str>);
+type Previous = (PathBuf, Option<Vec<u8>>, Option<SecretGroup>);
+
+/// The group a secret file (mode 0640) is readable by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretGroup {
+    /// A service's group, looked up by name (`dovecot`).
+    Named(&'static str),
+    /// A gid the node recorded (an account's own group, for its `AuthUserFile`s, which
+    /// Apache reads as the account).
+    Id(u32),
+}
 
 /// One file of a service's configuration, for [`Ctx::write_service_configs`].
 #[derive(Clone, Debug)]
@@ -85,7 +95,7 @@ pub struct ConfigFile {
     pub path: PathBuf,
     pub content: Vec<u8>,
     /// `Some(group)`: mode 0640 with that group (a file holding secrets); `None`: 0644.
-    pub secret_group: Option<&'static str>,
+    pub secret_group: Option<SecretGroup>,
 }
 
 pub struct Ctx {
@@ -290,10 +300,11 @@ fn write(
     provider: &Provider,
     path: &Path,
     content: &[u8],
-    secret_group: Option<&'static str>,
+    secret_group: Option<SecretGroup>,
 ) -> Result<(), ProviderError> {
     match secret_group {
-        Some(group) => provider.write_group_secret(path, content, group),
+        Some(SecretGroup::Named(group)) => provider.write_group_secret(path, content, group),
+        Some(SecretGroup::Id(gid)) => provider.write_gid_secret(path, content, gid),
         None => provider.write_config_atomic(path, content, 0o644),
     }
 }
@@ -302,7 +313,7 @@ fn restore(
     provider: &Provider,
     path: &Path,
     previous: Option<&[u8]>,
-    secret_group: Option<&'static str>,
+    secret_group: Option<SecretGroup>,
 ) {
     let restored = match previous {
         Some(content) => write(provider, path, content, secret_group),

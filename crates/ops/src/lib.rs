@@ -27,6 +27,7 @@ pub mod ssh_key;
 pub mod sudo;
 pub mod web_access;
 pub mod web_domain;
+pub mod web_isolation;
 
 use std::sync::OnceLock;
 

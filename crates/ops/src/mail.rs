@@ -33,7 +33,7 @@ use serde_json::Value;
 use store::{StateDb, StoreError};
 
 use crate::account::store_error;
-use crate::context::{ConfigFile, Ctx, Service, provider_error};
+use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error};
 
 pub const MAIL_DOMAIN: &str = "mail_domain";
 pub const MAILBOX: &str = "mailbox";
@@ -324,7 +324,7 @@ impl MailState {
         vec![ConfigFile {
             path: provider.dovecot_passwd_path(),
             content: text.into_bytes(),
-            secret_group: Some(DOVECOT_GROUP),
+            secret_group: Some(SecretGroup::Named(DOVECOT_GROUP)),
         }]
     }
 
@@ -700,7 +700,10 @@ mod tests {
         );
         assert_eq!(body("spam"), ["a.example layerone_spam_strict"]);
         let dovecot = mail.dovecot_files(&provider);
-        assert_eq!(dovecot[0].secret_group, Some(DOVECOT_GROUP));
+        assert_eq!(
+            dovecot[0].secret_group,
+            Some(SecretGroup::Named(DOVECOT_GROUP))
+        );
         let passwd = text(&dovecot, "passwd");
         let vmail = provider.sysconf("/var/vmail");
         let sieve = provider.sieve_dir();

@@ -71,39 +71,116 @@ pub fn socket_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
         .join(format!("layerone-{account}-php{}.sock", version.as_str()))
 }
 
-/// Renders one pool. Every value comes from a validated type or the provider's tables: a
-/// username is `[a-z0-9_-]`, a home path is the provider's, options are bounded integers and
-/// booleans, so no line can carry a second directive or section.
+/// The pool's own directories beneath the home, for temporary files, uploads and sessions:
+/// PHP writes nothing outside the home, so `open_basedir` names the home alone.
+pub fn private_dirs(version: PhpVersion) -> [String; 3] {
+    let v = version.as_str();
+    [
+        format!(".php/{v}/tmp"),
+        format!(".php/{v}/uploads"),
+        format!(".php/{v}/sessions"),
+    ]
+}
+
+/// How much of the node one account's pool may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolLimits {
+    /// Concurrent PHP requests (`pm.max_children`).
+    pub max_children: u64,
+    /// A request running longer is killed by FPM (`request_terminate_timeout`), whatever
+    /// the script did with `set_time_limit`.
+    pub request_timeout_s: u64,
+}
+
+/// Children when the account has no recorded limits (Debian, where `set_account_limits` is
+/// not available, or an account never limited).
+pub const DEFAULT_MAX_CHILDREN: u64 = 5;
+/// The most children a pool ever gets, whatever the account's limits say.
+pub const MAX_CHILDREN_CEILING: u64 = 50;
+/// A request's time when the account sets no `max_execution_time`.
+pub const DEFAULT_REQUEST_TIMEOUT_S: u64 = 300;
+/// The time FPM leaves past `max_execution_time` before it kills the request.
+const REQUEST_TIMEOUT_MARGIN_S: u64 = 30;
+
+impl PoolLimits {
+    /// The pool's limits from the account's recorded limits (`processes` and
+    /// `entry_processes`, 0 meaning unlimited) and its PHP options.
+    pub fn derive(limits: Option<&crate::account::Limits>, options: &PhpOptions) -> PoolLimits {
+        let bounds = limits
+            .map(|l| [l.entry_processes, l.processes])
+            .unwrap_or_default();
+        let max_children = bounds
+            .into_iter()
+            .filter(|&n| n > 0)
+            .min()
+            .unwrap_or(DEFAULT_MAX_CHILDREN)
+            .min(MAX_CHILDREN_CEILING);
+        let request_timeout_s = options
+            .max_execution_time_s
+            .map_or(DEFAULT_REQUEST_TIMEOUT_S, |t| {
+                t.get() + REQUEST_TIMEOUT_MARGIN_S
+            });
+        PoolLimits {
+            max_children,
+            request_timeout_s,
+        }
+    }
+}
+
+/// Renders one pool. Every value comes from a validated type or the provider's tables: the
+/// uid and gid are the ones the node recorded, a home path is the provider's, options are
+/// bounded integers and booleans, so no line can carry a second directive or section.
+///
+/// The pool runs as the account's recorded uid and gid and listens on a socket only that
+/// uid may open (0600): the vhost's requests run as the same uid (`AssignUserID`), and no
+/// other tenant's can connect (`crates/ops/src/web_isolation.rs`).
 pub fn render_pool(
     account: &Hex32,
     info: &AccountInfo,
     home: &std::path::Path,
     socket: &std::path::Path,
-    web_user: &str,
     version: PhpVersion,
     options: &PhpOptions,
+    limits: PoolLimits,
 ) -> String {
-    let user = &info.username;
+    let [tmp, uploads, sessions] = private_dirs(version).map(|d| home.join(d));
     let mut out = format!(
         "; Managed by layerone node for account {account}, PHP {v}.\n\
          ; Changes made here are replaced.\n\
          [layerone-{account}]\n\
-         user = {user}\n\
-         group = {user}\n\
+         user = {uid}\n\
+         group = {gid}\n\
          listen = {socket}\n\
-         listen.owner = {web_user}\n\
-         listen.group = {web_user}\n\
-         listen.mode = 0660\n\
+         listen.owner = {uid}\n\
+         listen.group = {gid}\n\
+         listen.mode = 0600\n\
          pm = ondemand\n\
-         pm.max_children = 5\n\
+         pm.max_children = {children}\n\
          pm.process_idle_timeout = 10s\n\
          pm.max_requests = 500\n\
+         request_terminate_timeout = {timeout}s\n\
+         rlimit_core = 0\n\
+         rlimit_files = 4096\n\
          chdir = /\n\
+         clear_env = yes\n\
          security.limit_extensions = .php\n\
-         php_admin_value[open_basedir] = {home}/:/tmp/\n",
+         env[TMPDIR] = {tmp}\n\
+         env[TMP] = {tmp}\n\
+         env[TEMP] = {tmp}\n\
+         php_admin_value[open_basedir] = {home}/\n\
+         php_admin_value[sys_temp_dir] = {tmp}\n\
+         php_admin_value[upload_tmp_dir] = {uploads}\n\
+         php_admin_value[session.save_path] = {sessions}\n",
         v = version.as_str(),
+        uid = info.uid,
+        gid = info.gid,
+        children = limits.max_children,
+        timeout = limits.request_timeout_s,
         socket = socket.display(),
         home = home.display(),
+        tmp = tmp.display(),
+        uploads = uploads.display(),
+        sessions = sessions.display(),
     );
     let mib = |name: &str, v: u64| format!("php_admin_value[{name}] = {v}M\n");
     let num = |name: &str, v: u64| format!("php_admin_value[{name}] = {v}\n");
@@ -133,6 +210,36 @@ pub fn render_pool(
         ));
     }
     out
+}
+
+/// The account's limits as `set_account_limits` recorded them, if it did.
+fn recorded_limits(ctx: &Ctx, account: &Hex32) -> Result<Option<crate::account::Limits>, OpError> {
+    Ok(ctx
+        .state
+        .resource(crate::account::Account::NAME, account)
+        .map_err(store_error)?
+        .and_then(|row| serde_json::from_value(row.data["limits"].clone()).ok()))
+}
+
+/// Creates the pool's temporary, upload and session directories beneath the home, as the
+/// tenant (0700, the tenant's by construction; a symlink on the way fails this job only).
+fn ensure_private_dirs(ctx: &Ctx, info: &AccountInfo, version: PhpVersion) -> Result<(), OpError> {
+    let dirs = private_dirs(version)
+        .iter()
+        .map(|d| d.parse::<tenant::RelPath>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| OpError::permanent("invalid_path", "a pool directory is not a plain path"))?;
+    let who = crate::account::tenant_of(ctx, info)?;
+    ctx.provider
+        .as_tenant(
+            &who,
+            &tenant::Request::EnsureDirs {
+                dirs,
+                mode: tenant::DirMode::Private,
+            },
+        )
+        .map_err(provider_error)?;
+    Ok(())
 }
 
 /// The change the running job makes, applied over what state.db records.
@@ -323,18 +430,11 @@ pub fn sync_pools(
     if !used.is_empty() {
         let info = account_info(ctx, account)?;
         let home = ctx.provider.sysconf(&info.home);
+        let limits = PoolLimits::derive(recorded_limits(ctx, account)?.as_ref(), &options);
         for (&version, loaded) in &modules {
-            let layout = ctx.provider.php_fpm_layout(provider_version(version));
             let socket = socket_path(ctx, account, version);
-            let pool = render_pool(
-                account,
-                &info,
-                &home,
-                &socket,
-                layout.web_user,
-                version,
-                &options,
-            );
+            ensure_private_dirs(ctx, &info, version)?;
+            let pool = render_pool(account, &info, &home, &socket, version, &options, limits);
             let path = pool_path(ctx, account, version);
             ctx.write_service_config(
                 Service::PhpFpm(provider_version(version)),

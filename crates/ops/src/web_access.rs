@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::account::store_error;
-use crate::context::{ConfigFile, Ctx, Service, provider_error};
+use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error};
 use crate::web_domain::{
     ACME_CHALLENGE_PREFIX, VhostChange, WebDomain, corrupt, parse_field, require_domain,
     sync_vhost, vhost_file,
@@ -271,10 +271,13 @@ impl Operation for EnsureProtectedDirectory {
                 VhostChange::Protected(&req.id, None),
             )?;
         }
+        // Apache reads it as the account (mpm-itk's `AssignUserID`), so it is the account's
+        // group that may read it, and no other tenant's.
+        let owner = crate::account::account_info(ctx, &req.account)?;
         let mut files = vec![ConfigFile {
             path: user_file_path(ctx, &req.id),
             content: render_user_file(&req.users).into_bytes(),
-            secret_group: Some(ctx.provider.apache_layout().group),
+            secret_group: Some(SecretGroup::Id(owner.gid)),
         }];
         files.extend(vhost_file(
             ctx,

@@ -24,6 +24,7 @@ use crate::certificate::{self, Certificate};
 use crate::context::{ConfigFile, Ctx, Service, provider_error};
 use crate::php::{self, PhpVersionFamily, PoolChange};
 use crate::web_access::{self, IpBlock, ProtectedDir, ProtectedDirectory};
+use crate::web_isolation::{self, WebTenant};
 
 pub struct WebDomain;
 
@@ -141,8 +142,10 @@ pub fn render_vhost(
     domain: &DomainName,
     aliases: &DomainAliases,
     docroot: &Path,
+    tenant: &WebTenant,
     extras: &VhostExtras,
 ) -> String {
+    let docroot_path = docroot;
     let docroot = docroot.display();
     let header = format!(
         "# Managed by layerone node for web domain {id} of account {account}.\n\
@@ -155,7 +158,7 @@ pub fn render_vhost(
     }
     // The body both virtual hosts share: the same site over HTTP and, with a certificate,
     // over HTTPS (the challenge path stays exempt from redirects in both).
-    let mut out = String::new();
+    let mut out = web_isolation::render_tenant_section(tenant);
     if let Some(challenges) = &extras.acme_challenges {
         let dir = challenges.display();
         out.push_str(&format!(
@@ -168,14 +171,8 @@ pub fn render_vhost(
              \x20   </Directory>\n"
         ));
     }
-    out.push_str(&format!(
-        "    DocumentRoot \"{docroot}\"\n\
-         \x20   <Directory \"{docroot}\">\n\
-         \x20       Options -Indexes +SymLinksIfOwnerMatch\n\
-         \x20       AllowOverride AuthConfig FileInfo Indexes Limit\n\
-         \x20       Require all granted\n\
-         \x20   </Directory>\n"
-    ));
+    out.push_str(&format!("    DocumentRoot \"{docroot}\"\n"));
+    out.push_str(&web_isolation::render_docroot_directory(docroot_path));
     // Deeper `<Directory>` sections replace the document root's `Require all granted`.
     let mut protected: Vec<&ProtectedDir> = extras.protected.iter().collect();
     protected.sort_by(|a, b| a.path.cmp(&b.path));
@@ -433,8 +430,13 @@ fn vhost_text(
         protected,
         blocked,
     };
+    let tenant = WebTenant {
+        uid: info.uid,
+        gid: info.gid,
+        home: ctx.provider.sysconf(&info.home),
+    };
     Ok(Some(render_vhost(
-        id, account, &domain, &aliases, &docroot, &extras,
+        id, account, &domain, &aliases, &docroot, &tenant, &extras,
     )))
 }
 

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ops::account::AccountInfo;
-use ops::php::render_pool;
+use ops::php::{PoolLimits, render_pool};
 use ops::scheduled_task::{quote_word, render_crontab, render_line};
 use ops::web_domain::{RedirectRule, VhostExtras, redirect_pattern, render_vhost};
+use ops::web_isolation::WebTenant;
 use ops::{Ctx, Service};
 use provider::testing::{
     require_apachectl, require_php_fpm, seed_accounts, sim_provider, write_apache_test_config,
@@ -55,6 +56,11 @@ fn vhost(extras: &VhostExtras, docroot: &Path) -> String {
         &"shop.example.com".parse().unwrap(),
         &serde_json::from_value(serde_json::json!(["www.shop.example.com"])).unwrap(),
         docroot,
+        &WebTenant {
+            uid: 1000,
+            gid: 1000,
+            home: PathBuf::from("/home/shop1"),
+        },
         extras,
     )
 }
@@ -70,6 +76,14 @@ fn vhost_with_php_and_redirects_snapshot() {
 <VirtualHost *:80>
     ServerName shop.example.com
     ServerAlias www.shop.example.com
+    # Requests run as the account (mpm-itk): they reach what its uid reaches.
+    AssignUserID #1000 #1000
+    <Directory "/home/shop1">
+        Options -FollowSymLinks +SymLinksIfOwnerMatch
+        AllowOverride None
+    </Directory>
+    ProxyFCGISetEnvIf "true" !PHP_VALUE
+    ProxyFCGISetEnvIf "true" !PHP_ADMIN_VALUE
     # ACME HTTP-01 challenge responses of the node: never redirected nor denied.
     Alias "/.well-known/acme-challenge/" "/var/lib/layerone/acme-challenge/.well-known/acme-challenge/"
     <Directory "/var/lib/layerone/acme-challenge/.well-known/acme-challenge">
@@ -79,8 +93,9 @@ fn vhost_with_php_and_redirects_snapshot() {
     </Directory>
     DocumentRoot "/home/shop1/web/shop.example.com/public_html"
     <Directory "/home/shop1/web/shop.example.com/public_html">
-        Options -Indexes +SymLinksIfOwnerMatch
-        AllowOverride AuthConfig FileInfo Indexes Limit
+        Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch
+        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch
+        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthGroupFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
         Require all granted
     </Directory>
     <FilesMatch "\.php$">
@@ -109,7 +124,7 @@ fn suspended_vhost_snapshot_denies_all_but_the_challenge() {
 "#;
     assert!(got.ends_with(tail), "{got}");
     assert!(
-        !got.contains("RedirectMatch"),
+        !got.contains("    RedirectMatch "),
         "a suspended domain redirects nothing"
     );
     assert!(got.contains("DocumentRoot \"/home/shop1/public_html\""));
@@ -177,10 +192,19 @@ fn vhost_with_protected_directory_and_ip_block_snapshot() {
 <VirtualHost *:80>
     ServerName shop.example.com
     ServerAlias www.shop.example.com
+    # Requests run as the account (mpm-itk): they reach what its uid reaches.
+    AssignUserID #1000 #1000
+    <Directory "/home/shop1">
+        Options -FollowSymLinks +SymLinksIfOwnerMatch
+        AllowOverride None
+    </Directory>
+    ProxyFCGISetEnvIf "true" !PHP_VALUE
+    ProxyFCGISetEnvIf "true" !PHP_ADMIN_VALUE
     DocumentRoot "/home/shop1/public_html"
     <Directory "/home/shop1/public_html">
-        Options -Indexes +SymLinksIfOwnerMatch
-        AllowOverride AuthConfig FileInfo Indexes Limit
+        Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch
+        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch
+        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthGroupFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
         Require all granted
     </Directory>
     <Directory "/home/shop1/public_html/staff/reports">
@@ -254,26 +278,36 @@ fn pool_snapshot() {
         &info("shop1", "/home/shop1"),
         Path::new("/home/shop1"),
         Path::new("/run/php/layerone-a-php8.2.sock"),
-        "www-data",
         PhpVersion::V8_2,
         &options(),
+        PoolLimits::derive(None, &options()),
     );
     let expect = "; Managed by layerone node for account aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, PHP 8.2.
 ; Changes made here are replaced.
 [layerone-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]
-user = shop1
-group = shop1
+user = 1000
+group = 1000
 listen = /run/php/layerone-a-php8.2.sock
-listen.owner = www-data
-listen.group = www-data
-listen.mode = 0660
+listen.owner = 1000
+listen.group = 1000
+listen.mode = 0600
 pm = ondemand
 pm.max_children = 5
 pm.process_idle_timeout = 10s
 pm.max_requests = 500
+request_terminate_timeout = 90s
+rlimit_core = 0
+rlimit_files = 4096
 chdir = /
+clear_env = yes
 security.limit_extensions = .php
-php_admin_value[open_basedir] = /home/shop1/:/tmp/
+env[TMPDIR] = /home/shop1/.php/8.2/tmp
+env[TMP] = /home/shop1/.php/8.2/tmp
+env[TEMP] = /home/shop1/.php/8.2/tmp
+php_admin_value[open_basedir] = /home/shop1/
+php_admin_value[sys_temp_dir] = /home/shop1/.php/8.2/tmp
+php_admin_value[upload_tmp_dir] = /home/shop1/.php/8.2/uploads
+php_admin_value[session.save_path] = /home/shop1/.php/8.2/sessions
 php_admin_value[memory_limit] = 256M
 php_admin_value[upload_max_filesize] = 32M
 php_admin_value[post_max_size] = 64M
@@ -304,16 +338,16 @@ fn real_php_fpm_accepts_the_pool_and_a_broken_one_is_reverted() {
     let mut ctx = fpm_ctx(dir.path());
     let layout = ctx.provider.php_fpm_layout(provider::PhpVersion::V8_2);
     let socket = ctx.provider.sysconf(&layout.socket_dir).join("t.sock");
-    // FPM, run as root, checks that the pool's user and group exist on the machine:
-    // `www-data` is both on Debian.
+    // The pool names its user and group by the ids the node recorded, which FPM takes as
+    // they are.
     let good = render_pool(
         &hex('a'),
         &info("www-data", "/nonexistent"),
         Path::new("/nonexistent"),
         &socket,
-        layout.web_user,
         PhpVersion::V8_2,
         &options(),
+        PoolLimits::derive(None, &options()),
     );
     let path = ctx
         .provider

@@ -251,10 +251,30 @@ impl Provider {
         group: &str,
     ) -> Result<(), ProviderError> {
         self.assert_mapped(path);
-        let gid = match self.lookup_group(group)? {
-            Some(entry) if self.is_root => Some(entry.gid),
-            _ => None,
-        };
+        match self.lookup_group(group)? {
+            Some(entry) => self.write_gid_secret(path, bytes, entry.gid),
+            None => self.write_secret_with_gid(path, bytes, None),
+        }
+    }
+
+    /// Like [`Provider::write_group_secret`], for a group known by its id (an account's own
+    /// group, which the node recorded). The gid is applied when running as root.
+    pub fn write_gid_secret(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        gid: u32,
+    ) -> Result<(), ProviderError> {
+        self.assert_mapped(path);
+        self.write_secret_with_gid(path, bytes, self.is_root.then_some(gid))
+    }
+
+    fn write_secret_with_gid(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        gid: Option<u32>,
+    ) -> Result<(), ProviderError> {
         let file_name = path.file_name().ok_or_else(|| {
             ProviderError::io("write", path, std::io::Error::other("no file name"))
         })?;

@@ -125,6 +125,7 @@ const EXTRA_MODULES: &[(&str, &str)] = &[
     ("proxy_module", "mod_proxy.so"),
     ("proxy_fcgi_module", "mod_proxy_fcgi.so"),
     ("ssl_module", "mod_ssl.so"),
+    ("expires_module", "mod_expires.so"),
 ];
 
 /// Writes a self-contained main Apache configuration at `sysconf(main_config)` that uses the
@@ -178,6 +179,10 @@ pub fn write_apache_test_config(provider: &Provider) -> Result<ApacheTestConfig,
     let _ = writeln!(conf, "LogLevel warn");
     let _ = writeln!(conf, "ServerName localhost");
     let _ = writeln!(conf, "Listen {listen}");
+    // As the distribution's own configuration says (Debian's `envvars`): the user Apache's
+    // children run as until mpm-itk makes a request its tenant's.
+    let _ = writeln!(conf, "User {}", layout.group);
+    let _ = writeln!(conf, "Group {}", layout.group);
     for include in includes {
         let _ = writeln!(conf, "IncludeOptional {include}");
     }

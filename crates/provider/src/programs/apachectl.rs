@@ -25,9 +25,22 @@ pub struct ApacheLayout {
     /// The directory of the protected directories' `AuthUserFile`s (root's, 0640 to
     /// `group`), outside every home.
     pub auth_dir: &'static str,
-    /// The group Apache's children run as: the one that may read the `AuthUserFile`s.
+    /// The group Apache's children run as before they become a tenant (mpm-itk).
     pub group: &'static str,
+    /// Where the distribution enables modules one file each (Debian's `mods-enabled`);
+    /// `None` where one file loads them all (CloudLinux's `conf.modules.d`).
+    pub mods_enabled: Option<&'static str>,
 }
+
+/// Modules the node's Apache must not load: their handlers show every tenant's requests
+/// (`server-status`, `server-info`), and a tenant reaches any loaded handler through a
+/// `RewriteRule`'s `[H=...]` or a content type (`AddType application/x-httpd-status`),
+/// which no `.htaccess` rule can take away. The installer disables them.
+pub const SHARED_STATE_MODULES: &[&str] = &["status", "info"];
+
+/// The module that runs each tenant vhost's requests as the tenant (`AssignUserID`); the
+/// node's tenant vhosts do not pass Apache's configuration test without it.
+pub const MPM_ITK_MODULE: &str = "mpm_itk";
 
 impl ApacheLayout {
     pub fn for_platform(platform: Platform) -> ApacheLayout {
@@ -38,6 +51,7 @@ impl ApacheLayout {
                 include_line: "IncludeOptional /etc/apache2/layerone/vhosts/*.conf",
                 auth_dir: "/etc/apache2/layerone/auth",
                 group: "www-data",
+                mods_enabled: Some("/etc/apache2/mods-enabled"),
             },
             Platform::CloudLinux => ApacheLayout {
                 main_config: "/etc/httpd/conf/httpd.conf",
@@ -45,6 +59,7 @@ impl ApacheLayout {
                 include_line: "IncludeOptional /etc/httpd/layerone/vhosts/*.conf",
                 auth_dir: "/etc/httpd/layerone/auth",
                 group: "apache",
+                mods_enabled: None,
             },
         }
     }

@@ -125,7 +125,8 @@ pub struct PhpFpmLayout {
     pub cli: String,
     /// The systemd unit reloaded after a pool change.
     pub unit: String,
-    /// The user Apache runs as, which must reach the sockets.
+    /// The user Apache runs as before a request becomes its tenant's: the distribution's
+    /// default pool runs as it, which the installer replaces.
     pub web_user: &'static str,
 }
 

@@ -74,6 +74,9 @@ const DIRECTIVES: &[&str] = &[
     "SSLCertificateFile",
     "SSLCertificateKeyFile",
     "SSLCertificateChainFile",
+    // mpm-itk and mod_proxy_fcgi, which every tenant vhost uses.
+    "AssignUserID",
+    "ProxyFCGISetEnvIf",
 ];
 
 pub(super) fn apachectl(provider: &Provider, args: &[String]) -> Outcome {

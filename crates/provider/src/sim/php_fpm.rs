@@ -60,7 +60,15 @@ const POOL_KEYS: &[&str] = &[
     "clear_env",
     "security.limit_extensions",
     "request_terminate_timeout",
+    "rlimit_core",
+    "rlimit_files",
 ];
+
+/// FPM takes an all-digit `user`, `group`, `listen.owner` or `listen.group` as an id as it
+/// is, without looking it up (the node names its tenants by the ids it recorded).
+fn is_numeric_id(value: &str) -> bool {
+    !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
+}
 
 pub(super) fn php_fpm(provider: &Provider, version: PhpVersion, args: &[String]) -> Outcome {
     let program = crate::program::Program::PhpFpm(version);
@@ -243,6 +251,7 @@ pub(super) fn check_pool_file(
             "php_admin_value[",
             "php_flag[",
             "php_admin_flag[",
+            "env[",
         ]
         .iter()
         .any(|p| key.starts_with(p) && key.ends_with(']') && key.len() > p.len() + 1);
@@ -255,11 +264,11 @@ pub(super) fn check_pool_file(
         match key {
             "user" => {
                 user_seen = true;
-                match provider.lookup_user(value) {
-                    Ok(Some(_)) => {}
-                    _ => return Err(format!("ERROR: [pool] cannot get uid for user '{value}'\n")),
+                if !is_numeric_id(value) && !matches!(provider.lookup_user(value), Ok(Some(_))) {
+                    return Err(format!("ERROR: [pool] cannot get uid for user '{value}'\n"));
                 }
             }
+            "group" if is_numeric_id(value) => {}
             "group" => match provider.lookup_group(value) {
                 Ok(Some(_)) => {}
                 _ => {

@@ -1,0 +1,270 @@
+//! A node's web tier on the machine's real daemons: PHP-FPM 8.2 running the node's pools from
+//! the sysroot, and Apache (mpm-itk) serving the node's vhosts and include on a free loopback
+//! port, with the modules the installer leaves enabled. Stopped when dropped.
+//!
+//! Both start as root, as on a server: FPM's children become each pool's tenant, Apache's
+//! request children become each vhost's tenant (`AssignUserID`).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+use std::time::{Duration, Instant};
+
+use super::Node;
+
+const APACHE: &str = "/usr/sbin/apache2";
+const PHP_FPM: &str = "/usr/sbin/php-fpm8.2";
+const MODS_ENABLED: &str = "/etc/apache2/mods-enabled";
+const MODULE_DIR: &str = "/usr/lib/apache2/modules";
+/// Modules the node's vhosts use beyond Debian's default set.
+const NODE_MODULES: &[(&str, &str)] = &[
+    ("rewrite_module", "mod_rewrite.so"),
+    ("headers_module", "mod_headers.so"),
+    ("expires_module", "mod_expires.so"),
+    ("proxy_module", "mod_proxy.so"),
+    ("proxy_fcgi_module", "mod_proxy_fcgi.so"),
+];
+
+pub struct RealWeb {
+    pub dir: PathBuf,
+    pub port: u16,
+    conf: PathBuf,
+    /// `None` when the node has no pool yet (FPM refuses to start without one).
+    fpm: Option<Child>,
+}
+
+/// An HTTP response: status, headers and body as text.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+/// Panics with what to install when the machine lacks a daemon the tests need (the test
+/// script installs them).
+pub fn require_web_daemons() {
+    assert!(
+        rustix::process::geteuid().is_root(),
+        "the real-web tests run as root (CI does): Apache and FPM become the tenants"
+    );
+    for (path, package) in [
+        (APACHE, "apache2"),
+        (PHP_FPM, "php8.2-fpm"),
+        (
+            "/etc/apache2/mods-enabled/mpm_itk.load",
+            "libapache2-mpm-itk",
+        ),
+    ] {
+        assert!(
+            Path::new(path).exists(),
+            "{path} is missing: install {package} (the test script does)"
+        );
+    }
+}
+
+impl RealWeb {
+    /// Starts FPM on the sysroot's pools and Apache on the sysroot's vhosts. The node's
+    /// include (the homes' symlink rule) is rendered for the sysroot's `/home`.
+    pub fn start(node: &Node) -> RealWeb {
+        require_web_daemons();
+        let dir = node.dir.path().join("real-web");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("vhosts")).unwrap();
+        let fpm = start_fpm(node, &dir);
+        let port = free_port();
+        let from = node.path(node.provider.apache_layout().vhosts_dir);
+        for entry in std::fs::read_dir(&from).unwrap() {
+            let entry = entry.unwrap();
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            let text = text.replace("<VirtualHost *:80>", &format!("<VirtualHost *:{port}>"));
+            std::fs::write(dir.join("vhosts").join(entry.file_name()), text).unwrap();
+        }
+        let d = dir.display();
+        let mut conf = format!(
+            "ServerRoot \"/etc/apache2\"\nDefaultRuntimeDir \"{d}\"\nPidFile \"{d}/httpd.pid\"\n\
+             Mutex file:{d} default\nErrorLog \"{d}/error.log\"\nLogLevel warn\n\
+             ServerName localhost\nListen 127.0.0.1:{port}\nUser www-data\nGroup www-data\n"
+        );
+        for module in enabled_modules() {
+            conf.push_str(&format!("Include {}\n", module.display()));
+        }
+        for (module, file) in NODE_MODULES {
+            conf.push_str(&format!(
+                "<IfModule !{module}>\n    LoadModule {module} {MODULE_DIR}/{file}\n</IfModule>\n"
+            ));
+        }
+        conf.push_str(&install::web::home_directory_rules(
+            &node.path("/home").display().to_string(),
+        ));
+        conf.push_str(&format!("IncludeOptional \"{d}/vhosts/*.conf\"\n"));
+        let conf_path = dir.join("serve.conf");
+        std::fs::write(&conf_path, conf).unwrap();
+        #[allow(clippy::disallowed_methods)] // The test starts the real server it checks.
+        let out = Command::new(APACHE)
+            .arg("-f")
+            .arg(&conf_path)
+            .args(["-k", "start"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "apache2 -k start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        wait_listening(port);
+        RealWeb {
+            dir,
+            port,
+            conf: conf_path,
+            fpm,
+        }
+    }
+
+    /// The configuration file Apache was started with.
+    pub fn conf(&self) -> &Path {
+        &self.conf
+    }
+
+    /// `GET path` on `host`, with extra header lines.
+    pub fn get(&self, host: &str, path: &str, headers: &[&str]) -> Response {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let mut request = format!("GET {path} HTTP/1.0\r\nHost: {host}\r\n");
+        for h in headers {
+            request.push_str(h);
+            request.push_str("\r\n");
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        stream.take(1 << 20).read_to_end(&mut raw).unwrap();
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP response: {text}"));
+        Response {
+            status,
+            head: head.to_owned(),
+            body: body.to_owned(),
+        }
+    }
+
+    /// Apache's error log so far.
+    pub fn error_log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("error.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for RealWeb {
+    fn drop(&mut self) {
+        #[allow(clippy::disallowed_methods)] // Stops the server this test started.
+        let _ = Command::new(APACHE)
+            .arg("-f")
+            .arg(&self.conf)
+            .args(["-k", "stop"])
+            .output();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", self.port)).is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if let Some(fpm) = &mut self.fpm {
+            let _ = fpm.kill();
+            let _ = fpm.wait();
+        }
+    }
+}
+
+/// Every `.load` then every `.conf` of Debian's enabled modules, as `apache2.conf` reads
+/// them, but those the installer disables.
+fn enabled_modules() -> Vec<PathBuf> {
+    let mut names: Vec<String> = std::fs::read_dir(MODS_ENABLED)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            let stem = n.rsplit_once('.').map_or(n.as_str(), |(s, _)| s);
+            !provider::SHARED_STATE_MODULES.contains(&stem)
+        })
+        .collect();
+    names.sort();
+    let (load, conf): (Vec<String>, Vec<String>) =
+        names.into_iter().partition(|n| n.ends_with(".load"));
+    load.into_iter()
+        .chain(conf.into_iter().filter(|n| n.ends_with(".conf")))
+        .map(|n| Path::new(MODS_ENABLED).join(n))
+        .collect()
+}
+
+fn start_fpm(node: &Node, dir: &Path) -> Option<Child> {
+    let layout = node.provider.php_fpm_layout(provider::PhpVersion::V8_2);
+    let pools = node.path(&layout.pool_dir);
+    let any_pool = std::fs::read_dir(&pools).is_ok_and(|mut d| d.next().is_some());
+    if !any_pool {
+        return None;
+    }
+    let sockets = node.path(&layout.socket_dir);
+    std::fs::create_dir_all(&sockets).unwrap();
+    let conf = dir.join("fpm.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[global]\npid = {d}/fpm.pid\nerror_log = {d}/fpm.log\ndaemonize = no\n\
+             include = {pools}/*.conf\n",
+            d = dir.display(),
+            pools = pools.display()
+        ),
+    )
+    .unwrap();
+    #[allow(clippy::disallowed_methods)] // The test starts the real FPM it checks.
+    let child = Command::new(PHP_FPM)
+        .arg("-F")
+        .arg("-y")
+        .arg(&conf)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Every pool's socket exists once FPM is ready.
+    let wanted: Vec<PathBuf> = std::fs::read_dir(&pools)
+        .unwrap()
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.unwrap().path()).ok()?;
+            text.lines()
+                .find_map(|l| l.strip_prefix("listen = "))
+                .map(PathBuf::from)
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !wanted.iter().all(|s| s.exists()) {
+        assert!(
+            Instant::now() < deadline,
+            "php-fpm did not open its pools' sockets: {}",
+            std::fs::read_to_string(dir.join("fpm.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(child)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_listening(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "apache did not start listening");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
