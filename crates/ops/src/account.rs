@@ -2,13 +2,39 @@
 //! figures the control plane set. `remove_account` is the purge sweep: every family's purge
 //! hook for the account, in reverse declaration order, so the account itself goes last.
 //!
-//! Ownership marker: the user's GECOS field is `layerone-<account id>`. A retry after a crash
-//! finds the user it created by that marker and adopts it; a user with the same name and
-//! another marker is someone else's, and the operation fails with `username_taken`.
+//! # Who the account is (DESIGN.md invariant 10)
+//!
+//! The node knows an account by what it recorded, never by a field the tenant can edit: the
+//! user name, uid and gid in the account's resource row and in state.db's `identities`
+//! (`store::identities`). The GECOS comment `layerone-<account id>` is still written, for
+//! whoever reads passwd, but nothing relies on it: `chfn` lets a tenant change it.
+//!
+//! - A new account's name must be free: not one of [`registry::types::RESERVED_NAMES`], not
+//!   any name in the system's passwd, shadow, group or gshadow (an entry, a group's member, a
+//!   gshadow administrator), not another account's, not a name once on the sudo allowlist;
+//!   otherwise `username_reserved` (or `username_taken` for another account's).
+//! - Its uid and gid are one id the node chooses ([`allocate_id`]): within both
+//!   `UID_MIN..=UID_MAX` and `GID_MIN..=GID_MAX` of `login.defs`, used by no user or group,
+//!   never one recorded for an administrator, above every id the node recorded or the system
+//!   uses when one is left. It is recorded before `groupadd --gid` and `useradd --uid` run, so
+//!   a retry after a crash adopts exactly the group and user it created: a group or user that
+//!   merely has the name is someone else's (`username_taken`).
+//! - Ensuring an existing account again finds its recorded user and group and changes
+//!   nothing.
+//!
+//! # Removal
+//!
+//! The account's own purge locks the user (password, expiry, shell), stops every process of
+//! its uid through the tenant worker (after the PHP pools of the account are reloaded away;
+//! its crontab was removed by its family's purge before), removes its files outside the home
+//! (`Provider::remove_files_of_uid`: `/tmp`, `/var/tmp`, `/dev/shm`, the cron, at and mail
+//! spools, PHP sessions), then `userdel --remove` and, only for the group the node created,
+//! `groupdel`. Its identity row stays, marked removed, so its ids are handed out again last.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use provider::{Expire, GovernorLimits, LveLimits, Platform, UserAdd, UserMod};
+use provider::{Expire, GovernorLimits, LveLimits, PasswdEntry, Platform, UserAdd, UserMod};
 use registry::types::{
     CpuPercent, GovernorKibPerSec, Hex32, Inodes, IoKibPerSec, MemoryMiB, MiB, PasswordHash,
     Presence, ProcessCount, Shell, Username,
@@ -17,8 +43,9 @@ use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use store::{IdentityKind, ResourceRow};
 
-use crate::context::{Ctx, provider_error};
+use crate::context::{Ctx, Service, provider_error};
 
 pub struct Account;
 
@@ -27,8 +54,9 @@ impl Family for Account {
     const MODULE: Module = Module::Core;
     type Context = Ctx;
 
-    /// The account's own purge: the user, its group and its home. The other families' hooks
-    /// have run before this one (see [`purge_account`]).
+    /// The account's own purge: its processes, its files outside the home, the user, the
+    /// group the node created and the home. The other families' hooks have run before this
+    /// one (see [`purge_account`]), so its crontab and PHP pools are gone.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let Some(row) = ctx
             .state
@@ -37,15 +65,54 @@ impl Family for Account {
         else {
             return Ok(());
         };
-        let username = row.data["username"].as_str().unwrap_or_default().to_owned();
+        let Some(rec) = recorded(ctx, account, Some(&row))? else {
+            // A row without a name names no user: nothing of the system's to remove.
+            ctx.forget_resource();
+            return Ok(());
+        };
+        let home = row.data["home"]
+            .as_str()
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute() && h != &PathBuf::from("/"))
+            .unwrap_or_else(|| PathBuf::from("/home").join(&rec.name));
+        if user_of(ctx, &rec)?.is_some() {
+            // Nothing new starts as the tenant: no password, no key login (expired), no shell.
+            ctx.provider
+                .usermod(&UserMod {
+                    name: &rec.name,
+                    lock: Some(true),
+                    expire: Some(Expire::Expired),
+                    shell: Some(Shell::Nologin.path()),
+                    ..UserMod::default()
+                })
+                .map_err(provider_error)?;
+        }
+        // The uid's processes and files, unless the uid is now someone else's (the user was
+        // deleted behind the node's back and the uid handed to another user).
+        let uid_now = uid_holder(ctx, rec.uid)?;
+        if uid_now.as_ref().is_none_or(|u| u.name == rec.name) {
+            stop_processes(ctx, &rec, home.clone())?;
+            crash::point("account.after_processes_stopped");
+            let left = ctx
+                .provider
+                .remove_files_of_uid(rec.uid)
+                .map_err(provider_error)?;
+            if !left.complete {
+                return Err(OpError::retryable(
+                    "tenant_files_remain",
+                    format!(
+                        "uid {} left more than {} entries outside its home; {} removed, the rest on the next attempt",
+                        rec.uid,
+                        provider::MAX_LEFTOVER_ENTRIES,
+                        left.removed
+                    ),
+                ));
+            }
+        }
+        let username = rec.name.clone();
         // LVE limits and CageFS are keyed by the user name: reset them while the user exists,
         // so a later account with the same name does not inherit them.
-        if let Some(user) = ctx
-            .provider
-            .lookup_user(&username)
-            .map_err(provider_error)?
-            && user.gecos == marker(account)
-        {
+        if user_of(ctx, &rec)?.is_some() {
             if row.data.get("limits").is_some_and(|l| !l.is_null()) {
                 ctx.provider
                     .lvectl_delete_user(&username)
@@ -63,30 +130,56 @@ impl Family for Account {
             }
         }
         crash::point("account.before_userdel");
-        if let Some(user) = ctx
-            .provider
-            .lookup_user(&username)
-            .map_err(provider_error)?
-            && user.gecos == marker(account)
-        {
-            ctx.provider
-                .userdel(&username, true)
-                .map_err(provider_error)?;
+        if let Some(user) = user_of(ctx, &rec)? {
+            if !rec.group_created && user.gid == rec.gid {
+                // An account from before the node created its groups may have been given a
+                // group that is the system's (`shadow`, say): userdel deletes the user's
+                // same-named primary group, so the user is moved off it first.
+                ctx.provider
+                    .usermod(&UserMod {
+                        name: &username,
+                        gid: Some(nogroup_gid(ctx)?),
+                        ..UserMod::default()
+                    })
+                    .map_err(provider_error)?;
+            }
+            match ctx.provider.userdel(&username, true) {
+                // A process started since the kill (a cron job cron had already loaded):
+                // once more, then the removal is retried rather than failed for good.
+                Err(e) if e.exit_status() == Some(8) => {
+                    stop_processes(ctx, &rec, home)?;
+                    ctx.provider
+                        .userdel(&username, true)
+                        .map_err(|e| match e.exit_status() {
+                            Some(8) => OpError::retryable("tenant_processes_remain", e.to_string()),
+                            _ => provider_error(e),
+                        })?;
+                }
+                other => other.map_err(provider_error)?,
+            }
         }
-        if ctx
-            .provider
-            .lookup_group(&username)
-            .map_err(provider_error)?
-            .is_some_and(|g| g.members.is_empty())
+        // userdel removed the group already when it was the user's and had no other member;
+        // otherwise only the group the node created goes, never one that has the name.
+        if rec.group_created
+            && ctx
+                .provider
+                .lookup_group(&username)
+                .map_err(provider_error)?
+                .is_some_and(|g| g.gid == rec.gid)
+            && primary_of_gid(ctx, rec.gid)?.is_none()
         {
             ctx.provider.groupdel(&username).map_err(provider_error)?;
         }
+        ctx.state
+            .retire_account_identity(account)
+            .map_err(store_error)?;
         ctx.forget_resource();
         Ok(())
     }
 }
 
-/// The GECOS marker that says a system user belongs to this account.
+/// The GECOS comment written for a new account's user, for whoever reads passwd. Informative
+/// only: the tenant can change it (`chfn`), so the node never identifies an account by it.
 pub fn marker(account: &Hex32) -> String {
     format!("layerone-{account}")
 }
@@ -98,6 +191,260 @@ pub fn home_of(username: &Username) -> PathBuf {
 
 pub(crate) fn store_error(e: store::StoreError) -> OpError {
     OpError::retryable("state_unavailable", e.to_string())
+}
+
+/// What the node recorded about an account's system identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// Whether the group `name` with `gid` is one the node created (and so may delete).
+    pub group_created: bool,
+}
+
+/// The identity recorded for `account`: its live `identities` row, or for an account created
+/// before those rows existed, its resource row (the group counts as the node's only when its
+/// gid is at or above GID_MIN and its name is not a reserved one). `None`: nothing recorded.
+pub fn recorded(
+    ctx: &Ctx,
+    account: &Hex32,
+    row: Option<&ResourceRow>,
+) -> Result<Option<Recorded>, OpError> {
+    if let Some(id) = ctx.state.account_identity(account).map_err(store_error)? {
+        return Ok(Some(Recorded {
+            gid: id.gid.unwrap_or(id.uid),
+            name: id.name,
+            uid: id.uid,
+            group_created: true,
+        }));
+    }
+    let row = match row {
+        Some(row) => Some(row.clone()),
+        None => ctx
+            .state
+            .resource(Account::NAME, account)
+            .map_err(store_error)?,
+    };
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let name = row.data["username"].as_str();
+    let uid = row.data["uid"].as_u64().and_then(|v| u32::try_from(v).ok());
+    let gid = row.data["gid"].as_u64().and_then(|v| u32::try_from(v).ok());
+    let (Some(name), Some(uid), Some(gid)) = (name, uid, gid) else {
+        return Ok(None);
+    };
+    let (gid_min, _) = ctx.provider.login_gid_range().map_err(provider_error)?;
+    Ok(Some(Recorded {
+        name: name.to_owned(),
+        uid,
+        gid,
+        group_created: gid >= gid_min && !registry::types::is_reserved_name(name),
+    }))
+}
+
+/// The passwd entry of the recorded user: the recorded name with the recorded uid.
+pub fn user_of(ctx: &Ctx, rec: &Recorded) -> Result<Option<PasswdEntry>, OpError> {
+    Ok(ctx
+        .provider
+        .lookup_user(&rec.name)
+        .map_err(provider_error)?
+        .filter(|u| u.uid == rec.uid))
+}
+
+/// The passwd entry holding `uid`, whatever its name.
+fn uid_holder(ctx: &Ctx, uid: u32) -> Result<Option<PasswdEntry>, OpError> {
+    Ok(ctx
+        .provider
+        .passwd_entries()
+        .map_err(provider_error)?
+        .into_iter()
+        .find(|u| u.uid == uid))
+}
+
+/// A user whose primary group is `gid`, if any (groupdel refuses such a group).
+fn primary_of_gid(ctx: &Ctx, gid: u32) -> Result<Option<PasswdEntry>, OpError> {
+    Ok(ctx
+        .provider
+        .passwd_entries()
+        .map_err(provider_error)?
+        .into_iter()
+        .find(|u| u.gid == gid))
+}
+
+/// The gid of the group that owns nothing (`nogroup` on Debian, `nobody` on Red Hat).
+fn nogroup_gid(ctx: &Ctx) -> Result<u32, OpError> {
+    for name in ["nogroup", "nobody"] {
+        if let Some(group) = ctx.provider.lookup_group(name).map_err(provider_error)? {
+            return Ok(group.gid);
+        }
+    }
+    Err(OpError::permanent(
+        "nogroup_missing",
+        "this node has no nogroup or nobody group to move a user off a system group",
+    ))
+}
+
+/// Stops every process of the account's uid, as the tenant (`Provider::
+/// terminate_tenant_processes`). The account's PHP pools were removed earlier in this job;
+/// FPM is reloaded first so its master lets go of them instead of starting new children.
+/// If processes still run (pools removed by an attempt that crashed before its reload, which
+/// this job cannot see), every installed FPM is reloaded once and the kill tried again.
+fn stop_processes(ctx: &mut Ctx, rec: &Recorded, home: PathBuf) -> Result<(), OpError> {
+    for &version in provider::PhpVersion::ALL {
+        ctx.reload_now(Service::PhpFpm(version))?;
+    }
+    let who = tenant::Identity::new(rec.uid, rec.gid, vec![], home)
+        .map_err(|e| OpError::permanent(e.code.code(), e.message))?;
+    let remain = |e: provider::ProviderError| {
+        if e.code() == "tenant_processes_remain" {
+            OpError::retryable(e.code(), e.to_string())
+        } else {
+            provider_error(e)
+        }
+    };
+    match ctx.provider.terminate_tenant_processes(&who) {
+        Ok(_) => Ok(()),
+        Err(e) if e.code() == "tenant_processes_remain" => {
+            for version in ctx.provider.php_installed_versions() {
+                // An FPM that is not running has nothing to let go of.
+                if let Err(e) = ctx.provider.php_fpm_reload(version) {
+                    tracing::warn!(version = version.as_str(), error = %e, "FPM reload before a second kill failed");
+                }
+            }
+            ctx.provider
+                .terminate_tenant_processes(&who)
+                .map(drop)
+                .map_err(remain)
+        }
+        Err(e) => Err(remain(e)),
+    }
+}
+
+/// Refuses a name a new account cannot take (see the module documentation).
+fn check_name_free(ctx: &Ctx, account: &Hex32, name: &str) -> Result<(), OpError> {
+    let reserved = |why: String| {
+        OpError::permanent(
+            "username_reserved",
+            format!("username: {name} cannot be a tenant's: {why}"),
+        )
+    };
+    if registry::types::is_reserved_name(name) {
+        return Err(reserved("it is reserved for the system".into()));
+    }
+    let taken = || {
+        OpError::permanent(
+            "username_taken",
+            format!("username: {name} is another account's on this node"),
+        )
+    };
+    for row in ctx
+        .state
+        .resources_of_family(Account::NAME)
+        .map_err(store_error)?
+    {
+        if &row.resource_id != account && row.data["username"].as_str() == Some(name) {
+            return Err(taken());
+        }
+    }
+    for row in ctx.state.identities().map_err(store_error)? {
+        if row.name != name {
+            continue;
+        }
+        match row.kind {
+            IdentityKind::Administrator => {
+                return Err(reserved("it was a sudo administrator's".into()));
+            }
+            IdentityKind::Account if !row.removed && row.owner != account.as_str() => {
+                return Err(taken());
+            }
+            IdentityKind::Account => {}
+        }
+    }
+    if administrator_names(ctx)?.contains(name) {
+        return Err(reserved("it is on the sudo allowlist".into()));
+    }
+    let system = ctx.provider.system_identities().map_err(provider_error)?;
+    if let Some(place) = system.names.get(name) {
+        return Err(reserved(format!("it is {place}")));
+    }
+    Ok(())
+}
+
+/// The names on every sudo allowlist row the node has (the current and the earlier ones its
+/// rows still name).
+fn administrator_names(ctx: &Ctx) -> Result<BTreeSet<String>, OpError> {
+    let mut names = BTreeSet::new();
+    for row in ctx
+        .state
+        .resources_of(&Owner::Node, crate::sudo::SudoAllowlist::NAME)
+        .map_err(store_error)?
+    {
+        for user in row.data["users"].as_array().into_iter().flatten() {
+            if let Some(user) = user.as_str() {
+                names.insert(user.to_owned());
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// Chooses a new account's uid, which is also its group's gid (see the module
+/// documentation): the lowest free id above every id recorded or in use within the range;
+/// when none is left, the lowest id never recorded; last, an id of a removed account. Never an
+/// id in use, nor an administrator's, nor a live account's.
+pub fn allocate_id(ctx: &Ctx) -> Result<u32, OpError> {
+    let (uid_min, uid_max) = ctx.provider.login_uid_range().map_err(provider_error)?;
+    let (gid_min, gid_max) = ctx.provider.login_gid_range().map_err(provider_error)?;
+    let (lo, hi) = (uid_min.max(gid_min), uid_max.min(gid_max));
+    let system = ctx.provider.system_identities().map_err(provider_error)?;
+    let mut forbidden: BTreeSet<u32> = system.uids.union(&system.gids).copied().collect();
+    let mut ever: BTreeSet<u32> = BTreeSet::new();
+    for row in ctx.state.identities().map_err(store_error)? {
+        ever.insert(row.uid);
+        ever.extend(row.gid);
+        if row.kind == IdentityKind::Administrator || !row.removed {
+            forbidden.insert(row.uid);
+            forbidden.extend(row.gid);
+        }
+    }
+    for row in ctx
+        .state
+        .resources_of_family(Account::NAME)
+        .map_err(store_error)?
+    {
+        for key in ["uid", "gid"] {
+            if let Some(id) = row.data[key].as_u64().and_then(|v| u32::try_from(v).ok()) {
+                ever.insert(id);
+                forbidden.insert(id);
+            }
+        }
+    }
+    let exhausted = || {
+        OpError::permanent(
+            "id_range_exhausted",
+            format!("no free id is left in {lo}..={hi} (UID_MIN..UID_MAX and GID_MIN..GID_MAX)"),
+        )
+    };
+    if lo > hi {
+        return Err(exhausted());
+    }
+    let highest = ever
+        .iter()
+        .chain(&forbidden)
+        .copied()
+        .filter(|id| (lo..=hi).contains(id))
+        .max();
+    let start = highest.map_or(lo, |h| h.saturating_add(1));
+    let free = |id: &u32| !forbidden.contains(id);
+    if let Some(id) = (start..=hi).find(free) {
+        return Ok(id);
+    }
+    if let Some(id) = (lo..=hi).find(|id| free(id) && !ever.contains(id)) {
+        return Ok(id);
+    }
+    (lo..=hi).find(free).ok_or_else(exhausted)
 }
 
 /// An account as other families need it: who owns files, and where the home is.
@@ -140,8 +487,9 @@ pub fn account_usage(ctx: &Ctx, account: &Hex32) -> Result<tenant::DiskUsage, Op
     }
 }
 
-/// Looks up the account that owns a resource. Fails with `account_missing` when the account
-/// was never created here, or was removed.
+/// Looks up the account that owns a resource: the user recorded for it (name and uid), as
+/// passwd has it now. Fails with `account_missing` when the account was never created here,
+/// was removed, or its user is gone.
 pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> {
     let missing = || {
         OpError::permanent(
@@ -154,15 +502,8 @@ pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> 
         .resource(Account::NAME, account)
         .map_err(store_error)?
         .ok_or_else(missing)?;
-    let username = row.data["username"].as_str().ok_or_else(missing)?;
-    let user = ctx
-        .provider
-        .lookup_user(username)
-        .map_err(provider_error)?
-        .ok_or_else(missing)?;
-    if user.gecos != marker(account) {
-        return Err(missing());
-    }
+    let rec = recorded(ctx, account, Some(&row))?.ok_or_else(missing)?;
+    let user = user_of(ctx, &rec)?.ok_or_else(missing)?;
     Ok(AccountInfo {
         username: user.name,
         uid: user.uid,
@@ -266,63 +607,119 @@ impl Operation for EnsureAccount {
             .state
             .resource(Account::NAME, &req.id)
             .map_err(store_error)?;
+        let immutable = |had: &str| {
+            OpError::permanent(
+                "username_immutable",
+                format!("account {} already has the user name {had}", req.id),
+            )
+        };
         if let Some(prev) = &previous
             && prev.data["username"].as_str() != Some(req.username.as_str())
         {
-            return Err(OpError::permanent(
-                "username_immutable",
-                format!(
-                    "account {} already has the user name {}",
-                    req.id, prev.data["username"]
-                ),
-            ));
+            return Err(immutable(&prev.data["username"].to_string()));
         }
         let name = req.username.as_str();
         let home = home_of(&req.username);
         let shell = req.shell.path();
         let marker = marker(&req.id);
-        let user = match ctx.provider.lookup_user(name).map_err(provider_error)? {
-            Some(user) if user.gecos != marker => {
-                return Err(OpError::permanent(
-                    "username_taken",
-                    format!("the user name {name} is taken on this node"),
-                ));
+        let rec = match recorded(ctx, &req.id, previous.as_ref())? {
+            Some(rec) if rec.name != name => return Err(immutable(&rec.name)),
+            Some(rec) => rec,
+            None => new_identity(ctx, &req.id, name)?,
+        };
+        // A first attempt that recorded its ids and created nothing, then found them taken
+        // (someone else's useradd in between), records new ones.
+        let rec = if previous.is_none()
+            && ctx
+                .provider
+                .lookup_user(name)
+                .map_err(provider_error)?
+                .is_none()
+            && ctx
+                .provider
+                .lookup_group(name)
+                .map_err(provider_error)?
+                .is_none()
+        {
+            let system = ctx.provider.system_identities().map_err(provider_error)?;
+            if system.uids.contains(&rec.uid) || system.gids.contains(&rec.gid) {
+                new_identity(ctx, &req.id, name)?
+            } else {
+                rec
             }
-            Some(user) => user,
+        } else {
+            rec
+        };
+        let taken = |what: String| {
+            OpError::permanent(
+                "username_taken",
+                format!(
+                    "username: {what}, which is not what the node created for account {}",
+                    req.id
+                ),
+            )
+        };
+        match ctx.provider.lookup_group(name).map_err(provider_error)? {
+            Some(group) if group.gid == rec.gid => {}
+            Some(group) => {
+                return Err(taken(format!(
+                    "the group {name} exists with gid {}",
+                    group.gid
+                )));
+            }
+            None if rec.group_created => ctx
+                .provider
+                .groupadd_with_gid(name, rec.gid)
+                .map_err(provider_error)?,
             None => {
-                // A group of this name with members is not ours to adopt; an empty one is the
-                // group this operation created before a crash.
-                match ctx.provider.lookup_group(name).map_err(provider_error)? {
-                    Some(group) if !group.members.is_empty() => {
-                        return Err(OpError::permanent(
-                            "username_taken",
-                            format!("the group {name} exists on this node"),
-                        ));
-                    }
-                    Some(_) => {}
-                    None => ctx.provider.groupadd(name).map_err(provider_error)?,
+                return Err(taken(format!(
+                    "the group {name} (gid {}) the account was given is gone",
+                    rec.gid
+                )));
+            }
+        }
+        crash::point("account.after_groupadd");
+        let user = match ctx.provider.lookup_user(name).map_err(provider_error)? {
+            Some(user) if user.uid == rec.uid => user,
+            Some(user) => {
+                return Err(taken(format!(
+                    "the user {name} exists with uid {}",
+                    user.uid
+                )));
+            }
+            None => {
+                if let Some(holder) = uid_holder(ctx, rec.uid)? {
+                    return Err(OpError::permanent(
+                        "uid_taken",
+                        format!(
+                            "the uid {} recorded for account {} is now the user {}'s",
+                            rec.uid, req.id, holder.name
+                        ),
+                    ));
                 }
-                crash::point("account.after_groupadd");
                 ctx.provider
-                    .useradd(&UserAdd {
-                        name,
-                        group: name,
-                        home: &home,
-                        shell,
-                        comment: &marker,
-                        password_hash: None,
-                    })
+                    .useradd_with_uid(
+                        &UserAdd {
+                            name,
+                            group: name,
+                            home: &home,
+                            shell,
+                            comment: &marker,
+                            password_hash: None,
+                        },
+                        rec.uid,
+                    )
                     .map_err(provider_error)?;
                 crash::point("account.after_useradd");
-                ctx.provider
-                    .lookup_user(name)
-                    .map_err(provider_error)?
-                    .ok_or_else(|| {
-                        OpError::retryable(
-                            "user_not_created",
-                            format!("useradd succeeded but {name} is not in passwd"),
-                        )
-                    })?
+                user_of(ctx, &rec)?.ok_or_else(|| {
+                    OpError::retryable(
+                        "user_not_created",
+                        format!(
+                            "useradd succeeded but {name} is not in passwd with uid {}",
+                            rec.uid
+                        ),
+                    )
+                })?
             }
         };
         if user.shell != shell {
@@ -362,6 +759,23 @@ impl Operation for EnsureAccount {
             inode_quota: Some(req.inode_quota.get()),
         })
     }
+}
+
+/// Checks `name` is free for a new account, chooses its id and records both before anything
+/// is created (see the module documentation).
+fn new_identity(ctx: &mut Ctx, account: &Hex32, name: &str) -> Result<Recorded, OpError> {
+    check_name_free(ctx, account, name)?;
+    let id = allocate_id(ctx)?;
+    ctx.state
+        .record_account_identity(account, name, id, id)
+        .map_err(store_error)?;
+    crash::point("account.after_identity_recorded");
+    Ok(Recorded {
+        name: name.to_owned(),
+        uid: id,
+        gid: id,
+        group_created: true,
+    })
 }
 
 /// Names one existing account.

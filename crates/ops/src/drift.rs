@@ -3,14 +3,14 @@
 //! what the family would write now. The check reads only: the runner records what it finds as
 //! events (`StateDb::record_drift`), and `rebuild_account` is the repair.
 //!
-//! Checked today: every account's user (with the node's marker) and home; every web domain's
+//! Checked today: every account's user (the name and uid the node recorded) and home; every web domain's
 //! vhost; every account's `authorized_keys` (read beneath the home without following a
 //! symlink); every FTP account's line in pure-ftpd's passwd file; the node's sudo drop-in. A family whose files are not checked here is not
 //! reported, never reported as healthy by mistake.
 
 use registry::{Drift, DriftAspect, Family, OpError, Owner};
 
-use crate::account::{Account, account_info, marker, store_error};
+use crate::account::{Account, account_info, recorded, store_error, user_of};
 use crate::context::{Ctx, provider_error};
 use crate::ftp_account::FtpAccount;
 use crate::ssh_key::{SshKey, derived_authorized_keys, read_authorized_keys};
@@ -37,8 +37,11 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
     {
         let id = row.resource_id.as_str();
         let name = row.data["username"].as_str().unwrap_or_default();
-        let user = ctx.provider.lookup_user(name).map_err(provider_error)?;
-        if user.is_none_or(|u| u.gecos != marker(&row.resource_id)) {
+        let user = match recorded(ctx, &row.resource_id, Some(&row))? {
+            Some(rec) => user_of(ctx, &rec)?,
+            None => None,
+        };
+        if user.is_none() {
             found.push(drift(
                 Account::NAME,
                 id,

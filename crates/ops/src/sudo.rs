@@ -7,8 +7,13 @@
 //!   with a generation the control plane raises on every change; a request whose generation is
 //!   not greater than the installed one is refused (`stale_generation`), so a late or replayed
 //!   request can never undo a newer one. Every listed user must exist in the local passwd, be
-//!   a member of the platform's admin group (`sudo` on Debian, `wheel` on CloudLinux) and have
-//!   a UID within `UID_MIN..=UID_MAX` of the system's `login.defs`. The drop-in
+//!   a member of the platform's admin group (`sudo` on Debian, `wheel` on CloudLinux), have
+//!   a UID within `UID_MIN..=UID_MAX` of the system's `login.defs`, and not be one of the
+//!   node's tenant accounts (`sudo_user_is_tenant`). Each listed name and uid is recorded in
+//!   state.db (`identities`) before the drop-in names it, and kept for good: the drop-in
+//!   grants by name, so no tenant is ever given a name or a uid once an administrator's
+//!   (`crates/ops/src/account.rs` refuses the name and never allocates the uid), even after
+//!   the administrator's user is deleted and its name and uid are free on the system. The drop-in
 //!   (`/etc/sudoers.d/layerone`) denies sudo to the admin group and grants it to the listed
 //!   users (sudoers applies the last matching rule, and sudo reads the drop-in after the main
 //!   file's `%group` rule), and points sudo's own log at a file the node reads. It is checked
@@ -153,6 +158,8 @@ impl Operation for SetSudoAllowlist {
                     format!("this node has no {} group", layout.admin_group),
                 )
             })?;
+        let (tenant_names, tenant_uids) = tenant_identities(ctx)?;
+        let mut administrators = Vec::new();
         for user in req.users.iter() {
             let name = user.as_str();
             let entry = ctx
@@ -180,6 +187,22 @@ impl Operation for SetSudoAllowlist {
                     ),
                 ));
             }
+            if tenant_names.contains(name) || tenant_uids.contains(&entry.uid) {
+                return Err(OpError::permanent(
+                    "sudo_user_is_tenant",
+                    format!(
+                        "{name} (UID {}) is a tenant account of this node, never an administrator",
+                        entry.uid
+                    ),
+                ));
+            }
+            administrators.push((name, entry.uid));
+        }
+        // Before the drop-in names them: from here on no tenant gets these names or uids.
+        for (name, uid) in administrators {
+            ctx.state
+                .record_administrator(name, uid)
+                .map_err(store_error)?;
         }
         let content = render_dropin(&req.id, req.generation, &req.users, &layout);
         ensure_dir_if_missing(ctx, layout.dropin_dir, 0o755)?;
@@ -258,6 +281,38 @@ impl Operation for RemoveSudoAllowlist {
 }
 
 const EXAMPLE_ID: &str = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
+
+/// The names and uids of the node's tenant accounts: their resource rows and their live
+/// recorded identities.
+fn tenant_identities(
+    ctx: &Ctx,
+) -> Result<
+    (
+        std::collections::BTreeSet<String>,
+        std::collections::BTreeSet<u32>,
+    ),
+    OpError,
+> {
+    let (mut names, mut uids) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    for row in ctx
+        .state
+        .resources_of_family(crate::account::Account::NAME)
+        .map_err(store_error)?
+    {
+        names.extend(row.data["username"].as_str().map(str::to_owned));
+        uids.extend(row.data["uid"].as_u64().and_then(|v| u32::try_from(v).ok()));
+    }
+    for row in ctx.state.identities().map_err(store_error)? {
+        if row.kind == store::IdentityKind::Account && !row.removed {
+            names.insert(row.name);
+            uids.insert(row.uid);
+        }
+    }
+    Ok((names, uids))
+}
 
 /// Refuses a request for another allowlist than the node's, or one not newer than it.
 fn check_generation(ctx: &Ctx, id: &Hex32, generation: Generation) -> Result<(), OpError> {

@@ -22,6 +22,7 @@ mod error;
 mod exec;
 mod files;
 mod host;
+mod leftovers;
 mod mail;
 mod mariadb;
 mod platform;
@@ -40,6 +41,7 @@ pub use error::ProviderError;
 pub use exec::{CHILD_PATH, OUTPUT_CAP};
 pub use files::CONFIG_MODE;
 pub use host::{DiskSpace, Load, Memory};
+pub use leftovers::{LeftoversRemoved, MAX_LEFTOVER_ENTRIES, TENANT_LEFTOVER_DIRS};
 pub use mail::{
     MAX_MAILDIR_ENTRIES, MailLayout, MaildirUsage, PostfixMap, SPAM_CLASS_STANDARD,
     SPAM_CLASS_STRICT,
@@ -61,6 +63,7 @@ pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};
 pub use programs::selectorctl::{SelectorState, parse_extension_list};
 pub use programs::service_state::{ServiceUnit, UnitState};
 pub use programs::systemctl::Managed;
+pub use programs::tenant_terminate::SIM_REAL_PROCESS_UIDS;
 pub use programs::tenant_worker::{TENANT_WORKER_NAME, TenantIsolation};
 pub use programs::useradd::{HOME_MODE, SystemUserAdd, UserAdd};
 pub use programs::usermod::{Expire, UserMod};
@@ -73,4 +76,7 @@ pub use sim::{
 };
 pub use sudo_log::{LogChunk, LogPosition};
 pub use tenant_fs::{MAX_TENANT_READ, TenantDir};
-pub use users::{DEFAULT_UID_RANGE, GroupEntry, PasswdEntry, ShadowEntry, parse_uid_range};
+pub use users::{
+    DEFAULT_UID_RANGE, GroupEntry, PasswdEntry, ShadowEntry, SystemIdentities, parse_gid_range,
+    parse_uid_range,
+};

@@ -6,6 +6,7 @@
 //! NSS: the node manages local accounts, and a directory service answering for the same name
 //! must not make the node believe its own user exists.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::PathBuf;
 
@@ -107,6 +108,19 @@ impl Provider {
         self.find_in("/etc/passwd", name, parse_passwd_line)
     }
 
+    /// Every well-formed `/etc/passwd` entry, in file order.
+    pub fn passwd_entries(&self) -> Result<Vec<PasswdEntry>, ProviderError> {
+        let path = self.sysconf("/etc/passwd");
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes)
+                .lines()
+                .filter_map(parse_passwd_line)
+                .collect()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(ProviderError::io("read", path, e)),
+        }
+    }
+
     /// The `/etc/group` entry named `name`, if any.
     pub fn lookup_group(&self, name: &str) -> Result<Option<GroupEntry>, ProviderError> {
         self.find_in("/etc/group", name, parse_group_line)
@@ -167,6 +181,15 @@ pub const DEFAULT_UID_RANGE: (u32, u32) = (1000, 60000);
 /// default when absent or unparseable; a range that makes no sense (min 0, min above max) is
 /// the default range, never a range that would admit root.
 pub fn parse_uid_range(text: &str) -> (u32, u32) {
+    parse_id_range(text, "UID")
+}
+
+/// `GID_MIN` and `GID_MAX`, under the same rules as [`parse_uid_range`].
+pub fn parse_gid_range(text: &str) -> (u32, u32) {
+    parse_id_range(text, "GID")
+}
+
+fn parse_id_range(text: &str, kind: &str) -> (u32, u32) {
     let value = |key: &str| {
         text.lines()
             .rev()
@@ -182,8 +205,8 @@ pub fn parse_uid_range(text: &str) -> (u32, u32) {
             })
             .next()
     };
-    let min = value("UID_MIN").unwrap_or(DEFAULT_UID_RANGE.0);
-    let max = value("UID_MAX").unwrap_or(DEFAULT_UID_RANGE.1);
+    let min = value(&format!("{kind}_MIN")).unwrap_or(DEFAULT_UID_RANGE.0);
+    let max = value(&format!("{kind}_MAX")).unwrap_or(DEFAULT_UID_RANGE.1);
     if min == 0 || min > max {
         DEFAULT_UID_RANGE
     } else {
@@ -191,15 +214,92 @@ pub fn parse_uid_range(text: &str) -> (u32, u32) {
     }
 }
 
+/// Every name and id the system's account databases hold: what a new tenant can never be
+/// given (DESIGN.md invariant 10).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SystemIdentities {
+    /// Each name found, with where: an entry of passwd, shadow, group or gshadow, a group's
+    /// member, a gshadow administrator or member.
+    pub names: BTreeMap<String, String>,
+    /// Every uid in passwd.
+    pub uids: BTreeSet<u32>,
+    /// Every gid in group.
+    pub gids: BTreeSet<u32>,
+}
+
+impl SystemIdentities {
+    fn add_name(&mut self, name: &str, place: impl FnOnce() -> String) {
+        if !name.is_empty() && !self.names.contains_key(name) {
+            self.names.insert(name.to_owned(), place());
+        }
+    }
+}
+
 impl Provider {
     /// The UID range of login accounts, from the system's `login.defs` (through `sysconf`).
     pub fn login_uid_range(&self) -> Result<(u32, u32), ProviderError> {
+        Ok(parse_uid_range(&self.login_defs()?))
+    }
+
+    /// The GID range of login accounts' groups, from the system's `login.defs`.
+    pub fn login_gid_range(&self) -> Result<(u32, u32), ProviderError> {
+        Ok(parse_gid_range(&self.login_defs()?))
+    }
+
+    fn login_defs(&self) -> Result<String, ProviderError> {
         let path = self.sysconf(self.sudo_layout().login_defs);
         match std::fs::read(&path) {
-            Ok(bytes) => Ok(parse_uid_range(&String::from_utf8_lossy(&bytes))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(DEFAULT_UID_RANGE),
+            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),
             Err(e) => Err(ProviderError::io("read", path, e)),
         }
+    }
+
+    /// Every name and id in the system's passwd, shadow, group and gshadow (through
+    /// `sysconf`), members and gshadow administrators included. A missing file holds nothing;
+    /// a malformed line still gives its first field, since a name is taken however its line
+    /// is damaged.
+    pub fn system_identities(&self) -> Result<SystemIdentities, ProviderError> {
+        let mut found = SystemIdentities::default();
+        for (file, lists) in [
+            ("/etc/passwd", &[][..]),
+            ("/etc/shadow", &[][..]),
+            ("/etc/group", &[3][..]),
+            ("/etc/gshadow", &[2, 3][..]),
+        ] {
+            let path = self.sysconf(file);
+            let text = match std::fs::read(&path) {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(ProviderError::io("read", path, e)),
+            };
+            for line in text.lines() {
+                let fields: Vec<&str> = line.split(':').collect();
+                let entry = fields[0];
+                found.add_name(entry, || format!("an entry of {file}"));
+                for &list in lists {
+                    let role = if file == "/etc/gshadow" && list == 2 {
+                        "an administrator"
+                    } else {
+                        "a member"
+                    };
+                    for member in fields.get(list).unwrap_or(&"").split(',') {
+                        found.add_name(member, || format!("{role} of the group {entry} in {file}"));
+                    }
+                }
+                let id = fields.get(2).and_then(|v| v.parse::<u32>().ok());
+                match (file, id) {
+                    ("/etc/passwd", Some(uid)) => {
+                        found.uids.insert(uid);
+                    }
+                    ("/etc/group", Some(gid)) => {
+                        found.gids.insert(gid);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(found)
     }
 }
 
@@ -220,6 +320,11 @@ mod tests {
             parse_uid_range("UID_MIN lots\nUID_MAX 9000\n"),
             (1000, 9000)
         );
+        assert_eq!(
+            parse_gid_range("UID_MIN 2000\nGID_MIN 3000\nGID_MAX 4000\n"),
+            (3000, 4000)
+        );
+        assert_eq!(parse_gid_range("UID_MIN 2000\n"), DEFAULT_UID_RANGE);
     }
 
     #[test]

@@ -163,54 +163,143 @@ string_type!(
     }
 );
 
-/// Names that belong to the system and can never be a tenant's.
-const RESERVED_USERNAMES: &[&str] = &[
+/// The one list of names that can never be a tenant's user name (and so its group's name),
+/// whatever the node's own passwd and group say today (DESIGN.md invariant 10). Three kinds:
+///
+/// - names the node itself uses or will create: its service user and groups (`layerone-*` is
+///   refused as a prefix as well), the mail store's `vmail`, the web server's user and group
+///   on each platform (`www-data`, `apache`);
+/// - names the distribution or a package creates with a meaning a tenant must never get: a
+///   group that reads secrets or devices (`shadow` reads `/etc/shadow`, `disk` writes raw
+///   disks, `kmem` reads memory, `ssl-cert` reads private keys, `docker` and `lxd` are root),
+///   administration (`sudo`, `wheel`, `adm`, `staff`), the services of a hosting node;
+/// - generic names an operator would read as the system's.
+///
+/// `systemd-*` is refused as a prefix too. The node also refuses, when it creates an account,
+/// every name present in the system's passwd, shadow, group and gshadow (as an entry or a
+/// member) and every name once on the sudo allowlist (`ops::account`): this list covers the
+/// names that are not there yet, or not on this node.
+pub const RESERVED_NAMES: &[&str] = &[
+    // The node's own.
+    "layerone",
+    "layerone-api",
+    "layerone-operators",
+    "layerone-tenant",
+    "vmail",
+    "www-data",
+    "apache",
+    // Base system users and groups (Debian base-passwd, Red Hat setup).
     "root",
     "daemon",
     "bin",
     "sys",
-    "sync",
-    "games",
-    "man",
+    "adm",
+    "tty",
+    "disk",
     "lp",
     "mail",
     "news",
     "uucp",
+    "man",
     "proxy",
-    "www-data",
+    "kmem",
+    "dialout",
+    "fax",
+    "voice",
+    "cdrom",
+    "floppy",
+    "tape",
+    "sudo",
+    "audio",
+    "dip",
     "backup",
+    "operator",
     "list",
     "irc",
+    "src",
     "gnats",
-    "nobody",
+    "shadow",
+    "utmp",
+    "video",
+    "sasl",
+    "plugdev",
+    "staff",
+    "games",
+    "users",
     "nogroup",
-    "systemd",
+    "nobody",
+    "sync",
+    "halt",
+    "shutdown",
+    "wheel",
+    "admin",
+    "administrator",
+    "ftp",
+    "mem",
+    "lock",
+    "input",
+    "kvm",
+    "render",
+    "sgx",
+    "netdev",
+    "crontab",
     "messagebus",
+    "polkitd",
+    "uuidd",
+    "tss",
+    "tcpdump",
+    "dbus",
+    "systemd",
     "sshd",
+    "ssh",
+    "ssl-cert",
+    "docker",
+    "lxd",
+    "libvirt",
+    "libvirt-qemu",
+    "ntp",
+    "chrony",
+    "rpc",
+    "rpcuser",
+    "statd",
+    "postgres",
+    "redis",
+    "memcache",
+    "memcached",
+    // The services of a hosting node.
+    "httpd",
+    "nginx",
     "mysql",
+    "mariadb",
     "postfix",
+    "postdrop",
     "dovecot",
     "dovenull",
     "opendkim",
-    "apache",
-    "httpd",
-    "nginx",
-    "ftp",
-    "admin",
-    "administrator",
-    "layerone",
-    "layerone-api",
-    "wheel",
-    "sudo",
-    "adm",
-    "staff",
-    "users",
-    "operator",
-    "halt",
-    "shutdown",
-    "vmail",
+    "opendmarc",
     "clamav",
+    "amavis",
+    "spamd",
+    "debian-spamd",
+    "pure-ftpd",
+    "proftpd",
+    "bind",
+    "named",
+    "cagefs",
+    "lve",
+    "lvemanager",
+    "mailman",
+    "mailnull",
+    "smmsp",
+    "exim",
+    "nscd",
 ];
+
+/// Whether `name` is one of [`RESERVED_NAMES`] or starts with a reserved prefix
+/// (`systemd-`, `layerone`).
+pub fn is_reserved_name(name: &str) -> bool {
+    RESERVED_NAMES.contains(&name) || name.starts_with("systemd-") || name.starts_with("layerone")
+}
 
 string_type!(
     /// A tenant's Unix user name: `^[a-z][a-z0-9_-]{0,30}$`, not a system name.
@@ -225,7 +314,7 @@ string_type!(
         {
             return Err("expected a lowercase letter then up to 30 of [a-z0-9_-]".into());
         }
-        if RESERVED_USERNAMES.contains(&s) || s.starts_with("systemd-") || s.starts_with("layerone") {
+        if is_reserved_name(s) {
             return Err(format!("{s} is reserved for the system"));
         }
         Ok(s.to_owned())

@@ -8,10 +8,13 @@
 //!   rollback journal calls for.
 //! - [`blobs`]: content-addressed uploads (`blobs/in`) and products (`blobs/out`).
 //! - [`layout`]: where the files live and with which owners and modes.
+//! - [`identities`]: the user names, uids and groups the node handed out or must never hand
+//!   out, written before the OS change they describe.
 //!
 //! Nothing here assumes HTTP: the API and, later, the fleet daemon call the same admission.
 
 pub mod blobs;
+pub mod identities;
 pub mod inbox;
 pub mod layout;
 mod migrations;
@@ -20,6 +23,7 @@ pub mod sqlite;
 pub mod state;
 mod views;
 
+pub use identities::{IdentityKind, IdentityRow};
 pub use inbox::{Admission, Inbox, InboxRow};
 pub use layout::{ApiIdentity, Layout, LayoutEntry, LayoutOwner, Side};
 pub use migrations::STATE_SCHEMA_VERSION;

@@ -134,6 +134,29 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX jobs_history ON jobs(family, resource_id, seq);
     "#,
+    // 5: the system identities the node handed out, and the ones it must never hand out
+    // (DESIGN.md invariant 10). An account's row (its user name, its uid, and the gid of the
+    // group the node created for it) is committed before groupadd and useradd run, so a retry
+    // after a crash adopts only what the node itself created, never a group or user that
+    // merely has the name; after the account's purge the row stays, marked removed, so its
+    // ids are not the first handed out again. An administrator's row (a name and uid once on
+    // the sudo allowlist) is never removed: no tenant ever gets that name or that uid.
+    r#"
+    CREATE TABLE identities (
+        seq         INTEGER PRIMARY KEY,
+        kind        TEXT NOT NULL CHECK (kind IN ('account', 'administrator')),
+        owner       TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        uid         INTEGER NOT NULL CHECK (uid BETWEEN 1 AND 4294967294),
+        gid         INTEGER CHECK (gid BETWEEN 1 AND 4294967294),
+        recorded_at INTEGER NOT NULL,
+        removed_at  INTEGER
+    );
+    CREATE UNIQUE INDEX identities_live_account ON identities(owner)
+        WHERE kind = 'account' AND removed_at IS NULL;
+    CREATE UNIQUE INDEX identities_administrator ON identities(name, uid)
+        WHERE kind = 'administrator';
+    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).

@@ -20,7 +20,7 @@ use crate::inbox::InboxRow;
 use crate::{StoreError, migrations, now_ms, sqlite, views};
 
 pub struct StateDb {
-    conn: Connection,
+    pub(crate) conn: Connection,
     path: PathBuf,
 }
 

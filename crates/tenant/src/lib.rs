@@ -18,11 +18,12 @@ pub mod identity;
 pub mod process;
 pub mod protocol;
 pub mod sandbox;
+pub mod terminate;
 pub mod wire;
 pub mod work;
 
 pub use identity::Identity;
 pub use protocol::{
     ArchiveCounts, Bound, DirMode, DiskUsage, ErrorCode, FileContent, FileMode, RelPath, Reply,
-    Request, TenantError, TenantResult, Whoami,
+    Request, TenantError, TenantResult, Terminated, Whoami,
 };

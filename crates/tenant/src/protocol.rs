@@ -94,6 +94,11 @@ pub enum Request {
     /// Reads a tar from stdin after the request line and restores it beneath the home,
     /// refusing anything that could reach outside it (`crate::archive`).
     ExtractHome {},
+    /// Kills every other process of the tenant's uid, repeatedly, until a scan of `/proc`
+    /// finds none running (`crate::terminate`): what removes an account's processes before
+    /// its user is deleted. `uid` must be the uid the worker dropped to; the home is not
+    /// touched.
+    TerminateProcesses { uid: u32 },
 }
 
 impl Request {
@@ -106,6 +111,7 @@ impl Request {
             Request::DiskUsage { .. } => "disk_usage",
             Request::ArchiveHome {} => "archive_home",
             Request::ExtractHome {} => "extract_home",
+            Request::TerminateProcesses { .. } => "terminate_processes",
         }
     }
 
@@ -310,6 +316,7 @@ pub enum TenantResult {
     DiskUsage(DiskUsage),
     ArchiveHome(ArchiveCounts),
     ExtractHome(ArchiveCounts),
+    TerminateProcesses(Terminated),
 }
 
 impl TenantResult {
@@ -322,6 +329,7 @@ impl TenantResult {
             TenantResult::DiskUsage(_) => "disk_usage",
             TenantResult::ArchiveHome(_) => "archive_home",
             TenantResult::ExtractHome(_) => "extract_home",
+            TenantResult::TerminateProcesses(_) => "terminate_processes",
         }
     }
 }
@@ -388,6 +396,19 @@ pub struct ArchiveCounts {
     /// Sockets, FIFOs, devices, other filesystems and symlinks that point outside the home
     /// (absolute, or with too many `..`), left out of an archive.
     pub skipped: u64,
+}
+
+/// What `TerminateProcesses` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Terminated {
+    /// Processes of the uid running (not zombies) when the request began, the worker aside.
+    pub found: u32,
+    /// `kill(-1, SIGKILL)` rounds until a scan found none running; 0 when none ran.
+    pub rounds: u32,
+    /// Zombies of the uid left at the end: dead, holding nothing but a pid, waiting for their
+    /// parent (root's FPM master or cron, say) to collect them.
+    pub zombies: u32,
 }
 
 /// The bound that stopped a walk.
@@ -458,6 +479,8 @@ pub enum ErrorCode {
     ArchiveInvalid,
     /// An archive over a bound: entries, bytes, depth.
     ArchiveTooLarge,
+    /// Processes of the tenant still ran after every round `TerminateProcesses` may make.
+    ProcessesRemain,
 }
 
 impl ErrorCode {
@@ -476,6 +499,7 @@ impl ErrorCode {
             ErrorCode::Internal => "tenant_internal_error",
             ErrorCode::ArchiveInvalid => "tenant_archive_invalid",
             ErrorCode::ArchiveTooLarge => "tenant_archive_too_large",
+            ErrorCode::ProcessesRemain => "tenant_processes_remain",
         }
     }
 }
@@ -519,6 +543,7 @@ mod tests {
             Request::DiskUsage {
                 budget_ms: Some(500),
             },
+            Request::TerminateProcesses { uid: 2_000_000_000 },
         ];
         for request in requests {
             let json = serde_json::to_string(&request).unwrap();
@@ -553,6 +578,9 @@ mod tests {
             r#"{"op":"write_file","path":"a","content":"!!!","mode":"public"}"#,
             r#"{"op":"disk_usage","budget_ms":-1}"#,
             r#"{"op":"disk_usage","follow_symlinks":true}"#,
+            r#"{"op":"terminate_processes"}"#,
+            r#"{"op":"terminate_processes","uid":-1}"#,
+            r#"{"op":"terminate_processes","uid":1,"signal":9}"#,
             r#"[]"#,
             r#"null"#,
         ] {
@@ -590,6 +618,7 @@ mod tests {
             ErrorCode::Internal,
             ErrorCode::ArchiveInvalid,
             ErrorCode::ArchiveTooLarge,
+            ErrorCode::ProcessesRemain,
         ];
         let mut seen = std::collections::HashSet::new();
         for code in all {

@@ -89,6 +89,9 @@ pub fn handle(home: &Path, request: &Request) -> Result<TenantResult, TenantErro
                 home.disk_usage(Duration::from_millis(budget.into()))?,
             ))
         }
+        Request::TerminateProcesses { uid } => Ok(TenantResult::TerminateProcesses(
+            crate::terminate::terminate_processes(*uid)?,
+        )),
     }
 }
 

@@ -1138,3 +1138,74 @@ pub fn start_api(node: &Node) -> Api {
         client,
     }
 }
+
+/// The first ids of 1000-id blocks tried by [`Node::use_real_process_ids`], so tests running
+/// at once pick different blocks.
+fn id_block_start(seed: u64, attempt: u64) -> u32 {
+    let (lo, hi) = (
+        *provider::SIM_REAL_PROCESS_UIDS.start(),
+        *provider::SIM_REAL_PROCESS_UIDS.end(),
+    );
+    let blocks = u64::from(hi - lo + 1) / 1000;
+    let mixed = seed
+        .wrapping_add(attempt)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .rotate_left(17);
+    lo + ((mixed % blocks) * 1000) as u32
+}
+
+/// Whether this machine (not a sysroot) uses any id in `ids`: a user, a group, a process.
+fn machine_uses_ids(ids: &std::ops::Range<u32>) -> bool {
+    for file in ["/etc/passwd", "/etc/group"] {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        if text.lines().any(|l| {
+            l.split(':')
+                .nth(2)
+                .and_then(|v| v.parse::<u32>().ok())
+                .is_some_and(|id| ids.contains(&id))
+        }) {
+            return true;
+        }
+    }
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .any(|status| {
+            status
+                .lines()
+                .filter(|l| l.starts_with("Uid:") || l.starts_with("Gid:"))
+                .flat_map(|l| l.split_whitespace().skip(1))
+                .filter_map(|v| v.parse::<u32>().ok())
+                .any(|id| ids.contains(&id))
+        })
+}
+
+impl Node {
+    /// Gives the sysroot a `login.defs` whose UID and GID ranges are one block of 1000 ids
+    /// in `provider::SIM_REAL_PROCESS_UIDS` that this machine uses for nothing (no user, no
+    /// group, no process), so the node's tenants get uids whose processes may be real: a
+    /// test can start processes as a tenant and a removal really kills them, without any
+    /// chance of touching this machine's own users. Returns the block's first id.
+    pub fn use_real_process_ids(&self) -> u32 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.dir.path().hash(&mut hasher);
+        std::process::id().hash(&mut hasher);
+        let seed = hasher.finish();
+        let start = (0..100)
+            .map(|attempt| id_block_start(seed, attempt))
+            .find(|&start| !machine_uses_ids(&(start..start + 1000)))
+            .expect("a block of 1000 ids this machine does not use");
+        let end = start + 999;
+        std::fs::write(
+            self.path("/etc/login.defs"),
+            format!(
+                "# a block of ids unused on this machine\nUID_MIN {start}\nUID_MAX {end}\nGID_MIN {start}\nGID_MAX {end}\n"
+            ),
+        )
+        .unwrap();
+        start
+    }
+}

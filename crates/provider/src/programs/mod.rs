@@ -21,6 +21,7 @@ pub mod selectorctl;
 pub mod service_state;
 pub mod sievec;
 pub mod systemctl;
+pub mod tenant_terminate;
 pub mod tenant_worker;
 pub mod useradd;
 pub mod userdel;

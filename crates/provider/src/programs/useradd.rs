@@ -1,7 +1,7 @@
 //! `useradd`: creates a tenant's system user with its home.
 //!
 //! Exit codes callers rely on: 9 = the user already exists, 6 = the group does not exist,
-//! 3 = an invalid argument (shadow-utils rejects a GECOS comment containing `:` or a
+//! 4 = the uid given with `--uid` is not unique, 3 = an invalid argument (shadow-utils rejects a GECOS comment containing `:` or a
 //! newline, so an ownership marker stored there must not use `:`), 12 = the home could not
 //! be created.
 
@@ -37,7 +37,10 @@ pub struct UserAdd<'a> {
 }
 
 impl UserAdd<'_> {
-    pub(crate) fn push_args(&self, argv: &mut Argv) {
+    pub(crate) fn push_args(&self, uid: Option<u32>, argv: &mut Argv) {
+        if let Some(uid) = uid {
+            argv.arg("--uid").arg(uid.to_string());
+        }
         argv.arg("--gid")
             .arg(self.group)
             .arg("--home-dir")
@@ -61,12 +64,26 @@ impl Provider {
     /// # Panics
     /// If `user.home` is not absolute (a programmer error: homes are built from constants).
     pub fn useradd(&self, user: &UserAdd<'_>) -> Result<(), ProviderError> {
+        self.useradd_inner(user, None)
+    }
+
+    /// `useradd [--prefix ROOT] --uid UID --gid G ... -- NAME`: the same with the uid the
+    /// node chose (a tenant's account: `ops::account` allocates it so that no id once an
+    /// administrator's, or in use on the system, is ever given). Exit 4 if `uid` is taken.
+    ///
+    /// # Panics
+    /// If `user.home` is not absolute.
+    pub fn useradd_with_uid(&self, user: &UserAdd<'_>, uid: u32) -> Result<(), ProviderError> {
+        self.useradd_inner(user, Some(uid))
+    }
+
+    fn useradd_inner(&self, user: &UserAdd<'_>, uid: Option<u32>) -> Result<(), ProviderError> {
         assert!(
             user.home.is_absolute(),
             "UserAdd.home must be absolute, got {}",
             user.home.display()
         );
-        let argv = self.useradd_argv(user);
+        let argv = self.useradd_argv(user, uid);
         self.execute(
             Program::Useradd,
             &argv,
@@ -76,9 +93,9 @@ impl Provider {
         self.set_home_mode(user.home)
     }
 
-    pub(crate) fn useradd_argv(&self, user: &UserAdd<'_>) -> Argv {
+    pub(crate) fn useradd_argv(&self, user: &UserAdd<'_>, uid: Option<u32>) -> Argv {
         let mut argv = self.shadow_argv();
-        user.push_args(&mut argv);
+        user.push_args(uid, &mut argv);
         argv
     }
 

@@ -3,7 +3,10 @@
 //! shadow-utils treats `--lock`, `--unlock` and `--password` as mutually exclusive (exit 2),
 //! so the builder never combines them: a new hash with `lock: Some(true)` is passed as
 //! `--password !HASH`, which is exactly what `--lock` would have produced. Exit codes callers
-//! rely on: 6 = no such user.
+//! rely on: 6 = no such user (or no such group for `--gid`).
+//!
+//! `--gid` changes the primary group; like the real usermod, files in the home that had the
+//! old group get the new one.
 
 use crate::error::ProviderError;
 use crate::exec::Argv;
@@ -30,6 +33,8 @@ pub struct UserMod<'a> {
     pub shell: Option<&'a str>,
     /// A new crypt(3) hash.
     pub password_hash: Option<&'a str>,
+    /// A new primary group, by gid (it must exist).
+    pub gid: Option<u32>,
 }
 
 impl UserMod<'_> {
@@ -39,6 +44,7 @@ impl UserMod<'_> {
             && self.expire.is_none()
             && self.shell.is_none()
             && self.password_hash.is_none()
+            && self.gid.is_none()
     }
 
     pub(crate) fn push_args(&self, argv: &mut Argv) {
@@ -69,13 +75,16 @@ impl UserMod<'_> {
         if let Some(shell) = self.shell {
             argv.arg("--shell").arg(shell);
         }
+        if let Some(gid) = self.gid {
+            argv.arg("--gid").arg(gid.to_string());
+        }
         argv.arg("--").arg(self.name);
     }
 }
 
 impl Provider {
     /// `usermod [--prefix ROOT] [--lock|--unlock|--password HASH] [--expiredate 1|''] [--shell
-    /// S] -- NAME`. A change with nothing to do starts no program.
+    /// S] [--gid G] -- NAME`. A change with nothing to do starts no program.
     pub fn usermod(&self, change: &UserMod<'_>) -> Result<(), ProviderError> {
         if change.is_noop() {
             return Ok(());

@@ -1,9 +1,14 @@
 //! Models of useradd, usermod, userdel, groupadd and groupdel on a sysroot.
 //!
 //! Behaviour follows shadow-utils 4.13 (Debian 12) with the distribution defaults
-//! USERGROUPS_ENAB=yes, UID/GID range 1000..=60000 and UMASK 022, as checked against the
-//! real programs run with `--prefix` (see the crate's integration tests). Not modelled: skel
-//! copying, NSS, lastlog/faillog, and "user is logged in" checks.
+//! USERGROUPS_ENAB=yes and UMASK 022, and the UID/GID ranges of the sysroot's `login.defs`
+//! (1000..=60000 without one), as checked against the real programs run with `--prefix` (see
+//! the crate's integration tests). `--uid` and `--gid` take the id the node chose; useradd
+//! warns, like the real one, about a uid outside UID_MIN..UID_MAX. userdel refuses a user with
+//! a running process (exit 8) only without `--prefix`, as the real one does (with a prefix it
+//! does not look): the model scans this machine's `/proc` then, skipping zombies, whose
+//! `/proc/PID/root` cannot be read, as shadow-utils' `user_busy` does. Not modelled: skel
+//! copying, NSS, lastlog/faillog.
 
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -16,8 +21,6 @@ use crate::platform::Platform;
 use crate::provider::Provider;
 use crate::users::parse_passwd_line;
 
-const ID_MIN: u32 = 1000;
-const ID_MAX: u32 = 60000;
 /// useradd creates the home with `0777 & !UMASK`; the provider then sets `HOME_MODE`.
 const USERADD_HOME_MODE: u32 = 0o755;
 
@@ -125,13 +128,24 @@ fn valid_field(value: &str) -> bool {
     !value.contains([':', '\n'])
 }
 
-/// max(existing ids in ID_MIN..=ID_MAX, ID_MIN - 1) + 1, as shadow-utils picks uids/gids.
-fn next_id(ids: impl Iterator<Item = u32>) -> Option<u32> {
-    let max = ids
-        .filter(|id| (ID_MIN..=ID_MAX).contains(id))
+/// max(existing ids in MIN..=MAX, MIN - 1) + 1, as shadow-utils picks uids/gids.
+fn next_id(ids: impl Iterator<Item = u32>, (min, max): (u32, u32)) -> Option<u32> {
+    let highest = ids
+        .filter(|id| (min..=max).contains(id))
         .max()
-        .unwrap_or(ID_MIN - 1);
-    (max < ID_MAX).then_some(max + 1)
+        .unwrap_or(min - 1);
+    (highest < max).then_some(highest + 1)
+}
+
+/// An id given on the command line (`--uid`, `--gid`): decimal, below 2^32 - 1 (`-1` is
+/// "no id" to the kernel).
+fn parse_id(value: &str) -> Option<u32> {
+    value
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| value.parse::<u32>().ok())
+        .flatten()
+        .filter(|&id| id != u32::MAX)
 }
 
 fn ids_in(table: &Table, field: usize) -> impl Iterator<Item = u32> + '_ {
@@ -162,6 +176,7 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
             "--shell",
             "--comment",
             "--password",
+            "--uid",
         ],
         &["--create-home"],
     ) {
@@ -200,6 +215,14 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
             "layerone sim: useradd without --gid (a user-private group) is not modelled\n",
         );
     };
+    let wanted_uid = match line.value("--uid") {
+        None => None,
+        Some(v) => match parse_id(v) {
+            Some(uid) => Some(uid),
+            None => return Outcome::fail(3, format!("useradd: invalid user ID '{v}'\n")),
+        },
+    };
+    let range = tri!("useradd", provider.login_uid_range());
 
     let mut db = tri!("useradd", Db::open(provider));
     if db.passwd.find(&name).is_some() {
@@ -222,11 +245,29 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
     let Some(gid) = gid else {
         return Outcome::fail(6, format!("useradd: group '{group}' does not exist\n"));
     };
-    let Some(uid) = next_id(ids_in(&db.passwd, 2)) else {
-        return Outcome::fail(
-            4,
-            "useradd: Can't get unique UID (no more available UIDs)\n",
-        );
+    let mut outcome = Outcome::ok();
+    let uid = match wanted_uid {
+        Some(uid) if ids_in(&db.passwd, 2).any(|u| u == uid) => {
+            return Outcome::fail(4, format!("useradd: UID {uid} is not unique\n"));
+        }
+        Some(uid) => {
+            if !(range.0..=range.1).contains(&uid) {
+                outcome = outcome.warn(format!(
+                    "useradd warning: {name}'s uid {uid} outside of the UID_MIN {} and UID_MAX {} range.",
+                    range.0, range.1
+                ));
+            }
+            uid
+        }
+        None => match next_id(ids_in(&db.passwd, 2), range) {
+            Some(uid) => uid,
+            None => {
+                return Outcome::fail(
+                    4,
+                    "useradd: Can't get unique UID (no more available UIDs)\n",
+                );
+            }
+        },
     };
     // Debian's useradd writes `!` for "no password yet", Red Hat's (CloudLinux) `!!`.
     let locked_empty = match provider.platform {
@@ -244,18 +285,18 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
     drop(db);
 
     if !line.has("--create-home") {
-        return Outcome::ok();
+        return outcome;
     }
     let path = provider.sysconf(home);
     match std::fs::symlink_metadata(&path) {
-        Ok(_) => Outcome::ok()
+        Ok(_) => outcome
             .warn(format!(
                 "useradd: warning: the home directory {home} already exists."
             ))
             .warn("useradd: Not copying any file from skel directory into it."),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             match create_home(&path, provider.is_root.then_some((uid, gid))) {
-                Ok(()) => Outcome::ok(),
+                Ok(()) => outcome,
                 Err(e) => Outcome::fail(
                     12,
                     format!("useradd: cannot create directory {home}: {e}\n"),
@@ -288,7 +329,7 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
         provider,
         "usermod",
         args,
-        &["--prefix", "--expiredate", "--shell", "--password"],
+        &["--prefix", "--expiredate", "--shell", "--password", "--gid"],
         &["--lock", "--unlock"],
     ) {
         Ok(v) => v,
@@ -302,7 +343,13 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
     }
     let expire = line.value("--expiredate");
     let shell = line.value("--shell");
-    if !(lock_flag || unlock_flag) && password.is_none() && expire.is_none() && shell.is_none() {
+    let new_group = line.value("--gid");
+    if !(lock_flag || unlock_flag)
+        && password.is_none()
+        && expire.is_none()
+        && shell.is_none()
+        && new_group.is_none()
+    {
         return Outcome::fail(2, "usermod: no options\n");
     }
     let expire_field = match expire {
@@ -330,6 +377,25 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
     let mut db = tri!("usermod", Db::open(provider));
     let Some(pw_index) = db.passwd.find(&name) else {
         return Outcome::fail(6, format!("usermod: user '{name}' does not exist\n"));
+    };
+    // The new primary group, by gid or name; it must exist.
+    let new_gid = match new_group {
+        None => None,
+        Some(group) => {
+            let gid = match parse_id(group) {
+                Some(gid) => ids_in(&db.group, 2).find(|&g| g == gid),
+                None => db
+                    .group
+                    .find(group)
+                    .and_then(|i| db.group.fields(i).get(2)?.parse().ok()),
+            };
+            match gid {
+                Some(gid) => Some(gid),
+                None => {
+                    return Outcome::fail(6, format!("usermod: group '{group}' does not exist\n"));
+                }
+            }
+        }
     };
     let mut outcome = Outcome::ok();
     if lock_flag || unlock_flag || password.is_some() || expire_field.is_some() {
@@ -367,7 +433,8 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
         }
         db.shadow.set_fields(sp_index, &sp);
     }
-    if let Some(shell) = shell {
+    let mut regroup = None;
+    if shell.is_some() || new_gid.is_some() {
         let mut pw = db.passwd.fields(pw_index);
         if pw.len() != 7 {
             return Outcome::fail(
@@ -375,11 +442,53 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
                 format!("usermod: malformed /etc/passwd entry for '{name}'\n"),
             );
         }
-        pw[6] = shell.to_owned();
+        if let Some(shell) = shell {
+            pw[6] = shell.to_owned();
+        }
+        if let Some(gid) = new_gid {
+            let old: Option<u32> = pw[3].parse().ok();
+            if old != Some(gid) {
+                regroup = old.map(|old| (PathBuf::from(&pw[5]), old, gid));
+                pw[3] = gid.to_string();
+            } else if shell.is_none()
+                && !(lock_flag || unlock_flag)
+                && password.is_none()
+                && expire.is_none()
+            {
+                outcome = outcome.warn("usermod: no changes");
+            }
+        }
         db.passwd.set_fields(pw_index, &pw);
     }
     tri!("usermod", db.save(true, false));
+    drop(db);
+    // Like the real usermod: what in the home had the old primary group gets the new one
+    // (never following a symlink; the home itself included).
+    if let Some((home, old, new)) = regroup
+        && provider.is_root
+        && home.is_absolute()
+    {
+        regroup_tree(&provider.sysconf(&home), old, new, 0);
+    }
     outcome
+}
+
+/// Gives every entry beneath (and including) `path` whose group is `old` the group `new`,
+/// without following symlinks or descending more than 256 levels. Errors are ignored, as the
+/// real usermod's chown of the home only warns.
+fn regroup_tree(path: &Path, old: u32, new: u32, depth: usize) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if meta.gid() == old {
+        let _ = std::os::unix::fs::lchown(path, None, Some(new));
+    }
+    if meta.is_dir() && depth < 256 {
+        for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            regroup_tree(&entry.path(), old, new, depth + 1);
+        }
+    }
 }
 
 pub(super) fn userdel(provider: &Provider, args: &[String]) -> Outcome {
@@ -395,6 +504,16 @@ pub(super) fn userdel(provider: &Provider, args: &[String]) -> Outcome {
     else {
         return Outcome::fail(6, format!("userdel: user '{name}' does not exist\n"));
     };
+    // Without --prefix the real userdel refuses a user that runs a process; with one (every
+    // sysroot but `/`) it does not look.
+    if provider.root_is_slash()
+        && let Some(pid) = running_process_of(user.uid)
+    {
+        return Outcome::fail(
+            8,
+            format!("userdel: user {name} is currently used by process {pid}\n"),
+        );
+    }
     db.passwd.remove(&name);
     db.shadow.remove(&name);
     let mut outcome = Outcome::ok();
@@ -501,22 +620,39 @@ pub(super) fn userdel(provider: &Provider, args: &[String]) -> Outcome {
 }
 
 pub(super) fn groupadd(provider: &Provider, args: &[String]) -> Outcome {
-    let (_, name) = match prelude(provider, "groupadd", args, &["--prefix"], &[]) {
+    let (line, name) = match prelude(provider, "groupadd", args, &["--prefix", "--gid"], &[]) {
         Ok(v) => v,
         Err(outcome) => return outcome,
     };
     if !valid_name(&name) {
         return Outcome::fail(3, format!("groupadd: '{name}' is not a valid group name\n"));
     }
+    let wanted_gid = match line.value("--gid") {
+        None => None,
+        Some(v) => match parse_id(v) {
+            Some(gid) => Some(gid),
+            None => return Outcome::fail(3, format!("groupadd: invalid group ID '{v}'\n")),
+        },
+    };
+    let range = tri!("groupadd", provider.login_gid_range());
     let mut db = tri!("groupadd", Db::open(provider));
     if db.group.find(&name).is_some() {
         return Outcome::fail(9, format!("groupadd: group '{name}' already exists\n"));
     }
-    let Some(gid) = next_id(ids_in(&db.group, 2)) else {
-        return Outcome::fail(
-            4,
-            "groupadd: Can't get unique GID (no more available GIDs)\n",
-        );
+    let gid = match wanted_gid {
+        Some(gid) if ids_in(&db.group, 2).any(|g| g == gid) => {
+            return Outcome::fail(4, format!("groupadd: GID '{gid}' already exists\n"));
+        }
+        Some(gid) => gid,
+        None => match next_id(ids_in(&db.group, 2), range) {
+            Some(gid) => gid,
+            None => {
+                return Outcome::fail(
+                    4,
+                    "groupadd: Can't get unique GID (no more available GIDs)\n",
+                );
+            }
+        },
     };
     db.group.lines.push(format!("{name}:x:{gid}:"));
     if db.gshadow.exists() {
@@ -557,15 +693,65 @@ pub(super) fn groupdel(provider: &Provider, args: &[String]) -> Outcome {
     Outcome::ok()
 }
 
+/// A process of this machine (not this one) whose real, effective or saved uid is `uid` and
+/// that is not a zombie: what shadow-utils' `user_busy` finds (it skips a process whose
+/// `/proc/PID/root` it cannot stat, which a zombie's is).
+fn running_process_of(uid: u32) -> Option<u32> {
+    let me = std::process::id();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me || std::fs::metadata(format!("/proc/{pid}/root")).is_err() {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let uids = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .map(|rest| {
+                rest.split_whitespace()
+                    .take(3)
+                    .filter_map(|v| v.parse::<u32>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        if uids.contains(&uid) {
+            return Some(pid);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn next_id_follows_shadow_utils() {
-        assert_eq!(next_id([0, 1, 65534].into_iter()), Some(1000));
-        assert_eq!(next_id([0, 1000, 1005, 65534].into_iter()), Some(1006));
-        assert_eq!(next_id([60000].into_iter()), None);
+        let range = (1000, 60000);
+        assert_eq!(next_id([0, 1, 65534].into_iter(), range), Some(1000));
+        assert_eq!(
+            next_id([0, 1000, 1005, 65534].into_iter(), range),
+            Some(1006)
+        );
+        assert_eq!(next_id([60000].into_iter(), range), None);
+        assert_eq!(next_id([1000].into_iter(), (5000, 6000)), Some(5000));
+    }
+
+    #[test]
+    fn ids_on_the_command_line_are_decimal_and_never_minus_one() {
+        assert_eq!(parse_id("1500"), Some(1500));
+        assert_eq!(parse_id("4294967294"), Some(4_294_967_294));
+        for bad in ["", "-1", "4294967295", "1e3", " 1", "0x10", "99999999999"] {
+            assert_eq!(parse_id(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

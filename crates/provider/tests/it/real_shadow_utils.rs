@@ -143,6 +143,58 @@ fn scenario(env: &Env) -> Vec<Snapshot> {
         ("groupadd acme again", Box::new(|| p.groupadd("acme"))),
         ("groupdel a primary group", Box::new(|| p.groupdel("acme"))),
         ("groupadd other", Box::new(|| p.groupadd("other"))),
+        // The ids the node chooses itself (a tenant's account).
+        (
+            "groupadd --gid dee",
+            Box::new(|| p.groupadd_with_gid("dee", 1500)),
+        ),
+        (
+            "groupadd --gid taken",
+            Box::new(|| p.groupadd_with_gid("eff", 1500)),
+        ),
+        (
+            "useradd --uid outside UID_MAX",
+            Box::new(|| {
+                p.useradd_with_uid(
+                    &UserAdd {
+                        name: "dee",
+                        group: "dee",
+                        home: Path::new("/home/dee"),
+                        ..acme
+                    },
+                    2_000_000_007,
+                )
+            }),
+        ),
+        (
+            "useradd --uid taken",
+            Box::new(|| {
+                p.useradd_with_uid(
+                    &UserAdd {
+                        name: "eff",
+                        group: "dee",
+                        home: Path::new("/home/eff"),
+                        ..acme
+                    },
+                    2_000_000_007,
+                )
+            }),
+        ),
+        (
+            "usermod --gid nogroup",
+            Box::new(|| {
+                p.usermod(&UserMod {
+                    name: "dee",
+                    gid: Some(65534),
+                    ..UserMod::default()
+                })
+            }),
+        ),
+        (
+            "userdel of a user whose group is no longer its primary",
+            Box::new(|| p.userdel("dee", true)),
+        ),
+        ("groupdel dee", Box::new(|| p.groupdel("dee"))),
         (
             "userdel acme --remove",
             Box::new(|| p.userdel("acme", true)),

@@ -1,0 +1,220 @@
+//! What the node recorded about the system identities it hands out, and about the ones it
+//! must never hand out (DESIGN.md invariant 10; table `identities`, migration 5).
+//!
+//! The node knows its accounts by what it wrote here and in the account's resource row,
+//! never by a field the tenant can edit (the GECOS comment, which `chfn` changes). Each write
+//! is its own committed statement, made before the OS change it describes: a handler records
+//! the uid and gid it is about to give an account, then runs groupadd and useradd, so a retry
+//! after a crash recognises exactly the group and user it created and nothing that merely
+//! has the same name.
+
+use registry::Hex32;
+use rusqlite::{OptionalExtension, params};
+
+use crate::{StateDb, StoreError, now_ms};
+
+/// Who an identity row is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdentityKind {
+    /// A tenant account: the user, and the group of the same name the node created for it.
+    Account,
+    /// A sudo administrator once on the node's allowlist: its name and uid are never a
+    /// tenant's.
+    Administrator,
+}
+
+impl IdentityKind {
+    fn parse(s: &str) -> Option<IdentityKind> {
+        match s {
+            "account" => Some(IdentityKind::Account),
+            "administrator" => Some(IdentityKind::Administrator),
+            _ => None,
+        }
+    }
+}
+
+/// One recorded identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdentityRow {
+    pub kind: IdentityKind,
+    /// The account's id; `node:` for an administrator.
+    pub owner: String,
+    pub name: String,
+    pub uid: u32,
+    /// The gid of the group the node created for an account; `None` for an administrator.
+    pub gid: Option<u32>,
+    /// Whether the account was removed (its ids may be handed out again, last); always false
+    /// for an administrator.
+    pub removed: bool,
+}
+
+const COLUMNS: &str = "kind, owner, name, uid, gid, removed_at IS NOT NULL";
+
+fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<IdentityRow, StoreError>> {
+    let kind: String = r.get(0)?;
+    let uid: i64 = r.get(3)?;
+    let gid: Option<i64> = r.get(4)?;
+    let id = |v: i64| u32::try_from(v).ok();
+    Ok((|| {
+        Ok(IdentityRow {
+            kind: IdentityKind::parse(&kind)
+                .ok_or_else(|| StoreError::Corrupt(format!("identity kind {kind:?}")))?,
+            owner: r.get(1).map_err(StoreError::sqlite("read an identity"))?,
+            name: r.get(2).map_err(StoreError::sqlite("read an identity"))?,
+            uid: id(uid).ok_or_else(|| StoreError::Corrupt(format!("identity uid {uid}")))?,
+            gid: match gid {
+                Some(g) => {
+                    Some(id(g).ok_or_else(|| StoreError::Corrupt(format!("identity gid {g}")))?)
+                }
+                None => None,
+            },
+            removed: r.get(5).map_err(StoreError::sqlite("read an identity"))?,
+        })
+    })())
+}
+
+impl StateDb {
+    /// Records that `account` is (about to be) the user `name` with `uid`, in the group
+    /// `name` with `gid` that the node creates: committed before the OS change. A second call
+    /// for the same live account replaces its ids (a retry that found them taken before it
+    /// created anything).
+    pub fn record_account_identity(
+        &mut self,
+        account: &Hex32,
+        name: &str,
+        uid: u32,
+        gid: u32,
+    ) -> Result<(), StoreError> {
+        let context = "record an account's identity";
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite(context))?;
+        let updated = tx
+            .execute(
+                "UPDATE identities SET name = ?2, uid = ?3, gid = ?4
+                 WHERE kind = 'account' AND owner = ?1 AND removed_at IS NULL",
+                params![account.as_str(), name, uid, gid],
+            )
+            .map_err(StoreError::sqlite(context))?;
+        if updated == 0 {
+            tx.execute(
+                "INSERT INTO identities(kind, owner, name, uid, gid, recorded_at)
+                 VALUES ('account', ?1, ?2, ?3, ?4, ?5)",
+                params![account.as_str(), name, uid, gid, now_ms()],
+            )
+            .map_err(StoreError::sqlite(context))?;
+        }
+        tx.commit().map_err(StoreError::sqlite(context))
+    }
+
+    /// The live (not removed) identity recorded for `account`.
+    pub fn account_identity(&self, account: &Hex32) -> Result<Option<IdentityRow>, StoreError> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM identities
+                 WHERE kind = 'account' AND owner = ?1 AND removed_at IS NULL"
+            ))
+            .and_then(|mut s| s.query_row(params![account.as_str()], read_row).optional())
+            .map_err(StoreError::sqlite("read an account's identity"))?
+            .transpose()
+    }
+
+    /// Marks the live identity of `account` removed, after its purge removed the user: its
+    /// ids stay recorded, and are handed out again only once no never-used id is left.
+    pub fn retire_account_identity(&mut self, account: &Hex32) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE identities SET removed_at = ?2
+                 WHERE kind = 'account' AND owner = ?1 AND removed_at IS NULL",
+                params![account.as_str(), now_ms()],
+            )
+            .map(drop)
+            .map_err(StoreError::sqlite("retire an account's identity"))
+    }
+
+    /// Records that the administrator `name` with `uid` was on the sudo allowlist; kept for
+    /// good. Recording the same pair again changes nothing.
+    pub fn record_administrator(&mut self, name: &str, uid: u32) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO identities(kind, owner, name, uid, gid, recorded_at)
+                 VALUES ('administrator', 'node:', ?1, ?2, NULL, ?3)
+                 ON CONFLICT(name, uid) WHERE kind = 'administrator' DO NOTHING",
+                params![name, uid, now_ms()],
+            )
+            .map(drop)
+            .map_err(StoreError::sqlite("record an administrator"))
+    }
+
+    /// Every recorded identity, in the order recorded: what a new account's name and ids are
+    /// checked against.
+    pub fn identities(&self) -> Result<Vec<IdentityRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM identities ORDER BY seq"))
+            .map_err(StoreError::sqlite("list identities"))?;
+        let rows = stmt
+            .query_map([], read_row)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(StoreError::sqlite("list identities"))?;
+        rows.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn account(n: u8) -> Hex32 {
+        format!("{n:032x}").parse().unwrap()
+    }
+
+    #[test]
+    fn an_account_identity_is_replaced_while_live_and_kept_once_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = StateDb::open(&dir.path().join("state.db")).unwrap();
+        assert_eq!(db.account_identity(&account(1)).unwrap(), None);
+        db.record_account_identity(&account(1), "shop1", 5000, 5000)
+            .unwrap();
+        db.record_account_identity(&account(1), "shop1", 5001, 5001)
+            .unwrap();
+        let live = db.account_identity(&account(1)).unwrap().unwrap();
+        assert_eq!(
+            (live.uid, live.gid, live.removed),
+            (5001, Some(5001), false)
+        );
+        db.retire_account_identity(&account(1)).unwrap();
+        assert_eq!(db.account_identity(&account(1)).unwrap(), None);
+        // The same account created again gets a new live row; the removed one stays.
+        db.record_account_identity(&account(1), "shop1", 5002, 5002)
+            .unwrap();
+        let all = db.identities().unwrap();
+        assert_eq!(all.len(), 2);
+        assert!(all[0].removed && !all[1].removed);
+        assert_eq!(all[1].uid, 5002);
+    }
+
+    #[test]
+    fn administrators_are_recorded_once_per_name_and_uid_and_never_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = StateDb::open(&dir.path().join("state.db")).unwrap();
+        db.record_administrator("alice", 1500).unwrap();
+        db.record_administrator("alice", 1500).unwrap();
+        db.record_administrator("alice", 1600).unwrap();
+        let all = db.identities().unwrap();
+        assert_eq!(all.len(), 2);
+        assert!(all.iter().all(|r| r.kind == IdentityKind::Administrator
+            && r.owner == "node:"
+            && r.gid.is_none()
+            && !r.removed));
+    }
+
+    #[test]
+    fn ids_out_of_range_are_refused_by_the_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = StateDb::open(&dir.path().join("state.db")).unwrap();
+        assert!(db.record_administrator("root", 0).is_err());
+        assert!(db.identities().unwrap().is_empty());
+    }
+}
