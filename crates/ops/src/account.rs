@@ -339,19 +339,16 @@ fn check_name_free(ctx: &Ctx, account: &Hex32, name: &str) -> Result<(), OpError
             format!("username: {name} is another account's on this node"),
         )
     };
-    for row in ctx
+    for other in ctx
         .state
-        .resources_of_family(Account::NAME)
+        .resource_ids_where(Account::NAME, "$.username", name)
         .map_err(store_error)?
     {
-        if &row.resource_id != account && row.data["username"].as_str() == Some(name) {
+        if &other != account {
             return Err(taken());
         }
     }
-    for row in ctx.state.identities().map_err(store_error)? {
-        if row.name != name {
-            continue;
-        }
+    for row in ctx.state.identities_named(name).map_err(store_error)? {
         match row.kind {
             IdentityKind::Administrator => {
                 return Err(reserved("it was a sudo administrator's".into()));
@@ -365,8 +362,7 @@ fn check_name_free(ctx: &Ctx, account: &Hex32, name: &str) -> Result<(), OpError
     if administrator_names(ctx)?.contains(name) {
         return Err(reserved("it is on the sudo allowlist".into()));
     }
-    let system = ctx.provider.system_identities().map_err(provider_error)?;
-    if let Some(place) = system.names.get(name) {
+    if let Some(place) = ctx.provider.system_name_use(name).map_err(provider_error)? {
         return Err(reserved(format!("it is {place}")));
     }
     Ok(())
@@ -398,27 +394,24 @@ pub fn allocate_id(ctx: &Ctx) -> Result<u32, OpError> {
     let (uid_min, uid_max) = ctx.provider.login_uid_range().map_err(provider_error)?;
     let (gid_min, gid_max) = ctx.provider.login_gid_range().map_err(provider_error)?;
     let (lo, hi) = (uid_min.max(gid_min), uid_max.min(gid_max));
-    let system = ctx.provider.system_identities().map_err(provider_error)?;
+    let system = ctx.provider.system_ids().map_err(provider_error)?;
     let mut forbidden: BTreeSet<u32> = system.uids.union(&system.gids).copied().collect();
     let mut ever: BTreeSet<u32> = BTreeSet::new();
-    for row in ctx.state.identities().map_err(store_error)? {
-        ever.insert(row.uid);
-        ever.extend(row.gid);
-        if row.kind == IdentityKind::Administrator || !row.removed {
-            forbidden.insert(row.uid);
-            forbidden.extend(row.gid);
+    for (id, held) in ctx.state.recorded_ids().map_err(store_error)? {
+        ever.insert(id);
+        if held {
+            forbidden.insert(id);
         }
     }
-    for row in ctx
+    // Accounts made before their identities were recorded.
+    for id in ctx
         .state
-        .resources_of_family(Account::NAME)
+        .resource_numbers(Account::NAME, &["$.uid", "$.gid"])
         .map_err(store_error)?
     {
-        for key in ["uid", "gid"] {
-            if let Some(id) = row.data[key].as_u64().and_then(|v| u32::try_from(v).ok()) {
-                ever.insert(id);
-                forbidden.insert(id);
-            }
+        if let Ok(id) = u32::try_from(id) {
+            ever.insert(id);
+            forbidden.insert(id);
         }
     }
     let exhausted = || {
@@ -641,7 +634,7 @@ impl Operation for EnsureAccount {
                 .map_err(provider_error)?
                 .is_none()
         {
-            let system = ctx.provider.system_identities().map_err(provider_error)?;
+            let system = ctx.provider.system_ids().map_err(provider_error)?;
             if system.uids.contains(&rec.uid) || system.gids.contains(&rec.gid) {
                 new_identity(ctx, &req.id, name)?
             } else {

@@ -77,6 +77,6 @@ pub use sim::{
 pub use sudo_log::{LogChunk, LogPosition};
 pub use tenant_fs::{MAX_TENANT_READ, TenantDir};
 pub use users::{
-    DEFAULT_UID_RANGE, GroupEntry, PasswdEntry, ShadowEntry, SystemIdentities, parse_gid_range,
+    DEFAULT_UID_RANGE, GroupEntry, PasswdEntry, ShadowEntry, SystemIds, parse_gid_range,
     parse_uid_range,
 };

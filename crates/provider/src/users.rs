@@ -6,7 +6,7 @@
 //! NSS: the node manages local accounts, and a directory service answering for the same name
 //! must not make the node believe its own user exists.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io;
 use std::path::PathBuf;
 
@@ -214,26 +214,28 @@ fn parse_id_range(text: &str, kind: &str) -> (u32, u32) {
     }
 }
 
-/// Every name and id the system's account databases hold: what a new tenant can never be
-/// given (DESIGN.md invariant 10).
+/// Every uid in passwd and every gid in group: ids a new tenant is never given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SystemIdentities {
-    /// Each name found, with where: an entry of passwd, shadow, group or gshadow, a group's
-    /// member, a gshadow administrator or member.
-    pub names: BTreeMap<String, String>,
-    /// Every uid in passwd.
+pub struct SystemIds {
     pub uids: BTreeSet<u32>,
-    /// Every gid in group.
     pub gids: BTreeSet<u32>,
 }
 
-impl SystemIdentities {
-    fn add_name(&mut self, name: &str, place: impl FnOnce() -> String) {
-        if !name.is_empty() && !self.names.contains_key(name) {
-            self.names.insert(name.to_owned(), place());
-        }
-    }
-}
+/// The account databases and, for each, the fields that hold names: the entry's own, and the
+/// member lists (group: members; gshadow: administrators, members).
+const NAME_FIELDS: [(&str, &[(usize, &str)]); 4] = [
+    ("/etc/passwd", &[(0, "an entry")]),
+    ("/etc/shadow", &[(0, "an entry")]),
+    ("/etc/group", &[(0, "an entry"), (3, "a member of a group")]),
+    (
+        "/etc/gshadow",
+        &[
+            (0, "an entry"),
+            (2, "an administrator of a group"),
+            (3, "a member of a group"),
+        ],
+    ),
+];
 
 impl Provider {
     /// The UID range of login accounts, from the system's `login.defs` (through `sysconf`).
@@ -255,51 +257,55 @@ impl Provider {
         }
     }
 
-    /// Every name and id in the system's passwd, shadow, group and gshadow (through
-    /// `sysconf`), members and gshadow administrators included. A missing file holds nothing;
-    /// a malformed line still gives its first field, since a name is taken however its line
-    /// is damaged.
-    pub fn system_identities(&self) -> Result<SystemIdentities, ProviderError> {
-        let mut found = SystemIdentities::default();
-        for (file, lists) in [
-            ("/etc/passwd", &[][..]),
-            ("/etc/shadow", &[][..]),
-            ("/etc/group", &[3][..]),
-            ("/etc/gshadow", &[2, 3][..]),
-        ] {
-            let path = self.sysconf(file);
-            let text = match std::fs::read(&path) {
-                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(ProviderError::io("read", path, e)),
-            };
+    /// Where the system's passwd, shadow, group or gshadow (through `sysconf`) hold `name`:
+    /// as an entry, a group's member or a gshadow administrator (`"a member of a group in
+    /// /etc/group"`); `None` if nowhere. A malformed line still counts by its fields, since a
+    /// name is taken however its line is damaged. What a new tenant's name is checked against
+    /// (DESIGN.md invariant 10).
+    pub fn system_name_use(&self, name: &str) -> Result<Option<String>, ProviderError> {
+        if name.is_empty() {
+            return Ok(None);
+        }
+        for (file, fields) in NAME_FIELDS {
+            let text = self.read_database(file)?;
             for line in text.lines() {
-                let fields: Vec<&str> = line.split(':').collect();
-                let entry = fields[0];
-                found.add_name(entry, || format!("an entry of {file}"));
-                for &list in lists {
-                    let role = if file == "/etc/gshadow" && list == 2 {
-                        "an administrator"
-                    } else {
-                        "a member"
+                let parts: Vec<&str> = line.split(':').collect();
+                for &(field, role) in fields {
+                    let hit = match parts.get(field) {
+                        Some(value) if field == 0 => *value == name,
+                        Some(list) => list.split(',').any(|m| m == name),
+                        None => false,
                     };
-                    for member in fields.get(list).unwrap_or(&"").split(',') {
-                        found.add_name(member, || format!("{role} of the group {entry} in {file}"));
+                    if hit {
+                        return Ok(Some(format!("{role} in {file}")));
                     }
-                }
-                let id = fields.get(2).and_then(|v| v.parse::<u32>().ok());
-                match (file, id) {
-                    ("/etc/passwd", Some(uid)) => {
-                        found.uids.insert(uid);
-                    }
-                    ("/etc/group", Some(gid)) => {
-                        found.gids.insert(gid);
-                    }
-                    _ => {}
                 }
             }
         }
-        Ok(found)
+        Ok(None)
+    }
+
+    /// Every uid in passwd and gid in group (through `sysconf`).
+    pub fn system_ids(&self) -> Result<SystemIds, ProviderError> {
+        let ids = |text: String| -> BTreeSet<u32> {
+            text.lines()
+                .filter_map(|l| l.split(':').nth(2)?.parse().ok())
+                .collect()
+        };
+        Ok(SystemIds {
+            uids: ids(self.read_database("/etc/passwd")?),
+            gids: ids(self.read_database("/etc/group")?),
+        })
+    }
+
+    /// An account database's text; empty when it does not exist.
+    fn read_database(&self, file: &str) -> Result<String, ProviderError> {
+        let path = self.sysconf(file);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),
+            Err(e) => Err(ProviderError::io("read", path, e)),
+        }
     }
 }
 
@@ -344,5 +350,36 @@ mod tests {
         assert!(!s.is_locked());
         assert!(!s.has_expiry());
         assert!(parse_passwd_line("broken:x:1").is_none());
+    }
+
+    #[test]
+    fn a_name_is_found_as_an_entry_a_member_or_a_gshadow_administrator() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider = crate::testing::sim_provider(crate::Platform::Debian, dir.path(), vec![]);
+        crate::testing::seed_accounts(&provider).unwrap();
+        let etc = provider.sysconf("/etc");
+        std::fs::write(etc.join("shadow"), "root:*:1::::::\nstale:!:1::::::\n").unwrap();
+        std::fs::write(
+            etc.join("group"),
+            "root:x:0:\nsudo:x:27:erin,fay\nbroken:x\n",
+        )
+        .unwrap();
+        std::fs::write(etc.join("gshadow"), "sudo:*:dave:erin\n").unwrap();
+        let place = |n: &str| provider.system_name_use(n).unwrap();
+        assert_eq!(place("root").as_deref(), Some("an entry in /etc/passwd"));
+        assert_eq!(place("stale").as_deref(), Some("an entry in /etc/shadow"));
+        assert_eq!(
+            place("fay").as_deref(),
+            Some("a member of a group in /etc/group")
+        );
+        assert_eq!(place("broken").as_deref(), Some("an entry in /etc/group"));
+        assert_eq!(
+            place("dave").as_deref(),
+            Some("an administrator of a group in /etc/gshadow")
+        );
+        assert_eq!(place("shop1"), None);
+        assert_eq!(place(""), None);
+        let ids = provider.system_ids().unwrap();
+        assert!(ids.uids.contains(&65534) && ids.gids.contains(&27));
     }
 }

@@ -147,8 +147,96 @@ impl StateDb {
             .map_err(StoreError::sqlite("record an administrator"))
     }
 
-    /// Every recorded identity, in the order recorded: what a new account's name and ids are
-    /// checked against.
+    /// The recorded identities named `name`.
+    pub fn identities_named(&self, name: &str) -> Result<Vec<IdentityRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM identities WHERE name = ?1 ORDER BY seq"
+            ))
+            .map_err(StoreError::sqlite("list identities"))?;
+        let rows = stmt
+            .query_map(params![name], read_row)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(StoreError::sqlite("list identities"))?;
+        rows.into_iter().collect()
+    }
+
+    /// Every id recorded (an identity's uid, and its gid when it has one), each with whether
+    /// it is still held: an administrator's always, an account's until it is removed. What a
+    /// new account's id is chosen against, without reading whole rows.
+    pub fn recorded_ids(&self) -> Result<Vec<(u32, bool)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT uid, kind = 'administrator' OR removed_at IS NULL FROM identities
+                 UNION ALL
+                 SELECT gid, kind = 'administrator' OR removed_at IS NULL FROM identities
+                 WHERE gid IS NOT NULL",
+            )
+            .map_err(StoreError::sqlite("list recorded ids"))?;
+        let rows: Vec<(i64, bool)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("list recorded ids"))?;
+        rows.into_iter()
+            .map(|(id, held)| {
+                u32::try_from(id)
+                    .map(|id| (id, held))
+                    .map_err(|_| StoreError::Corrupt(format!("identity id {id}")))
+            })
+            .collect()
+    }
+
+    /// The ids of `family`'s resources whose data holds the string `value` at the JSON
+    /// `path` (`$.username`), found by SQLite without parsing the rows here.
+    pub fn resource_ids_where(
+        &self,
+        family: &str,
+        path: &str,
+        value: &str,
+    ) -> Result<Vec<Hex32>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT resource_id FROM resources
+                 WHERE family = ?1 AND json_extract(data, ?2) = ?3 ORDER BY resource_id",
+            )
+            .map_err(StoreError::sqlite("find resources"))?;
+        let ids: Vec<String> = stmt
+            .query_map(params![family, path, value], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("find resources"))?;
+        ids.into_iter()
+            .map(|id| {
+                id.parse()
+                    .map_err(|_| StoreError::Corrupt(format!("resource id {id:?}")))
+            })
+            .collect()
+    }
+
+    /// Every integer `family`'s resources hold at one of the JSON `paths` (`$.uid`,
+    /// `$.gid`), found by SQLite without parsing the rows here.
+    pub fn resource_numbers(&self, family: &str, paths: &[&str]) -> Result<Vec<i64>, StoreError> {
+        let mut out = Vec::new();
+        for path in paths {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT json_extract(data, ?2) FROM resources
+                     WHERE family = ?1 AND json_type(data, ?2) = 'integer'",
+                )
+                .map_err(StoreError::sqlite("read resource numbers"))?;
+            let values: Vec<i64> = stmt
+                .query_map(params![family, path], |r| r.get(0))
+                .and_then(|rows| rows.collect())
+                .map_err(StoreError::sqlite("read resource numbers"))?;
+            out.extend(values);
+        }
+        Ok(out)
+    }
+
+    /// Every recorded identity, in the order recorded.
     pub fn identities(&self) -> Result<Vec<IdentityRow>, StoreError> {
         let mut stmt = self
             .conn
@@ -208,6 +296,56 @@ mod tests {
             && r.owner == "node:"
             && r.gid.is_none()
             && !r.removed));
+    }
+
+    #[test]
+    fn lookups_by_name_id_and_json_field_see_what_was_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = StateDb::open(&dir.path().join("state.db")).unwrap();
+        db.record_account_identity(&account(1), "shop1", 5000, 5001)
+            .unwrap();
+        db.record_account_identity(&account(2), "shop2", 5002, 5002)
+            .unwrap();
+        db.retire_account_identity(&account(2)).unwrap();
+        db.record_administrator("alice", 1500).unwrap();
+        assert_eq!(db.identities_named("shop1").unwrap().len(), 1);
+        assert!(db.identities_named("nobody").unwrap().is_empty());
+        let mut ids = db.recorded_ids().unwrap();
+        ids.sort_unstable();
+        assert_eq!(
+            ids,
+            [
+                (1500, true),
+                (5000, true),
+                (5001, true),
+                (5002, false),
+                (5002, false)
+            ]
+        );
+        db.conn
+            .execute(
+                "INSERT INTO resources(family, resource_id, owner, generation, data, updated_at)
+                 VALUES ('account', ?1, ?1, 1, ?2, 0)",
+                params![
+                    account(1).as_str(),
+                    r#"{"username":"shop1","uid":5000,"gid":"x"}"#
+                ],
+            )
+            .unwrap();
+        assert_eq!(
+            db.resource_ids_where("account", "$.username", "shop1")
+                .unwrap(),
+            [account(1)]
+        );
+        assert!(
+            db.resource_ids_where("account", "$.username", "shop2")
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            db.resource_numbers("account", &["$.uid", "$.gid"]).unwrap(),
+            [5000]
+        );
     }
 
     #[test]
