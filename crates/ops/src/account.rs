@@ -1383,6 +1383,7 @@ pub struct ObserveAccountUsage;
 impl Operation for ObserveAccountUsage {
     const NAME: &'static str = "observe_account_usage";
     const SCOPE: Scope = Scope::Tenant;
+    const LANE: registry::Lane = registry::Lane::Long;
     const SUMMARY: &'static str =
         "Measure the account's disk and inode use (as the tenant) and report the limits in effect";
     type Family = Account;

@@ -340,6 +340,7 @@ pub struct CreateAccountBackup;
 impl Operation for CreateAccountBackup {
     const NAME: &'static str = "create_account_backup";
     const SCOPE: Scope = Scope::Tenant;
+    const LANE: registry::Lane = registry::Lane::Long;
     const SUMMARY: &'static str =
         "Archive the account's home and databases into a compressed blob in blobs/out";
     type Family = Backup;
@@ -778,6 +779,7 @@ pub struct RestoreAccountBackup;
 impl Operation for RestoreAccountBackup {
     const NAME: &'static str = "restore_account_backup";
     const SCOPE: Scope = Scope::Tenant;
+    const LANE: registry::Lane = registry::Lane::Long;
     const SUMMARY: &'static str =
         "Restore an uploaded backup archive into the account's home and databases, as the tenant";
     type Family = Backup;

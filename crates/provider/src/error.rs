@@ -38,6 +38,19 @@ pub enum ProviderError {
     #[error("{program} did not finish within {timeout:?} and was killed")]
     Timeout { program: Program, timeout: Duration },
 
+    /// The program stopped (`SIGSTOP`, `SIGTSTP`...) or was stopped and continued, and was
+    /// killed at once with its process group: a stopped child would hold its lane until its
+    /// deadline. A tenant can stop its own worker; nothing else the node runs ever stops.
+    #[error("{program} was stopped{} and was killed", match signal {
+        Some(signal) => format!(" by signal {signal}"),
+        None => " and continued".to_owned(),
+    })]
+    Stopped {
+        program: Program,
+        /// The signal that stopped it, when it was still stopped when noticed.
+        signal: Option<i32>,
+    },
+
     /// The program could not be started at all.
     #[error("could not start {program} ({path})")]
     Spawn {
@@ -96,6 +109,7 @@ impl ProviderError {
             ProviderError::Unsupported { .. } => "unsupported_on_platform",
             ProviderError::Failed { .. } => "program_failed",
             ProviderError::Timeout { .. } => "program_timeout",
+            ProviderError::Stopped { .. } => "program_stopped",
             ProviderError::Spawn { .. } => "program_spawn_failed",
             ProviderError::TenantPath { .. } => "tenant_path_unsafe",
             ProviderError::Io { .. } => "io_error",
@@ -176,6 +190,13 @@ mod tests {
                     timeout: Duration::from_secs(30),
                 },
                 "program_timeout",
+            ),
+            (
+                ProviderError::Stopped {
+                    program: Program::TenantWorker,
+                    signal: Some(19),
+                },
+                "program_stopped",
             ),
             (
                 ProviderError::Spawn {

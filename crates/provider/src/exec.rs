@@ -7,13 +7,28 @@
 //! `PATH`, `LC_ALL=C`), cwd `/`, a null or fed stdin, capped stdout/stderr, its own process
 //! group, and a deadline after which the whole group is killed and the child reaped. There is
 //! no shell: the argument list goes to `execve` as a list.
+//!
+//! # A stopped child is killed at once
+//!
+//! The tenant worker runs with the tenant's uid, so the tenant may signal it: `SIGSTOP` (or
+//! `SIGTSTP`, or a stop of its process group) would freeze it, and the lane waiting for it,
+//! until its deadline. The child is therefore watched with `waitid(WEXITED | WSTOPPED |
+//! WCONTINUED | WNOWAIT)`, which the kernel wakes on a stop, on a continue after a stop and on
+//! the exit: the first stop or continue seen kills the process group at once and the call
+//! fails `program_stopped`. A stop followed at once by `SIGCONT` is still seen: until a wait
+//! without `WNOWAIT` consumes it, the kernel keeps either the stop or the continue to report.
+//! Nothing else the node runs ever stops, so this holds for every program. What the worker
+//! cannot be is traced: it is not dumpable and has `no_new_privs`, so the tenant cannot
+//! `ptrace` it (a traced stop would be reported to the tracer, not here); and it cannot fork
+//! (`RLIMIT_NPROC` 0), so its group is itself. A child that is merely slow, or blocked, is
+//! killed at its deadline (`program.rs`: `TenantWork` for the worker's kinds of work).
 
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -264,27 +279,17 @@ pub(crate) fn run_process(
     let stdout = Capture::start(child.stdout.take().expect("stdout was piped at spawn"));
     let stderr = Capture::start(child.stderr.take().expect("stderr was piped at spawn"));
 
-    let exited_rx = watch_exit(pid);
-
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    let timed_out = exited_rx.recv_timeout(remaining).is_err();
-    if timed_out {
-        // The group id is the child's pid (process_group(0)); it is still unreaped, so the
-        // id cannot have been reused.
-        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
-        if exited_rx.recv_timeout(AFTER_EXIT_GRACE).is_err() {
-            // Unkillable (stuck in the kernel). Reap it in the background whenever it dies,
-            // rather than block this pass or leave a zombie for the runner's lifetime.
-            tracing::error!(
-                program = program.name(),
-                pid = pid.as_raw_nonzero().get(),
-                "timed-out program did not die after SIGKILL"
-            );
-            thread::spawn(move || {
-                let _ = child.wait();
-            });
-            return Err(ProviderError::Timeout { program, timeout });
-        }
+    let events = watch_child(pid);
+    let (ending, gone) = wait_or_kill(program, pid, &events, deadline);
+    if !gone {
+        // Unkillable (stuck in the kernel). Reap it in the background whenever it dies,
+        // rather than block this pass or leave a zombie for the runner's lifetime.
+        thread::spawn(move || {
+            let _ = child.wait();
+        });
+        return Err(ending
+            .error(program, timeout)
+            .expect("only a killed child can linger"));
     }
     let status = child
         .wait()
@@ -292,8 +297,8 @@ pub(crate) fn run_process(
     let grace = Instant::now() + AFTER_EXIT_GRACE;
     let (stdout, stdout_truncated) = stdout.finish(grace);
     let (stderr, stderr_truncated) = stderr.finish(grace);
-    if timed_out {
-        return Err(ProviderError::Timeout { program, timeout });
+    if let Some(error) = ending.error(program, timeout) {
+        return Err(error);
     }
     Ok(Output {
         status: status_code(status),
@@ -326,28 +331,23 @@ pub(crate) fn run_process_streaming(
     let mut stdin = child.stdin.take().expect("stdin was piped at spawn");
     let mut stdout = child.stdout.take().expect("stdout was piped at spawn");
     let stderr = Capture::start(child.stderr.take().expect("stderr was piped at spawn"));
-    let exited_rx = watch_exit(pid);
-    let (timed_out, output_error) = thread::scope(|scope| {
+    let events = watch_child(pid);
+    let (ending, output_error) = thread::scope(|scope| {
         scope.spawn(move || {
             // EPIPE (the program stopped reading) is not our error: its reply says why.
             let _ = std::io::copy(input, &mut stdin);
         });
         let drain = scope.spawn(move || std::io::copy(&mut stdout, output).err());
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let timed_out = exited_rx.recv_timeout(remaining).is_err();
-        if timed_out {
-            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
-            // The pipes close when the group is dead; the scope then joins both threads.
-            let _ = exited_rx.recv_timeout(AFTER_EXIT_GRACE);
-        }
-        (timed_out, drain.join().ok().flatten())
+        // A killed group closes the pipes; the scope then joins both threads.
+        let (ending, _) = wait_or_kill(program, pid, &events, deadline);
+        (ending, drain.join().ok().flatten())
     });
     let status = child
         .wait()
         .map_err(|e| ProviderError::io("wait for", path, e))?;
     let (stderr, stderr_truncated) = stderr.finish(Instant::now() + AFTER_EXIT_GRACE);
-    if timed_out {
-        return Err(ProviderError::Timeout { program, timeout });
+    if let Some(error) = ending.error(program, timeout) {
+        return Err(error);
     }
     if let Some(e) = output_error {
         return Err(ProviderError::io("stream the output of", path, e));
@@ -360,19 +360,110 @@ pub(crate) fn run_process_streaming(
     })
 }
 
-/// Waits for `pid` to exit without reaping it (WNOWAIT) in a helper thread, and says so on the
-/// returned channel: the caller waits with a deadline, and the pid stays its own (a zombie)
-/// until it reaps it, so a kill can never hit a recycled pid.
-fn watch_exit(pid: Pid) -> mpsc::Receiver<()> {
-    let (exited_tx, exited_rx) = mpsc::channel();
+/// What the watcher of a child saw first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChildEvent {
+    /// It is gone (exited or killed), not yet reaped.
+    Exited,
+    /// It stopped (the signal, when it was still stopped when seen) or had stopped and was
+    /// continued (`None`).
+    Stopped(Option<i32>),
+}
+
+/// Watches `pid` in a helper thread with `waitid(WNOWAIT)`, which leaves the child unreaped:
+/// the pid stays its own (a zombie) until the caller reaps it, so a kill can never hit a
+/// recycled pid. The first stop or continue is sent, then the exit; nothing else.
+fn watch_child(pid: Pid) -> mpsc::Receiver<ChildEvent> {
+    let (events_tx, events_rx) = mpsc::channel();
     thread::spawn(move || {
-        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
-            WaitId::Pid(pid),
-            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-        ) {}
-        let _ = exited_tx.send(());
+        let mut options = WaitIdOptions::EXITED
+            | WaitIdOptions::STOPPED
+            | WaitIdOptions::CONTINUED
+            | WaitIdOptions::NOWAIT;
+        loop {
+            match rustix::process::waitid(WaitId::Pid(pid), options) {
+                Err(rustix::io::Errno::INTR) | Ok(None) => {}
+                Ok(Some(status)) if status.stopped() || status.continued() => {
+                    let _ = events_tx.send(ChildEvent::Stopped(status.stopping_signal()));
+                    // WNOWAIT leaves the stop to be reported again: from now on, the exit
+                    // only (the caller is killing the group).
+                    options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
+                }
+                Ok(Some(_)) | Err(_) => {
+                    let _ = events_tx.send(ChildEvent::Exited);
+                    return;
+                }
+            }
+        }
     });
-    exited_rx
+    events_rx
+}
+
+/// How the wait for a child ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    Exited,
+    /// Stopped, and killed at once.
+    Stopped(Option<i32>),
+    /// Still running at its deadline, and killed.
+    TimedOut,
+}
+
+impl Ending {
+    /// The error this ending is, if the program did not end by itself.
+    fn error(self, program: Program, timeout: Duration) -> Option<ProviderError> {
+        match self {
+            Ending::Exited => None,
+            Ending::Stopped(signal) => Some(ProviderError::Stopped { program, signal }),
+            Ending::TimedOut => Some(ProviderError::Timeout { program, timeout }),
+        }
+    }
+}
+
+/// Waits until the child `pid` exits, or stops, or `deadline` passes; in the last two cases
+/// kills its process group at once and waits a little for it to disappear. Returns how the
+/// wait ended and whether the child is gone (false: it outlived SIGKILL by
+/// [`AFTER_EXIT_GRACE`], stuck in the kernel).
+fn wait_or_kill(
+    program: Program,
+    pid: Pid,
+    events: &mpsc::Receiver<ChildEvent>,
+    deadline: Instant,
+) -> (Ending, bool) {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let ending = match events.recv_timeout(remaining) {
+        // The watcher sends before it ends: a closed channel means it saw the exit.
+        Ok(ChildEvent::Exited) | Err(RecvTimeoutError::Disconnected) => {
+            return (Ending::Exited, true);
+        }
+        Ok(ChildEvent::Stopped(signal)) => Ending::Stopped(signal),
+        Err(RecvTimeoutError::Timeout) => Ending::TimedOut,
+    };
+    // The group id is the child's pid (process_group(0)); the child is still unreaped, so
+    // the id cannot have been reused. SIGKILL ends a stopped process too.
+    let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+    tracing::warn!(
+        program = program.name(),
+        pid = pid.as_raw_nonzero().get(),
+        ending = ?ending,
+        "killed the program's process group"
+    );
+    let gone = loop {
+        match events.recv_timeout(AFTER_EXIT_GRACE) {
+            Ok(ChildEvent::Exited) | Err(RecvTimeoutError::Disconnected) => break true,
+            // A stop seen after the deadline: the kill is already on its way.
+            Ok(ChildEvent::Stopped(_)) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                tracing::error!(
+                    program = program.name(),
+                    pid = pid.as_raw_nonzero().get(),
+                    "killed program did not die after SIGKILL"
+                );
+                break false;
+            }
+        }
+    };
+    (ending, gone)
 }
 
 /// The exit code, or 128 + signal (the shell convention) when a signal ended the process.
@@ -563,6 +654,131 @@ mod tests {
         let log = read_audit_log(&f.audit_dir).unwrap();
         assert_eq!(log[0].status, None);
         assert_eq!(log[0].error.as_deref(), Some("program_timeout"));
+    }
+
+    /// The pid of this process's child running `arg`, once it exists.
+    fn child_running(arg: &str) -> Pid {
+        for _ in 0..5_000 {
+            if let Some(pid) = children_running(arg).first() {
+                return Pid::from_raw(pid.parse().unwrap()).unwrap();
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+        panic!("no child runs {arg}");
+    }
+
+    /// Returns once `pid` is stopped (a stop signal that a `SIGCONT` overtakes before the
+    /// process handled it never stops it: there is nothing to notice then) or gone.
+    fn wait_until_stopped_or_gone(pid: Pid) {
+        let stat = format!("/proc/{}/stat", pid.as_raw_nonzero());
+        loop {
+            let Ok(text) = std::fs::read_to_string(&stat) else {
+                return;
+            };
+            let state = text
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            if matches!(state, Some("T" | "Z" | "X") | None) {
+                return;
+            }
+            thread::yield_now();
+        }
+    }
+
+    /// A stopped child would hold its caller until the deadline (ten minutes here): it is
+    /// killed at once instead, however it was stopped, and the call fails `program_stopped`.
+    #[test]
+    fn a_stopped_program_is_killed_at_once_however_it_was_stopped() {
+        use rustix::process::{kill_process, kill_process_group};
+        type Attack = fn(Pid);
+        let attacks: [(&str, &str, Attack); 4] = [
+            ("SIGSTOP", "601.1", |pid| {
+                kill_process(pid, Signal::STOP).unwrap()
+            }),
+            ("SIGTSTP", "601.2", |pid| {
+                kill_process(pid, Signal::TSTP).unwrap()
+            }),
+            ("SIGSTOP then SIGCONT", "601.3", |pid| {
+                kill_process(pid, Signal::STOP).unwrap();
+                wait_until_stopped_or_gone(pid);
+                // Too late or not, the stop was seen: the continue changes nothing.
+                let _ = kill_process(pid, Signal::CONT);
+            }),
+            ("its process group stopped", "601.4", |pid| {
+                kill_process_group(pid, Signal::STOP).unwrap()
+            }),
+        ];
+        for (name, arg, attack) in attacks {
+            let f = fixture();
+            let (err, noticed) = thread::scope(|scope| {
+                let call =
+                    scope.spawn(|| run(&f, "/bin/sleep", &[arg], None, Duration::from_secs(600)));
+                let pid = child_running(arg);
+                let attacked = Instant::now();
+                attack(pid);
+                (call.join().unwrap().unwrap_err(), attacked.elapsed())
+            });
+            eprintln!("{name}: killed and reaped {noticed:?} after the signal");
+            assert_eq!(err.code(), "program_stopped", "{name}: {err:?}");
+            assert_eq!(
+                children_running(arg),
+                Vec::<String>::new(),
+                "{name}: not reaped"
+            );
+            let log = read_audit_log(&f.audit_dir).unwrap();
+            assert_eq!(log[0].error.as_deref(), Some("program_stopped"), "{name}");
+        }
+    }
+
+    /// Stopping and continuing, over and over, is seen as a stop: the first one kills it.
+    #[test]
+    fn a_program_stopped_and_continued_repeatedly_is_killed_at_the_first_stop() {
+        let f = fixture();
+        let err = thread::scope(|scope| {
+            let call =
+                scope.spawn(|| run(&f, "/bin/sleep", &["602.1"], None, Duration::from_secs(600)));
+            let pid = child_running("602.1");
+            for _ in 0..50 {
+                if rustix::process::kill_process(pid, Signal::STOP).is_err() {
+                    break;
+                }
+                wait_until_stopped_or_gone(pid);
+                let _ = rustix::process::kill_process(pid, Signal::CONT);
+            }
+            call.join().unwrap().unwrap_err()
+        });
+        assert_eq!(err.code(), "program_stopped", "{err:?}");
+        assert_eq!(children_running("602.1"), Vec::<String>::new());
+    }
+
+    /// The streaming path (archives) watches its child the same way.
+    #[test]
+    fn a_stopped_streaming_program_is_killed_at_once() {
+        struct Slow;
+        impl Read for Slow {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                thread::sleep(Duration::from_millis(20));
+                buf[0] = b'x';
+                Ok(1)
+            }
+        }
+        let err = thread::scope(|scope| {
+            let call = scope.spawn(|| {
+                let args = [OsString::from("603.1")];
+                run_process_streaming(
+                    Program::TenantWorker,
+                    Path::new("/bin/sleep"),
+                    &args,
+                    &mut Slow,
+                    &mut std::io::sink(),
+                    Duration::from_secs(600),
+                )
+            });
+            rustix::process::kill_process(child_running("603.1"), Signal::STOP).unwrap();
+            call.join().unwrap().unwrap_err()
+        });
+        assert_eq!(err.code(), "program_stopped", "{err:?}");
+        assert_eq!(children_running("603.1"), Vec::<String>::new());
     }
 
     #[test]

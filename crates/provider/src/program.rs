@@ -74,6 +74,41 @@ pub enum Program {
 /// How long a program may run when its module does not say otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The kinds of work the tenant worker does, each with its deadline: the one place those
+/// deadlines are kept. A worker still running at its deadline is killed with its process
+/// group and the job fails `program_timeout`; a worker that stops (a tenant can `SIGSTOP` a
+/// process of its own uid) is killed at once whatever its deadline (`program_stopped`, see
+/// `exec.rs`).
+///
+/// A deadline bounds how long one tenant's worker can keep the lane it runs in busy, so each
+/// is as short as the work allows: a tenant decides how slow its own worker is (the size of
+/// its home, its nice value, a CPU-bound process pinned beside it), never how long it may
+/// hold the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TenantWork {
+    /// One short request: make a document root, write one file, report the worker's own
+    /// state. Milliseconds of work, in the main lane with every other tenant's jobs.
+    Request,
+    /// A walk of the home for its usage. The worker ends the walk itself at its budget
+    /// (`tenant::protocol::DU_MAX_BUDGET_MS`, 20 s) and reports it incomplete; the deadline
+    /// leaves room for that and for a loaded machine. Long lane.
+    UsageWalk,
+    /// An archive of the home streamed out, or one streamed in and restored: as long as the
+    /// home is large. Long lane.
+    Archive,
+}
+
+impl TenantWork {
+    /// How long the worker may take for this kind of work before it is killed.
+    pub const fn deadline(self) -> Duration {
+        match self {
+            TenantWork::Request => Duration::from_secs(15),
+            TenantWork::UsageWalk => Duration::from_secs(60),
+            TenantWork::Archive => Duration::from_secs(30 * 60),
+        }
+    }
+}
+
 impl Program {
     /// Every program, so tests can check the whole table.
     pub const ALL: &'static [Program] = &[

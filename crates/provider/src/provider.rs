@@ -95,6 +95,22 @@ impl Provider {
         }
     }
 
+    /// The same provider with an audit sink of its own, for a second lane of work whose
+    /// invocations are committed with that lane's jobs (the runner's long lane): records
+    /// taken from one sink never belong to the other lane's jobs.
+    pub fn for_another_lane(&self) -> Provider {
+        Provider {
+            platform: self.platform,
+            root: self.root.clone(),
+            backend: self.backend.clone(),
+            audit_dir: self.audit_dir.clone(),
+            is_root: self.is_root,
+            tenant_worker: self.tenant_worker.clone(),
+            audit_sink: Mutex::new(Vec::new()),
+            mariadb_socket: self.mariadb_socket.clone(),
+        }
+    }
+
     pub fn platform(&self) -> Platform {
         self.platform
     }

@@ -46,6 +46,32 @@ impl Module {
     }
 }
 
+/// Which of the runner's two lanes applies an operation's jobs (DESIGN.md section 5).
+///
+/// Jobs of one account run in admission order whatever their lanes: a lane decides only what
+/// a job may wait behind. The main lane applies jobs in admission order, in batches; the long
+/// lane applies one job at a time beside it, so work whose length a tenant decides never
+/// holds another account's jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Lane {
+    /// Work that takes about the same time for every tenant: the default.
+    Main,
+    /// Work whose length grows with what the tenant keeps: an archive of the home, a
+    /// restore, a walk of the home for its usage.
+    Long,
+}
+
+impl Lane {
+    /// The form stored in state.db (`jobs.lane`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lane::Main => "main",
+            Lane::Long => "long",
+        }
+    }
+}
+
 /// Who a resource belongs to. The node's own resources live under the reserved owner `node:`,
 /// which cannot collide with a tenant's 32-hex id and never takes part in a tenant purge.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -148,4 +174,8 @@ pub trait Operation: 'static + Send + Sync {
     fn request_generation(_request: &Self::Request) -> Option<u64> {
         None
     }
+
+    /// The lane the runner applies this operation in: [`Lane::Long`] for work whose length
+    /// the tenant decides (see [`Lane`]).
+    const LANE: Lane = Lane::Main;
 }

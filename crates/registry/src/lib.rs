@@ -18,7 +18,7 @@ pub mod registry;
 pub mod types;
 
 pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage};
-pub use declare::{Family, Module, Operation, Owner, Resource, Scope};
+pub use declare::{Family, Lane, Module, Operation, Owner, Resource, Scope};
 pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};
 pub use job::{Drift, DriftAspect, Event, EventKind, EventPage, JobState, JobView, Timings};

@@ -14,7 +14,7 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::declare::{Family, Module, Operation, Owner, Resource, Scope};
+use crate::declare::{Family, Lane, Module, Operation, Owner, Resource, Scope};
 use crate::envelope::{Envelope, ValidatedJob, from_value};
 use crate::error::{FieldError, OpError};
 use crate::types::Hex32;
@@ -34,6 +34,8 @@ pub trait OperationEntry<C>: Send + Sync {
     fn scope(&self) -> Scope;
     fn family(&self) -> &'static str;
     fn module(&self) -> Module;
+    /// [`Operation::LANE`].
+    fn lane(&self) -> Lane;
     fn request_schema(&self) -> Value;
     fn result_schema(&self) -> Value;
     fn example(&self) -> Value;
@@ -80,6 +82,9 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
     }
     fn module(&self) -> Module {
         <O::Family as Family>::MODULE
+    }
+    fn lane(&self) -> Lane {
+        O::LANE
     }
     fn request_schema(&self) -> Value {
         schema_of::<O::Request>()

@@ -8,13 +8,19 @@
 //! that touched no shared service is completed at once. A batch ends before a job whose
 //! account has a job still waiting in it, so every job sees its account's earlier changes
 //! recorded.
+//!
+//! This is the main lane. Long work (operations declared [`registry::Lane::Long`]) is not
+//! claimed here but by the long lane (`long_lane.rs`), and an account with long work pending
+//! has its later jobs held back until that work is done: per account, jobs still run in
+//! admission order; across accounts, nothing waits behind another account's long job.
 
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use ops::{Ctx, Service};
-use registry::{AuditDetail, Hex32, OpError, Registry};
+use registry::{AuditDetail, Hex32, Lane, OpError, Registry};
+use store::state::LongOperations;
 use store::{ClaimedJob, Outcome, ResourceChange};
 
 /// The programs one job ran, for the audit trail.
@@ -30,18 +36,18 @@ pub fn apply_pending(
     node_id: &Hex32,
     deadline: Instant,
 ) -> anyhow::Result<usize> {
-    ctx.state.recover_running()?;
+    let long = LongOperations::of(registry);
+    // Under the pass lock no main-lane job can be running: any found is a dead runner's.
+    ctx.state.recover_running(Lane::Main, &long)?;
     let mut applied = 0;
     loop {
+        let hold = ctx.state.main_lane_hold(&long)?;
         let mut batch: Vec<(ClaimedJob, Outcome, BTreeSet<Service>, Invocations)> = Vec::new();
         let mut claimed = 0;
         while batch.len() < MAX_BATCH && Instant::now() < deadline {
-            if let Some(owner) = ctx.state.next_queued_owner()?
-                && batch.iter().any(|(job, ..)| job.owner.as_str() == owner)
-            {
-                break;
-            }
-            let Some(job) = ctx.state.claim_next()? else {
+            // None also when the next job's account has a job in this batch: it runs after
+            // the batch is completed.
+            let Some(job) = ctx.state.claim_main(&hold)? else {
                 break;
             };
             claimed += 1;
@@ -61,21 +67,8 @@ pub fn apply_pending(
         let failed = ctx.finish_batch();
         // The reloads belong to the batch, not to one job: recorded on their own.
         ctx.state.append_audit(&ctx.take_invocations())?;
-        for (job, mut outcome, services, invocations) in batch {
-            if outcome.result.is_ok()
-                && let Some(service) = services.intersection(&failed).next()
-            {
-                outcome = Outcome {
-                    result: Err(OpError::retryable(
-                        "reload_failed",
-                        format!(
-                            "{} did not take the change and it was reverted",
-                            service.name()
-                        ),
-                    )),
-                    resource: ResourceChange::Keep,
-                };
-            }
+        for (job, outcome, services, invocations) in batch {
+            let outcome = after_reloads(outcome, &services, &failed);
             ctx.state.complete_audited(&job, &outcome, &invocations)?;
             applied += 1;
         }
@@ -85,9 +78,31 @@ pub fn apply_pending(
     }
 }
 
+/// A job's outcome once its batch's reloads ran: a success whose change a service did not
+/// take (`failed`, reverted) is a failure.
+pub(crate) fn after_reloads(
+    outcome: Outcome,
+    services: &BTreeSet<Service>,
+    failed: &BTreeSet<Service>,
+) -> Outcome {
+    match services.intersection(failed).next() {
+        Some(service) if outcome.result.is_ok() => Outcome {
+            result: Err(OpError::retryable(
+                "reload_failed",
+                format!(
+                    "{} did not take the change and it was reverted",
+                    service.name()
+                ),
+            )),
+            resource: ResourceChange::Keep,
+        },
+        _ => outcome,
+    }
+}
+
 /// Applies one claimed job. Whatever happens (a failure, a panic, an invalid result) becomes
 /// the job's outcome: a failed operation never disables anything else.
-fn apply_one(
+pub(crate) fn apply_one(
     ctx: &mut Ctx,
     registry: &Registry<Ctx>,
     node_id: &Hex32,

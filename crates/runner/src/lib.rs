@@ -9,14 +9,26 @@
 //! A pass with nothing to do runs every 15 s forever: it reads a few rows, starts no program
 //! and commits nothing. What reads the whole node (`quick_check`, the orphan sweep, the drift
 //! check) runs every [`steps::PERIODIC_EVERY`], so an idle pass costs the same at any size.
+//!
+//! Jobs run in two lanes: the main lane inside the pass ([`apply`]), and the long lane
+//! ([`long_lane`]) in a thread beside the passes, for work whose length a tenant decides
+//! (archives, restores, usage walks). [`run_once`] therefore returns only when its long lane
+//! is idle: until then it goes on running passes, as `--watch` does, so the jobs the long
+//! lane held back and the requests that arrive meanwhile are served, and a oneshot runner
+//! exits with nothing left running.
 
 pub mod apply;
+pub mod long_lane;
 pub mod steps;
 pub mod watch;
 
 use std::fs::File;
+use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
+
+pub use long_lane::LongLane;
 
 use provider::Provider;
 use registry::Hex32;
@@ -47,6 +59,18 @@ pub struct PassReport {
     pub elapsed: Duration,
 }
 
+impl PassReport {
+    /// Adds what a later pass of the same run did.
+    pub fn absorb(&mut self, later: &PassReport) {
+        self.ran |= later.ran;
+        self.admitted += later.admitted;
+        self.rejected += later.rejected;
+        self.applied += later.applied;
+        self.failed_steps.extend(&later.failed_steps);
+        self.elapsed += later.elapsed;
+    }
+}
+
 /// Holds the runner lock for the length of a pass: two runners never run a pass at once.
 /// The lock file also holds when the last pass started and finished, for `layerone status`:
 /// written there rather than in state.db, so that an idle pass commits nothing.
@@ -67,22 +91,48 @@ impl PassLock {
 impl PassLock {
     /// Takes the lock, or returns `None` if another runner holds it.
     pub fn try_take(layout: &Layout) -> anyhow::Result<Option<PassLock>> {
-        let path = layout.runner_lock();
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(Some(PassLock { file })),
-            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
-            Err(e) => Err(anyhow::anyhow!("lock {}: {e}", path.display())),
-        }
+        Ok(try_lock(&layout.runner_lock())?.map(|file| PassLock { file }))
     }
 }
 
-/// One pass of the runner.
+/// Takes the exclusive `flock` on `path` (created if missing), or `None` if another holder
+/// has it. The kernel releases it when the holder dies.
+pub(crate) fn try_lock(path: &Path) -> anyhow::Result<Option<File>> {
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(file)),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+        Err(e) => Err(anyhow::anyhow!("lock {}: {e}", path.display())),
+    }
+}
+
+/// One pass of the runner and, when it started long work, the passes that follow until the
+/// long lane is idle (see the crate documentation): what `--once` runs.
 pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
+    let mut lane = LongLane::new();
+    let mut report = pass(config, &mut lane)?;
+    // A long job that ended already may have held back its account's next jobs: they get
+    // their pass too.
+    if lane.busy() || lane.completed() > 0 {
+        let later = watch::serve(
+            config,
+            &mut lane,
+            &AtomicBool::new(false),
+            watch::Until::LaneIdle,
+        );
+        report.absorb(&later);
+    }
+    lane.join();
+    Ok(report)
+}
+
+/// One pass of the runner; `lane` is this process's long lane, which the pass starts when
+/// long work is due.
+pub fn pass(config: &RunnerConfig, lane: &mut LongLane) -> anyhow::Result<PassReport> {
     let started = Instant::now();
     config.layout.prepare_root_side(config.api)?;
     let Some(lock) = PassLock::try_take(&config.layout)? else {
@@ -109,7 +159,7 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
         ..PassReport::default()
     };
     let started_ms = store::now_ms();
-    steps::run_all(config, &mut ctx, &mut report);
+    steps::run_all(config, &mut ctx, &mut report, lane);
     if let Err(e) = lock.record(started_ms, store::now_ms()) {
         tracing::warn!(error = %e, "could not record the pass for `layerone status`");
     }

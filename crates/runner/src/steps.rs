@@ -7,7 +7,7 @@ use ops::Ctx;
 use registry::{Family, Owner};
 use store::Layout;
 
-use crate::{PassReport, RunnerConfig, apply};
+use crate::{LongLane, PassReport, RunnerConfig, apply};
 
 /// How many inbox rows one ingest transaction takes.
 const INGEST_BATCH: u32 = 1000;
@@ -83,7 +83,7 @@ pub fn contain(
 }
 
 /// The pass, in order. Each step is independent of the others' success.
-pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
+pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, lane: &mut LongLane) {
     let mut ingested = (0, 0);
     contain(ctx, report, "ingest", |ctx| {
         ingested = ingest(config, ctx)?;
@@ -101,6 +101,12 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport) {
         Ok(())
     });
     report.applied = applied;
+    // After the main lane, so a long job whose account's earlier jobs it just applied starts
+    // in the same pass.
+    contain(ctx, report, "long_lane", |ctx| {
+        lane.start_if_due(config, &mut ctx.state)?;
+        Ok(())
+    });
     contain(ctx, report, "purge_orphans", |ctx| {
         if !due(&config.layout, SWEPT) {
             return Ok(());

@@ -1,5 +1,7 @@
-//! `--watch`: a pass whenever the inbox changes (inotify on its directory) and at least every
-//! 15 s. Between passes the runner sleeps in `poll(2)`: no busy polling.
+//! `--watch`: a pass whenever the inbox changes (inotify on its directory), whenever the long
+//! lane ends a job (its eventfd: the jobs it held back can run), and at least every 15 s.
+//! Between passes the runner sleeps in `poll(2)`: no busy polling. `--once` runs the same
+//! loop after its pass while its long lane is busy ([`Until::LaneIdle`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -7,7 +9,7 @@ use std::time::{Duration, Instant};
 use inotify::{Inotify, WatchMask};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
-use crate::{RunnerConfig, run_once};
+use crate::{LongLane, PassReport, RunnerConfig, pass};
 
 /// The timer of DESIGN.md section 7.
 pub const TICK: Duration = Duration::from_secs(15);
@@ -38,8 +40,36 @@ fn is_inbox_change(name: Option<&std::ffi::OsStr>) -> bool {
     !name.is_some_and(|n| n.as_encoded_bytes().ends_with(b"-shm"))
 }
 
+/// When [`serve`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// When the stop flag is set (`--watch`).
+    Stopped,
+    /// When the long lane is idle and no job of it ended since the last pass began: what the
+    /// lane held back has then had its pass (`--once` with long work).
+    LaneIdle,
+}
+
 /// Runs passes until `stop` is set.
 pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
+    let mut lane = LongLane::new();
+    serve(config, &mut lane, stop, Until::Stopped);
+    if lane.busy() {
+        // The job is left `running`: the next runner runs it again (handlers are
+        // idempotent), as after any other end of the process.
+        tracing::info!("stopping with a long job running; the next runner runs it again");
+    }
+}
+
+/// Runs passes on inbox changes, on the long lane's progress and every [`TICK`], until
+/// `until`; returns what they did.
+pub fn serve(
+    config: &RunnerConfig,
+    lane: &mut LongLane,
+    stop: &AtomicBool,
+    until: Until,
+) -> PassReport {
+    let mut total = PassReport::default();
     let mut inotify = match Inotify::init() {
         Ok(i) => Some(i),
         Err(e) => {
@@ -61,38 +91,45 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
                 .is_ok();
         }
         let mut found = false;
-        match run_once(config) {
-            Ok(report) if report.admitted + report.rejected > 0 => {
-                found = true;
-                tracing::info!(
-                    admitted = report.admitted,
-                    rejected = report.rejected,
-                    applied = report.applied,
-                    failed_steps = ?report.failed_steps,
-                    ms = report.elapsed.as_millis() as u64,
-                    "pass"
-                );
-            }
-            Ok(report)
+        let seen = lane.completed();
+        match pass(config, lane) {
+            Ok(report) => {
+                if report.admitted + report.rejected > 0 {
+                    found = true;
+                }
                 if report.applied + report.admitted + report.rejected > 0
-                    || !report.failed_steps.is_empty() =>
-            {
-                tracing::info!(
-                    admitted = report.admitted,
-                    rejected = report.rejected,
-                    applied = report.applied,
-                    failed_steps = ?report.failed_steps,
-                    ms = report.elapsed.as_millis() as u64,
-                    "pass"
-                );
+                    || !report.failed_steps.is_empty()
+                {
+                    tracing::info!(
+                        admitted = report.admitted,
+                        rejected = report.rejected,
+                        applied = report.applied,
+                        failed_steps = ?report.failed_steps,
+                        ms = report.elapsed.as_millis() as u64,
+                        "pass"
+                    );
+                }
+                total.absorb(&report);
             }
-            Ok(_) => {}
             Err(e) => tracing::error!(error = format!("{e:#}"), "pass failed"),
         }
+        if lane.completed() != seen {
+            // A long job ended during the pass: the jobs it held back get a pass now.
+            continue;
+        }
+        if until == Until::LaneIdle && !lane.busy() {
+            lane.join();
+            return total;
+        }
         // A wake whose pass found nothing may have come before the commit it announced was
-        // visible: look again after a short delay, a few times, then wait for the tick.
+        // visible: look again after a short delay, a few times, then wait for the tick. So
+        // may a commit that followed the one a pass found, its event already drained by the
+        // wake: after a pass that found something, look again the same way.
+        if found {
+            settle = Some(0);
+        }
         let next_tick = match settle {
-            Some(i) if !found && i < SETTLE.len() => {
+            Some(i) if i < SETTLE.len() => {
                 settle = Some(i + 1);
                 Instant::now() + SETTLE[i]
             }
@@ -101,22 +138,41 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
                 Instant::now() + TICK
             }
         };
+        // Every wake-up of the lane follows a change of these: cleared first, a wake-up
+        // after this point is a change to look at.
+        lane.clear_wake();
+        let lane_at = (lane.completed(), lane.busy());
         'wait: while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now >= next_tick {
                 break;
             }
+            // A long job ended: the jobs it held back can run now.
+            if (lane.completed(), lane.busy()) != lane_at {
+                break;
+            }
             let wait = (next_tick - now).min(STOP_CHECK);
-            let Some(inotify) = &mut inotify else {
-                std::thread::sleep(wait);
-                continue;
-            };
             let timeout = Timespec {
                 tv_sec: wait.as_secs() as i64,
                 tv_nsec: wait.subsec_nanos() as i64,
             };
-            let mut fds = [PollFd::new(inotify, PollFlags::IN)];
-            if poll(&mut fds, Some(&timeout)).unwrap_or(0) > 0 {
+            let mut fds = Vec::with_capacity(2);
+            if let Some(inotify) = &inotify {
+                fds.push(PollFd::new(inotify, PollFlags::IN));
+            }
+            if let Some(wake) = lane.wake_fd() {
+                fds.push(PollFd::from_borrowed_fd(wake, PollFlags::IN));
+            }
+            if fds.is_empty() {
+                std::thread::sleep(wait);
+                continue;
+            }
+            if poll(&mut fds, Some(&timeout)).unwrap_or(0) == 0 {
+                continue;
+            }
+            let inbox_ready = inotify.is_some() && fds[0].revents().contains(PollFlags::IN);
+            drop(fds);
+            if inbox_ready && let Some(inotify) = &mut inotify {
                 // Drain what is queued: one pass serves every change seen so far. Events of
                 // the pass's own read of the inbox are not a change: without this filter the
                 // runner would wake itself forever.
@@ -129,8 +185,12 @@ pub fn watch(config: &RunnerConfig, stop: &AtomicBool) {
                     break 'wait;
                 }
             }
+            // Otherwise the lane's descriptor: emptied, and the check at the top of the loop
+            // decides.
+            lane.clear_wake();
         }
     }
+    total
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! `layerone-tenant`: work inside a tenant's home, done as the tenant (DESIGN.md section 8).
 //!
-//! [`Provider::as_tenant`] starts the worker through the one audited `execute` (timeout,
-//! output cap, audit line) with the tenant's identity as arguments, feeds it one typed
+//! [`Provider::as_tenant`] starts the worker through the one audited `execute` (the deadline
+//! of its kind of work, `TenantWork` in `program.rs`; killed at once if it stops; output
+//! cap, audit line) with the tenant's identity as arguments, feeds it one typed
 //! request on stdin and parses its one typed reply from stdout. The identity comes from the
 //! system's passwd and group files ([`Provider::tenant_identity`]); the worker's path is the
 //! `layerone-tenant` beside the running executable, or the one configured with
@@ -54,15 +55,32 @@ use tenant::{ArchiveCounts, Identity, Reply, Request, TenantError, TenantResult}
 use crate::error::ProviderError;
 use crate::exec::{Argv, run_process_streaming};
 use crate::platform::Platform;
-use crate::program::Program;
+use crate::program::{Program, TenantWork};
 use crate::provider::{Backend, Provider};
 
 /// The worker's file name, looked for beside the running executable.
 pub const TENANT_WORKER_NAME: &str = "layerone-tenant";
 
-/// How long an archive or a restore may take before the worker is killed. (The worker's
-/// own CPU limit, `tenant::protocol::limits::CPU`, still applies.)
-pub const ARCHIVE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// The kind of work `request` is, which names its deadline ([`TenantWork::deadline`]).
+pub(crate) fn work_of(request: &Request) -> TenantWork {
+    match request {
+        Request::DiskUsage { .. } => TenantWork::UsageWalk,
+        Request::ArchiveHome {} | Request::ExtractHome {} => TenantWork::Archive,
+        // Every other request is one short piece of work (a directory, a file, the worker's
+        // own state): a request added later gets the short deadline until it is placed here.
+        _ => TenantWork::Request,
+    }
+}
+
+/// How long the worker may take for `request` before it is killed with its process group.
+/// (The worker's own CPU limit, `tenant::protocol::limits::CPU`, applies as well.)
+fn deadline_of(request: &Request) -> Duration {
+    #[cfg(test)]
+    if let Some(deadline) = tests::DEADLINE.with(std::cell::Cell::get) {
+        return deadline;
+    }
+    work_of(request).deadline()
+}
 
 /// A reply read from a worker: kept up to [`MAX_REPLY_BYTES`], the rest dropped and noted.
 #[derive(Debug, Default)]
@@ -144,12 +162,7 @@ impl Provider {
             .map_err(tenant_error)?;
         let stdin = serde_json::to_vec(request).expect("a request always serializes");
         let (program, argv) = self.tenant_argv(&mapped)?;
-        let output = self.execute(
-            program,
-            &argv,
-            Some(&stdin),
-            Program::TenantWorker.default_timeout(),
-        )?;
+        let output = self.execute(program, &argv, Some(&stdin), deadline_of(request))?;
         if output.stdout_truncated {
             return Err(reply_invalid("the reply was cut at the output cap"));
         }
@@ -248,7 +261,8 @@ impl Provider {
                     ),
                     _ => (path.clone(), argv.args()),
                 };
-            run_process_streaming(program, &run_path, args, &mut stdin, sink, ARCHIVE_TIMEOUT)
+            let deadline = deadline_of(request);
+            run_process_streaming(program, &run_path, args, &mut stdin, sink, deadline)
         })?;
         let reply_bytes = if request.writes_stream() {
             // The last line of stderr: a panic message may come before it.
@@ -356,6 +370,196 @@ mod tests {
 
     use super::*;
     use crate::testing::{audit_records, sim_provider};
+
+    thread_local! {
+        /// A deadline for every request made on this thread, instead of its kind's: the
+        /// tests of the deadline cannot wait for the real ones.
+        pub(super) static DEADLINE: std::cell::Cell<Option<Duration>> =
+            const { std::cell::Cell::new(None) };
+    }
+
+    /// The real worker, built beside the test binary's directory (`target/debug`).
+    fn real_worker() -> PathBuf {
+        assert!(
+            rustix::process::geteuid().is_root(),
+            "the worker drops to a tenant only when root starts it (CI runs the suite as root)"
+        );
+        let exe = std::env::current_exe().unwrap();
+        let worker = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .unwrap()
+            .join(TENANT_WORKER_NAME);
+        assert!(
+            worker.exists(),
+            "{} is missing: build it with `cargo build -p tenant` (the workspace test run does)",
+            worker.display()
+        );
+        worker
+    }
+
+    const TENANT_UID: u32 = 64_231;
+
+    /// A provider that starts the real worker, and a tenant whose home it may enter.
+    fn real_worker_fixture() -> (tempfile::TempDir, Provider, Identity) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let provider =
+            sim_provider(Platform::Debian, dir.path(), vec![]).with_tenant_worker(real_worker());
+        let home = provider.sysconf("/home/acme");
+        std::fs::create_dir_all(&home).unwrap();
+        // Every directory above the home is traversable by the tenant, as on a real system.
+        let mut above = home.parent();
+        while let Some(path) = above {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            if path == dir.path() {
+                break;
+            }
+            above = path.parent();
+        }
+        std::os::unix::fs::chown(&home, Some(TENANT_UID), Some(TENANT_UID)).unwrap();
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o750)).unwrap();
+        let who = Identity::new(TENANT_UID, TENANT_UID, vec![], "/home/acme".into()).unwrap();
+        (dir, provider, who)
+    }
+
+    /// An archive that arrives one byte every 20 ms: a worker restoring it waits on its
+    /// stdin, neither stopped nor done, for as long as the test needs. Once the worker is
+    /// gone the next byte meets EPIPE and the copy ends.
+    struct Trickle;
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            std::thread::sleep(Duration::from_millis(20));
+            buf[0] = b'a';
+            Ok(1)
+        }
+    }
+
+    /// The pid of this process's child `layerone-tenant` once it runs as the tenant.
+    fn worker_running_as_the_tenant() -> rustix::process::Pid {
+        let me = std::process::id().to_string();
+        for _ in 0..10_000 {
+            for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+                let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+                    continue;
+                };
+                let field = |name: &str| {
+                    status
+                        .lines()
+                        .find_map(|l| l.strip_prefix(name))
+                        .map(|v| v.split_whitespace().next().unwrap_or("").to_owned())
+                };
+                if field("Name:").as_deref() == Some(TENANT_WORKER_NAME)
+                    && field("PPid:").as_deref() == Some(me.as_str())
+                    && field("Uid:") == Some(TENANT_UID.to_string())
+                {
+                    let pid: i32 = entry.file_name().to_str().unwrap().parse().unwrap();
+                    return rustix::process::Pid::from_raw(pid).unwrap();
+                }
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("the worker never ran as the tenant");
+    }
+
+    fn is_gone(pid: rustix::process::Pid) -> bool {
+        !std::path::Path::new(&format!("/proc/{}", pid.as_raw_nonzero())).exists()
+    }
+
+    /// The tenant can signal its own worker. Stopping it, stopping and continuing it, or
+    /// stopping its process group is noticed at once: the worker is killed and the request
+    /// fails `program_stopped`, long before the deadline (set to ten minutes here).
+    #[test]
+    fn a_stopped_tenant_worker_is_killed_at_once_and_fails_program_stopped() {
+        use rustix::process::{Signal, kill_process, kill_process_group};
+        type Attack = fn(rustix::process::Pid);
+        let attacks: [(&str, Attack); 3] = [
+            ("SIGSTOP", |pid| kill_process(pid, Signal::STOP).unwrap()),
+            ("SIGSTOP then SIGCONT", |pid| {
+                kill_process(pid, Signal::STOP).unwrap();
+                // A SIGCONT that overtakes the stop before the worker handled it means the
+                // worker never stopped: wait for the stop to happen, then continue it.
+                let stat = format!("/proc/{}/stat", pid.as_raw_nonzero());
+                while std::fs::read_to_string(&stat).is_ok_and(|text| {
+                    !matches!(
+                        text.rsplit_once(')')
+                            .and_then(|(_, r)| r.split_whitespace().next()),
+                        Some("T" | "Z" | "X")
+                    )
+                }) {
+                    std::thread::yield_now();
+                }
+                let _ = kill_process(pid, Signal::CONT);
+            }),
+            ("SIGSTOP to the process group", |pid| {
+                kill_process_group(pid, Signal::STOP).unwrap()
+            }),
+        ];
+        for (name, attack) in attacks {
+            let (_dir, provider, who) = real_worker_fixture();
+            let (result, pid, noticed) = std::thread::scope(|scope| {
+                let call = scope.spawn(|| {
+                    DEADLINE.with(|d| d.set(Some(Duration::from_secs(600))));
+                    provider.extract_home(&who, &mut Trickle)
+                });
+                let pid = worker_running_as_the_tenant();
+                let attacked = std::time::Instant::now();
+                attack(pid);
+                let result = call.join().unwrap();
+                (result, pid, attacked.elapsed())
+            });
+            let err = result.unwrap_err();
+            assert_eq!(err.code(), "program_stopped", "{name}: {err}");
+            assert!(is_gone(pid), "{name}: the stopped worker is still there");
+            eprintln!("{name}: noticed and killed in {noticed:?}");
+            let records = audit_records(&provider).unwrap();
+            assert_eq!(
+                records.last().unwrap().error.as_deref(),
+                Some("program_stopped")
+            );
+        }
+    }
+
+    /// A worker that is neither stopped nor done (here it waits for an archive that trickles
+    /// in) is killed at its deadline with its process group.
+    #[test]
+    fn a_hung_tenant_worker_is_killed_at_its_deadline() {
+        let (_dir, provider, who) = real_worker_fixture();
+        DEADLINE.with(|d| d.set(Some(Duration::from_millis(500))));
+        let err = provider.extract_home(&who, &mut Trickle).unwrap_err();
+        assert_eq!(err.code(), "program_timeout", "{err}");
+        let me = std::process::id().to_string();
+        let workers_left = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+            .filter(|status| {
+                status
+                    .lines()
+                    .any(|l| l.trim_end() == format!("Name:\t{TENANT_WORKER_NAME}"))
+                    && status
+                        .lines()
+                        .any(|l| l.split_whitespace().eq(["PPid:", me.as_str()]))
+            })
+            .count();
+        assert_eq!(workers_left, 0, "the hung worker outlived its deadline");
+    }
+
+    #[test]
+    fn every_kind_of_tenant_work_has_its_deadline() {
+        assert_eq!(work_of(&Request::Whoami {}), TenantWork::Request);
+        assert_eq!(
+            work_of(&Request::DiskUsage { budget_ms: None }),
+            TenantWork::UsageWalk
+        );
+        assert_eq!(work_of(&Request::ArchiveHome {}), TenantWork::Archive);
+        assert_eq!(work_of(&Request::ExtractHome {}), TenantWork::Archive);
+        // A usage walk ends itself at its budget, well before it would be killed.
+        let budget = Duration::from_millis(u64::from(tenant::protocol::DU_MAX_BUDGET_MS));
+        assert!(TenantWork::UsageWalk.deadline() > budget * 2);
+        assert!(TenantWork::Request.deadline() < TenantWork::UsageWalk.deadline());
+        assert!(TenantWork::UsageWalk.deadline() < TenantWork::Archive.deadline());
+    }
 
     /// Under Sim without root the request code runs in-process, without any drop, and says
     /// so; the same request and reply types cross the same `execute`.
