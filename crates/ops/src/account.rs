@@ -1340,8 +1340,17 @@ pub struct AccountUsageResult {
     pub disk_bytes: u64,
     /// Inodes in the home.
     pub inodes: u64,
-    /// False when a bound stopped the walk: the figures are then a lower bound.
+    /// True only when everything beneath the home was measured. False when a bound stopped
+    /// the walk or anything was unreadable (`unreadable_dirs`, `unreadable_entries`): the
+    /// figures are then a lower bound.
     pub complete: bool,
+    /// Directories the tenant made unreadable to itself (mode 000): what is inside them is
+    /// not in the figures.
+    #[serde(default)]
+    pub unreadable_dirs: u64,
+    /// Entries listed but not measured (their directory lost its search permission).
+    #[serde(default)]
+    pub unreadable_entries: u64,
     /// The quotas recorded by `ensure_account` (0: unlimited).
     pub disk_quota_mib: u64,
     pub inode_quota: u64,
@@ -1420,6 +1429,8 @@ impl Operation for ObserveAccountUsage {
             disk_bytes: usage.bytes,
             inodes: usage.inodes,
             complete: usage.complete,
+            unreadable_dirs: usage.unreadable_dirs,
+            unreadable_entries: usage.unreadable_entries,
             disk_quota_mib: row["disk_quota_mib"].as_u64().unwrap_or(0),
             inode_quota: row["inode_quota"].as_u64().unwrap_or(0),
             limits_recorded,

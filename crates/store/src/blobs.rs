@@ -6,7 +6,10 @@
 //!   [`VerifyingReader`] re-hashes while reading, so a file swapped or grown after the upload
 //!   fails the job that reads it.
 //! - `blobs/out/<sha256>`: what root produces for the control plane to download
-//!   ([`write_outgoing`]), readable by the API's group and nobody else.
+//!   ([`write_outgoing`], or [`OutgoingBlob`] while it is produced), readable by the API's
+//!   group and nobody else. [`OutgoingBlob`] is capped while it streams: the write that would
+//!   pass its limit fails and the partial file goes, so a producer that would not fit stops
+//!   there instead of filling the partition ([`outgoing_space`] says what there is).
 //!
 //! A blob is written to a temporary name, synced and renamed, so a reader sees a whole blob or
 //! none.
@@ -153,30 +156,156 @@ impl<R: Read> Read for VerifyingReader<R> {
 /// Streams `src` into `blobs/out` under its SHA-256 and returns the name and size. The file is
 /// 0640, in the directory's group (the API's), synced before the rename.
 pub fn write_outgoing(layout: &Layout, src: &mut dyn Read) -> Result<(BlobId, u64), BlobError> {
-    let dir = layout.blobs_out();
-    let group = std::fs::metadata(&dir).map_err(io_at(&dir))?.gid();
-    let mut temp = TempBlob::create(&dir, 0o640)?;
-    rustix::fs::fchown(&temp.file, None, Some(rustix::fs::Gid::from_raw(group)))
-        .map_err(|e| io_at(&temp.path)(e.into()))?;
-    let mut hasher = Sha256::new();
-    let mut size = 0u64;
+    let mut blob = OutgoingBlob::create(layout, u64::MAX)?;
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match src.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_at(&temp.path)(e)),
+            Err(e) => return Err(io_at(&blob.temp.path)(e)),
         };
-        hasher.update(&buf[..n]);
-        temp.file.write_all(&buf[..n]).map_err(io_at(&temp.path))?;
-        size += n as u64;
+        blob.write_all(&buf[..n])
+            .map_err(|e| io_at(&blob.temp.path)(e))?;
     }
-    let id: BlobId = hex::encode(hasher.finalize())
-        .parse()
-        .expect("a SHA-256 in hex is a blob id");
-    temp.commit(&dir.join(id.as_str()))?;
-    Ok((id, size))
+    blob.finish()
+}
+
+/// A blob being written into `blobs/out` as it is produced: hashed as it goes, 0640 in the
+/// directory's group, and capped: a write that would take it past its limit fails whole
+/// (`BlobError::TooLarge` inside the `io::Error`, and [`OutgoingBlob::over_limit`]), so
+/// nothing past the limit ever reaches the disk. [`OutgoingBlob::finish`] syncs it and
+/// publishes it under its SHA-256; dropped unfinished (a failure, the limit), it removes its
+/// partial file.
+pub struct OutgoingBlob {
+    temp: TempBlob,
+    hasher: Sha256,
+    size: u64,
+    limit: u64,
+    over: bool,
+    failed: bool,
+}
+
+impl OutgoingBlob {
+    pub fn create(layout: &Layout, limit: u64) -> Result<OutgoingBlob, BlobError> {
+        let dir = layout.blobs_out();
+        let temp = TempBlob::create(&dir, 0o640)?;
+        OutgoingBlob::with(&dir, temp, limit)
+    }
+
+    /// Like [`OutgoingBlob::create`], with a partial file named after `owner` (plain
+    /// characters only): whatever a killed writer for the same owner left under that name is
+    /// replaced, so a retry never leaves two. One writer per owner at a time.
+    pub fn create_for(layout: &Layout, owner: &str, limit: u64) -> Result<OutgoingBlob, BlobError> {
+        assert!(
+            !owner.is_empty()
+                && owner
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "a partial blob's owner is a plain name, got {owner:?}"
+        );
+        let dir = layout.blobs_out();
+        let path = dir.join(format!("{PART}{owner}"));
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_at(&path)(e)),
+        }
+        let temp = TempBlob::create_at(path, 0o640)?.ok_or_else(|| {
+            io_at(&dir)(io::Error::other("another writer holds the partial blob"))
+        })?;
+        OutgoingBlob::with(&dir, temp, limit)
+    }
+
+    fn with(dir: &Path, temp: TempBlob, limit: u64) -> Result<OutgoingBlob, BlobError> {
+        let group = std::fs::metadata(dir).map_err(io_at(dir))?.gid();
+        rustix::fs::fchown(&temp.file, None, Some(rustix::fs::Gid::from_raw(group)))
+            .map_err(|e| io_at(&temp.path)(e.into()))?;
+        Ok(OutgoingBlob {
+            temp,
+            hasher: Sha256::new(),
+            size: 0,
+            limit,
+            over: false,
+            failed: false,
+        })
+    }
+
+    /// Bytes written so far (all of them on disk: nothing is buffered here).
+    pub fn written(&self) -> u64 {
+        self.size
+    }
+
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Changes the limit for the writes to come (a producer lowers it while it holds other
+    /// bytes on the same partition).
+    pub fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
+    }
+
+    /// Whether a write was refused for going past the limit.
+    pub fn over_limit(&self) -> bool {
+        self.over
+    }
+
+    /// Whether any write failed: refused at the limit, or by the file system.
+    pub fn failed(&self) -> bool {
+        self.failed || self.over
+    }
+
+    /// Syncs the blob and publishes it under its SHA-256; returns the name and size.
+    pub fn finish(self) -> Result<(BlobId, u64), BlobError> {
+        let id: BlobId = hex::encode(self.hasher.finalize())
+            .parse()
+            .expect("a SHA-256 in hex is a blob id");
+        let to = self.temp.path.with_file_name(id.as_str());
+        self.temp.commit(&to)?;
+        Ok((id, self.size))
+    }
+}
+
+impl Write for OutgoingBlob {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.size.saturating_add(buf.len() as u64) > self.limit {
+            self.over = true;
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                BlobError::TooLarge { limit: self.limit },
+            ));
+        }
+        let n = self
+            .temp
+            .file
+            .write(buf)
+            .inspect_err(|_| self.failed = true)?;
+        self.hasher.update(&buf[..n]);
+        self.size += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.temp.file.flush()
+    }
+}
+
+/// The size of the file system holding `blobs/out` and what an unprivileged writer may still
+/// take of it (`statvfs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Space {
+    pub total: u64,
+    pub available: u64,
+}
+
+pub fn outgoing_space(layout: &Layout) -> Result<Space, BlobError> {
+    let dir = layout.blobs_out();
+    let st = rustix::fs::statvfs(&dir).map_err(|e| io_at(&dir)(e.into()))?;
+    Ok(Space {
+        total: st.f_blocks.saturating_mul(st.f_frsize),
+        available: st.f_bavail.saturating_mul(st.f_frsize),
+    })
 }
 
 /// Removes a produced blob; false if there was none.
@@ -302,29 +431,35 @@ impl TempBlob {
                 NEXT.fetch_add(1, Ordering::Relaxed),
                 crate::now_ms()
             );
-            let path = dir.join(name);
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(mode)
-                .custom_flags(nofollow())
-                .open(&path)
-            {
-                Ok(file) => {
-                    // The umask may have narrowed the mode; the group bit is needed for the API.
-                    file.set_permissions(std::fs::Permissions::from_mode(mode))
-                        .map_err(io_at(&path))?;
-                    return Ok(TempBlob {
-                        file,
-                        path,
-                        committed: false,
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(io_at(&path)(e)),
+            if let Some(temp) = TempBlob::create_at(dir.join(name), mode)? {
+                return Ok(temp);
             }
         }
         Err(io_at(dir)(io::Error::other("no free temporary name")))
+    }
+
+    /// A new file at `path`; `None` if something is there already.
+    fn create_at(path: PathBuf, mode: u32) -> Result<Option<TempBlob>, BlobError> {
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(nofollow())
+            .open(&path)
+        {
+            Ok(file) => {
+                // The umask may have narrowed the mode; the group bit is needed for the API.
+                file.set_permissions(std::fs::Permissions::from_mode(mode))
+                    .map_err(io_at(&path))?;
+                Ok(Some(TempBlob {
+                    file,
+                    path,
+                    committed: false,
+                }))
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
+            Err(e) => Err(io_at(&path)(e)),
+        }
     }
 
     fn commit(mut self, to: &Path) -> Result<(), BlobError> {
@@ -459,6 +594,42 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), content);
         assert!(remove_outgoing(&layout, &id).unwrap());
         assert!(!remove_outgoing(&layout, &id).unwrap());
+    }
+
+    #[test]
+    fn an_outgoing_blob_refuses_the_write_past_its_limit_and_leaves_no_file() {
+        let (_dir, layout) = layout();
+        let mut blob = OutgoingBlob::create(&layout, 1000).unwrap();
+        blob.write_all(&[7u8; 600]).unwrap();
+        let err = blob.write_all(&[7u8; 600]).unwrap_err();
+        assert!(matches!(
+            err.get_ref().and_then(|e| e.downcast_ref::<BlobError>()),
+            Some(BlobError::TooLarge { limit: 1000 })
+        ));
+        assert!(blob.over_limit() && blob.failed());
+        assert_eq!(blob.written(), 600, "nothing of the refused write was kept");
+        let part_size = std::fs::read_dir(layout.blobs_out())
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum::<u64>();
+        assert_eq!(part_size, 600);
+        drop(blob);
+        assert_eq!(std::fs::read_dir(layout.blobs_out()).unwrap().count(), 0);
+
+        // A killed writer's part under the same owner is replaced, not kept beside.
+        let left_by_a_crash = layout.blobs_out().join(".part-backup-1");
+        std::fs::write(&left_by_a_crash, vec![0u8; 5000]).unwrap();
+        let mut blob = OutgoingBlob::create_for(&layout, "backup-1", 10).unwrap();
+        assert_eq!(std::fs::metadata(&left_by_a_crash).unwrap().len(), 0);
+        // Within its limit (raised after a lower one), it is published like write_outgoing's.
+        blob.set_limit(1000);
+        blob.write_all(b"an archive").unwrap();
+        let (id, size) = blob.finish().unwrap();
+        assert_eq!((id.clone(), size), (id_of(b"an archive"), 10));
+        let meta = std::fs::metadata(layout.blobs_out().join(id.as_str())).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o640);
+        let space = outgoing_space(&layout).unwrap();
+        assert!(space.total >= space.available && space.total > 0);
     }
 
     #[test]

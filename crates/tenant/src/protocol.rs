@@ -377,9 +377,16 @@ pub struct DiskUsage {
     pub symlinks: u64,
     /// Directories on another device (mount points), not descended into.
     pub other_device: u64,
-    /// Directories the tenant itself cannot read (mode 000 on its own directory).
+    /// Directories the tenant itself cannot open or list (mode 000 on its own directory):
+    /// nothing beneath them is counted.
     pub unreadable_dirs: u64,
-    /// False when a bound stopped the walk; the figures are then a lower bound.
+    /// Entries listed but not measured, because their directory stopped being searchable
+    /// (mode 0600 on a directory, or a chmod while the walk was inside it).
+    #[serde(default)]
+    pub unreadable_entries: u64,
+    /// True only when every entry beneath the home was measured: false when a bound stopped
+    /// the walk (`stopped_by`) or anything was unreadable (`unreadable_dirs`,
+    /// `unreadable_entries`). The figures are then a lower bound.
     pub complete: bool,
     pub stopped_by: Option<Bound>,
 }
@@ -391,11 +398,22 @@ pub struct ArchiveCounts {
     pub files: u64,
     pub dirs: u64,
     pub symlinks: u64,
-    /// Bytes of file content.
+    /// Bytes of file content stored: what the archive costs, holes excluded.
     pub bytes: u64,
+    /// The files' sizes added up, holes included (what `ls -l` shows).
+    #[serde(default)]
+    pub apparent_bytes: u64,
+    /// Files stored as their data regions only, their holes kept as holes
+    /// (`crate::archive`, "Sparse files").
+    #[serde(default)]
+    pub sparse_files: u64,
     /// Sockets, FIFOs, devices, other filesystems and symlinks that point outside the home
     /// (absolute, or with too many `..`), left out of an archive.
     pub skipped: u64,
+    /// Directories and files the tenant itself cannot read (mode 000, or made so during the
+    /// walk), left out of an archive: the archive is then not the whole home.
+    #[serde(default)]
+    pub unreadable: u64,
 }
 
 /// What `TerminateProcesses` did.

@@ -305,7 +305,10 @@ impl Home {
         };
         walk.count(&stat);
         walk.dir(root, 0);
-        Ok(walk.usage)
+        let mut usage = walk.usage;
+        // What could not be read is usage the figures do not hold: never a complete report.
+        usage.complete &= usage.unreadable_dirs == 0 && usage.unreadable_entries == 0;
+        Ok(usage)
     }
 }
 
@@ -369,10 +372,20 @@ impl Walk {
                 self.stop(Bound::Time);
                 return;
             }
-            let Ok(parent) = entries.fd() else { return };
-            let Ok(stat) = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            let Ok(parent) = entries.fd() else {
+                self.usage.unreadable_dirs += 1;
+                return;
+            };
+            let stat = match rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => stat,
                 // Removed since it was listed.
-                continue;
+                Err(Errno::NOENT) => continue,
+                // The directory stopped being searchable (chmod during the walk, or a mode
+                // with `r` but no `x`): listed, but not measurable.
+                Err(_) => {
+                    self.usage.unreadable_entries += 1;
+                    continue;
+                }
             };
             if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
                 self.count(&stat);
@@ -395,6 +408,8 @@ impl Walk {
                 Ok(child) => {
                     // Count what was actually opened, in case the entry changed since.
                     let Ok(opened) = rustix::fs::fstat(&child) else {
+                        self.count(&stat);
+                        self.usage.unreadable_dirs += 1;
                         continue;
                     };
                     if opened.st_dev != self.dev {
@@ -404,12 +419,15 @@ impl Walk {
                     self.count(&opened);
                     self.dir(child, depth + 1);
                 }
-                Err(Errno::ACCESS) => {
+                // Removed, or replaced by a symlink or a file since the stat: count it as it
+                // was (the new entry is the tenant's to explain, not usage hidden from us).
+                Err(Errno::NOENT | Errno::LOOP | Errno::NOTDIR | Errno::XDEV) => self.count(&stat),
+                // Mode 000, or anything else that keeps the tenant out: its content is not
+                // counted, and the report says so.
+                Err(_) => {
                     self.count(&stat);
                     self.usage.unreadable_dirs += 1;
                 }
-                // Replaced by a symlink or a file since the stat: count it as it was.
-                Err(_) => self.count(&stat),
             }
         }
     }
