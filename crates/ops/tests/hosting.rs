@@ -95,7 +95,7 @@ fn vhost_with_php_and_redirects_snapshot() {
     <Directory "/home/shop1/web/shop.example.com/public_html">
         Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch
         AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch
-        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthGroupFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
+        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
         Require all granted
     </Directory>
     <FilesMatch "\.php$">
@@ -204,7 +204,7 @@ fn vhost_with_protected_directory_and_ip_block_snapshot() {
     <Directory "/home/shop1/public_html">
         Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch
         AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch
-        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthGroupFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
+        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
         Require all granted
     </Directory>
     <Directory "/home/shop1/public_html/staff/reports">
