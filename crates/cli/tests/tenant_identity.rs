@@ -106,11 +106,36 @@ fn require_root_and_the_worker() {
     );
 }
 
-/// Starts `script` with `/bin/sh` as the tenant `uid` (its own group, no other).
+/// A fork loop: it forks for as long as it runs, each child staying, and keeps trying once
+/// [`TENANT_NPROC`] refuses it (perl, because a shell exits when a fork fails).
+const FORK_LOOP: &str = "exec perl -e 'while (1) { my $p = fork(); if (defined $p && $p == 0) { sleep 1000; exit 0 } }'";
+
+/// A loop of orphans: each child forks a grandchild and exits at once, so the grandchild is
+/// re-parented away from the loop.
+const ORPHAN_LOOP: &str = "exec perl -e '$SIG{CHLD} = q(IGNORE); while (1) { my $p = fork(); if (defined $p && $p == 0) { my $q = fork(); sleep 1000 if defined $q && $q == 0; exit 0 } }'";
+
+/// The most processes a tenant of these tests may have: a fork loop that is not stopped
+/// cannot exhaust this machine.
+const TENANT_NPROC: u64 = 500;
+
+/// Starts `script` with `/bin/sh` as the tenant `uid` (its own group, no other), with
+/// `RLIMIT_NPROC` at [`TENANT_NPROC`] (the kernel counts every process of the uid against it).
 #[allow(clippy::disallowed_methods)] // The test starts the tenant's own processes, as the tenant.
 fn spawn_as(uid: u32, script: &str) -> Child {
     use std::os::unix::process::CommandExt;
-    std::process::Command::new("/bin/sh")
+    let mut command = std::process::Command::new("/bin/sh");
+    // SAFETY: between fork and exec the closure makes one async-signal-safe system call.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = rustix::process::Rlimit {
+                current: Some(TENANT_NPROC),
+                maximum: Some(TENANT_NPROC),
+            };
+            rustix::process::setrlimit(rustix::process::Resource::Nproc, limit)
+                .map_err(std::io::Error::from)
+        });
+    }
+    command
         .arg("-c")
         .arg(script)
         .uid(uid)
@@ -172,6 +197,41 @@ fn wait_for_processes(uid: u32, n: usize) {
         "the tenant's processes did not start: {:?}",
         running_processes_of(uid)
     );
+}
+
+/// Kills every process of its uids when dropped, as each uid (`kill -KILL -1`), so a test
+/// that fails half-way leaves nothing running on this machine.
+struct KillOnDrop(Vec<u32>);
+
+impl Drop for KillOnDrop {
+    #[allow(clippy::disallowed_methods)] // The test cleans up the processes it started.
+    fn drop(&mut self) {
+        use std::os::unix::process::CommandExt;
+        for &uid in &self.0 {
+            for _ in 0..5 {
+                if running_processes_of(uid).is_empty() {
+                    break;
+                }
+                let _ = std::process::Command::new("/bin/kill")
+                    .args(["-KILL", "--", "-1"])
+                    .uid(uid)
+                    .gid(uid)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
+    }
+}
+
+/// A child of the test's, killed and reaped when dropped.
+struct ChildGuard(Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Kills and reaps `children` (the test's own, should a test fail before the node did).
@@ -556,6 +616,7 @@ fn removal_kills_every_process_of_the_tenant_including_a_fork_loop_before_the_us
     result(&node, 3);
     let uid = uid_of(&node, "shop1");
     let other = uid_of(&node, "shop2");
+    let _cleanup = KillOnDrop(vec![uid, other]);
     assert!((base..base + 1000).contains(&uid), "uid {uid}");
     let mut children = [
         spawn_as(uid, "exec sleep 1000"),
@@ -564,16 +625,17 @@ fn removal_kills_every_process_of_the_tenant_including_a_fork_loop_before_the_us
             uid,
             "trap '' TERM HUP INT QUIT USR1 USR2; while :; do sleep 1000; done",
         ),
-        // A fork loop: a new process as fast as the shell can make one (capped, so a failed
-        // kill cannot exhaust this machine).
-        spawn_as(uid, "ulimit -u 400; while :; do sleep 1000 & done"),
-        // Orphans: each child is re-parented away from the loop at once.
-        spawn_as(uid, "ulimit -u 400; while :; do ( sleep 1000 & ) ; done"),
+        // A fork loop, and a loop of orphans, forking as fast as they can (up to
+        // TENANT_NPROC, then still trying).
+        spawn_as(uid, FORK_LOOP),
+        spawn_as(uid, ORPHAN_LOOP),
         // Another tenant's process, which must survive.
         spawn_as(other, "exec sleep 1000"),
     ];
-    wait_for_processes(uid, 40);
+    wait_for_processes(uid, 200);
     assert_eq!(running_processes_of(other).len(), 1);
+    // The loops are still forking when the removal starts.
+    assert!(children.iter_mut().all(|c| c.try_wait().unwrap().is_none()));
 
     node.submit(&account_op(4, "remove_account", 10));
     node.pass();
@@ -608,21 +670,23 @@ fn a_process_the_tenant_cannot_signal_fails_the_removal_typed_and_keeps_the_user
     node.submit(&ensure_account(1, 10, "shop1"));
     node.pass();
     let uid = uid_of(&node, "shop1");
+    let _cleanup = KillOnDrop(vec![uid]);
     // Root's process with the tenant's uid as its effective uid only (real and saved are
     // root's): the kernel does not let the tenant signal it, and userdel would count it.
     #[allow(clippy::disallowed_methods)] // The test starts a process the tenant cannot signal.
-    let mut holder = std::process::Command::new("/usr/bin/perl")
+    let holder = std::process::Command::new("/usr/bin/perl")
         .args(["-e", &format!("$> = {uid}; die if $> != {uid}; sleep 1000")])
         .stdin(Stdio::null())
         .spawn()
         .expect("perl starts");
+    let holder = ChildGuard(holder);
     wait_for_processes(uid, 1);
     node.submit(&account_op(2, "remove_account", 10));
     node.pass();
     let err = error(&node, 2);
     assert_eq!(err.code, "tenant_processes_remain", "{err:?}");
     assert!(err.retryable);
-    assert!(err.message.contains(&holder.id().to_string()), "{err:?}");
+    assert!(err.message.contains(&holder.0.id().to_string()), "{err:?}");
     // Nothing was deleted while the process ran; the account is locked.
     assert_eq!(uid_of(&node, "shop1"), uid);
     assert!(node.path("/home/shop1").is_dir());
@@ -633,8 +697,7 @@ fn a_process_the_tenant_cannot_signal_fails_the_removal_typed_and_keeps_the_user
             .unwrap()
             .is_locked()
     );
-    let _ = holder.kill();
-    let _ = holder.wait();
+    drop(holder);
     node.submit(&account_op(3, "remove_account", 10));
     node.pass();
     result(&node, 3);
@@ -737,11 +800,10 @@ fn the_worker_stops_a_fork_loop_as_the_tenant_and_reports_what_it_found() {
     node.submit(&ensure_account(1, 10, "shop1"));
     node.pass();
     let uid = uid_of(&node, "shop1");
-    let mut children = vec![
-        spawn_as(uid, "ulimit -u 400; while :; do sleep 1000 & done"),
-        spawn_as(uid, "ulimit -u 400; while :; do ( sleep 1000 & ) ; done"),
-    ];
-    wait_for_processes(uid, 100);
+    let _cleanup = KillOnDrop(vec![uid]);
+    let mut children = vec![spawn_as(uid, FORK_LOOP), spawn_as(uid, ORPHAN_LOOP)];
+    wait_for_processes(uid, 200);
+    assert!(children.iter_mut().all(|c| c.try_wait().unwrap().is_none()));
     let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
     let provider =
         provider::testing::sim_provider(provider::Platform::Debian, node.dir.path(), vec![])
@@ -749,7 +811,7 @@ fn the_worker_stops_a_fork_loop_as_the_tenant_and_reports_what_it_found() {
     let who = tenant::Identity::new(uid, uid, vec![], "/home/shop1".into()).unwrap();
     let done = provider.terminate_tenant_processes(&who).unwrap();
     eprintln!("terminate_processes: {done:?}");
-    assert!(done.found >= 100, "{done:?}");
+    assert!(done.found >= 200, "{done:?}");
     assert!(done.rounds >= 1, "{done:?}");
     assert_eq!(running_processes_of(uid), Vec::<u32>::new());
     let signals = reap(&mut children);
