@@ -113,11 +113,13 @@ pub fn serve(
             }
             Err(e) => tracing::error!(error = format!("{e:#}"), "pass failed"),
         }
+        // Read before the count: a lane seen idle here completes nothing more.
+        let busy = lane.busy();
         if lane.completed() != seen {
             // A long job ended during the pass: the jobs it held back get a pass now.
             continue;
         }
-        if until == Until::LaneIdle && !lane.busy() {
+        if until == Until::LaneIdle && !busy {
             lane.join();
             return total;
         }
@@ -138,10 +140,11 @@ pub fn serve(
                 Instant::now() + TICK
             }
         };
-        // Every wake-up of the lane follows a change of these: cleared first, a wake-up
-        // after this point is a change to look at.
+        // What the lane looked like when the pass ended. Every wake-up of the lane follows a
+        // change of these, so one that came before is emptied, and a change since is seen
+        // below whether or not its wake-up was.
+        let lane_at = (seen, busy);
         lane.clear_wake();
-        let lane_at = (lane.completed(), lane.busy());
         'wait: while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now >= next_tick {
