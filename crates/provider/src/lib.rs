@@ -53,7 +53,7 @@ pub use mariadb::{
 };
 pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
-pub use programs::apachectl::ApacheLayout;
+pub use programs::apachectl::{ApacheLayout, MPM_ITK_MODULE, SHARED_STATE_MODULES};
 pub use programs::crontab::{CRONTAB_STAGING_DIR, crontab_spool};
 pub use programs::dbctl::{GovernorLimits, GovernorListed};
 pub use programs::lvectl::LveLimits;

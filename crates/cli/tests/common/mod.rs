@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod acme_ca;
+pub mod real_web;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -478,7 +479,7 @@ impl Node {
                     .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
                     .count();
             assert_eq!(
-                text.matches("AuthUserFile").count(),
+                text.matches("        AuthUserFile \"").count(),
                 protected,
                 "protected directories of {}",
                 domain.resource_id
@@ -543,7 +544,7 @@ impl Node {
             let hosts = text.matches("<VirtualHost ").count();
             let expect = if suspended { 0 } else { redirects * hosts };
             assert_eq!(
-                text.matches("RedirectMatch").count(),
+                text.matches("    RedirectMatch ").count(),
                 expect,
                 "redirects of {}",
                 domain.resource_id
