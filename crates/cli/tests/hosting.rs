@@ -208,3 +208,29 @@ fn scheduled_tasks_become_the_tenants_crontab_and_pass_the_real_cron_parser() {
     assert!(!spool.exists(), "an empty task list leaves no crontab");
     node.check_converged();
 }
+
+#[test]
+fn a_pools_children_follow_the_accounts_recorded_limits() {
+    // CloudLinux, where set_account_limits is available (Debian has no LVE).
+    let mut node = Node::cloudlinux();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    run(&mut node, &ensure_domain(2, 30, 10, "shop.example.com"));
+    let set = run(&mut node, &set_php_version(3, 30, 10, "8.2"));
+    assert_eq!(set.state, JobState::Succeeded, "{set:?}");
+    let layout = node.provider.php_fpm_layout(PhpVersion::V8_2);
+    let pool_file = node
+        .path(&layout.pool_dir)
+        .join(format!("layerone-{}.conf", id(10)));
+    let pool = std::fs::read_to_string(&pool_file).unwrap();
+    assert!(pool.contains("pm.max_children = 5\n"), "{pool}");
+    assert!(
+        pool.contains("request_terminate_timeout = 300s\n"),
+        "{pool}"
+    );
+    // 10 entry processes, 50 processes: the pool gets the smaller.
+    let limited = run(&mut node, &set_limits(4, 10, 100));
+    assert_eq!(limited.state, JobState::Succeeded, "{limited:?}");
+    let pool = std::fs::read_to_string(&pool_file).unwrap();
+    assert!(pool.contains("pm.max_children = 10\n"), "{pool}");
+    node.check_converged();
+}

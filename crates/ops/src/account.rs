@@ -1227,6 +1227,12 @@ impl Operation for SetAccountLimits {
                 None
             }
         };
+        // The account's PHP pools take their children from the limits (`PoolLimits`).
+        crate::php::sync_pools(
+            ctx,
+            &req.id,
+            crate::php::PoolChange::Limits(&Limits::from(wanted)),
+        )?;
         update_row(ctx, &req.id, |row| {
             row["limits"] = json!(Limits::from(wanted));
             row["mysql_limits"] = json!(mysql);

@@ -252,6 +252,8 @@ pub enum PoolChange<'a> {
     Extensions(&'a PhpExtensions),
     /// A web domain comes (`true`) or goes (`false`).
     Domain(&'a Hex32, bool),
+    /// The account's limits are set: its pools' children follow them.
+    Limits(&'a crate::account::Limits),
 }
 
 /// What an account's PHP looks like after a sync.
@@ -430,7 +432,11 @@ pub fn sync_pools(
     if !used.is_empty() {
         let info = account_info(ctx, account)?;
         let home = ctx.provider.sysconf(&info.home);
-        let limits = PoolLimits::derive(recorded_limits(ctx, account)?.as_ref(), &options);
+        let recorded = match change {
+            PoolChange::Limits(l) => Some(*l),
+            _ => recorded_limits(ctx, account)?,
+        };
+        let limits = PoolLimits::derive(recorded.as_ref(), &options);
         for (&version, loaded) in &modules {
             let socket = socket_path(ctx, account, version);
             ensure_private_dirs(ctx, &info, version)?;

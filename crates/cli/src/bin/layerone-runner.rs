@@ -41,7 +41,8 @@ struct Args {
     /// The API's user (its uid and gid own the inbox and read state.db).
     #[arg(long)]
     api_user: Option<String>,
-    /// Run one pass and exit (for the systemd oneshot service).
+    /// Run one pass, and exit once no long job (a backup, a restore, a usage walk) it
+    /// started is still running (for the systemd oneshot service).
     #[arg(long, conflicts_with = "watch")]
     once: bool,
     /// Run passes on inbox changes and every 15 s.
