@@ -11,8 +11,8 @@ fuzz_target!(|data: &[u8]| {
         .parse()
         .expect("a valid node id");
     let _ = registry::Envelope::parse(data);
-    if let Ok(job) = ops::registry().validate(data, &node) {
-        let again = ops::registry()
+    if let Ok(job) = declarations::registry().validate(data, &node) {
+        let again = declarations::registry()
             .validate(job.canonical.as_bytes(), &node)
             .expect("a canonical body validates again");
         assert_eq!(again.canonical, job.canonical, "the canonical form is stable");

@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let ops: Vec<_> = ops::registry().operations().collect();
+    let ops: Vec<_> = declarations::registry().operations().collect();
     let op = ops[usize::from(pick) % ops.len()];
     let Ok(resource) = serde_json::from_slice::<serde_json::Value>(rest) else {
         return;

@@ -130,7 +130,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     // caller having installed ring already is fine.
     let _ = rustls::crypto::ring::default_provider().install_default();
 
-    let registry = ops::registry();
+    let registry = declarations::registry();
     registry
         .check_structure()
         .context("the operation registry is inconsistent; refusing to start")?;

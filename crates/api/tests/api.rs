@@ -183,7 +183,7 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
         }
     };
 
-    for op in ops::registry().operations() {
+    for op in declarations::registry().operations() {
         let example = op.example();
         let schema = op.request_schema();
         let validator = jsonschema::validator_for(&schema).expect("the request schema compiles");
@@ -294,7 +294,7 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
         uncovered.is_empty(),
         "fields no mutation was refused for: {uncovered:?}"
     );
-    let operations = ops::registry().operations().count();
+    let operations = declarations::registry().operations().count();
     assert!(
         checked >= operations * 20,
         "only {checked} bad inputs checked for {operations} operations"
@@ -353,7 +353,10 @@ fn catalogue_lists_every_operation_of_the_registry() {
         .iter()
         .map(|e| e["operation"].as_str().expect("a name"))
         .collect();
-    let expected: Vec<&str> = ops::registry().operations().map(|op| op.name()).collect();
+    let expected: Vec<&str> = declarations::registry()
+        .operations()
+        .map(|op| op.name())
+        .collect();
     assert_eq!(names, expected);
 }
 
@@ -397,7 +400,7 @@ fn same_request_id_with_another_body_is_409() {
     let client = node.client();
     let id = hex32();
     let envelope = node.example_envelope(&id);
-    let other_op = ops::registry()
+    let other_op = declarations::registry()
         .operations()
         .filter(|op| op.scope() == registry::Scope::Tenant)
         .nth(1)
@@ -902,7 +905,7 @@ fn an_idle_connection_the_server_closed_is_replaced_transparently() {
 fn node_scope_request_for_another_node_is_400_wrong_node_and_nothing_is_written() {
     let node = Node::start();
     let client = node.client();
-    let op = ops::registry()
+    let op = declarations::registry()
         .operations()
         .find(|op| op.scope() == registry::Scope::Node)
         .expect("the registry has a node-scope operation");
@@ -943,7 +946,7 @@ fn audit_endpoint_pages_root_s_records_and_refuses_bad_queries() {
     assert_eq!(empty.status, 200);
     assert_eq!(empty.json().unwrap(), json!({"entries": [], "next": 0}));
     // A node-scope request admitted by root leaves a record the API serves.
-    let op = ops::registry()
+    let op = declarations::registry()
         .operations()
         .find(|op| op.scope() == registry::Scope::Node)
         .expect("the registry has a node-scope operation");

@@ -271,7 +271,7 @@ impl Node {
         let (tx, rx) = mpsc::channel();
         let mut sent = 0;
         for body in bodies {
-            let job = ops::registry()
+            let job = declarations::registry()
                 .validate(body.to_string().as_bytes(), &self.node_id)
                 .map_err(|e| anyhow::anyhow!("a benchmark request does not validate: {e}"))?;
             let tx = tx.clone();

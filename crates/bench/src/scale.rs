@@ -53,7 +53,7 @@ struct Row {
 }
 
 pub fn seed(node: &Node, mix: &Mix) -> anyhow::Result<()> {
-    let registry = ops::registry();
+    let registry = declarations::registry();
     let now = store::now_ms();
     let key: SshPublicKey = node::KEY.parse().map_err(anyhow::Error::msg)?;
     let fingerprint = ops::ssh_key::fingerprint(&key);
@@ -213,7 +213,7 @@ pub fn seed(node: &Node, mix: &Mix) -> anyhow::Result<()> {
 }
 
 fn validate(
-    registry: &registry::Registry<ops::Ctx>,
+    registry: &registry::Registry,
     node: &Node,
     body: &Value,
 ) -> anyhow::Result<registry::ValidatedJob> {

@@ -10,7 +10,7 @@ pub struct CatalogueArgs {
 }
 
 pub fn run(args: CatalogueArgs) -> anyhow::Result<()> {
-    let registry = ops::registry();
+    let registry = declarations::registry();
     registry.check()?;
     let catalogue = registry.catalogue();
     if args.json {

@@ -100,7 +100,7 @@ fn limits_out_of_bounds_are_refused_naming_the_field() {
     ] {
         let mut body = set_limits(1, 10, 100);
         body["resource"][field] = value;
-        let err = ops::registry()
+        let err = declarations::registry()
             .validate(body.to_string().as_bytes(), &node.node_id)
             .err()
             .unwrap_or_else(|| panic!("{field} accepted"));
@@ -109,7 +109,7 @@ fn limits_out_of_bounds_are_refused_naming_the_field() {
     let mut body = set_isolation(1, 10, true);
     body["resource"]["cagefs"] = serde_json::json!("yes");
     assert!(
-        ops::registry()
+        declarations::registry()
             .validate(body.to_string().as_bytes(), &node.node_id)
             .is_err()
     );
@@ -415,7 +415,7 @@ fn database_limits_out_of_bounds_are_refused_naming_the_field() {
     ] {
         let mut body = set_limits_with_mysql(1, 10, 100, 1024, 1024);
         body["resource"]["mysql"][field] = value;
-        let err = ops::registry()
+        let err = declarations::registry()
             .validate(body.to_string().as_bytes(), &node.node_id)
             .err()
             .unwrap_or_else(|| panic!("{field} accepted"));

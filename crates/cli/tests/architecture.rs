@@ -1,7 +1,11 @@
 //! Repository rules checked as ordinary tests: ARCHITECTURE.md names only paths that exist,
-//! and only the provider runs programs (DESIGN.md invariant 4).
+//! only the provider runs programs (DESIGN.md invariant 4), and the unprivileged side links the
+//! declarations only (DESIGN.md section 10).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -116,5 +120,131 @@ fn only_the_provider_runs_programs() {
     assert!(
         clippy.contains("std::process::Command::new"),
         "clippy.toml must disallow Command::new"
+    );
+}
+
+/// The crates of the unprivileged side: what the API, a client and every binary that talks
+/// about operations without performing them link.
+const UNPRIVILEGED: &[&str] = &["api", "client", "declarations"];
+
+/// What the unprivileged side must never link: the handlers, the provider (and its Sim
+/// backend), the runner and the tenant worker.
+const PRIVILEGED: &[&str] = &["ops", "provider", "runner", "tenant"];
+
+/// The workspace's resolved graph from `cargo metadata`: package name to the names of its
+/// normal and build dependencies (dev-dependencies are left out: tests may link anything),
+/// and the names of the workspace's own packages.
+fn dependency_graph() -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
+    // The node runs on Linux: the graph for this machine's target, which also keeps cargo
+    // from fetching crates only other platforms would link.
+    let target = format!(
+        "{}-unknown-linux-{}",
+        std::env::consts::ARCH,
+        if cfg!(target_env = "musl") {
+            "musl"
+        } else {
+            "gnu"
+        }
+    );
+    #[allow(clippy::disallowed_methods)] // The test reads the resolved graph from cargo itself.
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", &target, "--manifest-path"])
+        .arg(workspace().join("Cargo.toml"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: Value = serde_json::from_slice(&output.stdout).expect("cargo metadata is JSON");
+    let name_of: BTreeMap<&str, &str> = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let members: BTreeSet<String> = metadata["workspace_members"]
+        .as_array()
+        .expect("workspace members")
+        .iter()
+        .map(|id| name_of[id.as_str().unwrap()].to_owned())
+        .collect();
+    let mut graph = BTreeMap::new();
+    for node in metadata["resolve"]["nodes"]
+        .as_array()
+        .expect("a resolved graph")
+    {
+        let deps: BTreeSet<String> = node["deps"]
+            .as_array()
+            .expect("deps")
+            .iter()
+            .filter(|dep| {
+                dep["dep_kinds"]
+                    .as_array()
+                    .expect("dep kinds")
+                    .iter()
+                    .any(|kind| kind["kind"].as_str() != Some("dev"))
+            })
+            .map(|dep| name_of[dep["pkg"].as_str().unwrap()].to_owned())
+            .collect();
+        graph.insert(name_of[node["id"].as_str().unwrap()].to_owned(), deps);
+    }
+    (graph, members)
+}
+
+/// Every package `root` links, directly or not.
+fn closure(graph: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![root.to_owned()];
+    while let Some(name) = todo.pop() {
+        for dep in &graph[&name] {
+            if seen.insert(dep.clone()) {
+                todo.push(dep.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_unprivileged_side_links_no_handler_provider_or_simulator() {
+    let (graph, members) = dependency_graph();
+    // The walk finds what it must: the handlers do link the provider.
+    assert!(
+        closure(&graph, "ops").contains("provider"),
+        "the dependency walk no longer sees ops -> provider"
+    );
+    // Forbidden besides the named crates: every workspace crate that links the provider (a
+    // future simulator or handler crate would), and any workspace crate named for a simulator.
+    let forbidden: BTreeSet<&str> = members
+        .iter()
+        .filter(|m| {
+            PRIVILEGED.contains(&m.as_str())
+                || closure(&graph, m).contains("provider")
+                || m.contains("sim")
+        })
+        .map(String::as_str)
+        .collect();
+    for name in PRIVILEGED {
+        assert!(
+            members.contains(*name),
+            "{name} is not a workspace crate any more: update this test"
+        );
+    }
+    for krate in UNPRIVILEGED {
+        assert!(members.contains(*krate), "{krate} is not a workspace crate");
+        let linked = closure(&graph, krate);
+        let bad: Vec<&&str> = forbidden.iter().filter(|f| linked.contains(**f)).collect();
+        assert!(
+            bad.is_empty(),
+            "{krate} links {bad:?}: the unprivileged side links the declarations, never the \
+             handlers, the provider, the runner or a simulator"
+        );
+    }
+    assert!(
+        closure(&graph, "api").contains("declarations"),
+        "the API validates requests with the declarations"
     );
 }

@@ -315,7 +315,7 @@ fn a_real_node_without_an_acme_table_refuses_and_sources_are_typed() {
     let node_id: registry::Hex32 = id(0xfeed).parse().unwrap();
     let valid = ensure_cert(1, 80, 10, 30);
     assert!(
-        ops::registry()
+        declarations::registry()
             .validate(valid.to_string().as_bytes(), &node_id)
             .is_ok()
     );
@@ -330,7 +330,7 @@ fn a_real_node_without_an_acme_table_refuses_and_sources_are_typed() {
     for (field, value) in cases {
         let mut body = valid.clone();
         body["resource"][field] = value;
-        let refused = ops::registry()
+        let refused = declarations::registry()
             .validate(body.to_string().as_bytes(), &node_id)
             .unwrap_err();
         assert_eq!(refused.field, format!("resource.{field}"), "{refused:?}");
@@ -338,7 +338,7 @@ fn a_real_node_without_an_acme_table_refuses_and_sources_are_typed() {
     let mut body = valid.clone();
     body["resource"].as_object_mut().unwrap().remove("source");
     assert!(
-        ops::registry()
+        declarations::registry()
             .validate(body.to_string().as_bytes(), &node_id)
             .is_err()
     );

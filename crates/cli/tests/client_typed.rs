@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use client::{ClientError, OpOutcome};
 use common::*;
-use ops::account::{EnsureAccount, EnsureAccountRequest};
-use ops::sudo::{SetSudoAllowlist, SetSudoAllowlistRequest};
+use declarations::account::{EnsureAccount, EnsureAccountRequest};
+use declarations::sudo::{SetSudoAllowlist, SetSudoAllowlistRequest};
 use registry::{Hex32, JobState};
 use serde_json::json;
 

@@ -198,7 +198,7 @@ fn hostile_ftp_fields_are_refused_naming_the_field() {
     for (field, value) in cases {
         let mut body = ensure_ftp(1, 50, 10, "shop1.up", None);
         body["resource"][field] = value.clone();
-        let err = ops::registry()
+        let err = declarations::registry()
             .validate(body.to_string().as_bytes(), &node.node_id)
             .err()
             .unwrap_or_else(|| panic!("{field} = {value} accepted"));

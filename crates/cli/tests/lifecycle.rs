@@ -846,7 +846,7 @@ fn every_operation_is_in_the_crash_matrix_and_the_random_simulation() {
         "remove_sudo_allowlist",
         "read_sudo_events",
     ];
-    let missing: Vec<String> = ops::registry()
+    let missing: Vec<String> = declarations::registry()
         .operations()
         .map(|op| op.name().to_owned())
         .filter(|op| !node_admin.contains(&op.as_str()))
@@ -1097,7 +1097,7 @@ fn purge_leaves_nothing_for_every_family() {
         .collect();
     // Tenant families: those with a tenant-scope operation. Node-scope families own nothing of
     // a tenant (their purge hooks are no-ops by design); `node_scope.rs` covers their removal.
-    let declared: std::collections::BTreeSet<String> = ops::registry()
+    let declared: std::collections::BTreeSet<String> = declarations::registry()
         .operations()
         .filter(|op| op.scope() == registry::Scope::Tenant)
         .map(|op| op.family().to_owned())

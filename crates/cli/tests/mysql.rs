@@ -393,7 +393,7 @@ fn hostile_names_are_refused_at_admission_naming_the_field() {
     ];
     let node_id: registry::Hex32 = id(0xfeed).parse().unwrap();
     let mut checked = 0;
-    for op in ops::registry()
+    for op in declarations::registry()
         .operations()
         .filter(|op| op.name().contains("mysql"))
     {
@@ -409,7 +409,7 @@ fn hostile_names_are_refused_at_admission_naming_the_field() {
                 };
                 let body =
                     json!({"request_id": id(1), "operation": op.name(), "resource": resource});
-                let err = ops::registry()
+                let err = declarations::registry()
                     .validate(body.to_string().as_bytes(), &node_id)
                     .expect_err(&format!("{}: {field} = {value:?} was accepted", op.name()));
                 let expected = if example[&field].is_array() {

@@ -18,7 +18,7 @@ fn observe(node: &mut Node, req: u64) -> Value {
     let job = node.state().job(&id(req)).unwrap().unwrap();
     assert_eq!(job.state, JobState::Succeeded, "{job:?}");
     let result = job.result.unwrap();
-    let schema = ops::registry()
+    let schema = declarations::registry()
         .operation("observe_runtime")
         .unwrap()
         .validate_result(&result);

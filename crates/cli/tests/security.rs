@@ -90,7 +90,7 @@ fn render(path: &[Seg]) -> String {
 
 /// Every string field of an operation's request: the example's string (or null) leaves, and
 /// every schema property the example leaves out.
-fn string_fields(op: &dyn OperationEntry<ops::Ctx>) -> Vec<Vec<Seg>> {
+fn string_fields(op: &dyn OperationEntry) -> Vec<Vec<Seg>> {
     let example = op.example();
     let mut fields = Vec::new();
     string_leaves(&example, &[], &mut fields);
@@ -107,7 +107,7 @@ fn string_fields(op: &dyn OperationEntry<ops::Ctx>) -> Vec<Vec<Seg>> {
     fields
 }
 
-fn envelope(op: &dyn OperationEntry<ops::Ctx>, request_id: &str, resource: Value) -> Value {
+fn envelope(op: &dyn OperationEntry, request_id: &str, resource: Value) -> Value {
     match op.scope() {
         Scope::Tenant => {
             json!({"request_id": request_id, "operation": op.name(), "resource": resource})
@@ -350,7 +350,7 @@ fn check_vhost(node: &Node, resource_id: &str, resource: &Value, home: &str) -> 
 
 /// The one account every other example names.
 fn example_account() -> Value {
-    let op = ops::registry()
+    let op = declarations::registry()
         .operation("ensure_account")
         .expect("the registry has ensure_account");
     envelope(op, &id(0xacc), op.example())
@@ -358,7 +358,7 @@ fn example_account() -> Value {
 
 /// Runs an accepted hostile request on a fresh node (with the example account first, unless
 /// the request is that account's own) and parses the file it lands in.
-fn run_accepted(op: &dyn OperationEntry<ops::Ctx>, body: &Value) -> Result<(), String> {
+fn run_accepted(op: &dyn OperationEntry, body: &Value) -> Result<(), String> {
     let mut node = Node::new();
     let account = example_account();
     let username = account["resource"]["username"].as_str().unwrap().to_owned();
@@ -374,13 +374,13 @@ fn run_accepted(op: &dyn OperationEntry<ops::Ctx>, body: &Value) -> Result<(), S
         _ => &[],
     };
     for (i, name) in needs.iter().enumerate() {
-        let needed = ops::registry()
+        let needed = declarations::registry()
             .operation(name)
             .expect("the prerequisite operation exists");
         node.submit(&envelope(needed, &id(0xb00 + i as u64), needed.example()));
         node.pass();
     }
-    let job = ops::registry()
+    let job = declarations::registry()
         .validate(body.to_string().as_bytes(), &node.node_id)
         .map_err(|e| format!("revalidation failed: {e:?}"))?;
     let canonical: Value = serde_json::from_str(&job.canonical).expect("canonical JSON");
@@ -528,7 +528,7 @@ fn every_string_field_fuzzed_is_refused_naming_it_or_lands_verbatim() {
     let mut accepted = 0usize;
     let mut failures = Vec::new();
     let mut fields_seen = 0usize;
-    for op in ops::registry().operations() {
+    for op in declarations::registry().operations() {
         let example = op.example();
         for path in string_fields(op) {
             fields_seen += 1;
@@ -537,7 +537,7 @@ fn every_string_field_fuzzed_is_refused_naming_it_or_lands_verbatim() {
                 let mut resource = example.clone();
                 set(&mut resource, &path, Value::String(value.clone()));
                 let body = envelope(op, &id(0xbad), resource);
-                match ops::registry().validate(body.to_string().as_bytes(), &node_id) {
+                match declarations::registry().validate(body.to_string().as_bytes(), &node_id) {
                     Err(e) => {
                         if e.field != field {
                             failures.push(format!(
@@ -571,7 +571,7 @@ fn every_string_field_fuzzed_is_refused_naming_it_or_lands_verbatim() {
             for (what, value) in variants(Some(original)) {
                 let mut body = valid.clone();
                 body[key] = Value::String(value);
-                match ops::registry().validate(body.to_string().as_bytes(), &node_id) {
+                match declarations::registry().validate(body.to_string().as_bytes(), &node_id) {
                     Err(e) if e.field == key => refused += 1,
                     Err(e) => failures.push(format!(
                         "{} envelope {key} {what}: named {:?}",
@@ -592,7 +592,7 @@ fn every_string_field_fuzzed_is_refused_naming_it_or_lands_verbatim() {
         failures.join("\n")
     );
     assert!(
-        fields_seen >= ops::registry().operations().count(),
+        fields_seen >= declarations::registry().operations().count(),
         "only {fields_seen} string fields found"
     );
     assert!(
@@ -608,7 +608,7 @@ fn every_string_field_fuzzed_is_refused_naming_it_or_lands_verbatim() {
 fn dot_dot_in_every_path_like_field_is_refused_at_admission() {
     let node_id: registry::Hex32 = id(0xfeed).parse().unwrap();
     let mut path_like = Vec::new();
-    for op in ops::registry().operations() {
+    for op in declarations::registry().operations() {
         let example = op.example();
         for path in string_fields(op) {
             // A field is path-like if it accepts a relative path with a separator, and is not
@@ -617,7 +617,7 @@ fn dot_dot_in_every_path_like_field_is_refused_at_admission() {
                 let mut probe = example.clone();
                 set(&mut probe, &path, json!(value));
                 let body = envelope(op, &id(0xbad), probe);
-                ops::registry()
+                declarations::registry()
                     .validate(body.to_string().as_bytes(), &node_id)
                     .is_ok()
             };
@@ -650,7 +650,7 @@ fn dot_dot_in_every_path_like_field_is_refused_at_admission() {
                 let mut resource = example.clone();
                 set(&mut resource, &path, json!(hostile));
                 let body = envelope(op, &id(0xbad), resource);
-                match ops::registry().validate(body.to_string().as_bytes(), &node_id) {
+                match declarations::registry().validate(body.to_string().as_bytes(), &node_id) {
                     Err(e) => assert_eq!(e.field, field, "{} {hostile:?}", op.name()),
                     Ok(_) => panic!("{} accepted {hostile:?} at {field}", op.name()),
                 }

@@ -271,7 +271,7 @@ fn system_group_and_service_names_are_refused_at_admission_naming_the_username()
         "systemd-journal",
         "root",
     ] {
-        let err = ops::registry()
+        let err = declarations::registry()
             .validate(ensure_account(1, 10, name).to_string().as_bytes(), &node_id)
             .expect_err(name);
         assert_eq!(err.code, "invalid_field", "{name}: {err:?}");

@@ -355,7 +355,7 @@ fn hostile_access_fields_are_refused_naming_the_field() {
     for (field, reported, value) in cases {
         let mut body = protect(1, 70, "staff", user(json!("alice")));
         body["resource"][field] = value.clone();
-        let err = ops::registry()
+        let err = declarations::registry()
             .validate(body.to_string().as_bytes(), &node.node_id)
             .err()
             .unwrap_or_else(|| panic!("{field} = {value} accepted"));
@@ -375,7 +375,7 @@ fn hostile_access_fields_are_refused_naming_the_field() {
     ] {
         let body = json!({"request_id": id(1), "operation": "ensure_ip_block",
                           "resource": {"id": id(30), "account": id(10), "networks": bad}});
-        let err = ops::registry()
+        let err = declarations::registry()
             .validate(body.to_string().as_bytes(), &node.node_id)
             .err()
             .unwrap_or_else(|| panic!("{bad} accepted"));

@@ -31,29 +31,20 @@
 //! spools, PHP sessions), then `userdel --remove` and, only for the group the node created,
 //! `groupdel`. Its identity row stays, marked removed, so its ids are handed out again last.
 
+pub use declarations::account::*;
+
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use provider::{Expire, GovernorLimits, LveLimits, PasswdEntry, Platform, UserAdd, UserMod};
-use registry::types::{
-    CpuPercent, GovernorKibPerSec, Hex32, Inodes, IoKibPerSec, MemoryMiB, MiB, PasswordHash,
-    Presence, ProcessCount, Shell, Username,
-};
-use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::types::{Hex32, Presence, Shell, Username};
+use registry::{Apply, Family, OpError, Operation, Owner, Purge};
 use serde_json::json;
 use store::{IdentityKind, ResourceRow};
 
 use crate::context::{Ctx, Service, provider_error};
 
-pub struct Account;
-
-impl Family for Account {
-    const NAME: &'static str = "account";
-    const MODULE: Module = Module::Core;
-    type Context = Ctx;
-
+impl Purge<Ctx> for Account {
     /// The account's own purge: its processes, its files outside the home, the user, the
     /// group the node created and the home. The other families' hooks have run before this
     /// one (see [`purge_account`]), so its crontab and PHP pools are gone.
@@ -505,96 +496,7 @@ pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> 
     })
 }
 
-// ---------------------------------------------------------------------------------------
-
-/// Create or converge a tenant's account.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureAccountRequest {
-    /// The account id; every other resource of the tenant names it as `account`.
-    pub id: Hex32,
-    /// The system user name. Fixed once created.
-    pub username: Username,
-    #[serde(default)]
-    pub shell: Shell,
-    /// Disk quota in MiB (0: unlimited). Recorded now; enforced by the quota module.
-    #[serde(default = "unlimited_mib")]
-    pub disk_quota_mib: MiB,
-    /// Inode quota (0: unlimited). Recorded now; enforced by the quota module.
-    #[serde(default = "unlimited_inodes")]
-    pub inode_quota: Inodes,
-}
-
-fn unlimited_mib() -> MiB {
-    MiB::try_from(0).expect("0 is within bounds")
-}
-
-fn unlimited_inodes() -> Inodes {
-    Inodes::try_from(0).expect("0 is within bounds")
-}
-
-impl Resource for EnsureAccountRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
-
-/// The account as the OS shows it after the change.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AccountResult {
-    pub state: Presence,
-    pub username: Option<String>,
-    pub uid: Option<u32>,
-    pub gid: Option<u32>,
-    pub home: Option<String>,
-    pub shell: Option<String>,
-    pub suspended: Option<bool>,
-    pub disk_quota_mib: Option<u64>,
-    pub inode_quota: Option<u64>,
-}
-
-impl AccountResult {
-    fn absent() -> Self {
-        AccountResult {
-            state: Presence::Absent,
-            username: None,
-            uid: None,
-            gid: None,
-            home: None,
-            shell: None,
-            suspended: None,
-            disk_quota_mib: None,
-            inode_quota: None,
-        }
-    }
-}
-
-pub struct EnsureAccount;
-
-impl Operation for EnsureAccount {
-    const NAME: &'static str = "ensure_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Create or converge a tenant's system user, group and home";
-    type Family = Account;
-    type Request = EnsureAccountRequest;
-    type Result = AccountResult;
-
-    fn example() -> EnsureAccountRequest {
-        EnsureAccountRequest {
-            id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            username: "shop1".parse().expect("valid example"),
-            shell: Shell::Bash,
-            disk_quota_mib: MiB::try_from(10_240).expect("valid example"),
-            inode_quota: Inodes::try_from(500_000).expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for EnsureAccount {
     fn apply(ctx: &mut Ctx, req: &EnsureAccountRequest) -> Result<AccountResult, OpError> {
         let previous = ctx
             .state
@@ -771,30 +673,6 @@ fn new_identity(ctx: &mut Ctx, account: &Hex32, name: &str) -> Result<Recorded, 
     })
 }
 
-/// Names one existing account.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AccountRef {
-    pub id: Hex32,
-}
-
-impl Resource for AccountRef {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
-
-fn example_ref() -> AccountRef {
-    AccountRef {
-        id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-            .parse()
-            .expect("valid example"),
-    }
-}
-
 /// Locks or unlocks the account's logins (password locked, account expired) and records it.
 fn set_suspended(
     ctx: &mut Ctx,
@@ -837,82 +715,19 @@ fn set_suspended(
     Ok(result)
 }
 
-pub struct SuspendAccount;
-
-impl Operation for SuspendAccount {
-    const NAME: &'static str = "suspend_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Lock the account's logins (password locked, account expired)";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = AccountResult;
-
-    fn example() -> AccountRef {
-        example_ref()
-    }
-
+impl Apply<Ctx> for SuspendAccount {
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountResult, OpError> {
         set_suspended(ctx, req, true)
     }
 }
 
-pub struct UnsuspendAccount;
-
-impl Operation for UnsuspendAccount {
-    const NAME: &'static str = "unsuspend_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Unlock the account's logins";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = AccountResult;
-
-    fn example() -> AccountRef {
-        example_ref()
-    }
-
+impl Apply<Ctx> for UnsuspendAccount {
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountResult, OpError> {
         set_suspended(ctx, req, false)
     }
 }
 
-/// Set the password of an account's system user.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetAccountPasswordRequest {
-    pub id: Hex32,
-    /// A crypt SHA-512 hash (`$6$...`); the node never sees the password itself.
-    pub password_hash: PasswordHash,
-}
-
-impl Resource for SetAccountPasswordRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
-
-pub struct SetAccountPassword;
-
-impl Operation for SetAccountPassword {
-    const NAME: &'static str = "set_account_password";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Set the password hash of the account's user (kept locked while the account is suspended)";
-    type Family = Account;
-    type Request = SetAccountPasswordRequest;
-    type Result = AccountResult;
-
-    fn example() -> SetAccountPasswordRequest {
-        SetAccountPasswordRequest {
-            id: example_ref().id,
-            password_hash: format!("$6$saltsalt${}", "a".repeat(86))
-                .parse()
-                .expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for SetAccountPassword {
     fn apply(ctx: &mut Ctx, req: &SetAccountPasswordRequest) -> Result<AccountResult, OpError> {
         let info = account_info(ctx, &req.id)?;
         let row = ctx
@@ -945,32 +760,18 @@ impl Operation for SetAccountPassword {
     }
 }
 
-pub struct RemoveAccount;
-
-impl Operation for RemoveAccount {
-    const NAME: &'static str = "remove_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Remove the account and everything it owns on this node (every family's purge)";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = AccountResult;
-
-    fn example() -> AccountRef {
-        example_ref()
-    }
-
+impl Apply<Ctx> for RemoveAccount {
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountResult, OpError> {
         purge_account(ctx, &req.id)?;
         Ok(AccountResult::absent())
     }
 }
 
-/// The purge sweep derived from the registry: every family's purge hook for the account, in
+/// The purge sweep derived from the one list: every family's purge hook for the account, in
 /// reverse declaration order (the account family is declared first, so it is purged last).
 /// Each hook is idempotent, so a crash anywhere in the sweep is finished by the retry.
 pub fn purge_account(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-    for family in crate::registry().families().iter().rev() {
+    for family in crate::handlers().families().iter().rev() {
         (family.purge)(ctx, account)?;
         crash::point("account.purge.after_family");
     }
@@ -1003,132 +804,24 @@ fn update_row(
     Ok(())
 }
 
-/// An account's resource limits (CloudLinux LVE).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetAccountLimitsRequest {
-    pub id: Hex32,
-    /// CPU, in % of one core (100 = one core).
-    pub cpu_percent: CpuPercent,
-    /// Physical memory in MiB; 0 = unlimited.
-    pub memory_mib: MemoryMiB,
-    /// Disk I/O in KiB/s; 0 = unlimited.
-    pub io_kib_per_sec: IoKibPerSec,
-    /// Processes; 0 = unlimited.
-    pub processes: ProcessCount,
-    /// Concurrent entry processes (web requests entering the account's LVE); 0 = unlimited.
-    pub entry_processes: ProcessCount,
-    /// The account's database limits, through MySQL Governor (`dbctl set`). Only where the
-    /// governor is installed: elsewhere a request with them fails `unsupported_on_platform`
-    /// and changes nothing. Absent: the account has the governor's defaults (`dbctl delete`
-    /// when limits were set before).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mysql: Option<MysqlLimitsRequest>,
-}
-
-/// MySQL Governor limits for one account, the same for each of the governor's periods
-/// (current, short, mid, long).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(remote = "Self", deny_unknown_fields)]
-pub struct MysqlLimitsRequest {
-    /// CPU of the account's queries, in % of one core.
-    pub cpu_percent: CpuPercent,
-    /// Reads, in KiB/s.
-    pub read_kib_per_sec: GovernorKibPerSec,
-    /// Writes, in KiB/s.
-    pub write_kib_per_sec: GovernorKibPerSec,
-}
-
-// From a JSON object only: serde would also build the struct from an array of its values,
-// and a field error must keep its path. The derive stays, as the inherent `remote` functions.
-impl<'de> Deserialize<'de> for MysqlLimitsRequest {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ObjectOnly;
-        impl<'de> serde::de::Visitor<'de> for ObjectOnly {
-            type Value = MysqlLimitsRequest;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object {cpu_percent, read_kib_per_sec, write_kib_per_sec}")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> Result<MysqlLimitsRequest, A::Error> {
-                MysqlLimitsRequest::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(ObjectOnly)
+/// Database limits as the result reports them, from what was given to `dbctl`.
+fn as_mysql_limits(l: GovernorLimits) -> MysqlLimits {
+    MysqlLimits {
+        cpu_percent: l.cpu_pct,
+        read_kib_per_sec: l.read_kibs,
+        write_kib_per_sec: l.write_kibs,
     }
 }
 
-impl Serialize for MysqlLimitsRequest {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        MysqlLimitsRequest::serialize(self, s)
+/// LVE limits as the result reports them.
+fn as_limits(l: LveLimits) -> Limits {
+    Limits {
+        cpu_percent: l.speed_pct,
+        memory_mib: l.pmem_mib,
+        io_kib_per_sec: l.io_kibs,
+        processes: l.nproc,
+        entry_processes: l.entry_procs,
     }
-}
-
-/// Database limits as `dbctl list --bb` reports them (read and write converted to KiB/s).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MysqlLimits {
-    pub cpu_percent: u64,
-    pub read_kib_per_sec: u64,
-    pub write_kib_per_sec: u64,
-}
-
-impl From<GovernorLimits> for MysqlLimits {
-    fn from(l: GovernorLimits) -> MysqlLimits {
-        MysqlLimits {
-            cpu_percent: l.cpu_pct,
-            read_kib_per_sec: l.read_kibs,
-            write_kib_per_sec: l.write_kibs,
-        }
-    }
-}
-
-impl Resource for SetAccountLimitsRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
-
-/// Limits as the platform reports them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Limits {
-    pub cpu_percent: u64,
-    pub memory_mib: u64,
-    pub io_kib_per_sec: u64,
-    pub processes: u64,
-    pub entry_processes: u64,
-}
-
-impl From<LveLimits> for Limits {
-    fn from(l: LveLimits) -> Limits {
-        Limits {
-            cpu_percent: l.speed_pct,
-            memory_mib: l.pmem_mib,
-            io_kib_per_sec: l.io_kibs,
-            processes: l.nproc,
-            entry_processes: l.entry_procs,
-        }
-    }
-}
-
-/// The account's limits and isolation after the change, read back from the platform.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AccountLimitsResult {
-    pub username: String,
-    /// The limits `lvectl list-user` shows for the user.
-    pub limits: Option<Limits>,
-    /// Whether `cagefsctl --list-enabled` lists the user.
-    pub cagefs: Option<bool>,
-    /// The database limits `dbctl list --bb` shows for the user, when the request set them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mysql: Option<MysqlLimits>,
 }
 
 /// The limits `lvectl list-user` reports for `user`, or `None` when it lists none.
@@ -1139,7 +832,7 @@ fn lve_limits_of(ctx: &Ctx, user: &str) -> Result<Option<Limits>, OpError> {
         .map_err(provider_error)?
         .into_iter()
         .find(|(name, _)| name == user)
-        .map(|(_, l)| l.into()))
+        .map(|(_, l)| as_limits(l)))
 }
 
 fn cagefs_of(ctx: &Ctx, user: &str) -> Result<bool, OpError> {
@@ -1151,32 +844,7 @@ fn cagefs_of(ctx: &Ctx, user: &str) -> Result<bool, OpError> {
         .any(|u| u == user))
 }
 
-pub struct SetAccountLimits;
-
-impl Operation for SetAccountLimits {
-    const NAME: &'static str = "set_account_limits";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Set the account's CPU, memory, I/O, process and entry-process limits (cloudlinux: lvectl; debian: unsupported_on_platform)";
-    type Family = Account;
-    type Request = SetAccountLimitsRequest;
-    type Result = AccountLimitsResult;
-
-    fn example() -> SetAccountLimitsRequest {
-        SetAccountLimitsRequest {
-            id: example_ref().id,
-            cpu_percent: CpuPercent::try_from(100).expect("valid example"),
-            memory_mib: MemoryMiB::try_from(1024).expect("valid example"),
-            io_kib_per_sec: IoKibPerSec::try_from(1024).expect("valid example"),
-            processes: ProcessCount::try_from(100).expect("valid example"),
-            entry_processes: ProcessCount::try_from(20).expect("valid example"),
-            mysql: Some(MysqlLimitsRequest {
-                cpu_percent: CpuPercent::try_from(100).expect("valid example"),
-                read_kib_per_sec: GovernorKibPerSec::try_from(1024).expect("valid example"),
-                write_kib_per_sec: GovernorKibPerSec::try_from(1024).expect("valid example"),
-            }),
-        }
-    }
-
+impl Apply<Ctx> for SetAccountLimits {
     fn apply(ctx: &mut Ctx, req: &SetAccountLimitsRequest) -> Result<AccountLimitsResult, OpError> {
         let info = account_info(ctx, &req.id)?;
         // Database limits need the governor: refused before anything runs where it is absent
@@ -1202,7 +870,7 @@ impl Operation for SetAccountLimits {
             .map_err(provider_error)?;
         crash::point("account.after_lvectl_set");
         let limits = lve_limits_of(ctx, &info.username)?;
-        if limits != Some(wanted.into()) {
+        if limits != Some(as_limits(wanted)) {
             return Err(OpError::retryable(
                 "limits_not_in_effect",
                 format!(
@@ -1231,10 +899,10 @@ impl Operation for SetAccountLimits {
         crate::php::sync_pools(
             ctx,
             &req.id,
-            crate::php::PoolChange::Limits(&Limits::from(wanted)),
+            crate::php::PoolChange::Limits(&as_limits(wanted)),
         )?;
         update_row(ctx, &req.id, |row| {
-            row["limits"] = json!(Limits::from(wanted));
+            row["limits"] = json!(as_limits(wanted));
             row["mysql_limits"] = json!(mysql);
         })?;
         Ok(AccountLimitsResult {
@@ -1265,7 +933,7 @@ fn set_mysql_limits(
     // row is recorded leaves the previous row, whose purge still resets the user.
     let listed = ctx.provider.dbctl_list().map_err(provider_error)?;
     match listed.iter().find(|(name, _)| name == user) {
-        Some((_, line)) if line.matches(&wanted) => Ok(wanted.into()),
+        Some((_, line)) if line.matches(&wanted) => Ok(as_mysql_limits(wanted)),
         other => Err(OpError::retryable(
             "limits_not_in_effect",
             format!("dbctl was given the database limits of {user} but lists {other:?}"),
@@ -1273,41 +941,7 @@ fn set_mysql_limits(
     }
 }
 
-/// Puts an account into its CageFS, or takes it out.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetAccountIsolationRequest {
-    pub id: Hex32,
-    /// CageFS on (`true`) or off.
-    pub cagefs: bool,
-}
-
-impl Resource for SetAccountIsolationRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
-
-pub struct SetAccountIsolation;
-
-impl Operation for SetAccountIsolation {
-    const NAME: &'static str = "set_account_isolation";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Turn the account's CageFS on or off (cloudlinux: cagefsctl; debian: unsupported_on_platform)";
-    type Family = Account;
-    type Request = SetAccountIsolationRequest;
-    type Result = AccountLimitsResult;
-
-    fn example() -> SetAccountIsolationRequest {
-        SetAccountIsolationRequest {
-            id: example_ref().id,
-            cagefs: true,
-        }
-    }
-
+impl Apply<Ctx> for SetAccountIsolation {
     fn apply(
         ctx: &mut Ctx,
         req: &SetAccountIsolationRequest,
@@ -1337,44 +971,6 @@ impl Operation for SetAccountIsolation {
     }
 }
 
-/// What an account uses, and the limits in effect.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AccountUsageResult {
-    pub username: String,
-    /// Allocated bytes in the home, hard links counted once.
-    pub disk_bytes: u64,
-    /// Inodes in the home.
-    pub inodes: u64,
-    /// True only when everything beneath the home was measured. False when a bound stopped
-    /// the walk or anything was unreadable (`unreadable_dirs`, `unreadable_entries`): the
-    /// figures are then a lower bound.
-    pub complete: bool,
-    /// Directories the tenant made unreadable to itself (mode 000): what is inside them is
-    /// not in the figures.
-    #[serde(default)]
-    pub unreadable_dirs: u64,
-    /// Entries listed but not measured (their directory lost its search permission).
-    #[serde(default)]
-    pub unreadable_entries: u64,
-    /// The quotas recorded by `ensure_account` (0: unlimited).
-    pub disk_quota_mib: u64,
-    pub inode_quota: u64,
-    /// The limits recorded in state.db by `set_account_limits`.
-    pub limits_recorded: Option<Limits>,
-    /// The limits the platform reports (`lvectl list-user`); `None` on debian.
-    pub limits_in_effect: Option<Limits>,
-    /// Whether the account is in CageFS (`cagefsctl --list-enabled`); `None` on debian.
-    pub cagefs: Option<bool>,
-    /// The database limits recorded by `set_account_limits` (its `mysql` part).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mysql_limits_recorded: Option<MysqlLimits>,
-    /// The database limits MySQL Governor applies to the account's queries (`dbctl list
-    /// --bb`: its own, or the defaults); `None` where the governor is not installed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mysql_limits_in_effect: Option<MysqlLimits>,
-}
-
 /// What `dbctl list --bb` shows for `user`: its line, else the `default` line (the governor
 /// lists users with their own limits and those active since it started).
 fn mysql_limits_of(ctx: &Ctx, user: &str) -> Result<Option<MysqlLimits>, OpError> {
@@ -1393,22 +989,7 @@ fn mysql_limits_of(ctx: &Ctx, user: &str) -> Result<Option<MysqlLimits>, OpError
     }))
 }
 
-pub struct ObserveAccountUsage;
-
-impl Operation for ObserveAccountUsage {
-    const NAME: &'static str = "observe_account_usage";
-    const SCOPE: Scope = Scope::Tenant;
-    const LANE: registry::Lane = registry::Lane::Long;
-    const SUMMARY: &'static str =
-        "Measure the account's disk and inode use (as the tenant) and report the limits in effect";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = AccountUsageResult;
-
-    fn example() -> AccountRef {
-        example_ref()
-    }
-
+impl Apply<Ctx> for ObserveAccountUsage {
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountUsageResult, OpError> {
         let info = account_info(ctx, &req.id)?;
         let usage = account_usage(ctx, &req.id)?;
@@ -1446,32 +1027,7 @@ impl Operation for ObserveAccountUsage {
     }
 }
 
-/// What `rebuild_account` re-derived.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RebuildResult {
-    pub username: String,
-    /// Whether the home had to be created again.
-    pub home_recreated: bool,
-    /// The requests replayed, in order: `family/operation/resource id`.
-    pub replayed: Vec<String>,
-}
-
-pub struct RebuildAccount;
-
-impl Operation for RebuildAccount {
-    const NAME: &'static str = "rebuild_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Re-derive every file and setting of the account from state.db (the repair for drift)";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = RebuildResult;
-
-    fn example() -> AccountRef {
-        example_ref()
-    }
-
+impl Apply<Ctx> for RebuildAccount {
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<RebuildResult, OpError> {
         rebuild(ctx, &req.id)
     }
@@ -1507,7 +1063,7 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
         .ok_or_else(missing)?;
     let mut keys = vec![(Account::NAME, account.clone())];
     let owner = Owner::Tenant(account.clone());
-    for family in crate::registry().families() {
+    for family in declarations::registry().families() {
         if family.name == Account::NAME {
             continue;
         }
@@ -1542,7 +1098,7 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
             .collect();
         order.sort();
         for (_, op, body) in order {
-            let entry = crate::registry().operation(op).ok_or_else(|| {
+            let entry = crate::handlers().operation(op).ok_or_else(|| {
                 OpError::permanent(
                     "rebuild_failed",
                     format!("state.db holds a job of an unknown operation {op:?}"),

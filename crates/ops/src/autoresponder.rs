@@ -6,26 +6,17 @@
 //! strings in which `\` and `"` are escaped, and the types refuse control characters (the
 //! body allows newlines and tabs), so no value can end its string and start a command.
 
-use registry::types::mail::{IsoDate, SieveBody, SieveSubject, VacationDays};
+pub use declarations::autoresponder::*;
+
 use registry::types::{Hex32, Presence};
-use registry::{Family, Module, OpError, Operation, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::{Apply, OpError, Purge};
 use serde_json::json;
 
 use crate::account::{account_info, store_error};
 use crate::context::{Ctx, provider_error};
-use crate::mail::{
-    AUTORESPONDER, Change, MAILBOX, MailState, ex, own_row, sieve_script, tenant_resource,
-};
+use crate::mail::{AUTORESPONDER, Change, MAILBOX, MailState, own_row, sieve_script};
 
-pub struct Autoresponder;
-
-impl Family for Autoresponder {
-    const NAME: &'static str = AUTORESPONDER;
-    const MODULE: Module = Module::Mail;
-    type Context = Ctx;
-
+impl Purge<Ctx> for Autoresponder {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         let rows: Vec<_> = mail
@@ -52,43 +43,6 @@ fn remove_script(ctx: &Ctx, mailbox: &str) -> Result<(), OpError> {
         ctx.provider.remove_config(&path).map_err(provider_error)?;
     }
     Ok(())
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureAutoresponderRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// The mailbox (its resource id) that answers.
-    pub mailbox: Hex32,
-    pub subject: SieveSubject,
-    pub body: SieveBody,
-    /// How many days before the same sender is answered again.
-    #[serde(default)]
-    pub days: VacationDays,
-    /// Answer from this day on (inclusive); always when absent.
-    #[serde(default)]
-    pub from: Option<IsoDate>,
-    /// Answer until this day (inclusive); always when absent.
-    #[serde(default)]
-    pub until: Option<IsoDate>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveAutoresponderRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-tenant_resource!(EnsureAutoresponderRequest, RemoveAutoresponderRequest);
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AutoresponderResult {
-    pub state: Presence,
-    /// The mailbox that answers.
-    pub address: Option<String>,
 }
 
 /// An RFC 5228 quoted string: `\` and `"` escaped, nothing else needs it.
@@ -132,30 +86,7 @@ pub fn render_script(id: &Hex32, req: &EnsureAutoresponderRequest) -> String {
     out
 }
 
-pub struct EnsureAutoresponder;
-
-impl Operation for EnsureAutoresponder {
-    const NAME: &'static str = "ensure_autoresponder";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Answer a mailbox's mail with a vacation message (Sieve), optionally between two dates";
-    type Family = Autoresponder;
-    type Request = EnsureAutoresponderRequest;
-    type Result = AutoresponderResult;
-
-    fn example() -> EnsureAutoresponderRequest {
-        EnsureAutoresponderRequest {
-            id: ex("c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-            mailbox: ex("e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"),
-            subject: ex("Out of office"),
-            body: ex("I am away until Monday.\nUrgent matters: sales@shop.example.com"),
-            days: VacationDays::default(),
-            from: Some(ex("2026-12-20")),
-            until: Some(ex("2027-01-04")),
-        }
-    }
-
+impl Apply<Ctx> for EnsureAutoresponder {
     fn apply(
         ctx: &mut Ctx,
         req: &EnsureAutoresponderRequest,
@@ -224,23 +155,7 @@ impl Operation for EnsureAutoresponder {
     }
 }
 
-pub struct RemoveAutoresponder;
-
-impl Operation for RemoveAutoresponder {
-    const NAME: &'static str = "remove_autoresponder";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Stop a mailbox's autoresponder";
-    type Family = Autoresponder;
-    type Request = RemoveAutoresponderRequest;
-    type Result = AutoresponderResult;
-
-    fn example() -> RemoveAutoresponderRequest {
-        RemoveAutoresponderRequest {
-            id: ex("c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-        }
-    }
-
+impl Apply<Ctx> for RemoveAutoresponder {
     fn apply(
         ctx: &mut Ctx,
         req: &RemoveAutoresponderRequest,
@@ -263,6 +178,8 @@ impl Operation for RemoveAutoresponder {
 
 #[cfg(test)]
 mod tests {
+    use registry::Operation;
+
     use super::*;
 
     #[test]

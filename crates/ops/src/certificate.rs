@@ -33,13 +33,14 @@
 //! `renew_certificate` forces a new chain. The runner's `renew_certificates` step queues a
 //! `renew_certificate` job for each ACME certificate within [`RENEW_BEFORE`] of expiry.
 
+pub use declarations::certificate::*;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{BlobId, Family, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::{Apply, BlobId, Family, OpError, Operation, Owner, Purge};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -69,13 +70,7 @@ pub const MAX_CHAIN_CERTIFICATES: usize = 8;
 /// The most a private key may hold, in bytes (a 8192-bit RSA key in PKCS#8 PEM is ~6.5 KiB).
 pub const MAX_KEY_BYTES: usize = 16 * 1024;
 
-pub struct Certificate;
-
-impl Family for Certificate {
-    const NAME: &'static str = "certificate";
-    const MODULE: Module = Module::Web;
-    type Context = Ctx;
-
+impl Purge<Ctx> for Certificate {
     /// Unbinds the account's certificates from their vhosts, then removes their files and
     /// rows. Runs before `web_domain`'s purge (registered later), so every vhost still passes
     /// the configuration test while files go.
@@ -129,111 +124,8 @@ fn unbind_and_delete(
     Ok(())
 }
 
-/// Where a certificate comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CertificateSource {
-    /// Issued over ACME HTTP-01 for the web domain's name and aliases, renewed by the node.
-    Acme,
-    /// An uploaded blob (`blob`): the PEM chain, end-entity first, and its PKCS#8 private
-    /// key, in one file. Not renewed by the node: upload a new bundle before it expires.
-    Bundle,
-}
-
-impl CertificateSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CertificateSource::Acme => "acme",
-            CertificateSource::Bundle => "bundle",
-        }
-    }
-}
-
 /// The most a bundle blob may hold: a chain and a key at their largest.
 pub const MAX_BUNDLE_BYTES: usize = MAX_CHAIN_BYTES + MAX_KEY_BYTES;
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureCertificateRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// The web domain whose vhost serves the certificate over HTTPS.
-    pub web_domain: Hex32,
-    /// Where the certificate comes from.
-    pub source: CertificateSource,
-    /// With `"source": "bundle"`: the uploaded blob (`PUT /v1/blobs/{sha256}`) holding the
-    /// PEM chain and key. Absent with `"source": "acme"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blob: Option<BlobId>,
-}
-
-impl Resource for EnsureCertificateRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-/// One certificate of the account, for `remove_certificate` and `renew_certificate`.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CertificateRef {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for CertificateRef {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CertificateResult {
-    pub state: Presence,
-    /// The web domain's name the HTTPS vhost serves.
-    pub domain: Option<String>,
-    /// The web domain's names (name and aliases) the certificate covers.
-    pub covered: Vec<String>,
-    /// The web domain's aliases it does not cover (served, but browsers will warn).
-    pub uncovered: Vec<String>,
-    /// When the end-entity certificate stops being valid (Unix seconds).
-    pub not_after: Option<i64>,
-    /// SHA-256 of the end-entity certificate (DER), lowercase hex.
-    pub fingerprint_sha256: Option<String>,
-    /// Whether this job put a new chain in place (false: the one in place was kept).
-    #[serde(default)]
-    pub issued: bool,
-}
-
-/// One certificate as `observe_certificates` reports it.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ObservedCertificate {
-    pub id: Hex32,
-    pub web_domain: Hex32,
-    /// The web domain's name.
-    pub domain: Option<String>,
-    pub source: CertificateSource,
-    /// Read from the chain in place (Unix seconds); absent when the file does not parse.
-    pub not_after: Option<i64>,
-    pub fingerprint_sha256: Option<String>,
-    /// An ACME certificate within the renewal window (or whose chain does not parse): the
-    /// runner's next `renew_certificates` step queues its renewal.
-    pub renewal_due: bool,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ObservedCertificates {
-    pub certificates: Vec<ObservedCertificate>,
-}
 
 /// Whether a certificate DNS name (possibly `*.` wildcard) covers `name`.
 pub fn name_covers(pattern: &str, name: &str) -> bool {
@@ -764,18 +656,6 @@ fn bind(
     })
 }
 
-fn example_id() -> Hex32 {
-    "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
-        .parse()
-        .expect("valid example")
-}
-
-fn example_account() -> Hex32 {
-    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-        .parse()
-        .expect("valid example")
-}
-
 /// The row of certificate `id` when `account` owns it.
 fn owned_row(
     ctx: &Ctx,
@@ -796,32 +676,7 @@ fn owned_row(
     }
 }
 
-pub struct EnsureCertificate;
-
-impl Operation for EnsureCertificate {
-    const NAME: &'static str = "ensure_certificate";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Serve a web domain over HTTPS with a certificate issued over ACME HTTP-01 for its names, or from an uploaded bundle blob (chain and key, checked)";
-    type Family = Certificate;
-    type Request = EnsureCertificateRequest;
-    type Result = CertificateResult;
-
-    fn example() -> EnsureCertificateRequest {
-        EnsureCertificateRequest {
-            id: example_id(),
-            account: example_account(),
-            web_domain: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            source: CertificateSource::Bundle,
-            blob: Some(
-                "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-                    .parse()
-                    .expect("valid example"),
-            ),
-        }
-    }
-
+impl Apply<Ctx> for EnsureCertificate {
     fn apply(ctx: &mut Ctx, req: &EnsureCertificateRequest) -> Result<CertificateResult, OpError> {
         let (domain, aliases) = domain_names(ctx, &req.account, &req.web_domain)?;
         for row in ctx
@@ -922,23 +777,7 @@ impl Operation for EnsureCertificate {
     }
 }
 
-pub struct RenewCertificate;
-
-impl Operation for RenewCertificate {
-    const NAME: &'static str = "renew_certificate";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Replace an ACME certificate's chain now (same key), whatever its expiry; the runner does it 30 days before";
-    type Family = Certificate;
-    type Request = CertificateRef;
-    type Result = CertificateResult;
-
-    fn example() -> CertificateRef {
-        CertificateRef {
-            id: example_id(),
-            account: example_account(),
-        }
-    }
-
+impl Apply<Ctx> for RenewCertificate {
     fn apply(ctx: &mut Ctx, req: &CertificateRef) -> Result<CertificateResult, OpError> {
         let Some(row) = owned_row(ctx, &req.account, &req.id)? else {
             return Err(refused(
@@ -987,24 +826,7 @@ impl Operation for RenewCertificate {
     }
 }
 
-pub struct RemoveCertificate;
-
-impl Operation for RemoveCertificate {
-    const NAME: &'static str = "remove_certificate";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Stop serving a web domain over HTTPS and delete its certificate and key";
-    type Family = Certificate;
-    type Request = CertificateRef;
-    type Result = CertificateResult;
-
-    fn example() -> CertificateRef {
-        CertificateRef {
-            id: example_id(),
-            account: example_account(),
-        }
-    }
-
+impl Apply<Ctx> for RemoveCertificate {
     fn apply(ctx: &mut Ctx, req: &CertificateRef) -> Result<CertificateResult, OpError> {
         match owned_row(ctx, &req.account, &req.id)? {
             Some(row) => unbind_and_delete(ctx, &req.account, &req.id, &row.data)?,
@@ -1068,22 +890,7 @@ fn observe_one(ctx: &Ctx, row: &store::ResourceRow, now: i64) -> ObservedCertifi
     }
 }
 
-pub struct ObserveCertificates;
-
-impl Operation for ObserveCertificates {
-    const NAME: &'static str = "observe_certificates";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "List the account's certificates: domain, expiry and SHA-256 fingerprint of the chain in place, source, whether renewal is due";
-    type Family = Certificate;
-    type Request = AccountRef;
-    type Result = ObservedCertificates;
-
-    fn example() -> AccountRef {
-        AccountRef {
-            id: example_account(),
-        }
-    }
-
+impl Apply<Ctx> for ObserveCertificates {
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<ObservedCertificates, OpError> {
         crate::account::account_info(ctx, &req.id)?;
         let now = unix_now();

@@ -8,26 +8,17 @@
 //! selector and size keeps the existing key (the published record stays valid); another
 //! selector or size makes a new one.
 
-use registry::types::mail::{DkimKeyBits, DkimSelector};
-use registry::types::{DomainName, Hex32, Presence};
-use registry::{Family, Module, OpError, Operation, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use declarations::dkim_key::*;
+
+use registry::types::{Hex32, Presence};
+use registry::{Apply, OpError, Purge};
 use serde_json::json;
 
 use crate::account::{account_info, store_error};
 use crate::context::{Ctx, provider_error};
-use crate::mail::{
-    Change, DKIM_KEY, MailState, Target, dkim_key_dir, ex, own_domain, sync, tenant_resource,
-};
+use crate::mail::{Change, DKIM_KEY, MailState, Target, dkim_key_dir, own_domain, sync};
 
-pub struct DkimKey;
-
-impl Family for DkimKey {
-    const NAME: &'static str = DKIM_KEY;
-    const MODULE: Module = Module::Mail;
-    type Context = Ctx;
-
+impl Purge<Ctx> for DkimKey {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = crate::mail::purge_family(ctx, DKIM_KEY, account, &[Target::Dkim])?;
         for row in &rows {
@@ -36,49 +27,6 @@ impl Family for DkimKey {
         }
         crate::mail::forget_family(ctx, DKIM_KEY, account)
     }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureDkimKeyRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// One of the account's mail domains.
-    pub domain: DomainName,
-    pub selector: DkimSelector,
-    #[serde(default)]
-    pub bits: DkimKeyBits,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveDkimKeyRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-tenant_resource!(EnsureDkimKeyRequest, RemoveDkimKeyRequest);
-
-/// A DNS TXT record to publish.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TxtRecord {
-    /// The fully qualified name, without a trailing dot.
-    pub name: String,
-    /// The record's text, unsplit.
-    pub value: String,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DkimKeyResult {
-    pub state: Presence,
-    /// The DKIM public key record the control plane must publish.
-    pub dkim: Option<TxtRecord>,
-    /// The SPF record the node recommends for the domain.
-    pub spf: Option<TxtRecord>,
-    /// The DMARC record the node recommends for the domain.
-    pub dmarc: Option<TxtRecord>,
 }
 
 /// The SPF and DMARC records the node recommends: mail leaves through the domain's MX and A
@@ -96,26 +44,7 @@ pub fn recommended_records(domain: &str) -> (TxtRecord, TxtRecord) {
     )
 }
 
-pub struct EnsureDkimKey;
-
-impl Operation for EnsureDkimKey {
-    const NAME: &'static str = "ensure_dkim_key";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Sign a mail domain's mail with DKIM; returns the TXT record to publish, with SPF and DMARC";
-    type Family = DkimKey;
-    type Request = EnsureDkimKeyRequest;
-    type Result = DkimKeyResult;
-
-    fn example() -> EnsureDkimKeyRequest {
-        EnsureDkimKeyRequest {
-            id: ex("a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-            domain: ex("shop.example.com"),
-            selector: ex("mail2026"),
-            bits: DkimKeyBits::Rsa2048,
-        }
-    }
-
+impl Apply<Ctx> for EnsureDkimKey {
     fn apply(ctx: &mut Ctx, req: &EnsureDkimKeyRequest) -> Result<DkimKeyResult, OpError> {
         account_info(ctx, &req.account)?;
         own_domain(ctx, &req.account, req.domain.as_str())?;
@@ -181,23 +110,7 @@ impl Operation for EnsureDkimKey {
     }
 }
 
-pub struct RemoveDkimKey;
-
-impl Operation for RemoveDkimKey {
-    const NAME: &'static str = "remove_dkim_key";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Stop signing with a DKIM key and delete it";
-    type Family = DkimKey;
-    type Request = RemoveDkimKeyRequest;
-    type Result = DkimKeyResult;
-
-    fn example() -> RemoveDkimKeyRequest {
-        RemoveDkimKeyRequest {
-            id: ex("a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-        }
-    }
-
+impl Apply<Ctx> for RemoveDkimKey {
     fn apply(ctx: &mut Ctx, req: &RemoveDkimKeyRequest) -> Result<DkimKeyResult, OpError> {
         sync(
             ctx,

@@ -23,6 +23,10 @@
 //! The spam filter is Postfix's own: per-domain restriction classes of DNS blocklist checks
 //! (`spam_filter`), not a content scorer.
 
+pub use declarations::mail::{
+    AUTORESPONDER, DKIM_KEY, MAIL_DOMAIN, MAIL_FORWARDER, MAILBOX, SPAM_FILTER,
+};
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -34,13 +38,6 @@ use store::{StateDb, StoreError};
 
 use crate::account::store_error;
 use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error};
-
-pub const MAIL_DOMAIN: &str = "mail_domain";
-pub const MAILBOX: &str = "mailbox";
-pub const MAIL_FORWARDER: &str = "mail_forwarder";
-pub const AUTORESPONDER: &str = "autoresponder";
-pub const DKIM_KEY: &str = "dkim_key";
-pub const SPAM_FILTER: &str = "spam_filter";
 
 const FAMILIES: &[&str] = &[
     MAIL_DOMAIN,
@@ -546,29 +543,6 @@ pub fn forget_family(ctx: &mut Ctx, family: &'static str, account: &Hex32) -> Re
         .forget_resources_of(account, family)
         .map_err(store_error)?;
     Ok(())
-}
-
-/// Implements `Resource` for a request with `id` and `account` fields.
-macro_rules! tenant_resource {
-    ($($t:ty),* $(,)?) => {
-        $(impl registry::Resource for $t {
-            fn resource_id(&self) -> &registry::types::Hex32 {
-                &self.id
-            }
-            fn owner(&self) -> registry::Owner {
-                registry::Owner::Tenant(self.account.clone())
-            }
-        })*
-    };
-}
-pub(crate) use tenant_resource;
-
-/// A parse of a validated example value.
-pub(crate) fn ex<T: std::str::FromStr>(s: &str) -> T
-where
-    T::Err: std::fmt::Debug,
-{
-    s.parse().expect("valid example")
 }
 
 #[cfg(test)]

@@ -5,124 +5,26 @@
 //! `check_sender_access` entry `REJECT`s it as a sender) until the control plane says its DNS
 //! (SPF, DKIM, DMARC) is published and opens it with `set_mail_sending_gate`.
 
-use registry::types::mail::MailLocalPart;
-use registry::types::{DomainName, Hex32, Presence};
-use registry::{Family, Module, OpError, Operation, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use declarations::mail_domain::*;
+
+use registry::types::{Hex32, Presence};
+use registry::{Apply, OpError, Purge};
 use serde_json::json;
 
 use crate::account::{account_info, store_error};
 use crate::context::Ctx;
 use crate::mail::{
-    Change, MAIL_DOMAIN, MAIL_FORWARDER, MAILBOX, MailState, Row, Target, ex, own_row, sync,
-    tenant_resource,
+    Change, MAIL_DOMAIN, MAIL_FORWARDER, MAILBOX, MailState, Row, Target, own_row, sync,
 };
 
-pub struct MailDomain;
-
-impl Family for MailDomain {
-    const NAME: &'static str = MAIL_DOMAIN;
-    const MODULE: Module = Module::Mail;
-    type Context = Ctx;
-
+impl Purge<Ctx> for MailDomain {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         crate::mail::purge_family(ctx, MAIL_DOMAIN, account, &[Target::Postfix, Target::Dkim])?;
         crate::mail::forget_family(ctx, MAIL_DOMAIN, account)
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureMailDomainRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    pub domain: DomainName,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveMailDomainRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetMailSendingGateRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// `true` once the domain's DNS is published: the domain may send.
-    pub open: bool,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetMailCatchAllRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// The mailbox (local part of this domain) that receives mail for unknown addresses;
-    /// `null` turns the catch-all off.
-    pub mailbox: Option<MailLocalPart>,
-}
-
-tenant_resource!(
-    EnsureMailDomainRequest,
-    RemoveMailDomainRequest,
-    SetMailSendingGateRequest,
-    SetMailCatchAllRequest,
-);
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MailDomainResult {
-    pub state: Presence,
-    pub domain: Option<String>,
-    /// Whether the domain may send (its gate is open).
-    pub sending_open: bool,
-    /// The catch-all address, if any.
-    pub catch_all: Option<String>,
-}
-
-impl MailDomainResult {
-    fn of(data: &serde_json::Value) -> MailDomainResult {
-        let domain = data["domain"].as_str().unwrap_or_default();
-        MailDomainResult {
-            state: Presence::Present,
-            domain: Some(domain.to_owned()),
-            sending_open: data["sending_open"].as_bool().unwrap_or(false),
-            catch_all: data["catch_all"].as_str().map(|l| format!("{l}@{domain}")),
-        }
-    }
-}
-
-fn example_ids() -> (Hex32, Hex32) {
-    (
-        ex("d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"),
-        ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-    )
-}
-
-pub struct EnsureMailDomain;
-
-impl Operation for EnsureMailDomain {
-    const NAME: &'static str = "ensure_mail_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Receive mail for a domain; it may not send until its sending gate is opened";
-    type Family = MailDomain;
-    type Request = EnsureMailDomainRequest;
-    type Result = MailDomainResult;
-
-    fn example() -> EnsureMailDomainRequest {
-        let (id, account) = example_ids();
-        EnsureMailDomainRequest {
-            id,
-            account,
-            domain: ex("shop.example.com"),
-        }
-    }
-
+impl Apply<Ctx> for EnsureMailDomain {
     fn apply(ctx: &mut Ctx, req: &EnsureMailDomainRequest) -> Result<MailDomainResult, OpError> {
         account_info(ctx, &req.account)?;
         let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
@@ -150,6 +52,17 @@ impl Operation for EnsureMailDomain {
     }
 }
 
+/// The result of a recorded domain, from its row.
+fn result_of(data: &serde_json::Value) -> MailDomainResult {
+    let domain = data["domain"].as_str().unwrap_or_default();
+    MailDomainResult {
+        state: Presence::Present,
+        domain: Some(domain.to_owned()),
+        sending_open: data["sending_open"].as_bool().unwrap_or(false),
+        catch_all: data["catch_all"].as_str().map(|l| format!("{l}@{domain}")),
+    }
+}
+
 fn set(
     ctx: &mut Ctx,
     id: Hex32,
@@ -166,7 +79,7 @@ fn set(
         },
         &[Target::Postfix, Target::Dkim],
     )?;
-    let result = MailDomainResult::of(&data);
+    let result = result_of(&data);
     ctx.set_resource(data);
     Ok(result)
 }
@@ -188,22 +101,7 @@ fn refuse_in_use(mail: &MailState, domain: &Row) -> Result<(), OpError> {
     Ok(())
 }
 
-pub struct RemoveMailDomain;
-
-impl Operation for RemoveMailDomain {
-    const NAME: &'static str = "remove_mail_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Stop receiving mail for a domain (refused while it has mailboxes or forwarders)";
-    type Family = MailDomain;
-    type Request = RemoveMailDomainRequest;
-    type Result = MailDomainResult;
-
-    fn example() -> RemoveMailDomainRequest {
-        let (id, account) = example_ids();
-        RemoveMailDomainRequest { id, account }
-    }
-
+impl Apply<Ctx> for RemoveMailDomain {
     fn apply(ctx: &mut Ctx, req: &RemoveMailDomainRequest) -> Result<MailDomainResult, OpError> {
         let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         if let Some(row) = mail.of(MAIL_DOMAIN).find(|r| r.id == req.id) {
@@ -227,26 +125,7 @@ impl Operation for RemoveMailDomain {
     }
 }
 
-pub struct SetMailSendingGate;
-
-impl Operation for SetMailSendingGate {
-    const NAME: &'static str = "set_mail_sending_gate";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Open a mail domain's sending once its DNS is published, or close it again";
-    type Family = MailDomain;
-    type Request = SetMailSendingGateRequest;
-    type Result = MailDomainResult;
-
-    fn example() -> SetMailSendingGateRequest {
-        let (id, account) = example_ids();
-        SetMailSendingGateRequest {
-            id,
-            account,
-            open: true,
-        }
-    }
-
+impl Apply<Ctx> for SetMailSendingGate {
     fn apply(ctx: &mut Ctx, req: &SetMailSendingGateRequest) -> Result<MailDomainResult, OpError> {
         let row = own_row(
             ctx,
@@ -261,26 +140,7 @@ impl Operation for SetMailSendingGate {
     }
 }
 
-pub struct SetMailCatchAll;
-
-impl Operation for SetMailCatchAll {
-    const NAME: &'static str = "set_mail_catch_all";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Deliver mail for unknown addresses of a domain to one of its mailboxes, or stop";
-    type Family = MailDomain;
-    type Request = SetMailCatchAllRequest;
-    type Result = MailDomainResult;
-
-    fn example() -> SetMailCatchAllRequest {
-        let (id, account) = example_ids();
-        SetMailCatchAllRequest {
-            id,
-            account,
-            mailbox: Some(ex("info")),
-        }
-    }
-
+impl Apply<Ctx> for SetMailCatchAll {
     fn apply(ctx: &mut Ctx, req: &SetMailCatchAllRequest) -> Result<MailDomainResult, OpError> {
         let row = own_row(
             ctx,

@@ -14,27 +14,20 @@
 //! delivery fail; `nologin` is honoured by Dovecot's login processes only, not by the SASL
 //! Postfix asks, so SMTP AUTH would still succeed.
 
-use registry::types::mail::MailLocalPart;
-use registry::types::{DomainName, Hex32, MiB, PasswordHash, Presence};
-use registry::{Family, Module, OpError, Operation, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use declarations::mailbox::*;
+
+use registry::types::{Hex32, Presence};
+use registry::{Apply, OpError, Purge};
 use serde_json::json;
 
 use crate::account::{account_info, store_error};
 use crate::context::{Ctx, provider_error};
 use crate::mail::{
-    AUTORESPONDER, Change, MAILBOX, MailState, Row, Target, check_address_free, ex, mailbox_home,
-    own_domain, own_row, sieve_script, sync, tenant_resource,
+    AUTORESPONDER, Change, MAILBOX, MailState, Row, Target, check_address_free, mailbox_home,
+    own_domain, own_row, sieve_script, sync,
 };
 
-pub struct Mailbox;
-
-impl Family for Mailbox {
-    const NAME: &'static str = MAILBOX;
-    const MODULE: Module = Module::Mail;
-    type Context = Ctx;
-
+impl Purge<Ctx> for Mailbox {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows =
             crate::mail::purge_family(ctx, MAILBOX, account, &[Target::Postfix, Target::Dovecot])?;
@@ -54,67 +47,6 @@ fn remove_mail(ctx: &Ctx, row: &Row) -> Result<(), OpError> {
     }
     Ok(())
 }
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureMailboxRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// One of the account's mail domains.
-    pub domain: DomainName,
-    pub local_part: MailLocalPart,
-    /// crypt(3) SHA-512; the node never sees the password.
-    pub password: PasswordHash,
-    /// The quota in MiB; 0 is unlimited.
-    pub quota_mib: MiB,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MailboxRef {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetMailboxPasswordRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    pub password: PasswordHash,
-}
-
-tenant_resource!(EnsureMailboxRequest, MailboxRef, SetMailboxPasswordRequest);
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MailboxResult {
-    pub state: Presence,
-    pub address: Option<String>,
-    pub quota_mib: Option<u64>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MailboxUsageResult {
-    pub address: String,
-    /// Bytes of the messages in the Maildir (all folders).
-    pub bytes: u64,
-    pub messages: u64,
-    /// The quota in MiB; 0 is unlimited.
-    pub quota_mib: u64,
-    /// The count stopped at the provider's bound (a very large mailbox).
-    pub truncated: bool,
-}
-
-fn example_ids() -> (Hex32, Hex32) {
-    (
-        ex("e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"),
-        ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-    )
-}
-
-const EXAMPLE_HASH: &str = "$6$saltsalt$fCrh8nUGWG1kaWS0cBxg4tHqtdI/.vguU6L92utUDE2uuLboegIJMic.sfv7QYLSrG3dfTzYL584/rt2BJn400";
 
 fn result(data: &serde_json::Value) -> MailboxResult {
     MailboxResult {
@@ -149,28 +81,7 @@ fn set(
     Ok(result)
 }
 
-pub struct EnsureMailbox;
-
-impl Operation for EnsureMailbox {
-    const NAME: &'static str = "ensure_mailbox";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Create or update a mailbox: password hash and quota";
-    type Family = Mailbox;
-    type Request = EnsureMailboxRequest;
-    type Result = MailboxResult;
-
-    fn example() -> EnsureMailboxRequest {
-        let (id, account) = example_ids();
-        EnsureMailboxRequest {
-            id,
-            account,
-            domain: ex("shop.example.com"),
-            local_part: ex("info"),
-            password: ex(EXAMPLE_HASH),
-            quota_mib: MiB::try_from(1024).expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for EnsureMailbox {
     fn apply(ctx: &mut Ctx, req: &EnsureMailboxRequest) -> Result<MailboxResult, OpError> {
         account_info(ctx, &req.account)?;
         own_domain(ctx, &req.account, req.domain.as_str())?;
@@ -202,22 +113,7 @@ impl Operation for EnsureMailbox {
     }
 }
 
-pub struct RemoveMailbox;
-
-impl Operation for RemoveMailbox {
-    const NAME: &'static str = "remove_mailbox";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Remove a mailbox and its mail (refused while it has an autoresponder)";
-    type Family = Mailbox;
-    type Request = MailboxRef;
-    type Result = MailboxResult;
-
-    fn example() -> MailboxRef {
-        let (id, account) = example_ids();
-        MailboxRef { id, account }
-    }
-
+impl Apply<Ctx> for RemoveMailbox {
     fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxResult, OpError> {
         let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
         if mail
@@ -250,25 +146,7 @@ impl Operation for RemoveMailbox {
     }
 }
 
-pub struct SetMailboxPassword;
-
-impl Operation for SetMailboxPassword {
-    const NAME: &'static str = "set_mailbox_password";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Replace a mailbox's password hash";
-    type Family = Mailbox;
-    type Request = SetMailboxPasswordRequest;
-    type Result = MailboxResult;
-
-    fn example() -> SetMailboxPasswordRequest {
-        let (id, account) = example_ids();
-        SetMailboxPasswordRequest {
-            id,
-            account,
-            password: ex(EXAMPLE_HASH),
-        }
-    }
-
+impl Apply<Ctx> for SetMailboxPassword {
     fn apply(ctx: &mut Ctx, req: &SetMailboxPasswordRequest) -> Result<MailboxResult, OpError> {
         let row = own_row(ctx, MAILBOX, &req.id, &req.account, "mailbox_missing")?;
         let mut data = row.data;
@@ -277,21 +155,7 @@ impl Operation for SetMailboxPassword {
     }
 }
 
-pub struct ObserveMailboxUsage;
-
-impl Operation for ObserveMailboxUsage {
-    const NAME: &'static str = "observe_mailbox_usage";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Bytes and messages a mailbox holds, against its quota";
-    type Family = Mailbox;
-    type Request = MailboxRef;
-    type Result = MailboxUsageResult;
-
-    fn example() -> MailboxRef {
-        let (id, account) = example_ids();
-        MailboxRef { id, account }
-    }
-
+impl Apply<Ctx> for ObserveMailboxUsage {
     fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxUsageResult, OpError> {
         let row = own_row(ctx, MAILBOX, &req.id, &req.account, "mailbox_missing")?;
         let home = mailbox_home(&ctx.provider, row.str("domain"), row.str("local_part"));
@@ -307,15 +171,6 @@ impl Operation for ObserveMailboxUsage {
             truncated: usage.truncated,
         })
     }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MailboxSuspensionResult {
-    pub state: Presence,
-    pub address: String,
-    /// Whether the mailbox now refuses every login (mail is still delivered to it).
-    pub suspended: bool,
 }
 
 fn set_suspended(
@@ -339,43 +194,13 @@ fn set_suspended(
     })
 }
 
-pub struct SuspendMailbox;
-
-impl Operation for SuspendMailbox {
-    const NAME: &'static str = "suspend_mailbox";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Refuse every login of a mailbox (IMAP, POP3, SMTP); mail is still delivered to it";
-    type Family = Mailbox;
-    type Request = MailboxRef;
-    type Result = MailboxSuspensionResult;
-
-    fn example() -> MailboxRef {
-        let (id, account) = example_ids();
-        MailboxRef { id, account }
-    }
-
+impl Apply<Ctx> for SuspendMailbox {
     fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxSuspensionResult, OpError> {
         set_suspended(ctx, req, true)
     }
 }
 
-pub struct UnsuspendMailbox;
-
-impl Operation for UnsuspendMailbox {
-    const NAME: &'static str = "unsuspend_mailbox";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Let a suspended mailbox log in again, with the mail that arrived meanwhile";
-    type Family = Mailbox;
-    type Request = MailboxRef;
-    type Result = MailboxSuspensionResult;
-
-    fn example() -> MailboxRef {
-        let (id, account) = example_ids();
-        MailboxRef { id, account }
-    }
-
+impl Apply<Ctx> for UnsuspendMailbox {
     fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxSuspensionResult, OpError> {
         set_suspended(ctx, req, false)
     }

@@ -9,25 +9,19 @@
 //! database (the name is escaped so `_` is not a wildcard) for every host of the user, minus
 //! the write privileges while the account is over its MySQL quota.
 
+pub use declarations::mysql_grant::*;
+
 use std::collections::BTreeSet;
 
-use registry::types::{Hex32, MysqlPrivilegeSet, Presence};
-use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::types::{Hex32, Presence};
+use registry::{Apply, Family, OpError, Purge};
 use serde_json::json;
 
 use crate::account::store_error;
 use crate::context::{Ctx, provider_error};
 use crate::mysql_database::{AccountMysql, GrantView, db_name, effective};
 
-pub struct MysqlGrant;
-
-impl Family for MysqlGrant {
-    const NAME: &'static str = "mysql_grant";
-    const MODULE: Module = Module::Mysql;
-    type Context = Ctx;
-
+impl Purge<Ctx> for MysqlGrant {
     /// Revokes every recorded grant (the users' purge drops the users after this).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let view = AccountMysql::load(ctx, account)?;
@@ -65,94 +59,7 @@ fn revoke(
     Ok(())
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureMysqlGrantRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// The resource id of one of the account's databases.
-    pub database: Hex32,
-    /// The resource id of one of the account's MariaDB users.
-    pub user: Hex32,
-    pub privileges: MysqlPrivilegeSet,
-}
-
-impl Resource for EnsureMysqlGrantRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveMysqlGrantRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveMysqlGrantRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-/// The grant as MariaDB shows it after the change.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MysqlGrantResult {
-    pub state: Presence,
-    pub database: Option<String>,
-    pub user: Option<String>,
-    /// The privileges MariaDB now shows for the user on the database (SQL spelling), at its
-    /// first host.
-    pub privileges: Vec<String>,
-    /// Whether write privileges are held back because the account is over its quota.
-    pub writes_revoked: bool,
-}
-
-fn example_id() -> Hex32 {
-    "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
-        .parse()
-        .expect("valid example")
-}
-
-fn example_account() -> Hex32 {
-    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-        .parse()
-        .expect("valid example")
-}
-
-pub struct EnsureMysqlGrant;
-
-impl Operation for EnsureMysqlGrant {
-    const NAME: &'static str = "ensure_mysql_grant";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Give one of the account's MariaDB users a privilege set on one of its databases";
-    type Family = MysqlGrant;
-    type Request = EnsureMysqlGrantRequest;
-    type Result = MysqlGrantResult;
-
-    fn example() -> EnsureMysqlGrantRequest {
-        EnsureMysqlGrantRequest {
-            id: example_id(),
-            account: example_account(),
-            database: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-                .parse()
-                .expect("valid example"),
-            user: "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
-                .parse()
-                .expect("valid example"),
-            privileges: MysqlPrivilegeSet::ReadWrite,
-        }
-    }
-
+impl Apply<Ctx> for EnsureMysqlGrant {
     fn apply(ctx: &mut Ctx, req: &EnsureMysqlGrantRequest) -> Result<MysqlGrantResult, OpError> {
         let mut view = AccountMysql::load(ctx, &req.account)?;
         let database = view.databases.get(&req.database).cloned().ok_or_else(|| {
@@ -223,23 +130,7 @@ impl Operation for EnsureMysqlGrant {
     }
 }
 
-pub struct RemoveMysqlGrant;
-
-impl Operation for RemoveMysqlGrant {
-    const NAME: &'static str = "remove_mysql_grant";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Take a grant's privileges away from its MariaDB user";
-    type Family = MysqlGrant;
-    type Request = RemoveMysqlGrantRequest;
-    type Result = MysqlGrantResult;
-
-    fn example() -> RemoveMysqlGrantRequest {
-        RemoveMysqlGrantRequest {
-            id: example_id(),
-            account: example_account(),
-        }
-    }
-
+impl Apply<Ctx> for RemoveMysqlGrant {
     fn apply(ctx: &mut Ctx, req: &RemoveMysqlGrantRequest) -> Result<MysqlGrantResult, OpError> {
         let view = AccountMysql::load(ctx, &req.account)?;
         if let Some(grant) = view.grants.get(&req.id) {

@@ -7,23 +7,17 @@
 //! recorded grant is made true for every host, and a host no longer listed is dropped with
 //! its grants.
 
-use registry::types::{Hex32, MysqlHosts, MysqlName, MysqlPasswordHash, Presence};
-use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use declarations::mysql_user::*;
+
+use registry::types::{Hex32, MysqlPasswordHash, Presence};
+use registry::{Apply, Family, OpError, Purge};
 use serde_json::json;
 
 use crate::account::store_error;
 use crate::context::{Ctx, provider_error};
 use crate::mysql_database::{AccountMysql, UserView, db_user, full_name};
 
-pub struct MysqlUserFamily;
-
-impl Family for MysqlUserFamily {
-    const NAME: &'static str = "mysql_user";
-    const MODULE: Module = Module::Mysql;
-    type Context = Ctx;
-
+impl Purge<Ctx> for MysqlUserFamily {
     /// Drops every MariaDB account of the account's users (their grants go with them).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let view = AccountMysql::load(ctx, account)?;
@@ -53,87 +47,6 @@ fn drop_all_hosts(db: &mut provider::Mariadb<'_>, name: &str) -> Result<(), OpEr
         .map_err(provider_error)?;
     }
     Ok(())
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureMysqlUserRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// The account's part of the name; the user is `<username>_<name>`.
-    pub name: MysqlName,
-    /// `PASSWORD('...')`: `*` and 40 hexadecimal digits.
-    pub password_hash: MysqlPasswordHash,
-    /// Where the user may connect from; `["localhost"]` by default.
-    #[serde(default)]
-    pub hosts: MysqlHosts,
-}
-
-impl Resource for EnsureMysqlUserRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetMysqlUserPasswordRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    pub password_hash: MysqlPasswordHash,
-}
-
-impl Resource for SetMysqlUserPasswordRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveMysqlUserRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveMysqlUserRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-/// The user as MariaDB shows it after the change.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MysqlUserResult {
-    pub state: Presence,
-    /// The full name in MariaDB.
-    pub name: Option<String>,
-    /// The hosts MariaDB has the user at.
-    pub hosts: Vec<String>,
-}
-
-const EXAMPLE_HASH: &str = "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19";
-
-fn example_id() -> Hex32 {
-    "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
-        .parse()
-        .expect("valid example")
-}
-
-fn example_account() -> Hex32 {
-    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-        .parse()
-        .expect("valid example")
 }
 
 /// Creates or converges the user at `hosts` with `hash`, drops other hosts, re-applies the
@@ -175,26 +88,7 @@ fn converge(
     Ok(hosts)
 }
 
-pub struct EnsureMysqlUser;
-
-impl Operation for EnsureMysqlUser {
-    const NAME: &'static str = "ensure_mysql_user";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Create or converge a MariaDB user `<username>_<name>` with a native password hash and allowed hosts";
-    type Family = MysqlUserFamily;
-    type Request = EnsureMysqlUserRequest;
-    type Result = MysqlUserResult;
-
-    fn example() -> EnsureMysqlUserRequest {
-        EnsureMysqlUserRequest {
-            id: example_id(),
-            account: example_account(),
-            name: "app".parse().expect("valid example"),
-            password_hash: EXAMPLE_HASH.parse().expect("valid example"),
-            hosts: MysqlHosts::default(),
-        }
-    }
-
+impl Apply<Ctx> for EnsureMysqlUser {
     fn apply(ctx: &mut Ctx, req: &EnsureMysqlUserRequest) -> Result<MysqlUserResult, OpError> {
         let full = full_name(ctx, &req.account, &req.name)?;
         let view = AccountMysql::load(ctx, &req.account)?;
@@ -231,24 +125,7 @@ impl Operation for EnsureMysqlUser {
     }
 }
 
-pub struct SetMysqlUserPassword;
-
-impl Operation for SetMysqlUserPassword {
-    const NAME: &'static str = "set_mysql_user_password";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Change a MariaDB user's password hash at every host";
-    type Family = MysqlUserFamily;
-    type Request = SetMysqlUserPasswordRequest;
-    type Result = MysqlUserResult;
-
-    fn example() -> SetMysqlUserPasswordRequest {
-        SetMysqlUserPasswordRequest {
-            id: example_id(),
-            account: example_account(),
-            password_hash: EXAMPLE_HASH.parse().expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for SetMysqlUserPassword {
     fn apply(ctx: &mut Ctx, req: &SetMysqlUserPasswordRequest) -> Result<MysqlUserResult, OpError> {
         let view = AccountMysql::load(ctx, &req.account)?;
         let user = view.users.get(&req.id).cloned().ok_or_else(|| {
@@ -267,23 +144,7 @@ impl Operation for SetMysqlUserPassword {
     }
 }
 
-pub struct RemoveMysqlUser;
-
-impl Operation for RemoveMysqlUser {
-    const NAME: &'static str = "remove_mysql_user";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Drop a MariaDB user at every host, with its grants";
-    type Family = MysqlUserFamily;
-    type Request = RemoveMysqlUserRequest;
-    type Result = MysqlUserResult;
-
-    fn example() -> RemoveMysqlUserRequest {
-        RemoveMysqlUserRequest {
-            id: example_id(),
-            account: example_account(),
-        }
-    }
-
+impl Apply<Ctx> for RemoveMysqlUser {
     fn apply(ctx: &mut Ctx, req: &RemoveMysqlUserRequest) -> Result<MysqlUserResult, OpError> {
         let view = AccountMysql::load(ctx, &req.account)?;
         if let Some(user) = view.users.get(&req.id) {

@@ -8,143 +8,24 @@
 //! is not a program of the node yet). Load and memory come from `/proc`, disk from
 //! `statvfs` of `/`, `/home` and `/var/lib/mysql`, all through `sysconf`.
 
+pub use declarations::runtime::*;
+
 use provider::ServiceUnit;
 use registry::types::Hex32;
-use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::{Apply, OpError, Purge};
 
 use crate::context::{Ctx, provider_error};
 
-pub struct Runtime;
-
-impl Family for Runtime {
-    const NAME: &'static str = "runtime";
-    const MODULE: Module = Module::Core;
-    type Context = Ctx;
-
+impl Purge<Ctx> for Runtime {
     /// Observations leave nothing behind, for a tenant or for the node.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ObserveRuntimeRequest {
-    pub id: Hex32,
-}
-
-impl Resource for ObserveRuntimeRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
-
-/// Which shared service.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ServiceKind {
-    Apache,
-    PhpFpm,
-    Mariadb,
-    Postfix,
-    Dovecot,
-}
-
-/// systemd's ActiveState, closed: anything systemd adds later is `unknown`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ServiceState {
-    Active,
-    Reloading,
-    Inactive,
-    Failed,
-    Activating,
-    Deactivating,
-    /// systemd has no such unit.
-    NotFound,
-    Unknown,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ServiceStatus {
-    pub service: ServiceKind,
-    /// `8.2` for PHP-FPM; `null` for the others.
-    pub php_version: Option<String>,
-    /// The systemd unit asked about.
-    pub unit: String,
-    /// Whether systemd knows the unit (its unit file is installed).
-    pub installed: bool,
-    pub state: ServiceState,
-    /// The installed package version (Debian); `null` where the node cannot read it.
-    pub version: Option<String>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LoadAverage {
-    pub one: f64,
-    pub five: f64,
-    pub fifteen: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MemoryStatus {
-    pub total_bytes: u64,
-    pub available_bytes: u64,
-    pub swap_total_bytes: u64,
-    pub swap_free_bytes: u64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DiskStatus {
-    /// `/`, `/home` or `/var/lib/mysql`.
-    pub path: String,
-    pub total_bytes: u64,
-    pub available_bytes: u64,
-    pub total_inodes: u64,
-    pub free_inodes: u64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RuntimeResult {
-    /// `debian` or `cloudlinux`.
-    pub platform: String,
-    pub services: Vec<ServiceStatus>,
-    pub load: LoadAverage,
-    pub memory: MemoryStatus,
-    /// The file systems of the paths that exist on this node.
-    pub disks: Vec<DiskStatus>,
-}
-
 const DISK_PATHS: &[&str] = &["/", "/home", "/var/lib/mysql"];
 
-pub struct ObserveRuntime;
-
-impl Operation for ObserveRuntime {
-    const NAME: &'static str = "observe_runtime";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str = "Report the state of Apache, PHP-FPM, MariaDB, Postfix and Dovecot, and the node's load, memory and disk";
-    type Family = Runtime;
-    type Request = ObserveRuntimeRequest;
-    type Result = RuntimeResult;
-
-    fn example() -> ObserveRuntimeRequest {
-        ObserveRuntimeRequest {
-            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-                .parse()
-                .expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for ObserveRuntime {
     fn apply(ctx: &mut Ctx, _: &ObserveRuntimeRequest) -> Result<RuntimeResult, OpError> {
         let p = &ctx.provider;
         let mut units = vec![ServiceUnit::Apache];

@@ -14,12 +14,12 @@
 //! [`command_words`] and [`render_line`] are tested by parsing the line back with a real
 //! shell.
 
+pub use declarations::scheduled_task::*;
+
 use std::collections::BTreeMap;
 
-use registry::types::{CronSchedule, PhpScriptTask, PhpVersion, Presence, TaskKind};
-use registry::{Family, Hex32, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::types::{CronSchedule, Presence, TaskKind};
+use registry::{Apply, Family, Hex32, OpError, Owner, Purge};
 use serde_json::{Value, json};
 
 use crate::account::{Account, account_info, store_error};
@@ -147,13 +147,7 @@ fn corrupt(id: &Hex32) -> OpError {
     )
 }
 
-pub struct ScheduledTask;
-
-impl Family for ScheduledTask {
-    const NAME: &'static str = "scheduled_task";
-    const MODULE: Module = Module::Core;
-    type Context = Ctx;
-
+impl Purge<Ctx> for ScheduledTask {
     /// Removes the account's crontab and forgets its tasks. Runs before the account's own
     /// purge, while the user still exists.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
@@ -180,80 +174,7 @@ impl Family for ScheduledTask {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureScheduledTaskRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// Five cron fields or an `@daily`-style macro, in the server's time zone.
-    pub schedule: CronSchedule,
-    pub task: TaskKind,
-}
-
-impl Resource for EnsureScheduledTaskRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveScheduledTaskRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveScheduledTaskRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScheduledTaskResult {
-    pub state: Presence,
-    /// The crontab line as installed (absent once removed).
-    pub line: Option<String>,
-    /// How many tasks the account's crontab holds now.
-    pub tasks_in_crontab: u64,
-}
-
-pub struct EnsureScheduledTask;
-
-impl Operation for EnsureScheduledTask {
-    const NAME: &'static str = "ensure_scheduled_task";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Run a PHP script of the account or fetch a URL on a cron schedule, as the account's user";
-    type Family = ScheduledTask;
-    type Request = EnsureScheduledTaskRequest;
-    type Result = ScheduledTaskResult;
-
-    fn example() -> EnsureScheduledTaskRequest {
-        EnsureScheduledTaskRequest {
-            id: "b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            schedule: "*/15 * * * *".parse().expect("valid example"),
-            task: TaskKind::PhpScript(PhpScriptTask {
-                path: "web/shop.example.com/public_html/cron.php"
-                    .parse()
-                    .expect("valid example"),
-                php_version: PhpVersion::V8_2,
-            }),
-        }
-    }
-
+impl Apply<Ctx> for EnsureScheduledTask {
     fn apply(
         ctx: &mut Ctx,
         req: &EnsureScheduledTaskRequest,
@@ -287,27 +208,7 @@ impl Operation for EnsureScheduledTask {
     }
 }
 
-pub struct RemoveScheduledTask;
-
-impl Operation for RemoveScheduledTask {
-    const NAME: &'static str = "remove_scheduled_task";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Remove a scheduled task from the account's crontab";
-    type Family = ScheduledTask;
-    type Request = RemoveScheduledTaskRequest;
-    type Result = ScheduledTaskResult;
-
-    fn example() -> RemoveScheduledTaskRequest {
-        RemoveScheduledTaskRequest {
-            id: "b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for RemoveScheduledTask {
     fn apply(
         ctx: &mut Ctx,
         req: &RemoveScheduledTaskRequest,

@@ -8,71 +8,25 @@
 //! domain out of the table. It is connection and envelope filtering, not content scoring:
 //! a message from a clean host is not scored.
 
+pub use declarations::spam_filter::*;
+
+use registry::types::Hex32;
 use registry::types::mail::SpamLevel;
-use registry::types::{DomainName, Hex32};
-use registry::{Family, Module, OpError, Operation, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::{Apply, OpError, Purge};
 use serde_json::json;
 
 use crate::account::{account_info, store_error};
 use crate::context::Ctx;
-use crate::mail::{Change, MailState, SPAM_FILTER, Target, ex, own_domain, sync, tenant_resource};
+use crate::mail::{Change, MailState, SPAM_FILTER, Target, own_domain, sync};
 
-pub struct SpamFilter;
-
-impl Family for SpamFilter {
-    const NAME: &'static str = SPAM_FILTER;
-    const MODULE: Module = Module::Mail;
-    type Context = Ctx;
-
+impl Purge<Ctx> for SpamFilter {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         crate::mail::purge_family(ctx, SPAM_FILTER, account, &[Target::Postfix])?;
         crate::mail::forget_family(ctx, SPAM_FILTER, account)
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetSpamFilterRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// One of the account's mail domains.
-    pub domain: DomainName,
-    pub level: SpamLevel,
-}
-
-tenant_resource!(SetSpamFilterRequest);
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SpamFilterResult {
-    pub domain: String,
-    pub level: SpamLevel,
-    /// The Postfix restriction class applied, if any.
-    pub restriction_class: Option<String>,
-}
-
-pub struct SetSpamFilter;
-
-impl Operation for SetSpamFilter {
-    const NAME: &'static str = "set_spam_filter";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Set how hard a mail domain's incoming mail is filtered (off, standard, strict)";
-    type Family = SpamFilter;
-    type Request = SetSpamFilterRequest;
-    type Result = SpamFilterResult;
-
-    fn example() -> SetSpamFilterRequest {
-        SetSpamFilterRequest {
-            id: ex("b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-            domain: ex("shop.example.com"),
-            level: SpamLevel::Standard,
-        }
-    }
-
+impl Apply<Ctx> for SetSpamFilter {
     fn apply(ctx: &mut Ctx, req: &SetSpamFilterRequest) -> Result<SpamFilterResult, OpError> {
         account_info(ctx, &req.account)?;
         own_domain(ctx, &req.account, req.domain.as_str())?;

@@ -5,29 +5,23 @@
 //! Root writes it beneath the tenant's home without following any symlink the tenant placed
 //! there (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), owned by the tenant.
 
+pub use declarations::ssh_key::*;
+
 use std::path::Path;
 
 use base64::Engine as _;
 use registry::types::{Hex32, Presence, SshPublicKey};
-use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::{Apply, Family, OpError, Owner, Purge};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::account::{AccountInfo, account_info, store_error};
 use crate::context::{Ctx, provider_error};
 
-pub struct SshKey;
-
 const SSH_DIR: &str = ".ssh";
 const AUTHORIZED_KEYS: &str = ".ssh/authorized_keys";
 
-impl Family for SshKey {
-    const NAME: &'static str = "ssh_key";
-    const MODULE: Module = Module::Core;
-    type Context = Ctx;
-
+impl Purge<Ctx> for SshKey {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let owner = Owner::Tenant(account.clone());
         if ctx
@@ -150,75 +144,7 @@ fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpEr
     Ok(())
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureSshKeyRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// One OpenSSH public key line, without options.
-    pub key: SshPublicKey,
-}
-
-impl Resource for EnsureSshKeyRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveSshKeyRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveSshKeyRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SshKeyResult {
-    pub state: Presence,
-    /// `SHA256:...` of the key now in `authorized_keys`.
-    pub fingerprint: Option<String>,
-    /// How many keys the account's `authorized_keys` now holds.
-    pub keys_in_file: u32,
-}
-
-const EXAMPLE_KEY: &str =
-    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example";
-
-pub struct EnsureSshKey;
-
-impl Operation for EnsureSshKey {
-    const NAME: &'static str = "ensure_ssh_key";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Authorize an SSH public key for the account's user";
-    type Family = SshKey;
-    type Request = EnsureSshKeyRequest;
-    type Result = SshKeyResult;
-
-    fn example() -> EnsureSshKeyRequest {
-        EnsureSshKeyRequest {
-            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            key: EXAMPLE_KEY.parse().expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for EnsureSshKey {
     fn apply(ctx: &mut Ctx, req: &EnsureSshKeyRequest) -> Result<SshKeyResult, OpError> {
         let info = account_info(ctx, &req.account)?;
         let keys = keys_after(ctx, &req.account, &req.id, Some(&req.key))?;
@@ -233,27 +159,7 @@ impl Operation for EnsureSshKey {
     }
 }
 
-pub struct RemoveSshKey;
-
-impl Operation for RemoveSshKey {
-    const NAME: &'static str = "remove_ssh_key";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Remove an SSH public key from the account's authorized keys";
-    type Family = SshKey;
-    type Request = RemoveSshKeyRequest;
-    type Result = SshKeyResult;
-
-    fn example() -> RemoveSshKeyRequest {
-        RemoveSshKeyRequest {
-            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for RemoveSshKey {
     fn apply(ctx: &mut Ctx, req: &RemoveSshKeyRequest) -> Result<SshKeyResult, OpError> {
         let keys = keys_after(ctx, &req.account, &req.id, None)?;
         // Without the account there is no file to change: the key is already gone.

@@ -29,22 +29,16 @@
 //! them alone (both hooks are no-ops by design); removing the node's allowlist is
 //! `remove_sudo_allowlist`. Reads leave no resource.
 
-use registry::types::{Generation, Hex32, Presence, SudoEventLimit, SudoUsers, Username};
-use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use declarations::sudo::*;
+
+use registry::types::{Generation, Hex32, Presence, SudoUsers, Username};
+use registry::{Apply, Family, OpError, Owner, Purge};
 use serde_json::json;
 
 use crate::account::store_error;
 use crate::context::{Ctx, provider_error};
 
-pub struct SudoAllowlist;
-
-impl Family for SudoAllowlist {
-    const NAME: &'static str = "sudo_allowlist";
-    const MODULE: Module = Module::Core;
-    type Context = Ctx;
-
+impl Purge<Ctx> for SudoAllowlist {
     /// Nothing of a tenant's: the allowlist is the node's (owner `node:`), and a tenant purge
     /// never touches it. It is removed by `remove_sudo_allowlist`.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
@@ -52,98 +46,14 @@ impl Family for SudoAllowlist {
     }
 }
 
-pub struct SudoEvents;
-
-impl Family for SudoEvents {
-    const NAME: &'static str = "sudo_events";
-    const MODULE: Module = Module::Core;
-    type Context = Ctx;
-
+impl Purge<Ctx> for SudoEvents {
     /// Reads leave nothing behind, for a tenant or for the node.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// The allowlist.
-
-/// Install the node's sudo allowlist.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetSudoAllowlistRequest {
-    /// The allowlist's id; a node has one, and every later request names the same id.
-    pub id: Hex32,
-    /// Greater than the generation of the allowlist installed now, or the request is refused.
-    pub generation: Generation,
-    /// The administrators allowed to use sudo: local users in the platform's admin group
-    /// with a UID in the login range. Empty: no member of the admin group may use sudo.
-    pub users: SudoUsers,
-}
-
-impl Resource for SetSudoAllowlistRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
-
-/// Remove the node's sudo allowlist (its drop-in).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveSudoAllowlistRequest {
-    pub id: Hex32,
-    /// Greater than the generation installed now, or the request is refused.
-    pub generation: Generation,
-}
-
-impl Resource for RemoveSudoAllowlistRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
-
-/// The allowlist as the node now has it.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SudoAllowlistResult {
-    pub state: Presence,
-    /// The generation now in effect.
-    pub generation: u64,
-    /// The users the installed drop-in allows (empty when absent).
-    pub users: Vec<String>,
-    /// The admin group the drop-in restricts (`sudo` or `wheel`).
-    pub admin_group: String,
-}
-
-pub struct SetSudoAllowlist;
-
-impl Operation for SetSudoAllowlist {
-    const NAME: &'static str = "set_sudo_allowlist";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str = "Allow only the listed administrators to use sudo (checked with visudo, monotonic generation)";
-    type Family = SudoAllowlist;
-    type Request = SetSudoAllowlistRequest;
-    type Result = SudoAllowlistResult;
-
-    fn example() -> SetSudoAllowlistRequest {
-        SetSudoAllowlistRequest {
-            id: EXAMPLE_ID.parse().expect("valid example"),
-            generation: Generation::try_from(1).expect("valid example"),
-            users: SudoUsers::try_from(vec!["alice".parse().expect("valid example")])
-                .expect("valid example"),
-        }
-    }
-
-    fn request_generation(request: &Self::Request) -> Option<u64> {
-        Some(request.generation.get())
-    }
-
+impl Apply<Ctx> for SetSudoAllowlist {
     fn apply(ctx: &mut Ctx, req: &SetSudoAllowlistRequest) -> Result<SudoAllowlistResult, OpError> {
         check_generation(ctx, &req.id, req.generation)?;
         let layout = ctx.provider.sudo_layout();
@@ -234,28 +144,7 @@ impl Operation for SetSudoAllowlist {
     }
 }
 
-pub struct RemoveSudoAllowlist;
-
-impl Operation for RemoveSudoAllowlist {
-    const NAME: &'static str = "remove_sudo_allowlist";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str =
-        "Remove the node's sudo allowlist drop-in (sudo falls back to the main sudoers file)";
-    type Family = SudoAllowlist;
-    type Request = RemoveSudoAllowlistRequest;
-    type Result = SudoAllowlistResult;
-
-    fn example() -> RemoveSudoAllowlistRequest {
-        RemoveSudoAllowlistRequest {
-            id: EXAMPLE_ID.parse().expect("valid example"),
-            generation: Generation::try_from(2).expect("valid example"),
-        }
-    }
-
-    fn request_generation(request: &Self::Request) -> Option<u64> {
-        Some(request.generation.get())
-    }
-
+impl Apply<Ctx> for RemoveSudoAllowlist {
     fn apply(
         ctx: &mut Ctx,
         req: &RemoveSudoAllowlistRequest,
@@ -279,8 +168,6 @@ impl Operation for RemoveSudoAllowlist {
         })
     }
 }
-
-const EXAMPLE_ID: &str = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
 
 /// The names and uids of the node's tenant accounts: their resource rows and their live
 /// recorded identities.
@@ -380,151 +267,13 @@ fn user_line(user: &Username) -> String {
     format!("{user} ALL=(ALL:ALL) ALL\n")
 }
 
-// ---------------------------------------------------------------------------------------
-// Events.
-
-/// Where a page of sudo events starts: a byte offset in the log file with this identity.
-///
-/// Deserialized from a JSON object only: serde's derive would also build it from an array of
-/// its fields, which the schema does not allow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SudoLogCursor {
-    pub device: u64,
-    pub inode: u64,
-    pub offset: u64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CursorFields {
-    device: u64,
-    inode: u64,
-    offset: u64,
-}
-
-impl<'de> Deserialize<'de> for SudoLogCursor {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ObjectOnly;
-        impl<'de> serde::de::Visitor<'de> for ObjectOnly {
-            type Value = SudoLogCursor;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object {device, inode, offset}")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> Result<SudoLogCursor, A::Error> {
-                let f =
-                    CursorFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                Ok(SudoLogCursor {
-                    device: f.device,
-                    inode: f.inode,
-                    offset: f.offset,
-                })
-            }
-        }
-        d.deserialize_map(ObjectOnly)
-    }
-}
-
-/// Read a page of sudo's own log.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReadSudoEventsRequest {
-    pub id: Hex32,
-    /// The `next_cursor` of the previous page; absent to start at the beginning of the log.
-    #[serde(default)]
-    pub cursor: Option<SudoLogCursor>,
-    /// At most this many entries (at most 200; default 100).
-    #[serde(default = "default_limit")]
-    pub limit: SudoEventLimit,
-}
-
-fn default_limit() -> SudoEventLimit {
-    SudoEventLimit::try_from(100).expect("100 is within bounds")
-}
-
-impl Resource for ReadSudoEventsRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
-
-/// One entry of sudo's log. Every string has its control characters removed and is cut to a
-/// bounded length.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SudoEntry {
-    /// A sudo event.
-    Event {
-        /// When, as sudo wrote it (the node's local time): `Nov 29 08:44:57 2026`.
-        time: String,
-        /// Who ran sudo.
-        user: String,
-        /// What sudo said besides running the command (`3 incorrect password attempts`,
-        /// `user NOT in sudoers`); absent for a command that ran.
-        message: Option<String>,
-        tty: Option<String>,
-        pwd: Option<String>,
-        /// The user the command ran as.
-        runas_user: Option<String>,
-        runas_group: Option<String>,
-        command: String,
-    },
-    /// A line that is not a sudo event the node understands, returned rather than dropped.
-    Unparseable {
-        /// The line, sanitized and cut.
-        line: String,
-        reason: String,
-    },
-}
-
-/// A page of sudo events.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SudoEventsResult {
-    pub entries: Vec<SudoEntry>,
-    /// Pass it as `cursor` to read on; absent when the log does not exist yet.
-    pub next_cursor: Option<SudoLogCursor>,
-    /// True when the cursor named a file that is no longer the log (rotated) or an offset past
-    /// its end (truncated): this page starts at the beginning of the current log.
-    pub restarted: bool,
-}
-
-pub struct ReadSudoEvents;
-
 /// How many bytes of the log one page reads at most.
 const PAGE_BYTES: usize = 256 * 1024;
 /// The longest kept field, in characters; the command gets more.
 const FIELD_MAX: usize = 256;
 const COMMAND_MAX: usize = 1024;
 
-impl Operation for ReadSudoEvents {
-    const NAME: &'static str = "read_sudo_events";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str = "A page of sudo's own log, parsed and sanitized, with a cursor";
-    type Family = SudoEvents;
-    type Request = ReadSudoEventsRequest;
-    type Result = SudoEventsResult;
-
-    fn example() -> ReadSudoEventsRequest {
-        ReadSudoEventsRequest {
-            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-                .parse()
-                .expect("valid example"),
-            cursor: Some(SudoLogCursor {
-                device: 2049,
-                inode: 131_074,
-                offset: 0,
-            }),
-            limit: default_limit(),
-        }
-    }
-
+impl Apply<Ctx> for ReadSudoEvents {
     fn apply(ctx: &mut Ctx, req: &ReadSudoEventsRequest) -> Result<SudoEventsResult, OpError> {
         let path = ctx.provider.sysconf(ctx.provider.sudo_layout().logfile);
         let from = req.cursor.map(|c| provider::LogPosition {

@@ -7,6 +7,8 @@
 //! test, put back on failure, and reloaded once per batch. The document root is created by
 //! the tenant worker, as the tenant (`Provider::as_tenant`).
 
+pub use declarations::web_domain::*;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -14,9 +16,7 @@ use registry::types::{
     DomainAliases, DomainName, Hex32, HomePath, HttpUrl, PhpVersion, Presence, RedirectSource,
     RedirectStatus,
 };
-use registry::{Family, Module, OpError, Operation, Owner, Resource, Scope};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use registry::{Apply, Family, OpError, Owner, Purge};
 use serde_json::{Value, json};
 
 use crate::account::{account_info, store_error, tenant_of};
@@ -26,13 +26,7 @@ use crate::php::{self, PhpVersionFamily, PoolChange};
 use crate::web_access::{self, IpBlock, ProtectedDir, ProtectedDirectory};
 use crate::web_isolation::{self, WebTenant};
 
-pub struct WebDomain;
-
-impl Family for WebDomain {
-    const NAME: &'static str = "web_domain";
-    const MODULE: Module = Module::Web;
-    type Context = Ctx;
-
+impl Purge<Ctx> for WebDomain {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let owner = Owner::Tenant(account.clone());
         let rows = ctx
@@ -440,81 +434,7 @@ fn vhost_text(
     )))
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureWebDomainRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    pub domain: DomainName,
-    #[serde(default)]
-    pub aliases: DomainAliases,
-    /// The document root, relative to the home. Default: `web/<domain>/public_html`.
-    #[serde(default)]
-    pub docroot: Option<HomePath>,
-}
-
-impl Resource for EnsureWebDomainRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveWebDomainRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveWebDomainRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WebDomainResult {
-    pub state: Presence,
-    pub domain: Option<String>,
-    /// The host names the vhost answers besides `domain`.
-    pub aliases: Vec<String>,
-    /// The absolute document root Apache serves.
-    pub document_root: Option<String>,
-}
-
-pub struct EnsureWebDomain;
-
-impl Operation for EnsureWebDomain {
-    const NAME: &'static str = "ensure_web_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Serve a domain (and its aliases) from a document root in the account's home";
-    type Family = WebDomain;
-    type Request = EnsureWebDomainRequest;
-    type Result = WebDomainResult;
-
-    fn example() -> EnsureWebDomainRequest {
-        EnsureWebDomainRequest {
-            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            domain: "shop.example.com".parse().expect("valid example"),
-            aliases: serde_json::from_value(json!(["www.shop.example.com"]))
-                .expect("valid example"),
-            docroot: None,
-        }
-    }
-
+impl Apply<Ctx> for EnsureWebDomain {
     fn apply(ctx: &mut Ctx, req: &EnsureWebDomainRequest) -> Result<WebDomainResult, OpError> {
         let info = account_info(ctx, &req.account)?;
         check_names_free(ctx, req)?;
@@ -604,28 +524,7 @@ fn check_names_free(ctx: &Ctx, req: &EnsureWebDomainRequest) -> Result<(), OpErr
     Ok(())
 }
 
-pub struct RemoveWebDomain;
-
-impl Operation for RemoveWebDomain {
-    const NAME: &'static str = "remove_web_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Stop serving a domain; the files in its document root are left to the tenant";
-    type Family = WebDomain;
-    type Request = RemoveWebDomainRequest;
-    type Result = WebDomainResult;
-
-    fn example() -> RemoveWebDomainRequest {
-        RemoveWebDomainRequest {
-            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for RemoveWebDomain {
     fn apply(ctx: &mut Ctx, req: &RemoveWebDomainRequest) -> Result<WebDomainResult, OpError> {
         ctx.remove_service_config(Service::Apache, &vhost_path(ctx, &req.id))?;
         crash::point("web_domain.after_old_vhost_removed");
@@ -650,34 +549,6 @@ impl Operation for RemoveWebDomain {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// suspend_web_domain / unsuspend_web_domain.
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WebDomainSuspensionRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for WebDomainSuspensionRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WebDomainSuspensionResult {
-    pub state: Presence,
-    pub domain: String,
-    /// Whether the vhost now answers 403 (all but the certificate challenge).
-    pub suspended: bool,
-}
-
 fn set_suspended(
     ctx: &mut Ctx,
     req: &WebDomainSuspensionRequest,
@@ -696,32 +567,7 @@ fn set_suspended(
     })
 }
 
-fn suspension_example() -> WebDomainSuspensionRequest {
-    WebDomainSuspensionRequest {
-        id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-            .parse()
-            .expect("valid example"),
-        account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-            .parse()
-            .expect("valid example"),
-    }
-}
-
-pub struct SuspendWebDomain;
-
-impl Operation for SuspendWebDomain {
-    const NAME: &'static str = "suspend_web_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Answer 403 for a domain (the certificate challenge still works); its files are untouched";
-    type Family = WebDomain;
-    type Request = WebDomainSuspensionRequest;
-    type Result = WebDomainSuspensionResult;
-
-    fn example() -> WebDomainSuspensionRequest {
-        suspension_example()
-    }
-
+impl Apply<Ctx> for SuspendWebDomain {
     fn apply(
         ctx: &mut Ctx,
         req: &WebDomainSuspensionRequest,
@@ -730,20 +576,7 @@ impl Operation for SuspendWebDomain {
     }
 }
 
-pub struct UnsuspendWebDomain;
-
-impl Operation for UnsuspendWebDomain {
-    const NAME: &'static str = "unsuspend_web_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Serve a suspended domain again, as it was before";
-    type Family = WebDomain;
-    type Request = WebDomainSuspensionRequest;
-    type Result = WebDomainSuspensionResult;
-
-    fn example() -> WebDomainSuspensionRequest {
-        suspension_example()
-    }
-
+impl Apply<Ctx> for UnsuspendWebDomain {
     fn apply(
         ctx: &mut Ctx,
         req: &WebDomainSuspensionRequest,
@@ -752,17 +585,7 @@ impl Operation for UnsuspendWebDomain {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// The `redirect` family: ensure_redirect / remove_redirect.
-
-/// Redirects of a web domain's paths, rendered into its vhost as `RedirectMatch` lines.
-pub struct Redirect;
-
-impl Family for Redirect {
-    const NAME: &'static str = "redirect";
-    const MODULE: Module = Module::Web;
-    type Context = Ctx;
-
+impl Purge<Ctx> for Redirect {
     /// Forgets the account's redirects. Runs before `web_domain`'s purge, which removes the
     /// vhosts they were rendered into.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
@@ -773,82 +596,7 @@ impl Family for Redirect {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EnsureRedirectRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-    /// The web domain whose paths are redirected.
-    pub web_domain: Hex32,
-    /// The path prefix redirected (`/` for the whole site, never the ACME challenge path).
-    pub source: RedirectSource,
-    /// Where to: the rest of the path is appended.
-    pub target: HttpUrl,
-    /// 301, 302, 307 or 308.
-    pub status: RedirectStatus,
-}
-
-impl Resource for EnsureRedirectRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveRedirectRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveRedirectRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RedirectResult {
-    pub state: Presence,
-    /// The `RedirectMatch` line as written into the vhost (absent once removed).
-    pub directive: Option<String>,
-}
-
-pub struct EnsureRedirect;
-
-impl Operation for EnsureRedirect {
-    const NAME: &'static str = "ensure_redirect";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Redirect a path prefix of a web domain to a URL (the ACME challenge path is exempt)";
-    type Family = Redirect;
-    type Request = EnsureRedirectRequest;
-    type Result = RedirectResult;
-
-    fn example() -> EnsureRedirectRequest {
-        EnsureRedirectRequest {
-            id: "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            web_domain: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            source: "/old-shop".parse().expect("valid example"),
-            target: "https://shop.example.com/".parse().expect("valid example"),
-            status: RedirectStatus::MovedPermanently,
-        }
-    }
-
+impl Apply<Ctx> for EnsureRedirect {
     fn apply(ctx: &mut Ctx, req: &EnsureRedirectRequest) -> Result<RedirectResult, OpError> {
         require_domain(ctx, &req.account, &req.web_domain)?;
         // A redirect that moved to another domain leaves its old vhost first.
@@ -913,27 +661,7 @@ impl Operation for EnsureRedirect {
     }
 }
 
-pub struct RemoveRedirect;
-
-impl Operation for RemoveRedirect {
-    const NAME: &'static str = "remove_redirect";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Stop redirecting a path prefix of a web domain";
-    type Family = Redirect;
-    type Request = RemoveRedirectRequest;
-    type Result = RedirectResult;
-
-    fn example() -> RemoveRedirectRequest {
-        RemoveRedirectRequest {
-            id: "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
-    }
-
+impl Apply<Ctx> for RemoveRedirect {
     fn apply(ctx: &mut Ctx, req: &RemoveRedirectRequest) -> Result<RedirectResult, OpError> {
         if let Some(row) = ctx
             .state

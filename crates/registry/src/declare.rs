@@ -1,7 +1,10 @@
-//! The two traits an operation author implements, and the small closed vocabularies they use.
+//! The traits an operation author implements, and the small closed vocabularies they use.
 //!
-//! A family's purge hook is a required method of [`Family`]: a family without one does not
-//! compile (DESIGN.md invariant 2).
+//! [`Operation`] and [`Family`] are the declarations: what a client of the node needs, and
+//! nothing that touches the OS. [`Apply`] and [`Purge`] are the handlers, generic over the
+//! context they work with, implemented where the handlers live. A handler table takes an
+//! operation only if its family has a purge hook, so a family without one does not compile
+//! into a node (DESIGN.md invariant 2).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -108,46 +111,18 @@ pub trait Resource {
     fn owner(&self) -> Owner;
 }
 
-/// A family of operations on one kind of resource.
-///
-/// The purge hook is required: a family without one does not compile.
-///
-/// ```compile_fail
-/// use registry::{Family, Module};
-/// struct Unpurgeable;
-/// impl Family for Unpurgeable {
-///     const NAME: &'static str = "unpurgeable";
-///     const MODULE: Module = Module::Core;
-///     type Context = ();
-/// }
-/// ```
-///
-/// ```
-/// use registry::{Family, Hex32, Module, OpError};
-/// struct Purgeable;
-/// impl Family for Purgeable {
-///     const NAME: &'static str = "purgeable";
-///     const MODULE: Module = Module::Core;
-///     type Context = ();
-///     fn purge(_: &mut (), _: &Hex32) -> Result<(), OpError> {
-///         Ok(())
-///     }
-/// }
-/// ```
+/// A family of operations on one kind of resource: its name and its module. What a client
+/// needs to know of it; how its resources are removed is [`Purge`], implemented by the
+/// handlers.
 pub trait Family: 'static {
     /// The family's name, which is also the first half of every job key.
     const NAME: &'static str;
     const MODULE: Module;
-    /// What the family's handlers work with (the provider, state.db...).
-    type Context: 'static;
-
-    /// Removes every resource of this family that `account` owns, from the OS and from
-    /// state.db. Runs as part of `remove_account`; must be idempotent (a crash may run it
-    /// again) and must succeed when the account has nothing of this family.
-    fn purge(ctx: &mut Self::Context, account: &Hex32) -> Result<(), OpError>;
 }
 
-/// One typed operation: declared once, everything else derived.
+/// One typed operation, declared once: its name, scope, family, request and result. Everything
+/// a client and the API need is derived from this; how it is applied is [`Apply`], implemented
+/// by the handlers.
 pub trait Operation: 'static + Send + Sync {
     const NAME: &'static str;
     const SCOPE: Scope;
@@ -163,11 +138,6 @@ pub trait Operation: 'static + Send + Sync {
     /// A valid request, for the catalogue and for the tests that derive negative cases.
     fn example() -> Self::Request;
 
-    fn apply(
-        ctx: &mut <Self::Family as Family>::Context,
-        request: &Self::Request,
-    ) -> Result<Self::Result, OpError>;
-
     /// The control plane's generation, for requests that carry one. Admission never lets a
     /// request supersede a queued one of the same resource with a higher or equal generation:
     /// it fails as `stale_generation` instead, so a replayed old change cannot win.
@@ -178,4 +148,96 @@ pub trait Operation: 'static + Send + Sync {
     /// The lane the runner applies this operation in: [`Lane::Long`] for work whose length
     /// the tenant decides (see [`Lane`]).
     const LANE: Lane = Lane::Main;
+}
+
+/// The handler of a declared operation, working with the context `C` (the provider, state.db
+/// and the batch's bookkeeping, for the node's handlers).
+pub trait Apply<C>: Operation {
+    fn apply(ctx: &mut C, request: &Self::Request) -> Result<Self::Result, OpError>;
+}
+
+/// The purge hook of a declared family, working with the context `C`.
+///
+/// A handler table ([`crate::Handlers`]) takes an operation only if its family has a purge
+/// hook in the table's context, so a node cannot be built with a family it cannot purge
+/// (DESIGN.md invariant 2):
+///
+/// ```compile_fail
+/// use registry::{Apply, Family, Handlers, Hex32, Module, OpError, Operation, Owner, Resource, Scope};
+///
+/// struct Unpurgeable;
+/// impl Family for Unpurgeable {
+///     const NAME: &'static str = "unpurgeable";
+///     const MODULE: Module = Module::Core;
+/// }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+/// struct Req { id: Hex32 }
+/// impl Resource for Req {
+///     fn resource_id(&self) -> &Hex32 { &self.id }
+///     fn owner(&self) -> Owner { Owner::Tenant(self.id.clone()) }
+/// }
+///
+/// struct Ensure;
+/// impl Operation for Ensure {
+///     const NAME: &'static str = "ensure_unpurgeable";
+///     const SCOPE: Scope = Scope::Tenant;
+///     const SUMMARY: &'static str = "an operation of a family without purge";
+///     type Family = Unpurgeable;
+///     type Request = Req;
+///     type Result = Req;
+///     fn example() -> Req { Req { id: "0".repeat(32).parse().unwrap() } }
+/// }
+/// impl Apply<()> for Ensure {
+///     fn apply(_: &mut (), req: &Req) -> Result<Req, OpError> { Ok(Req { id: req.id.clone() }) }
+/// }
+///
+/// let _ = Handlers::<()>::builder().op::<Ensure>();
+/// ```
+///
+/// The same family with its purge hook:
+///
+/// ```
+/// use registry::{Apply, Family, Handlers, Hex32, Module, OpError, Operation, Owner, Purge, Resource, Scope};
+///
+/// struct Purgeable;
+/// impl Family for Purgeable {
+///     const NAME: &'static str = "purgeable";
+///     const MODULE: Module = Module::Core;
+/// }
+/// impl Purge<()> for Purgeable {
+///     fn purge(_: &mut (), _: &Hex32) -> Result<(), OpError> {
+///         Ok(())
+///     }
+/// }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+/// struct Req { id: Hex32 }
+/// impl Resource for Req {
+///     fn resource_id(&self) -> &Hex32 { &self.id }
+///     fn owner(&self) -> Owner { Owner::Tenant(self.id.clone()) }
+/// }
+///
+/// struct Ensure;
+/// impl Operation for Ensure {
+///     const NAME: &'static str = "ensure_purgeable";
+///     const SCOPE: Scope = Scope::Tenant;
+///     const SUMMARY: &'static str = "an operation of a family with purge";
+///     type Family = Purgeable;
+///     type Request = Req;
+///     type Result = Req;
+///     fn example() -> Req { Req { id: "0".repeat(32).parse().unwrap() } }
+/// }
+/// impl Apply<()> for Ensure {
+///     fn apply(_: &mut (), req: &Req) -> Result<Req, OpError> { Ok(Req { id: req.id.clone() }) }
+/// }
+///
+/// let handlers = Handlers::<()>::builder().op::<Ensure>().build();
+/// assert_eq!(handlers.families()[0].name, "purgeable");
+/// ```
+pub trait Purge<C>: Family {
+    /// Removes every resource of this family that `account` owns, from the OS and from
+    /// state.db. Runs as part of `remove_account`; must be idempotent (a crash may run it
+    /// again) and must succeed when the account has nothing of this family.
+    fn purge(ctx: &mut C, account: &Hex32) -> Result<(), OpError>;
 }

@@ -1,10 +1,12 @@
 //! The declarations machinery of the node.
 //!
 //! Every operation is declared once, as a type implementing [`Operation`], and every family
-//! once, as a type implementing [`Family`] (whose purge hook is a required method, so a family
-//! without one does not compile). A [`Registry`] lists the operations; from it, and from nothing
-//! else, the node derives request validation, result validation, job identity, supersession
-//! keys, scope, module, purge coverage, JSON Schemas, the OpenAPI document and the catalogue.
+//! once, as a type implementing [`Family`]. A [`Registry`] lists the operations; from it, and
+//! from nothing else, the node derives request validation, result validation, job identity,
+//! supersession keys, scope, module, JSON Schemas, the OpenAPI document and the catalogue.
+//! The handlers implement [`Apply`] for each operation and [`Purge`] for each family in their
+//! own context; a [`Handlers`] table dispatches to them, and takes no operation whose family
+//! has no purge hook, so a family without one does not compile into a node.
 //!
 //! This crate does no I/O: it knows nothing of SQLite, HTTP or the operating system.
 
@@ -12,15 +14,17 @@ pub mod audit;
 pub mod declare;
 pub mod envelope;
 pub mod error;
+pub mod handlers;
 pub mod job;
 pub mod openapi;
 pub mod registry;
 pub mod types;
 
 pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage};
-pub use declare::{Family, Lane, Module, Operation, Owner, Resource, Scope};
+pub use declare::{Apply, Family, Lane, Module, Operation, Owner, Purge, Resource, Scope};
 pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};
+pub use handlers::{FamilyHandler, Handlers, HandlersBuilder, OperationHandler};
 pub use job::{Drift, DriftAspect, Event, EventKind, EventPage, JobState, JobView, Timings};
 pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Parsed, Registry, RegistryError};
 pub use types::{BlobId, Hex32};

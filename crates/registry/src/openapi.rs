@@ -26,7 +26,7 @@ fn error_response(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": reference("Error")}}})
 }
 
-pub fn document<C>(registry: &Registry<C>, version: &str) -> Value {
+pub fn document(registry: &Registry, version: &str) -> Value {
     let mut schemas = Map::new();
     let mut envelopes = Vec::new();
     for op in registry.operations() {

@@ -1,10 +1,11 @@
-//! The registry: the one list of operations, and everything derived from it.
+//! The registry: the one list of declared operations, and everything derived from it.
 //!
 //! Operations are added by type ([`RegistryBuilder::op`]); their families are collected from
-//! them, so every family is reachable by construction and its purge hook comes from the
-//! family's own declaration. What the compiler cannot check (unique names, one module per
-//! family, schemas that generate with `additionalProperties: false`, no `resource_id` in a
-//! result) is checked by [`Registry::check`], which the tests and every binary's start-up run.
+//! them, so every family is reachable by construction. What the compiler cannot check (unique
+//! names, one module per family, schemas that generate with `additionalProperties: false`, no
+//! `resource_id` in a result) is checked by [`Registry::check`], which the tests and every
+//! binary's start-up run. The registry knows no handler: applying an operation and purging a
+//! family are the handler table's (`handlers.rs`).
 
 use std::marker::PhantomData;
 use std::sync::OnceLock;
@@ -16,7 +17,7 @@ use serde_json::Value;
 
 use crate::declare::{Family, Lane, Module, Operation, Owner, Resource, Scope};
 use crate::envelope::{Envelope, ValidatedJob, from_value};
-use crate::error::{FieldError, OpError};
+use crate::error::FieldError;
 use crate::types::Hex32;
 
 /// A self-contained JSON Schema (2020-12) for `T`, with every subschema inlined.
@@ -28,7 +29,7 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 }
 
 /// An operation with its types erased, as the store, the runner and the API see it.
-pub trait OperationEntry<C>: Send + Sync {
+pub trait OperationEntry: Send + Sync {
     fn name(&self) -> &'static str;
     fn summary(&self) -> &'static str;
     fn scope(&self) -> Scope;
@@ -45,8 +46,6 @@ pub trait OperationEntry<C>: Send + Sync {
     /// [`OperationEntry::parse`] without the schema check: what the start-up check of the
     /// examples needs, without compiling a validator for every operation in every process.
     fn parse_typed(&self, resource: Value) -> Result<Parsed, FieldError>;
-    /// Parses again (root re-checks what it reads back from SQLite) and applies.
-    fn apply(&self, ctx: &mut C, resource: Value) -> Result<Value, OpError>;
     /// Checks a result against this operation's result schema.
     fn validate_result(&self, result: &Value) -> Result<(), String>;
 }
@@ -67,7 +66,7 @@ struct Entry<O> {
     op: PhantomData<fn() -> O>,
 }
 
-impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
+impl<O: Operation> OperationEntry for Entry<O> {
     fn name(&self) -> &'static str {
         O::NAME
     }
@@ -152,20 +151,6 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
             request_generation: O::request_generation(&request),
         })
     }
-    fn apply(
-        &self,
-        ctx: &mut <O::Family as Family>::Context,
-        resource: Value,
-    ) -> Result<Value, OpError> {
-        let request: O::Request = from_value(resource, "resource")?;
-        let result = O::apply(ctx, &request)?;
-        serde_json::to_value(&result).map_err(|e| {
-            OpError::permanent(
-                "invalid_result",
-                format!("the result does not serialize: {e}"),
-            )
-        })
-    }
     fn validate_result(&self, result: &Value) -> Result<(), String> {
         let validator = self.result_validator.get_or_init(|| {
             jsonschema::validator_for(&schema_of::<O::Result>()).map_err(|e| e.to_string())
@@ -179,11 +164,10 @@ impl<O: Operation> OperationEntry<<O::Family as Family>::Context> for Entry<O> {
     }
 }
 
-/// A family as the purge sweep sees it.
-pub struct FamilyEntry<C> {
+/// A declared family: its name and module.
+pub struct FamilyEntry {
     pub name: &'static str,
     pub module: Module,
-    pub purge: fn(&mut C, &Hex32) -> Result<(), OpError>,
 }
 
 /// Why a registry is refused at start-up.
@@ -206,33 +190,43 @@ pub enum RegistryError {
         operation: &'static str,
         error: FieldError,
     },
+    #[error("operation {0} is declared but has no handler")]
+    UnhandledOperation(&'static str),
+    #[error("a handler is given for {0}, which is not declared")]
+    UndeclaredHandler(&'static str),
+    #[error("the handler of {operation} names family {handler}, its declaration {declared}")]
+    HandlerFamily {
+        operation: &'static str,
+        declared: &'static str,
+        handler: &'static str,
+    },
+    #[error("the handlers list {handler} where the declarations list {declared}")]
+    HandlerOrder {
+        declared: &'static str,
+        handler: &'static str,
+    },
 }
 
 /// The one list of operations.
-pub struct Registry<C: 'static> {
-    ops: Vec<Box<dyn OperationEntry<C>>>,
-    families: Vec<FamilyEntry<C>>,
+pub struct Registry {
+    ops: Vec<Box<dyn OperationEntry>>,
+    families: Vec<FamilyEntry>,
     family_types: Vec<std::any::TypeId>,
 }
 
-pub struct RegistryBuilder<C: 'static> {
-    registry: Registry<C>,
+pub struct RegistryBuilder {
+    registry: Registry,
 }
 
-impl<C: 'static> RegistryBuilder<C> {
+impl RegistryBuilder {
     /// Adds an operation, and its family if this is the family's first operation.
-    pub fn op<O>(mut self) -> Self
-    where
-        O: Operation,
-        O::Family: Family<Context = C>,
-    {
+    pub fn op<O: Operation>(mut self) -> Self {
         let family_type = std::any::TypeId::of::<O::Family>();
         if !self.registry.family_types.contains(&family_type) {
             self.registry.family_types.push(family_type);
             self.registry.families.push(FamilyEntry {
                 name: <O::Family as Family>::NAME,
                 module: <O::Family as Family>::MODULE,
-                purge: <O::Family as Family>::purge,
             });
         }
         self.registry.ops.push(Box::new(Entry::<O> {
@@ -243,7 +237,7 @@ impl<C: 'static> RegistryBuilder<C> {
         self
     }
 
-    pub fn build(self) -> Registry<C> {
+    pub fn build(self) -> Registry {
         self.registry
     }
 }
@@ -261,8 +255,8 @@ pub struct CatalogueEntry {
     pub example: Value,
 }
 
-impl<C: 'static> Registry<C> {
-    pub fn builder() -> RegistryBuilder<C> {
+impl Registry {
+    pub fn builder() -> RegistryBuilder {
         RegistryBuilder {
             registry: Registry {
                 ops: Vec::new(),
@@ -272,17 +266,17 @@ impl<C: 'static> Registry<C> {
         }
     }
 
-    pub fn operations(&self) -> impl Iterator<Item = &dyn OperationEntry<C>> {
+    pub fn operations(&self) -> impl Iterator<Item = &dyn OperationEntry> {
         self.ops.iter().map(|b| b.as_ref())
     }
 
-    pub fn operation(&self, name: &str) -> Option<&dyn OperationEntry<C>> {
+    pub fn operation(&self, name: &str) -> Option<&dyn OperationEntry> {
         self.operations().find(|op| op.name() == name)
     }
 
     /// Families in declaration order. The purge sweep runs them in reverse, so the family
     /// declared first (the account) is removed last.
-    pub fn families(&self) -> &[FamilyEntry<C>] {
+    pub fn families(&self) -> &[FamilyEntry] {
         &self.families
     }
 

@@ -19,7 +19,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use ops::{Ctx, Service};
-use registry::{AuditDetail, Hex32, Lane, OpError, Registry};
+use registry::{AuditDetail, Handlers, Hex32, Lane, OpError, Registry};
 use store::state::LongOperations;
 use store::{ClaimedJob, Outcome, ResourceChange};
 
@@ -32,7 +32,8 @@ const MAX_BATCH: usize = 64;
 /// Applies queued jobs until none is claimable or the deadline passes. Returns how many ran.
 pub fn apply_pending(
     ctx: &mut Ctx,
-    registry: &Registry<Ctx>,
+    registry: &Registry,
+    handlers: &Handlers<Ctx>,
     node_id: &Hex32,
     deadline: Instant,
 ) -> anyhow::Result<usize> {
@@ -51,7 +52,7 @@ pub fn apply_pending(
                 break;
             };
             claimed += 1;
-            let (outcome, services) = apply_one(ctx, registry, node_id, &job);
+            let (outcome, services) = apply_one(ctx, registry, handlers, node_id, &job);
             // The programs this job ran are recorded with its completion.
             let invocations = ctx.take_invocations();
             if services.is_empty() {
@@ -104,11 +105,12 @@ pub(crate) fn after_reloads(
 /// the job's outcome: a failed operation never disables anything else.
 pub(crate) fn apply_one(
     ctx: &mut Ctx,
-    registry: &Registry<Ctx>,
+    registry: &Registry,
+    handlers: &Handlers<Ctx>,
     node_id: &Hex32,
     job: &ClaimedJob,
 ) -> (Outcome, BTreeSet<Service>) {
-    let result = checked_apply(ctx, registry, node_id, job);
+    let result = checked_apply(ctx, registry, handlers, node_id, job);
     let (resource, services) = ctx.take_job_effects();
     match result {
         Ok(value) => (
@@ -133,7 +135,8 @@ pub(crate) fn apply_one(
 
 fn checked_apply(
     ctx: &mut Ctx,
-    registry: &Registry<Ctx>,
+    registry: &Registry,
+    handlers: &Handlers<Ctx>,
     node_id: &Hex32,
     job: &ClaimedJob,
 ) -> Result<serde_json::Value, OpError> {
@@ -174,13 +177,16 @@ fn checked_apply(
     let op = registry
         .operation(&job.operation)
         .ok_or_else(|| OpError::permanent("state_corrupt", "unknown operation"))?;
+    let handler = handlers
+        .operation(&job.operation)
+        .ok_or_else(|| OpError::permanent("state_corrupt", "no handler for the operation"))?;
     let resource = serde_json::from_str::<serde_json::Value>(&job.body)
         .ok()
         .and_then(|mut body| body.get_mut("resource").map(serde_json::Value::take))
         .ok_or_else(|| OpError::permanent("state_corrupt", "the admitted body has no resource"))?;
     crash::point("apply.before_handler");
-    let applied =
-        catch_unwind(AssertUnwindSafe(|| op.apply(ctx, resource))).unwrap_or_else(|panic| {
+    let applied = catch_unwind(AssertUnwindSafe(|| handler.apply(ctx, resource))).unwrap_or_else(
+        |panic| {
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
@@ -196,7 +202,8 @@ fn checked_apply(
                 "handler_panicked",
                 "the handler failed unexpectedly; this is a bug in the node",
             ))
-        })?;
+        },
+    )?;
     if let Err(reason) = op.validate_result(&applied) {
         tracing::error!(
             request_id = job.request_id,

@@ -139,8 +139,9 @@ pub fn pass(config: &RunnerConfig, lane: &mut LongLane) -> anyhow::Result<PassRe
         tracing::info!("another runner is running a pass; skipping this one");
         return Ok(PassReport::default());
     };
-    let registry = ops::registry();
+    let registry = declarations::registry();
     registry.check_structure()?;
+    ops::handlers().check(registry)?;
     // A journal beside state.db means a commit was interrupted: opening rolls it back.
     let recovering =
         std::fs::exists(config.layout.state_dir().join("state.db-journal")).unwrap_or(true);

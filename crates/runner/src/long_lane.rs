@@ -126,7 +126,7 @@ impl LongLane {
             return Ok(false);
         }
         self.join();
-        let long = LongOperations::of(ops::registry());
+        let long = LongOperations::of(declarations::registry());
         // On an idle node: one read that finds no pending job.
         if !state.long_work_pending(&long)? {
             return Ok(false);
@@ -224,11 +224,12 @@ fn drain(
     completed: &AtomicU64,
     wake: Option<&OwnedFd>,
 ) -> anyhow::Result<()> {
-    let registry = ops::registry();
+    let registry = declarations::registry();
     let long = LongOperations::of(registry);
     let mut next = Some(first);
     while let Some(job) = next {
-        let (outcome, services) = apply::apply_one(ctx, registry, &config.node_id, &job);
+        let (outcome, services) =
+            apply::apply_one(ctx, registry, ops::handlers(), &config.node_id, &job);
         let outcome = if services.is_empty() {
             outcome
         } else {
@@ -294,7 +295,7 @@ mod tests {
 
     use std::collections::BTreeMap;
 
-    use registry::{Family, Hex32, Module, OpError, Operation, Owner, Registry, Resource, Scope};
+    use registry::{Family, Hex32, Module, Operation, Owner, Registry, Resource, Scope};
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
     use serde_json::json;
@@ -306,10 +307,6 @@ mod tests {
     impl Family for Sim {
         const NAME: &'static str = "sim";
         const MODULE: Module = Module::Core;
-        type Context = Ctx;
-        fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
-            Ok(())
-        }
     }
 
     #[derive(Serialize, Deserialize, JsonSchema)]
@@ -346,9 +343,6 @@ mod tests {
                         id: hex(0),
                         account: hex(1),
                     }
-                }
-                fn apply(_: &mut Ctx, _: &Req) -> Result<Res, OpError> {
-                    Ok(Res {})
                 }
             }
         };
@@ -414,7 +408,7 @@ mod tests {
 
     #[test]
     fn seeded_interleavings_of_the_two_lanes_keep_each_accounts_order_and_drain() {
-        let registry: Registry<Ctx> = Registry::builder().op::<Quick>().op::<Slow>().build();
+        let registry = Registry::builder().op::<Quick>().op::<Slow>().build();
         registry.check().unwrap();
         let long = LongOperations::of(&registry);
         let node = hex(0xfeed);

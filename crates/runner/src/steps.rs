@@ -97,7 +97,13 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
     let deadline = Instant::now() + config.budget;
     let mut applied = 0;
     contain(ctx, report, "apply", |ctx| {
-        applied = apply::apply_pending(ctx, ops::registry(), &config.node_id, deadline)?;
+        applied = apply::apply_pending(
+            ctx,
+            declarations::registry(),
+            ops::handlers(),
+            &config.node_id,
+            deadline,
+        )?;
         Ok(())
     });
     report.applied = applied;
@@ -149,7 +155,9 @@ fn ingest(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<(usize, usize)
             return Ok((admitted, rejected));
         }
         let got = rows.len();
-        let done = ctx.state.ingest(ops::registry(), &config.node_id, &rows)?;
+        let done = ctx
+            .state
+            .ingest(declarations::registry(), &config.node_id, &rows)?;
         admitted += done.admitted;
         rejected += done.rejected;
         if done.admitted + done.rejected > 0 {
@@ -175,7 +183,7 @@ fn purge_orphans(ctx: &mut Ctx) -> anyhow::Result<()> {
         let Owner::Tenant(account) = owner else {
             continue;
         };
-        let Some(entry) = ops::registry().families().iter().find(|f| f.name == family) else {
+        let Some(entry) = ops::handlers().family(&family) else {
             anyhow::bail!("state.db tracks resources of an unknown family {family:?}");
         };
         tracing::warn!(family, %account, "purging resources whose account is gone");
@@ -228,7 +236,7 @@ fn renew_certificates(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()
         .map_err(|e| anyhow::anyhow!("list certificates due for renewal: {e}"))?;
     for body in requests {
         let queued = ctx.state.admit_local(
-            ops::registry(),
+            declarations::registry(),
             &config.node_id,
             body.to_string().as_bytes(),
         )?;

@@ -239,7 +239,7 @@ mod tests {
             "operation": "remove_ssh_key",
             "resource": {"id": "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2", "account": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"}});
         let node: registry::Hex32 = "feedfeedfeedfeedfeedfeedfeedfeed".parse().unwrap();
-        let job = ops::registry()
+        let job = declarations::registry()
             .validate(body.to_string().as_bytes(), &node)
             .unwrap();
         inbox.admit_blocking(job).unwrap();

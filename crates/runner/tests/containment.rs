@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use ops::Ctx;
 use provider::{Platform, testing};
 use registry::types::Hex32;
-use registry::{Family, JobState, Module, OpError, Operation, Owner, Registry, Resource, Scope};
+use registry::{
+    Apply, Family, Handlers, JobState, Module, OpError, Operation, Owner, Purge, Registry,
+    Resource, Scope,
+};
 use runner::{PassReport, apply, steps};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -18,7 +21,8 @@ struct Boom;
 impl Family for Boom {
     const NAME: &'static str = "boom";
     const MODULE: Module = Module::Core;
-    type Context = Ctx;
+}
+impl Purge<Ctx> for Boom {
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())
     }
@@ -76,6 +80,8 @@ macro_rules! op {
             fn example() -> Req {
                 example()
             }
+        }
+        impl Apply<Ctx> for $ty {
             fn apply(_: &mut Ctx, _: &Req) -> Result<Res, OpError> {
                 $body
             }
@@ -99,7 +105,7 @@ op!(
     })
 );
 
-fn setup() -> (tempfile::TempDir, Ctx, Registry<Ctx>, Hex32) {
+fn setup() -> (tempfile::TempDir, Ctx, Registry, Handlers<Ctx>, Hex32) {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(testing::sim_provider(Platform::Debian, dir.path(), vec![]));
     let state = StateDb::open(&dir.path().join("state.db")).unwrap();
@@ -109,10 +115,17 @@ fn setup() -> (tempfile::TempDir, Ctx, Registry<Ctx>, Hex32) {
         .op::<Fine>()
         .build();
     registry.check().unwrap();
+    let handlers = Handlers::builder()
+        .op::<Explode>()
+        .op::<BadResult>()
+        .op::<Fine>()
+        .build();
+    handlers.check(&registry).unwrap();
     (
         dir,
         Ctx::new(provider, state),
         registry,
+        handlers,
         "f".repeat(32).parse().unwrap(),
     )
 }
@@ -138,7 +151,7 @@ fn row(seq: i64, operation: &str, id: char) -> InboxRow {
 
 #[test]
 fn a_panicking_handler_fails_only_its_job() {
-    let (_dir, mut ctx, registry, node) = setup();
+    let (_dir, mut ctx, registry, handlers, node) = setup();
     let rows = [
         row(1, "explode", 'a'),
         row(2, "bad_result", 'b'),
@@ -149,6 +162,7 @@ fn a_panicking_handler_fails_only_its_job() {
     let applied = apply::apply_pending(
         &mut ctx,
         &registry,
+        &handlers,
         &node,
         Instant::now() + Duration::from_secs(10),
     )
@@ -168,7 +182,7 @@ fn a_panicking_handler_fails_only_its_job() {
 
 #[test]
 fn a_failing_step_does_not_stop_the_others() {
-    let (_dir, mut ctx, _registry, _node) = setup();
+    let (_dir, mut ctx, _registry, _handlers, _node) = setup();
     let mut report = PassReport::default();
     let mut ran_last = false;
     steps::contain(&mut ctx, &mut report, "fails", |_| {

@@ -75,7 +75,7 @@ pub struct LongOperations {
 
 impl LongOperations {
     /// The operations of `registry` declared [`Lane::Long`].
-    pub fn of<C>(registry: &Registry<C>) -> LongOperations {
+    pub fn of(registry: &Registry) -> LongOperations {
         let names: Vec<&str> = registry
             .operations()
             .filter(|op| op.lane() == Lane::Long)
@@ -152,9 +152,9 @@ impl StateDb {
     /// registry, and a row that fails becomes a failed job with the validation's code (and
     /// changes nothing else). Admission, generation allocation, supersession and the watermark
     /// move happen in one `BEGIN IMMEDIATE`.
-    pub fn ingest<C>(
+    pub fn ingest(
         &mut self,
-        registry: &Registry<C>,
+        registry: &Registry,
         node_id: &Hex32,
         rows: &[InboxRow],
     ) -> Result<IngestReport, StoreError> {
@@ -199,9 +199,9 @@ impl StateDb {
     /// on the events feed with the same crash safety, but with no inbox row behind it
     /// (`inbox_seq` stays empty and the watermark does not move). Returns false when the
     /// request id was already admitted (the same request made twice).
-    pub fn admit_local<C>(
+    pub fn admit_local(
         &mut self,
-        registry: &Registry<C>,
+        registry: &Registry,
         node_id: &Hex32,
         body: &[u8],
     ) -> Result<bool, StoreError> {
@@ -841,9 +841,9 @@ enum Admitted {
     Duplicate,
 }
 
-fn admit_row<C>(
+fn admit_row(
     tx: &rusqlite::Transaction<'_>,
-    registry: &Registry<C>,
+    registry: &Registry,
     node_id: &Hex32,
     row: &InboxRow,
     now: i64,
@@ -897,9 +897,9 @@ fn admit_row<C>(
 
 /// The control-plane generation of a job queued for the same resource, when it is at least
 /// `generation`: such a job must not be superseded by an older change.
-fn queued_generation_at_least<C>(
+fn queued_generation_at_least(
     tx: &rusqlite::Transaction<'_>,
-    registry: &Registry<C>,
+    registry: &Registry,
     node_id: &Hex32,
     job: &ValidatedJob,
     generation: u64,
@@ -1008,7 +1008,7 @@ fn insert_audit(
 
 /// Whether an inbox row is a node-scope request: its operation column names a node-scope
 /// operation, or its body is an envelope with an `action` (the node-scope form).
-fn is_node_scope<C>(registry: &Registry<C>, row: &InboxRow) -> bool {
+fn is_node_scope(registry: &Registry, row: &InboxRow) -> bool {
     registry
         .operation(&row.operation)
         .is_some_and(|op| op.scope() == Scope::Node)
@@ -1062,9 +1062,9 @@ fn admit(
 }
 
 /// Records a hostile or invalid inbox row as a failed job, so the control plane sees why.
-fn reject<C>(
+fn reject(
     tx: &rusqlite::Transaction<'_>,
-    registry: &Registry<C>,
+    registry: &Registry,
     row: &InboxRow,
     error: &FieldError,
     now: i64,

@@ -34,7 +34,7 @@ use crate::limits::RateLimiter;
 
 /// What every handler shares.
 pub(crate) struct App {
-    pub registry: &'static Registry<ops::Ctx>,
+    pub registry: &'static Registry,
     pub node_id: Hex32,
     pub key_sha256: [u8; 32],
     pub inbox: Inbox,

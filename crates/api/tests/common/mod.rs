@@ -101,7 +101,7 @@ impl Node {
         let rows = store::inbox::read_rows(&self.layout.inbox_db(), watermark, 1000)
             .expect("read the inbox as root");
         state
-            .ingest(ops::registry(), &self.node_id, &rows)
+            .ingest(declarations::registry(), &self.node_id, &rows)
             .expect("ingest")
     }
 
@@ -131,7 +131,7 @@ impl Node {
 
     /// A valid envelope for the first tenant-scope operation's example, under `request_id`.
     pub fn example_envelope(&self, request_id: &Hex32) -> Value {
-        let op = ops::registry()
+        let op = declarations::registry()
             .operations()
             .find(|op| op.scope() == registry::Scope::Tenant)
             .expect("the registry has a tenant operation");

@@ -126,9 +126,12 @@ fn main() -> anyhow::Result<()> {
         budget: Duration::from_millis(args.budget_ms),
         api,
     };
-    ops::registry()
+    declarations::registry()
         .check_structure()
         .context("the operation registry is inconsistent")?;
+    ops::handlers()
+        .check(declarations::registry())
+        .context("the handlers do not cover the declared operations")?;
     if args.watch {
         let stop = Arc::new(AtomicBool::new(false));
         for signal in [libc::SIGTERM, libc::SIGINT] {

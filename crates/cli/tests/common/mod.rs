@@ -125,7 +125,7 @@ impl Node {
 
     /// Admits a request exactly as the API does: validated, then group-committed.
     pub fn submit(&mut self, body: &Value) -> Admission {
-        let job = ops::registry()
+        let job = declarations::registry()
             .validate(body.to_string().as_bytes(), &self.node_id.clone())
             .expect("a valid request");
         self.inbox().admit_blocking(job).unwrap()

@@ -81,7 +81,7 @@ fn allowed(field: &str, what: &str) -> bool {
 
 #[test]
 fn hostile_values_in_every_mail_field_are_refused_naming_the_field() {
-    let registry = ops::registry();
+    let registry = declarations::registry();
     let node: registry::Hex32 = "0000000000000000000000000000feed".parse().unwrap();
     let mut checked = 0;
     for op in registry

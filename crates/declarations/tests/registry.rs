@@ -1,5 +1,6 @@
 //! Declared once (DESIGN.md invariants 1 and 3): the registry is consistent, derives every
-//! schema, and no result can carry the resource id.
+//! schema, and no result can carry the resource id. That every declared family has a purge
+//! hook is the handlers' test (`crates/ops/tests/handlers.rs`).
 
 use std::collections::BTreeSet;
 
@@ -7,7 +8,7 @@ use registry::Scope;
 
 #[test]
 fn registry_is_consistent_and_derives_everything() {
-    let registry = ops::registry();
+    let registry = declarations::registry();
     registry.check().expect("the node's registry is consistent");
     registry
         .check_schemas()
@@ -45,7 +46,7 @@ fn registry_is_consistent_and_derives_everything() {
     let used: BTreeSet<&str> = registry.operations().map(|op| op.family()).collect();
     assert_eq!(
         families, used,
-        "every family of an operation has a purge hook, and no other family exists"
+        "every family of an operation is declared, and no other family exists"
     );
     assert_eq!(
         registry.families()[0].name,
@@ -100,7 +101,7 @@ fn registry_is_consistent_and_derives_everything() {
 
 #[test]
 fn results_never_carry_resource_id_and_the_store_stamps_it() {
-    for op in ops::registry().operations() {
+    for op in declarations::registry().operations() {
         let result = op.result_schema();
         assert!(
             result["properties"].get("resource_id").is_none(),
@@ -130,7 +131,7 @@ fn a_nested_object_sent_as_an_array_is_refused_naming_the_field() {
             }
         }
     }
-    let registry = ops::registry();
+    let registry = declarations::registry();
     let node_id: registry::Hex32 = "00000000000000000000000000000001".parse().unwrap();
     let mut checked = 0;
     for op in registry.operations() {

@@ -1,0 +1,214 @@
+//! The `certificate` family's declarations: a TLS certificate bound to one of the account's
+//! web domains, from ACME or an uploaded bundle, its renewal and the node's view of them all.
+//!
+//! What a client needs and nothing that touches the OS; the handlers are `ops::certificate`.
+
+use registry::types::{Hex32, Presence};
+use registry::{BlobId, Family, Module, Operation, Owner, Resource, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::account::AccountRef;
+
+pub struct Certificate;
+
+impl Family for Certificate {
+    const NAME: &'static str = "certificate";
+    const MODULE: Module = Module::Web;
+}
+
+/// Where a certificate comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CertificateSource {
+    /// Issued over ACME HTTP-01 for the web domain's name and aliases, renewed by the node.
+    Acme,
+    /// An uploaded blob (`blob`): the PEM chain, end-entity first, and its PKCS#8 private
+    /// key, in one file. Not renewed by the node: upload a new bundle before it expires.
+    Bundle,
+}
+
+impl CertificateSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CertificateSource::Acme => "acme",
+            CertificateSource::Bundle => "bundle",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnsureCertificateRequest {
+    pub id: Hex32,
+    pub account: Hex32,
+    /// The web domain whose vhost serves the certificate over HTTPS.
+    pub web_domain: Hex32,
+    /// Where the certificate comes from.
+    pub source: CertificateSource,
+    /// With `"source": "bundle"`: the uploaded blob (`PUT /v1/blobs/{sha256}`) holding the
+    /// PEM chain and key. Absent with `"source": "acme"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<BlobId>,
+}
+
+impl Resource for EnsureCertificateRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+/// One certificate of the account, for `remove_certificate` and `renew_certificate`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateRef {
+    pub id: Hex32,
+    pub account: Hex32,
+}
+
+impl Resource for CertificateRef {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Tenant(self.account.clone())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateResult {
+    pub state: Presence,
+    /// The web domain's name the HTTPS vhost serves.
+    pub domain: Option<String>,
+    /// The web domain's names (name and aliases) the certificate covers.
+    pub covered: Vec<String>,
+    /// The web domain's aliases it does not cover (served, but browsers will warn).
+    pub uncovered: Vec<String>,
+    /// When the end-entity certificate stops being valid (Unix seconds).
+    pub not_after: Option<i64>,
+    /// SHA-256 of the end-entity certificate (DER), lowercase hex.
+    pub fingerprint_sha256: Option<String>,
+    /// Whether this job put a new chain in place (false: the one in place was kept).
+    #[serde(default)]
+    pub issued: bool,
+}
+
+/// One certificate as `observe_certificates` reports it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObservedCertificate {
+    pub id: Hex32,
+    pub web_domain: Hex32,
+    /// The web domain's name.
+    pub domain: Option<String>,
+    pub source: CertificateSource,
+    /// Read from the chain in place (Unix seconds); absent when the file does not parse.
+    pub not_after: Option<i64>,
+    pub fingerprint_sha256: Option<String>,
+    /// An ACME certificate within the renewal window (or whose chain does not parse): the
+    /// runner's next `renew_certificates` step queues its renewal.
+    pub renewal_due: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObservedCertificates {
+    pub certificates: Vec<ObservedCertificate>,
+}
+
+fn example_id() -> Hex32 {
+    "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
+        .parse()
+        .expect("valid example")
+}
+
+fn example_account() -> Hex32 {
+    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+        .parse()
+        .expect("valid example")
+}
+
+pub struct EnsureCertificate;
+
+impl Operation for EnsureCertificate {
+    const NAME: &'static str = "ensure_certificate";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Serve a web domain over HTTPS with a certificate issued over ACME HTTP-01 for its names, or from an uploaded bundle blob (chain and key, checked)";
+    type Family = Certificate;
+    type Request = EnsureCertificateRequest;
+    type Result = CertificateResult;
+
+    fn example() -> EnsureCertificateRequest {
+        EnsureCertificateRequest {
+            id: example_id(),
+            account: example_account(),
+            web_domain: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
+                .parse()
+                .expect("valid example"),
+            source: CertificateSource::Bundle,
+            blob: Some(
+                "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+                    .parse()
+                    .expect("valid example"),
+            ),
+        }
+    }
+}
+
+pub struct RenewCertificate;
+
+impl Operation for RenewCertificate {
+    const NAME: &'static str = "renew_certificate";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "Replace an ACME certificate's chain now (same key), whatever its expiry; the runner does it 30 days before";
+    type Family = Certificate;
+    type Request = CertificateRef;
+    type Result = CertificateResult;
+
+    fn example() -> CertificateRef {
+        CertificateRef {
+            id: example_id(),
+            account: example_account(),
+        }
+    }
+}
+
+pub struct RemoveCertificate;
+
+impl Operation for RemoveCertificate {
+    const NAME: &'static str = "remove_certificate";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str =
+        "Stop serving a web domain over HTTPS and delete its certificate and key";
+    type Family = Certificate;
+    type Request = CertificateRef;
+    type Result = CertificateResult;
+
+    fn example() -> CertificateRef {
+        CertificateRef {
+            id: example_id(),
+            account: example_account(),
+        }
+    }
+}
+
+pub struct ObserveCertificates;
+
+impl Operation for ObserveCertificates {
+    const NAME: &'static str = "observe_certificates";
+    const SCOPE: Scope = Scope::Tenant;
+    const SUMMARY: &'static str = "List the account's certificates: domain, expiry and SHA-256 fingerprint of the chain in place, source, whether renewal is due";
+    type Family = Certificate;
+    type Request = AccountRef;
+    type Result = ObservedCertificates;
+
+    fn example() -> AccountRef {
+        AccountRef {
+            id: example_account(),
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Every operation of the node, declared once, and nothing that touches the OS.
+//!
+//! One module per family, each holding its operations' request and result types (built only
+//! from the validated types of `registry::types`), the operation types implementing
+//! [`registry::Operation`] (name, scope, summary, lane, family, example) and the family types
+//! implementing [`registry::Family`] (name, module). [`operations!`] is the one list of them;
+//! [`registry()`] builds the registry from it, and with it everything derived: validation, job
+//! identity, schemas, the catalogue and the OpenAPI document.
+//!
+//! This is what the unprivileged side links: the API, the client and every binary that talks
+//! about operations without performing them. The handlers (`ops`) implement
+//! [`registry::Apply`] and [`registry::Purge`] for these types and build their dispatch table
+//! from the same list, so an operation without a handler, or a family without a purge hook,
+//! does not compile into the node. This crate must never depend on the provider, the store,
+//! the handlers, the runner or the tenant worker.
+//!
+//! The order of the list matters in one way: families are purged in reverse order of first
+//! appearance, so `account` comes first and is purged last.
+
+pub mod account;
+pub mod autoresponder;
+pub mod backup;
+pub mod certificate;
+pub mod dkim_key;
+pub mod ftp_account;
+pub mod mail;
+pub mod mail_domain;
+pub mod mail_forwarder;
+pub mod mailbox;
+pub mod mysql_database;
+pub mod mysql_grant;
+pub mod mysql_user;
+pub mod php;
+pub mod runtime;
+pub mod scheduled_task;
+pub mod spam_filter;
+pub mod ssh_key;
+pub mod sudo;
+pub mod web_access;
+pub mod web_domain;
+
+use std::sync::OnceLock;
+
+use registry::Registry;
+
+/// A parse of a validated example value.
+pub(crate) fn ex<T: std::str::FromStr>(s: &str) -> T
+where
+    T::Err: std::fmt::Debug,
+{
+    s.parse().expect("valid example")
+}
+
+/// Calls `$callback!` with every operation type of the node, in declaration order: the one
+/// list. [`registry()`] builds the registry from it; the handlers build their table from it,
+/// so a declared operation without a handler does not compile.
+#[macro_export]
+macro_rules! operations {
+    ($callback:ident) => {
+        $callback! {
+            $crate::account::EnsureAccount,
+            $crate::account::SuspendAccount,
+            $crate::account::UnsuspendAccount,
+            $crate::account::RemoveAccount,
+            $crate::account::SetAccountPassword,
+            $crate::account::SetAccountLimits,
+            $crate::account::SetAccountIsolation,
+            $crate::account::ObserveAccountUsage,
+            $crate::account::RebuildAccount,
+            $crate::ssh_key::EnsureSshKey,
+            $crate::ssh_key::RemoveSshKey,
+            $crate::web_domain::EnsureWebDomain,
+            $crate::web_domain::RemoveWebDomain,
+            $crate::mail_domain::EnsureMailDomain,
+            $crate::mail_domain::RemoveMailDomain,
+            $crate::mail_domain::SetMailSendingGate,
+            $crate::mail_domain::SetMailCatchAll,
+            $crate::mailbox::EnsureMailbox,
+            $crate::mailbox::RemoveMailbox,
+            $crate::mailbox::SetMailboxPassword,
+            $crate::mailbox::ObserveMailboxUsage,
+            $crate::mailbox::SuspendMailbox,
+            $crate::mailbox::UnsuspendMailbox,
+            $crate::mail_forwarder::EnsureMailForwarder,
+            $crate::mail_forwarder::RemoveMailForwarder,
+            $crate::autoresponder::EnsureAutoresponder,
+            $crate::autoresponder::RemoveAutoresponder,
+            $crate::dkim_key::EnsureDkimKey,
+            $crate::dkim_key::RemoveDkimKey,
+            $crate::spam_filter::SetSpamFilter,
+            $crate::sudo::SetSudoAllowlist,
+            $crate::sudo::RemoveSudoAllowlist,
+            $crate::sudo::ReadSudoEvents,
+            $crate::mysql_database::EnsureMysqlDatabase,
+            $crate::mysql_database::RemoveMysqlDatabase,
+            $crate::mysql_database::SetMysqlQuota,
+            $crate::mysql_database::ObserveMysqlUsage,
+            $crate::mysql_user::EnsureMysqlUser,
+            $crate::mysql_user::SetMysqlUserPassword,
+            $crate::mysql_user::RemoveMysqlUser,
+            $crate::mysql_grant::EnsureMysqlGrant,
+            $crate::mysql_grant::RemoveMysqlGrant,
+            $crate::web_domain::SuspendWebDomain,
+            $crate::web_domain::UnsuspendWebDomain,
+            $crate::web_domain::EnsureRedirect,
+            $crate::web_domain::RemoveRedirect,
+            $crate::php::SetPhpVersion,
+            $crate::php::RemovePhpVersion,
+            $crate::php::SetPhpOptions,
+            $crate::php::SetPhpExtensions,
+            $crate::php::ObservePhpVersions,
+            $crate::scheduled_task::EnsureScheduledTask,
+            $crate::scheduled_task::RemoveScheduledTask,
+            $crate::ftp_account::EnsureFtpAccount,
+            $crate::ftp_account::RemoveFtpAccount,
+            $crate::ftp_account::SetFtpAccountPassword,
+            $crate::ftp_account::SuspendFtpAccount,
+            $crate::ftp_account::UnsuspendFtpAccount,
+            $crate::runtime::ObserveRuntime,
+            $crate::certificate::EnsureCertificate,
+            $crate::certificate::RemoveCertificate,
+            $crate::certificate::RenewCertificate,
+            $crate::certificate::ObserveCertificates,
+            $crate::backup::CreateAccountBackup,
+            $crate::backup::RestoreAccountBackup,
+            $crate::backup::RemoveAccountBackup,
+            $crate::web_access::EnsureProtectedDirectory,
+            $crate::web_access::RemoveProtectedDirectory,
+            $crate::web_access::EnsureIpBlock,
+            $crate::web_access::RemoveIpBlock,
+        }
+    };
+}
+
+macro_rules! registry_of {
+    ($($op:path),* $(,)?) => {
+        Registry::builder()$(.op::<$op>())*.build()
+    };
+}
+
+/// The node's one list of operations, as a registry.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| operations!(registry_of))
+}

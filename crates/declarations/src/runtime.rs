@@ -1,0 +1,131 @@
+//! The `runtime` family's declarations (node scope): what the node's shared services and
+//! host look like, every field typed, states as enums.
+//!
+//! What a client needs and nothing that touches the OS; the handlers are `ops::runtime`.
+
+use registry::types::Hex32;
+use registry::{Family, Module, Operation, Owner, Resource, Scope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub struct Runtime;
+
+impl Family for Runtime {
+    const NAME: &'static str = "runtime";
+    const MODULE: Module = Module::Core;
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveRuntimeRequest {
+    pub id: Hex32,
+}
+
+impl Resource for ObserveRuntimeRequest {
+    fn resource_id(&self) -> &Hex32 {
+        &self.id
+    }
+    fn owner(&self) -> Owner {
+        Owner::Node
+    }
+}
+
+/// Which shared service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceKind {
+    Apache,
+    PhpFpm,
+    Mariadb,
+    Postfix,
+    Dovecot,
+}
+
+/// systemd's ActiveState, closed: anything systemd adds later is `unknown`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceState {
+    Active,
+    Reloading,
+    Inactive,
+    Failed,
+    Activating,
+    Deactivating,
+    /// systemd has no such unit.
+    NotFound,
+    Unknown,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceStatus {
+    pub service: ServiceKind,
+    /// `8.2` for PHP-FPM; `null` for the others.
+    pub php_version: Option<String>,
+    /// The systemd unit asked about.
+    pub unit: String,
+    /// Whether systemd knows the unit (its unit file is installed).
+    pub installed: bool,
+    pub state: ServiceState,
+    /// The installed package version (Debian); `null` where the node cannot read it.
+    pub version: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadAverage {
+    pub one: f64,
+    pub five: f64,
+    pub fifteen: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryStatus {
+    pub total_bytes: u64,
+    pub available_bytes: u64,
+    pub swap_total_bytes: u64,
+    pub swap_free_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiskStatus {
+    /// `/`, `/home` or `/var/lib/mysql`.
+    pub path: String,
+    pub total_bytes: u64,
+    pub available_bytes: u64,
+    pub total_inodes: u64,
+    pub free_inodes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeResult {
+    /// `debian` or `cloudlinux`.
+    pub platform: String,
+    pub services: Vec<ServiceStatus>,
+    pub load: LoadAverage,
+    pub memory: MemoryStatus,
+    /// The file systems of the paths that exist on this node.
+    pub disks: Vec<DiskStatus>,
+}
+
+pub struct ObserveRuntime;
+
+impl Operation for ObserveRuntime {
+    const NAME: &'static str = "observe_runtime";
+    const SCOPE: Scope = Scope::Node;
+    const SUMMARY: &'static str = "Report the state of Apache, PHP-FPM, MariaDB, Postfix and Dovecot, and the node's load, memory and disk";
+    type Family = Runtime;
+    type Request = ObserveRuntimeRequest;
+    type Result = RuntimeResult;
+
+    fn example() -> ObserveRuntimeRequest {
+        ObserveRuntimeRequest {
+            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
+                .parse()
+                .expect("valid example"),
+        }
+    }
+}

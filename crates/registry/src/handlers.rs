@@ -1,0 +1,152 @@
+//! The handler table: how each declared operation is applied and each declared family purged,
+//! in one context `C` (the node's is `ops::Ctx`).
+//!
+//! The table is apart from the [`Registry`] so that the unprivileged side (the API, clients)
+//! links the declarations without the handlers. It is built by type like the registry
+//! ([`HandlersBuilder::op`]), which takes an operation only if it has an [`Apply`] in `C` and
+//! its family a [`Purge`] in `C`: a family without a purge hook does not compile into a table.
+//! [`Handlers::check`] holds the table to the declarations: the same operations, with the same
+//! families, in the same order (so the purge sweep's order is the declarations' order). The
+//! node's start-up and its unit tests run it.
+
+use serde_json::Value;
+
+use crate::declare::{Apply, Family, Purge};
+use crate::envelope::from_value;
+use crate::error::OpError;
+use crate::registry::{Registry, RegistryError};
+use crate::types::Hex32;
+
+/// How one operation is applied: the request parsed again from its JSON (root re-checks what
+/// it reads back from SQLite), the handler run, its result serialized.
+pub struct OperationHandler<C> {
+    pub name: &'static str,
+    pub family: &'static str,
+    apply: fn(&mut C, Value) -> Result<Value, OpError>,
+}
+
+impl<C> OperationHandler<C> {
+    /// Parses `resource` into the operation's typed request and applies it.
+    pub fn apply(&self, ctx: &mut C, resource: Value) -> Result<Value, OpError> {
+        (self.apply)(ctx, resource)
+    }
+}
+
+/// A family as the purge sweep sees it.
+pub struct FamilyHandler<C> {
+    pub name: &'static str,
+    pub purge: fn(&mut C, &Hex32) -> Result<(), OpError>,
+}
+
+fn apply_typed<C, O: Apply<C>>(ctx: &mut C, resource: Value) -> Result<Value, OpError> {
+    let request: O::Request = from_value(resource, "resource")?;
+    let result = O::apply(ctx, &request)?;
+    serde_json::to_value(&result).map_err(|e| {
+        OpError::permanent(
+            "invalid_result",
+            format!("the result does not serialize: {e}"),
+        )
+    })
+}
+
+/// The handlers of a list of operations, and the purge hooks of their families.
+pub struct Handlers<C: 'static> {
+    ops: Vec<OperationHandler<C>>,
+    families: Vec<FamilyHandler<C>>,
+    family_types: Vec<std::any::TypeId>,
+}
+
+pub struct HandlersBuilder<C: 'static> {
+    handlers: Handlers<C>,
+}
+
+impl<C: 'static> HandlersBuilder<C> {
+    /// Adds an operation's handler, and its family's purge hook if this is the family's first
+    /// operation.
+    pub fn op<O>(mut self) -> Self
+    where
+        O: Apply<C>,
+        O::Family: Purge<C>,
+    {
+        let family_type = std::any::TypeId::of::<O::Family>();
+        if !self.handlers.family_types.contains(&family_type) {
+            self.handlers.family_types.push(family_type);
+            self.handlers.families.push(FamilyHandler {
+                name: <O::Family as Family>::NAME,
+                purge: <O::Family as Purge<C>>::purge,
+            });
+        }
+        self.handlers.ops.push(OperationHandler {
+            name: O::NAME,
+            family: <O::Family as Family>::NAME,
+            apply: apply_typed::<C, O>,
+        });
+        self
+    }
+
+    pub fn build(self) -> Handlers<C> {
+        self.handlers
+    }
+}
+
+impl<C: 'static> Handlers<C> {
+    pub fn builder() -> HandlersBuilder<C> {
+        HandlersBuilder {
+            handlers: Handlers {
+                ops: Vec::new(),
+                families: Vec::new(),
+                family_types: Vec::new(),
+            },
+        }
+    }
+
+    pub fn operations(&self) -> impl Iterator<Item = &OperationHandler<C>> {
+        self.ops.iter()
+    }
+
+    pub fn operation(&self, name: &str) -> Option<&OperationHandler<C>> {
+        self.ops.iter().find(|op| op.name == name)
+    }
+
+    /// Families in the order of their first operation: the declarations' order once
+    /// [`Handlers::check`] passed. The purge sweep runs them in reverse.
+    pub fn families(&self) -> &[FamilyHandler<C>] {
+        &self.families
+    }
+
+    pub fn family(&self, name: &str) -> Option<&FamilyHandler<C>> {
+        self.families.iter().find(|f| f.name == name)
+    }
+
+    /// The table covers exactly the declared operations: none missing, none extra, each with
+    /// its declared family, in the declared order (so the families, and the purge sweep, are
+    /// in the declared order too).
+    pub fn check(&self, registry: &Registry) -> Result<(), RegistryError> {
+        for declared in registry.operations() {
+            if self.operation(declared.name()).is_none() {
+                return Err(RegistryError::UnhandledOperation(declared.name()));
+            }
+        }
+        for handler in &self.ops {
+            if registry.operation(handler.name).is_none() {
+                return Err(RegistryError::UndeclaredHandler(handler.name));
+            }
+        }
+        for (declared, handler) in registry.operations().zip(&self.ops) {
+            if declared.name() != handler.name {
+                return Err(RegistryError::HandlerOrder {
+                    declared: declared.name(),
+                    handler: handler.name,
+                });
+            }
+            if declared.family() != handler.family {
+                return Err(RegistryError::HandlerFamily {
+                    operation: handler.name,
+                    declared: declared.family(),
+                    handler: handler.family,
+                });
+            }
+        }
+        Ok(())
+    }
+}
