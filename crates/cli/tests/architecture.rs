@@ -128,8 +128,8 @@ fn only_the_provider_runs_programs() {
 const UNPRIVILEGED: &[&str] = &["api", "client", "declarations"];
 
 /// What the unprivileged side must never link: the handlers, the provider (and its Sim
-/// backend), the runner and the tenant worker.
-const PRIVILEGED: &[&str] = &["ops", "provider", "runner", "tenant"];
+/// backend), the runner, the tenant worker and the crash points.
+const PRIVILEGED: &[&str] = &["ops", "provider", "runner", "tenant", "crash"];
 
 /// The workspace's resolved graph from `cargo metadata`: package name to the names of its
 /// normal and build dependencies (dev-dependencies are left out: tests may link anything),

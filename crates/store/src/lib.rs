@@ -14,6 +14,7 @@
 //! Nothing here assumes HTTP: the API and, later, the fleet daemon call the same admission.
 
 pub mod blobs;
+pub mod crash_points;
 pub mod identities;
 pub mod inbox;
 pub mod layout;

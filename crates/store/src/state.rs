@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
 use crate::inbox::InboxRow;
-use crate::{StoreError, migrations, now_ms, sqlite, views};
+use crate::{StoreError, crash_points, migrations, now_ms, sqlite, views};
 
 pub struct StateDb {
     pub(crate) conn: Connection,
@@ -188,9 +188,9 @@ impl StateDb {
             params![report.watermark],
         )
         .map_err(StoreError::sqlite("move the watermark"))?;
-        crash::point("ingest.before_commit");
+        crash_points::point("ingest.before_commit");
         tx.commit().map_err(StoreError::sqlite("commit ingest"))?;
-        crash::point("ingest.after_commit");
+        crash_points::point("ingest.after_commit");
         Ok(report)
     }
 
@@ -393,7 +393,7 @@ impl StateDb {
         else {
             return Ok(None);
         };
-        crash::point("claim.after_commit");
+        crash_points::point("claim.after_commit");
         // Root wrote these columns itself from validated values; a value that does not parse
         // means state.db was changed behind its back.
         let resource_id = resource_id
@@ -501,10 +501,10 @@ impl StateDb {
                     .map_err(StoreError::sqlite("record a node-scope request"))?;
             }
         }
-        crash::point("complete.before_commit");
+        crash_points::point("complete.before_commit");
         tx.commit()
             .map_err(StoreError::sqlite("commit completion"))?;
-        crash::point("complete.after_commit");
+        crash_points::point("complete.after_commit");
         Ok(())
     }
 

@@ -67,6 +67,7 @@ fn sanitize_process() {
         libc::close_range(3, u32::MAX, 0);
     }
     crash::arm_from_env();
+    store::crash_points::install(crash::point);
     let keys: Vec<_> = std::env::vars_os().map(|(k, _)| k).collect();
     for key in keys {
         // SAFETY: still single-threaded (see above).
