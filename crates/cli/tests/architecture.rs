@@ -1,5 +1,7 @@
-//! Repository rules checked as ordinary tests: ARCHITECTURE.md names only paths that exist,
-//! and only the provider runs programs (DESIGN.md invariant 4).
+//! Repository rules checked as ordinary tests, in the manner of rust-analyzer's tidy tests:
+//! ARCHITECTURE.md names only paths that exist, every test a document or a doc comment names
+//! exists, the invariants are numbered once, every source file opens with a module doc, and
+//! only the provider runs programs (DESIGN.md invariant 4).
 
 use std::path::{Path, PathBuf};
 
@@ -116,5 +118,147 @@ fn only_the_provider_runs_programs() {
     assert!(
         clippy.contains("std::process::Command::new"),
         "clippy.toml must disallow Command::new"
+    );
+}
+
+/// The names of every `fn` in the workspace's Rust sources.
+fn function_names(root: &Path) -> std::collections::BTreeSet<String> {
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    let mut names = std::collections::BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for piece in text.split("fn ").skip(1) {
+            let name: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+/// Backticked tokens that can only be test or function names: lowercase snake case of five
+/// words or more (operation names, error codes and fields are shorter).
+fn cited_functions(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| {
+            t.matches('_').count() >= 4
+                && t.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                && t.starts_with(|c: char| c.is_ascii_lowercase())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every test a document or a doc comment names exists: a renamed or removed test fails
+/// here, not in a reader's search.
+#[test]
+fn every_test_the_documents_and_doc_comments_name_exists() {
+    let root = workspace();
+    let defined = function_names(&root);
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for doc in ["ARCHITECTURE.md", "README.md"] {
+        sources.push((
+            doc.to_owned(),
+            std::fs::read_to_string(root.join(doc)).unwrap(),
+        ));
+    }
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            let rel = path.strip_prefix(&root).unwrap().display().to_string();
+            sources.push((rel, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let docs: String = text
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("//!") || l.starts_with("///") || l.starts_with("// "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let rel = file.strip_prefix(&root).unwrap().display().to_string();
+        sources.push((rel, docs));
+    }
+    let mut missing = Vec::new();
+    let mut cited = 0;
+    for (name, text) in &sources {
+        for token in cited_functions(text) {
+            cited += 1;
+            if !defined.contains(&token) {
+                missing.push(format!("{name}: {token}"));
+            }
+        }
+    }
+    assert!(
+        cited > 100,
+        "only {cited} test names found: the scan no longer reads the documents"
+    );
+    assert!(
+        missing.is_empty(),
+        "named but not defined anywhere: {missing:#?}"
+    );
+}
+
+/// ARCHITECTURE.md numbers each invariant once.
+#[test]
+fn invariant_numbers_in_architecture_md_are_unique() {
+    let text = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let Some((number, rest)) = line.split_once(". **") else {
+            continue;
+        };
+        let Ok(number) = number.trim().parse::<u32>() else {
+            continue;
+        };
+        if let Some(first) = seen.insert(number, (n + 1, rest.to_owned())) {
+            panic!(
+                "invariant {number} is numbered twice: line {} and line {}",
+                first.0,
+                n + 1
+            );
+        }
+    }
+    assert!(seen.len() >= 10, "only {} invariants found", seen.len());
+    let numbers: Vec<u32> = seen.keys().copied().collect();
+    let expected: Vec<u32> = (1..=u32::try_from(numbers.len()).unwrap()).collect();
+    assert_eq!(
+        numbers, expected,
+        "invariants are numbered 1 to n without gaps"
+    );
+}
+
+/// Every Rust source file opens with a module doc saying what it owns (STYLE.md).
+#[test]
+fn every_source_file_opens_with_a_module_doc() {
+    let root = workspace();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("fuzz"), &mut files);
+    let undocumented: Vec<String> = files
+        .iter()
+        .filter(|f| !f.components().any(|c| c.as_os_str() == "target"))
+        .filter(|f| {
+            !std::fs::read_to_string(f)
+                .unwrap()
+                .trim_start()
+                .starts_with("//!")
+        })
+        .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "files without a module doc: {undocumented:#?}"
     );
 }
