@@ -66,7 +66,7 @@ pub fn pool_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
 /// The socket of `account`'s pool for `version` (mapped): what the vhost's handler names.
 pub fn socket_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
     ctx.provider
-        .sysconf(&socket_system_path(ctx, account, version))
+        .sysconf(socket_system_path(ctx, account, version))
 }
 
 /// The same socket as the system names it, for results.
