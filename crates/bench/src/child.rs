@@ -1,5 +1,5 @@
-//! Starting the programs the benchmark measures: the node's own release binaries, `cargo` to
-//! build them, and `strace` to count syncs. Like the end-to-end tests, the benchmark starts the
+//! Starting the programs the benchmark measures: the node's own release binaries, and `strace`
+//! to count syncs. Like the end-to-end tests, the benchmark starts the
 //! real binaries it measures; this module is the one place in it that does (the architecture
 //! test names it).
 //!
@@ -57,36 +57,6 @@ pub fn run(program: &Path, args: &[&OsStr], log: &Path) -> anyhow::Result<()> {
             program.display(),
             log.display()
         );
-    }
-    Ok(())
-}
-
-/// Builds the release binaries the benchmark drives, when run through `cargo run` (which sets
-/// `CARGO`): the figures are then always those of the code in the tree. The tenant worker is
-/// among them: the runner starts it for any work in a home (document roots, a purge).
-pub fn build_node_binaries() -> anyhow::Result<()> {
-    let Some(cargo) = std::env::var_os("CARGO") else {
-        return Ok(());
-    };
-    eprintln!(
-        "building the node's release binaries (cargo build --release -p cli -p tenant --bins)..."
-    );
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "-q",
-            "-p",
-            "cli",
-            "-p",
-            "tenant",
-            "--bins",
-        ])
-        .stdin(Stdio::null())
-        .status()
-        .context("run cargo")?;
-    if !status.success() {
-        bail!("cargo build --release -p cli -p tenant --bins failed: {status}");
     }
     Ok(())
 }

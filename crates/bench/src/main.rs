@@ -47,7 +47,7 @@ fn main() -> ExitCode {
     }
     if !args.is_empty() {
         eprintln!(
-            "usage: cargo run --release -p bench --bin layerone-bench\n\
+            "usage: cargo build --release --workspace --bins && target/release/layerone-bench\n\
              Prints every figure of docs/benchmarks.md in one run (about two minutes)."
         );
         return ExitCode::from(2);
@@ -76,7 +76,6 @@ struct NodeFigures {
 
 fn run() -> anyhow::Result<()> {
     let started = Instant::now();
-    child::build_node_binaries()?;
     let bins = Bins::beside_me()?;
     let top = tempfile::Builder::new()
         .prefix("layerone-bench-")

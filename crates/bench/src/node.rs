@@ -32,10 +32,13 @@ impl Bins {
             api: dir.join("layerone-api"),
             runner: dir.join("layerone-runner"),
         };
-        for bin in [&bins.api, &bins.runner] {
+        // The runner starts the tenant worker beside it for any work in a home.
+        let worker = dir.join("layerone-tenant");
+        for bin in [&bins.api, &bins.runner, &worker] {
             if !bin.exists() {
                 bail!(
-                    "{} is missing: run the benchmark with `cargo run --release -p bench --bin layerone-bench`, which builds it",
+                    "{} is missing: build every binary in one build first, \
+                     `cargo build --release --workspace --bins && target/release/layerone-bench`",
                     bin.display()
                 );
             }

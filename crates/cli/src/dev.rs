@@ -54,6 +54,9 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         .with_context(|| format!("create {}", args.root.display()))?;
     let root = std::path::absolute(&args.root)?;
     let sysroot = root.join("sysroot");
+    if rustix::process::geteuid().is_root() {
+        reachable_by_tenants(&sysroot)?;
+    }
     let layout = Layout::new(root.join("data"));
     let dev_json = root.join("dev.json");
     let (api_key, node_id) = identity(&dev_json)?;
@@ -76,6 +79,11 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     let provider = Arc::new(provider);
     if provider.lookup_user("root")?.is_none() {
         provider::testing::seed_accounts(&provider)?;
+    }
+    // A stock Debian 12 hosting server has PHP 8.2 with its usual extensions, so every PHP
+    // operation (and a PHP cron task) works from the first command.
+    if provider.php_installed_versions().is_empty() {
+        provider::testing::seed_php(&provider, provider::PhpVersion::V8_2, DEV_PHP_EXTENSIONS)?;
     }
     provider.ensure_dir(
         &provider.sysconf(provider.apache_layout().vhosts_dir),
@@ -141,6 +149,46 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     watcher
         .join()
         .map_err(|_| anyhow::anyhow!("the runner thread panicked"))?;
+    Ok(())
+}
+
+/// The extensions of the dev node's PHP 8.2: what Debian's usual hosting packages load.
+const DEV_PHP_EXTENSIONS: &[&str] = &[
+    "opcache",
+    "bcmath",
+    "curl",
+    "gd",
+    "intl",
+    "mbstring",
+    "mysqli",
+    "pdo_mysql",
+    "soap",
+    "xml",
+    "zip",
+];
+
+/// Run as root, the dev node does a tenant's work as the tenant (the worker drops to its
+/// uid), which must be able to pass through every directory above the sandbox. A checkout
+/// under a private directory (`/root` is 0700) cannot host it: say so, and what to do,
+/// before anything is started.
+fn reachable_by_tenants(sysroot: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for dir in sysroot.ancestors().skip(1) {
+        let mode = std::fs::metadata(dir)
+            .with_context(|| format!("read {}", dir.display()))?
+            .permissions()
+            .mode();
+        if mode & 0o001 == 0 {
+            anyhow::bail!(
+                "the dev node runs as root and does each tenant's work as that tenant, who cannot \
+                 pass through {} (mode {:o}); start it with a sandbox elsewhere, for example \
+                 `layerone dev --root /var/tmp/layerone-dev` (then `layerone job --dev \
+                 /var/tmp/layerone-dev/dev.json ...`), or as a user other than root",
+                dir.display(),
+                mode & 0o7777
+            );
+        }
+    }
     Ok(())
 }
 

@@ -8,6 +8,8 @@
 //! - `layerone install [--root R] [--check]`: converge a server (or a sysroot) to a node.
 //! - `layerone status [--root R]`: installed or not, drift, units, certificate, last pass.
 //! - `layerone cloudlinux SCRIPT [ARGS]`: CloudLinux's panel-integration scripts, read-only.
+//! - `layerone completions bash|zsh|fish`: the shell's completion script (the packages ship
+//!   `packaging/completions/`, which a test keeps equal to this output).
 
 mod catalogue;
 mod cloudlinux;
@@ -39,6 +41,11 @@ enum Command {
     Status(install::StatusArgs),
     /// CloudLinux's panel-integration scripts (integration.ini), answered from state.db.
     Cloudlinux(cloudlinux::CloudlinuxArgs),
+    /// Print the completion script of a shell (bash, zsh or fish) on standard output.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -65,5 +72,15 @@ fn run() -> anyhow::Result<()> {
         Command::Install(args) => install::run(args),
         Command::Status(args) => install::status(args),
         Command::Cloudlinux(args) => cloudlinux::run(args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "layerone",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
     }
 }

@@ -1,5 +1,7 @@
-//! Repository rules checked as ordinary tests: ARCHITECTURE.md names only paths that exist,
-//! only the provider runs programs (DESIGN.md invariant 4), and the unprivileged side links the
+//! Repository rules checked as ordinary tests, in the manner of rust-analyzer's tidy tests:
+//! ARCHITECTURE.md names only paths that exist, every test a document or a doc comment names
+//! exists, the invariants are numbered once, every source file opens with a module doc, only
+//! the provider runs programs (DESIGN.md invariant 4), and the unprivileged side links the
 //! declarations only (DESIGN.md section 10).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -246,5 +248,204 @@ fn the_unprivileged_side_links_no_handler_provider_or_simulator() {
     assert!(
         closure(&graph, "api").contains("declarations"),
         "the API validates requests with the declarations"
+    );
+}
+
+/// The workspace's Rust code without its comments: every name it defines or uses.
+fn code_text(root: &Path) -> String {
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    let mut code = String::new();
+    for file in files {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            if !line.trim_start().starts_with("//") {
+                code.push_str(line);
+                code.push('\n');
+            }
+        }
+    }
+    code
+}
+
+/// Whether `name` stands in `code` as a whole word.
+fn names(code: &str, name: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices(name)
+        .any(|(at, _)| !code[..at].ends_with(word) && !code[at + name.len()..].starts_with(word))
+}
+
+/// Names the documents cite that belong to other programs (MariaDB's authentication plugin,
+/// PHP's own function).
+const NAMES_OUTSIDE_THE_CODE: &[&str] = &["mysql_native_password", "set_time_limit"];
+
+/// `request_too_large` as serde derives it from the variant `RequestTooLarge`.
+fn camel_case(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Backticked tokens that name something in the code: lowercase snake case of three words
+/// or more (tests, functions, error codes, operations).
+fn cited_names(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| {
+            t.matches('_').count() >= 2
+                && t.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                && t.starts_with(|c: char| c.is_ascii_lowercase())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every test (and every other name) a document or a doc comment cites exists in the code:
+/// a renamed or removed test fails here, not in a reader's search.
+#[test]
+fn every_test_the_documents_and_doc_comments_name_exists() {
+    let root = workspace();
+    let code = code_text(&root);
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for doc in ["ARCHITECTURE.md", "README.md"] {
+        sources.push((
+            doc.to_owned(),
+            std::fs::read_to_string(root.join(doc)).unwrap(),
+        ));
+    }
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            let rel = path.strip_prefix(&root).unwrap().display().to_string();
+            sources.push((rel, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let docs: String = text
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let rel = file.strip_prefix(&root).unwrap().display().to_string();
+        sources.push((rel, docs));
+    }
+    let mut missing = Vec::new();
+    let mut cited = 0;
+    for (name, text) in &sources {
+        for token in cited_names(text) {
+            cited += 1;
+            if !names(&code, &token)
+                && !names(&code, &camel_case(&token))
+                && !NAMES_OUTSIDE_THE_CODE.contains(&token.as_str())
+            {
+                missing.push(format!("{name}: {token}"));
+            }
+        }
+    }
+    assert!(
+        cited > 100,
+        "only {cited} names found: the scan no longer reads the documents"
+    );
+    assert!(
+        missing.is_empty(),
+        "named but not in the code: {missing:#?}"
+    );
+}
+
+/// ARCHITECTURE.md numbers each invariant once.
+#[test]
+fn invariant_numbers_in_architecture_md_are_unique() {
+    let text = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let Some((number, rest)) = line.split_once(". **") else {
+            continue;
+        };
+        let Ok(number) = number.trim().parse::<u32>() else {
+            continue;
+        };
+        if let Some(first) = seen.insert(number, (n + 1, rest.to_owned())) {
+            panic!(
+                "invariant {number} is numbered twice: line {} and line {}",
+                first.0,
+                n + 1
+            );
+        }
+    }
+    assert!(seen.len() >= 10, "only {} invariants found", seen.len());
+    let numbers: Vec<u32> = seen.keys().copied().collect();
+    let expected: Vec<u32> = (1..=u32::try_from(numbers.len()).unwrap()).collect();
+    assert_eq!(
+        numbers, expected,
+        "invariants are numbered 1 to n without gaps"
+    );
+}
+
+/// Every Rust source file opens with a module doc saying what it owns (STYLE.md).
+#[test]
+fn every_source_file_opens_with_a_module_doc() {
+    let root = workspace();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("fuzz"), &mut files);
+    let undocumented: Vec<String> = files
+        .iter()
+        .filter(|f| !f.components().any(|c| c.as_os_str() == "target"))
+        .filter(|f| {
+            !std::fs::read_to_string(f)
+                .unwrap()
+                .trim_start()
+                .starts_with("//!")
+        })
+        .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "files without a module doc: {undocumented:#?}"
+    );
+}
+
+/// Every `crash::point` the code names is in `crash::ALL`, and every listed point is still
+/// in the code: the crash matrix walks the list, so a point missing from it is never tested.
+/// The store reaches its points through `store::crash_points` (it does not link the crate).
+#[test]
+fn every_crash_point_in_the_code_is_listed_and_every_listed_one_is_in_the_code() {
+    let root = workspace();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    let mut in_code = std::collections::BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for call in ["crash::point(\"", "crash_points::point(\""] {
+            for piece in text.split(call).skip(1) {
+                if let Some((name, _)) = piece.split_once('"') {
+                    in_code.insert(name.to_owned());
+                }
+            }
+        }
+    }
+    let listed: std::collections::BTreeSet<String> =
+        crash::ALL.iter().map(|p| (*p).to_owned()).collect();
+    assert!(
+        in_code.len() > 10,
+        "only {} crash points found",
+        in_code.len()
+    );
+    let unlisted: Vec<_> = in_code.difference(&listed).collect();
+    let stale: Vec<_> = listed.difference(&in_code).collect();
+    assert!(
+        unlisted.is_empty() && stale.is_empty(),
+        "in the code but not in crash::ALL: {unlisted:?}; listed but not in the code: {stale:?}"
     );
 }

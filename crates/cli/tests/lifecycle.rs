@@ -820,9 +820,9 @@ fn random_request(rng: &mut SplitMix, req: u64) -> Value {
 }
 
 /// The crash matrix and the seeded histories are only as good as the operations they draw:
-/// every operation of the catalogue must be in both, so a new one cannot be left out. The
-/// node administrator operations are exercised against real `visudo` and their own crash and
-/// ordering cases in `node_scope.rs`.
+/// every tenant operation of the catalogue must be in both, so a new one cannot be left out.
+/// The node administrator operations are exercised against real `visudo` and their ordering
+/// cases in `node_scope.rs`; they have no crash case yet.
 #[test]
 fn every_operation_is_in_the_crash_matrix_and_the_random_simulation() {
     let name = |body: &Value| {

@@ -33,7 +33,9 @@ pub fn point(name: &'static str) {
 }
 
 /// Every crash point the code can reach, so the crash tests can prove each one is exercised.
-/// A point missing from this list fails `crash_points_are_listed` in the runner's tests.
+/// A point missing from this list, or listed but no longer in the code, fails
+/// `every_crash_point_in_the_code_is_listed_and_every_listed_one_is_in_the_code` (cli
+/// `architecture.rs`); one the matrix never reaches fails `crash_matrix_converges_at_every_point`.
 pub const ALL: &[&str] = &[
     "ingest.before_commit",
     "ingest.after_commit",

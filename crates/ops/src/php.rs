@@ -65,9 +65,14 @@ pub fn pool_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
 
 /// The socket of `account`'s pool for `version` (mapped): what the vhost's handler names.
 pub fn socket_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
-    let layout = ctx.provider.php_fpm_layout(provider_version(version));
     ctx.provider
-        .sysconf(&layout.socket_dir)
+        .sysconf(socket_system_path(ctx, account, version))
+}
+
+/// The same socket as the system names it, for results.
+pub fn socket_system_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
+    let layout = ctx.provider.php_fpm_layout(provider_version(version));
+    PathBuf::from(&layout.socket_dir)
         .join(format!("layerone-{account}-php{}.sock", version.as_str()))
 }
 
@@ -448,7 +453,9 @@ pub fn sync_pools(
             };
             in_effect.push(PoolInEffect {
                 version: version.as_str().to_owned(),
-                socket: socket.display().to_string(),
+                socket: socket_system_path(ctx, account, version)
+                    .display()
+                    .to_string(),
                 extensions: loaded.clone(),
                 selector_extensions: selected,
             });

@@ -444,7 +444,6 @@ impl Apply<Ctx> for EnsureWebDomain {
                 .join(req.domain.as_str())
                 .join("public_html"),
         };
-        let home = ctx.provider.sysconf(&info.home);
         // Created by the tenant worker, as the tenant: the directories are the tenant's by
         // construction, and a symlink planted anywhere on the way fails this job only.
         let docroot_rel: tenant::RelPath = relative
@@ -467,7 +466,6 @@ impl Apply<Ctx> for EnsureWebDomain {
             )
             .map_err(provider_error)?;
         crash::point("web_domain.after_docroot");
-        let docroot = home.join(&relative);
         let aliases: Vec<String> = req.aliases.iter().map(ToString::to_string).collect();
         // Suspension belongs to the domain, not to this request: a changed domain stays
         // suspended until unsuspended.
@@ -491,7 +489,8 @@ impl Apply<Ctx> for EnsureWebDomain {
             state: Presence::Present,
             domain: Some(req.domain.to_string()),
             aliases,
-            document_root: Some(docroot.display().to_string()),
+            // The path as the system names it, not where the provider's root maps it.
+            document_root: Some(info.home.join(&relative).display().to_string()),
         })
     }
 }
