@@ -15,13 +15,13 @@ fuzz_target!(|data: &[u8]| {
     let Ok(resource) = serde_json::from_slice::<serde_json::Value>(rest) else {
         return;
     };
-    if let Ok((id, owner, canonical)) = op.parse(resource) {
-        assert!(canonical.is_object());
-        let (id2, owner2, canonical2) = op
-            .parse(canonical.clone())
+    if let Ok(parsed) = op.parse(resource) {
+        assert!(parsed.canonical.is_object());
+        let again = op
+            .parse(parsed.canonical.clone())
             .expect("a canonical resource parses again");
-        assert_eq!(id, id2);
-        assert_eq!(owner, owner2);
-        assert_eq!(canonical, canonical2);
+        assert_eq!(parsed.resource_id, again.resource_id);
+        assert_eq!(parsed.owner, again.owner);
+        assert_eq!(parsed.canonical, again.canonical);
     }
 });
