@@ -15,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
         let again = declarations::registry()
             .validate(job.canonical.as_bytes(), &node)
             .expect("a canonical body validates again");
-        assert_eq!(again.canonical, job.canonical, "the canonical form is stable");
+        assert_eq!(
+            again.canonical, job.canonical,
+            "the canonical form is stable"
+        );
         assert_eq!(again.body_sha256, job.body_sha256);
         assert_eq!(again.resource_id, job.resource_id);
         assert_eq!(again.operation, job.operation);
