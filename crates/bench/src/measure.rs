@@ -301,7 +301,7 @@ pub fn purge(node: &Node, tag: u32, keys: u64, domains: u64) -> anyhow::Result<P
             );
         }
     }
-    let since = provider::testing::audit_records(&node.provider)?.len();
+    let since = testkit::audit_records(&node.provider)?.len();
     let t0 = Instant::now();
     let view = client.submit(&node::remove_account(&node::id(tag + 1, 999), &account))?;
     let done = client.wait(&view.request_id, Duration::from_secs(120))?;
@@ -309,7 +309,7 @@ pub fn purge(node: &Node, tag: u32, keys: u64, domains: u64) -> anyhow::Result<P
     if done.state != JobState::Succeeded {
         bail!("remove_account ended {:?}: {:?}", done.state, done.error);
     }
-    let records = provider::testing::audit_records(&node.provider)?;
+    let records = testkit::audit_records(&node.provider)?;
     let ran = records.get(since..).unwrap_or_default();
     Ok(Purge {
         total,

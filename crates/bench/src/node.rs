@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use client::NodeClient;
-use provider::{Backend, Platform, Provider, ProviderConfig};
+use provider::{Platform, Provider, ProviderConfig};
 use registry::Hex32;
 use serde_json::{Value, json};
 use store::{Inbox, Layout};
@@ -119,10 +119,10 @@ impl Node {
         let provider = Provider::new(ProviderConfig {
             platform: Platform::Debian,
             root: sysroot.clone(),
-            backend: Backend::Sim { real: vec![] },
+            executor: std::sync::Arc::new(simulator::SimExecutor::new(vec![])),
             audit_dir: layout.root().join("log"),
         });
-        provider::testing::seed_accounts(&provider)?;
+        testkit::seed_accounts(&provider)?;
         provider.ensure_dir(
             &provider.sysconf(provider.apache_layout().vhosts_dir),
             0o755,

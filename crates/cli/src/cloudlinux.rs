@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use provider::{Backend, Platform, Provider, ProviderConfig};
+use provider::{Platform, Provider, ProviderConfig, ReadOnlyExecutor};
 use serde_json::json;
 use store::{Layout, StateReader};
 
@@ -72,16 +72,18 @@ fn answer(args: &CloudlinuxArgs) -> cloudlinux::Reply {
         Ok(p) => p,
         Err(message) => return internal(message),
     };
-    let backend = match args.backend.as_str() {
-        "real" => Backend::Real,
-        "sim" => Backend::Sim { real: Vec::new() },
+    // The scripts only look at files: an executor that starts nothing, looking for the
+    // programs (alt-php, dbctl) on this machine or, with `sim`, in the root.
+    let programs_in_root = match args.backend.as_str() {
+        "real" => false,
+        "sim" => true,
         other => return internal(format!("unknown backend {other:?}: expected real or sim")),
     };
     let layout = Layout::new(&data_dir);
     let provider = Provider::new(ProviderConfig {
         platform,
         root,
-        backend,
+        executor: std::sync::Arc::new(ReadOnlyExecutor { programs_in_root }),
         // Nothing is run: the scripts only look at files. No audit log is opened.
         audit_dir: layout.root().join("log"),
     });

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Args;
 use client::DevInfo;
-use provider::{Backend, Platform, Provider, ProviderConfig};
+use provider::{Platform, Provider, ProviderConfig};
 use registry::Hex32;
 use runner::RunnerConfig;
 use store::Layout;
@@ -68,7 +68,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     let mut provider = Provider::new(ProviderConfig {
         platform: Platform::Debian,
         root: sysroot.clone(),
-        backend: Backend::Sim { real: vec![] },
+        executor: Arc::new(simulator::SimExecutor::new(vec![])),
         audit_dir: layout.root().join("log"),
     });
     if let provider::TenantIsolation::Worker { path } = provider.tenant_isolation()
@@ -78,12 +78,12 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     }
     let provider = Arc::new(provider);
     if provider.lookup_user("root")?.is_none() {
-        provider::testing::seed_accounts(&provider)?;
+        testkit::seed_accounts(&provider)?;
     }
     // A stock Debian 12 hosting server has PHP 8.2 with its usual extensions, so every PHP
     // operation (and a PHP cron task) works from the first command.
     if provider.php_installed_versions().is_empty() {
-        provider::testing::seed_php(&provider, provider::PhpVersion::V8_2, DEV_PHP_EXTENSIONS)?;
+        testkit::seed_php(&provider, provider::PhpVersion::V8_2, DEV_PHP_EXTENSIONS)?;
     }
     provider.ensure_dir(
         &provider.sysconf(provider.apache_layout().vhosts_dir),

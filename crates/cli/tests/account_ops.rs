@@ -80,7 +80,7 @@ fn limits_and_isolation_are_applied_read_back_and_purged_on_cloudlinux() {
     node.submit(&account_op(9, "remove_account", 10));
     node.pass();
     assert_eq!(node.job_state(&id(9)), Some(JobState::Succeeded));
-    for file in [provider::SIM_LVE_FILE, provider::SIM_CAGEFS_FILE] {
+    for file in [simulator::SIM_LVE_FILE, simulator::SIM_CAGEFS_FILE] {
         let left = std::fs::read_to_string(node.path(file)).unwrap_or_default();
         assert!(left.is_empty(), "{file} still holds {left:?}");
     }
@@ -290,7 +290,7 @@ fn set_limits_with_mysql(req: u64, account: u64, cpu: u64, read: u64, write: u64
 }
 
 fn dbctl_lines(node: &Node) -> Vec<String> {
-    std::fs::read_to_string(node.path(provider::SIM_DBCTL_FILE))
+    std::fs::read_to_string(node.path(simulator::SIM_DBCTL_FILE))
         .unwrap_or_default()
         .lines()
         .map(str::to_owned)
@@ -300,7 +300,7 @@ fn dbctl_lines(node: &Node) -> Vec<String> {
 #[test]
 fn database_limits_go_through_dbctl_where_the_governor_is_installed_and_the_purge_resets_them() {
     let mut node = Node::cloudlinux();
-    provider::testing::seed_mysql_governor(&node.provider).unwrap();
+    testkit::seed_mysql_governor(&node.provider).unwrap();
     node.submit(&ensure_account(1, 10, "shop1"));
     node.pass();
     node.submit(&set_limits_with_mysql(2, 10, 150, 2048, 1024));

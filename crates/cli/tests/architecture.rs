@@ -1,8 +1,8 @@
 //! Repository rules checked as ordinary tests, in the manner of rust-analyzer's tidy tests:
 //! ARCHITECTURE.md names only paths that exist, every test a document or a doc comment names
 //! exists, the invariants are numbered once, every source file opens with a module doc, only
-//! the provider runs programs (DESIGN.md invariant 4), and the unprivileged side links the
-//! declarations only (DESIGN.md section 10).
+//! the provider's real executor starts programs (DESIGN.md invariant 4), and the unprivileged
+//! side links the declarations only (DESIGN.md section 10).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -73,8 +73,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The one file allowed to build a `Command`: the provider's real executor.
+const REAL_EXECUTOR: &str = "crates/provider/src/executor/real.rs";
+
+/// No program is started outside the real executor: no whole-crate exemption, the provider's
+/// other files, the simulator and the test support included (DESIGN.md invariant 4).
 #[test]
-fn only_the_provider_runs_programs() {
+fn only_the_real_executor_starts_programs() {
     let root = workspace();
     let mut files = Vec::new();
     rust_files(&root.join("crates"), &mut files);
@@ -85,8 +90,8 @@ fn only_the_provider_runs_programs() {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        // Tests may start the real binaries they test; the provider is the one exception.
-        if rel.starts_with("crates/provider/src/") || rel.contains("/tests/") {
+        // Tests may start the real binaries they test; the real executor is the one exception.
+        if rel == REAL_EXECUTOR || rel.contains("/tests/") {
             continue;
         }
         // The benchmark, like a test, starts the real binaries it measures, from one module.
@@ -109,15 +114,24 @@ fn only_the_provider_runs_programs() {
     }
     assert!(
         offenders.is_empty(),
-        "programs run outside crates/provider: {offenders:?}"
+        "programs run outside {REAL_EXECUTOR}: {offenders:?}"
     );
-    let provider = std::fs::read_to_string(root.join("crates/provider/src/exec.rs")).unwrap();
-    // Its unit tests may start a shell as a child to test the timeout; its code may not.
-    let code = provider.split("#[cfg(test)]").next().unwrap_or_default();
-    assert!(
-        !code.contains("\"-c\"") && !code.contains("/bin/sh"),
-        "the provider must not use a shell"
+    // The exception is one spawn, and neither it nor the audited `execute` uses a shell.
+    let real = std::fs::read_to_string(root.join(REAL_EXECUTOR)).unwrap();
+    assert_eq!(
+        real.matches("Command::new(").count(),
+        1,
+        "{REAL_EXECUTOR} builds its commands in one place"
     );
+    for file in [REAL_EXECUTOR, "crates/provider/src/exec.rs"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        // Unit tests may start a shell as a child to test the timeout; the code may not.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        assert!(
+            !code.contains("\"-c\"") && !code.contains("/bin/sh"),
+            "{file}: the provider must not use a shell"
+        );
+    }
     let clippy = std::fs::read_to_string(root.join("clippy.toml")).unwrap();
     assert!(
         clippy.contains("std::process::Command::new"),

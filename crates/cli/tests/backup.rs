@@ -12,11 +12,11 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use common::*;
-use provider::testing::MariadbServer;
-use provider::testing::mysql::prelude::Queryable;
 use registry::JobState;
 use serde_json::{Value, json};
 use sha2::Digest as _;
+use testkit::MariadbServer;
+use testkit::mysql::prelude::Queryable;
 
 fn job(node: &Node, req: u64) -> registry::JobView {
     node.state().job(&id(req)).unwrap().expect("the job exists")
@@ -541,8 +541,8 @@ fn hostile_archives_fail_only_their_own_job_and_write_nothing_outside_the_home()
 }
 
 /// The rows of a table, every column as text (NULL as None), ordered by the first column.
-fn rows(conn: &mut provider::testing::mysql::Conn, table: &str) -> Vec<Vec<Option<String>>> {
-    let rows: Vec<provider::testing::mysql::Row> = conn
+fn rows(conn: &mut testkit::mysql::Conn, table: &str) -> Vec<Vec<Option<String>>> {
+    let rows: Vec<testkit::mysql::Row> = conn
         .query(format!("SELECT * FROM {table} ORDER BY 1"))
         .unwrap();
     rows.into_iter()
@@ -550,7 +550,7 @@ fn rows(conn: &mut provider::testing::mysql::Conn, table: &str) -> Vec<Vec<Optio
             row.unwrap()
                 .into_iter()
                 .map(|v| match v {
-                    provider::testing::mysql::Value::NULL => None,
+                    testkit::mysql::Value::NULL => None,
                     other => Some(other.as_sql(false)),
                 })
                 .collect()
@@ -629,11 +629,11 @@ fn a_database_round_trips_and_hostile_sql_has_no_effect_outside_it() {
     );
 
     // Hostile SQL: each statement runs as an account that may touch shop1_main only.
-    let users = |root: &mut provider::testing::mysql::Conn| -> Vec<String> {
+    let users = |root: &mut testkit::mysql::Conn| -> Vec<String> {
         root.query("SELECT CONCAT(User, '@', Host) FROM mysql.user ORDER BY 1")
             .unwrap()
     };
-    let grants = |root: &mut provider::testing::mysql::Conn| -> Vec<String> {
+    let grants = |root: &mut testkit::mysql::Conn| -> Vec<String> {
         root.query("SELECT CONCAT(User, '@', Host, ' ', Db) FROM mysql.db ORDER BY 1")
             .unwrap()
     };

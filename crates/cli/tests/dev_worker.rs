@@ -5,8 +5,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use provider::Platform;
-use provider::testing::sim_provider;
 use tenant::{Identity, Request, TenantResult};
+use testkit::sim_provider;
 
 const TENANT: u32 = 64_301;
 

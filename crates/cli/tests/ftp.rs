@@ -95,7 +95,7 @@ fn ftp_accounts_are_jailed_mapped_to_the_tenant_and_read_back_by_the_real_pure_p
         job(&node, 13).error.unwrap().code,
         "resource_owner_mismatch"
     );
-    let reader = provider::testing::sim_provider(
+    let reader = testkit::sim_provider(
         provider::Platform::Debian,
         node.dir.path(),
         vec![provider::Program::PurePw],

@@ -107,7 +107,7 @@ fn php_versions_the_node_lacks_are_refused_and_the_observation_says_so() {
         pool.contains("php_admin_value[memory_limit] = 384M\n"),
         "{pool}"
     );
-    let reloads = provider::testing::sim_service_reloads(&node.provider).unwrap();
+    let reloads = testkit::sim_service_reloads(&node.provider).unwrap();
     assert!(reloads.iter().all(|u| u == "php8.2-fpm.service") && !reloads.is_empty());
 
     let removed = run(&mut node, &remove_php_version(10, 30, 10));
@@ -196,8 +196,7 @@ fn scheduled_tasks_become_the_tenants_crontab_and_pass_the_real_cron_parser() {
     assert_eq!(php.result.unwrap()["tasks_in_crontab"], 1);
     // The real crontab's dry run accepts what the node installed.
     let dir = tempfile::tempdir().unwrap();
-    let real =
-        provider::testing::sim_provider(Platform::Debian, dir.path(), vec![Program::Crontab]);
+    let real = testkit::sim_provider(Platform::Debian, dir.path(), vec![Program::Crontab]);
     real.check_crontab_file(&spool)
         .expect("crontab -n accepts the installed crontab");
 

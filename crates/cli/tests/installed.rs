@@ -54,8 +54,8 @@ fn installed(listen: &str) -> (tempfile::TempDir, PathBuf, BTreeMap<String, Stri
     );
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let seeder = provider::testing::sim_provider(Platform::Debian, dir.path(), vec![]);
-    provider::testing::seed_accounts(&seeder).unwrap();
+    let seeder = testkit::sim_provider(Platform::Debian, dir.path(), vec![]);
+    testkit::seed_accounts(&seeder).unwrap();
     let root = dir.path().join("root");
     let out = run(
         LAYERONE,
@@ -258,7 +258,7 @@ fn an_installed_node_serves_the_printed_pin_and_accepts_the_printed_key() {
 /// The real Apache serving a sysroot's configuration as a daemon (so that the installer's
 /// graceful reload reaches it), stopped with `-k stop` when dropped.
 struct Apache {
-    config: provider::testing::ApacheTestConfig,
+    config: testkit::ApacheTestConfig,
 }
 
 impl Drop for Apache {
@@ -289,10 +289,10 @@ fn installed_with_apache(
 ) -> (tempfile::TempDir, PathBuf, BTreeMap<String, String>, Apache) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let seeder = provider::testing::sim_provider(Platform::Debian, dir.path(), vec![]);
-    provider::testing::seed_accounts(&seeder).unwrap();
-    provider::testing::require_apachectl(Platform::Debian);
-    let config = provider::testing::write_apache_test_config(&seeder).unwrap();
+    let seeder = testkit::sim_provider(Platform::Debian, dir.path(), vec![]);
+    testkit::seed_accounts(&seeder).unwrap();
+    testkit::require_apachectl(Platform::Debian);
+    let config = testkit::write_apache_test_config(&seeder).unwrap();
     let out = run(
         "/usr/sbin/apache2",
         &["-f", config.main_config.to_str().unwrap(), "-k", "start"],

@@ -446,7 +446,7 @@ fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
 /// The Sim has no tables to measure: the quota scenarios give the database 2 MiB.
 fn fill_sim_database(node: &Node, name: &str) {
     if name.contains("(over)") {
-        provider::testing::sim_set_mariadb_size(&node.provider, "shop1_main", 2 << 20).unwrap();
+        testkit::sim_set_mariadb_size(&node.provider, "shop1_main", 2 << 20).unwrap();
     }
 }
 
@@ -912,8 +912,7 @@ fn run_history(seed: u64) {
                     ["alpha", "beta"][rng.below(2) as usize],
                     rng.below(2)
                 );
-                provider::testing::sim_set_mariadb_size(&node.provider, &name, rng.below(3) << 20)
-                    .unwrap();
+                testkit::sim_set_mariadb_size(&node.provider, &name, rng.below(3) << 20).unwrap();
                 node.pass();
                 node.check_converged();
             }
@@ -1132,7 +1131,7 @@ fn purge_leaves_nothing_for_every_family() {
         "a certificate file is still there"
     );
     assert_eq!(
-        provider::testing::sim_mariadb_contents(&node.provider).unwrap(),
+        testkit::sim_mariadb_contents(&node.provider).unwrap(),
         Default::default(),
         "MariaDB still holds something of the account"
     );
@@ -1223,7 +1222,7 @@ fn reloads_are_coalesced_per_batch() {
         node.submit(&ensure_account(1 + i, 10 + i, &format!("shop{i}")));
     }
     node.pass();
-    let before = provider::testing::sim_apache_reloads(&node.provider).unwrap();
+    let before = testkit::sim_apache_reloads(&node.provider).unwrap();
     assert_eq!(before, 0);
     for i in 0..5 {
         node.submit(&ensure_domain(
@@ -1239,7 +1238,7 @@ fn reloads_are_coalesced_per_batch() {
         assert_eq!(job.state, JobState::Succeeded, "{job:?}");
     }
     assert_eq!(
-        provider::testing::sim_apache_reloads(&node.provider).unwrap(),
+        testkit::sim_apache_reloads(&node.provider).unwrap(),
         1,
         "five vhosts, one reload"
     );

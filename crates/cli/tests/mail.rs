@@ -9,10 +9,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use provider::testing::{REAL_MAIL_PROGRAMS, require_mail_tools, write_mail_test_config};
 use provider::{Platform, PostfixMap, Program};
 use registry::JobState;
 use serde_json::{Value, json};
+use testkit::{REAL_MAIL_PROGRAMS, require_mail_tools, write_mail_test_config};
 
 const DOMAIN: &str = "shop.example.com";
 
@@ -50,7 +50,7 @@ fn mail_node() -> Node {
 fn real_provider(node: &Node) -> provider::Provider {
     let mut real = REAL_MAIL_PROGRAMS.to_vec();
     real.push(Program::Doveadm);
-    provider::testing::sim_provider(Platform::Debian, node.dir.path(), real)
+    testkit::sim_provider(Platform::Debian, node.dir.path(), real)
 }
 
 struct Dovecot(std::process::Child);
@@ -298,7 +298,7 @@ fn dkim_record_in_the_result_is_the_key_on_disk() {
     )));
     // OpenDKIM was not running: nothing to reload (it reads the tables when it starts).
     let opendkim_reloads = |node: &Node| {
-        provider::testing::sim_service_reloads(&node.provider)
+        testkit::sim_service_reloads(&node.provider)
             .unwrap()
             .iter()
             .filter(|u| *u == "opendkim.service")
@@ -312,7 +312,7 @@ fn dkim_record_in_the_result_is_the_key_on_disk() {
 
     // With OpenDKIM running, each batch that writes its tables reloads it once (here two
     // batches: the new domain's and its key's).
-    let units = node.path(provider::SIM_UNITS_DIR);
+    let units = node.path(simulator::SIM_UNITS_DIR);
     std::fs::create_dir_all(&units).unwrap();
     std::fs::write(units.join("opendkim.service"), "active\n").unwrap();
     run(
@@ -386,8 +386,7 @@ fn mail_reloads_are_coalesced_per_batch_and_no_job_loses_another_ones_rows() {
         ));
     }
     node.pass();
-    let (postfix_before, dovecot_before) =
-        provider::testing::sim_mail_reloads(&node.provider).unwrap();
+    let (postfix_before, dovecot_before) = testkit::sim_mail_reloads(&node.provider).unwrap();
     for i in 0..3u64 {
         node.submit(&ensure_mailbox(
             10 + i,
@@ -401,7 +400,7 @@ fn mail_reloads_are_coalesced_per_batch_and_no_job_loses_another_ones_rows() {
     for i in 0..3 {
         assert_eq!(node.job_state(&id(10 + i)), Some(JobState::Succeeded));
     }
-    let (postfix, dovecot) = provider::testing::sim_mail_reloads(&node.provider).unwrap();
+    let (postfix, dovecot) = testkit::sim_mail_reloads(&node.provider).unwrap();
     assert_eq!(
         postfix - postfix_before,
         1,

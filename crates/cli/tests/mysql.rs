@@ -6,11 +6,11 @@
 mod common;
 
 use common::*;
-use provider::testing::MariadbServer;
-use provider::testing::mysql::prelude::Queryable;
-use provider::testing::mysql::{Conn, Error as MysqlError};
 use registry::JobState;
 use serde_json::{Value, json};
+use testkit::MariadbServer;
+use testkit::mysql::prelude::Queryable;
+use testkit::mysql::{Conn, Error as MysqlError};
 
 fn hash(server: &MariadbServer, password: &str) -> String {
     server

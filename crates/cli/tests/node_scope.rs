@@ -89,7 +89,7 @@ fn dropin(node: &Node) -> std::path::PathBuf {
 
 #[test]
 fn sudo_allowlist_drop_in_passes_real_visudo_and_stale_or_invalid_changes_are_refused() {
-    provider::testing::require_visudo();
+    testkit::require_visudo();
     let mut node = Node::new();
     let nid = node.node_id.clone();
     node.extra_real.push("visudo");

@@ -53,17 +53,17 @@ fn observe_runtime_reports_services_load_memory_and_disk() {
     std::fs::create_dir_all(node.path("/etc/php/7.4/cli")).unwrap(); // no FPM
     write(
         &node,
-        &format!("{}/apache2.service", provider::SIM_UNITS_DIR),
+        &format!("{}/apache2.service", simulator::SIM_UNITS_DIR),
         "active\n",
     );
     write(
         &node,
-        &format!("{}/php8.2-fpm.service", provider::SIM_UNITS_DIR),
+        &format!("{}/php8.2-fpm.service", simulator::SIM_UNITS_DIR),
         "failed\n",
     );
     write(
         &node,
-        &format!("{}/mariadb.service", provider::SIM_UNITS_DIR),
+        &format!("{}/mariadb.service", simulator::SIM_UNITS_DIR),
         "inactive\n",
     );
     std::fs::create_dir_all(node.path("/home")).unwrap();
@@ -183,7 +183,7 @@ fn observe_runtime_on_cloudlinux_names_its_units() {
     write(&node, "/opt/alt/php82/etc/php-fpm.conf", "[global]\n");
     write(
         &node,
-        &format!("{}/httpd.service", provider::SIM_UNITS_DIR),
+        &format!("{}/httpd.service", simulator::SIM_UNITS_DIR),
         "active\n",
     );
     let r = observe(&mut node, 1);

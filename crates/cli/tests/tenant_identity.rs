@@ -805,9 +805,8 @@ fn the_worker_stops_a_fork_loop_as_the_tenant_and_reports_what_it_found() {
     wait_for_processes(uid, 200);
     assert!(children.iter_mut().all(|c| c.try_wait().unwrap().is_none()));
     let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
-    let provider =
-        provider::testing::sim_provider(provider::Platform::Debian, node.dir.path(), vec![])
-            .with_tenant_worker(worker);
+    let provider = testkit::sim_provider(provider::Platform::Debian, node.dir.path(), vec![])
+        .with_tenant_worker(worker);
     let who = tenant::Identity::new(uid, uid, vec![], "/home/shop1".into()).unwrap();
     let done = provider.terminate_tenant_processes(&who).unwrap();
     eprintln!("terminate_processes: {done:?}");

@@ -101,16 +101,15 @@ fn account_usage_is_measured_by_the_worker_as_the_tenant() {
     std::os::unix::fs::symlink(&outside, node.path("/home/shop1/link")).unwrap();
 
     let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
-    let provider =
-        provider::testing::sim_provider(provider::Platform::Debian, node.dir.path(), vec![])
-            .with_tenant_worker(worker);
+    let provider = testkit::sim_provider(provider::Platform::Debian, node.dir.path(), vec![])
+        .with_tenant_worker(worker);
     let ctx = ops::Ctx::new(std::sync::Arc::new(provider), node.state());
     let usage = ops::account::account_usage(&ctx, &id(10).parse().unwrap()).unwrap();
     assert!(usage.complete);
     // The home, web, the domain directory, public_html; index.html and the symlink.
     assert_eq!((usage.dirs, usage.files, usage.symlinks), (4, 1, 1));
     assert!(usage.apparent_bytes >= 12_345 && usage.apparent_bytes < 1_000_000);
-    let records = provider::testing::audit_records(&ctx.provider).unwrap();
+    let records = testkit::audit_records(&ctx.provider).unwrap();
     assert_eq!(records.last().unwrap().program, "layerone-tenant");
     assert_eq!(records.last().unwrap().backend, "real");
     // An account that does not exist is the operation's error, not a panic.

@@ -36,7 +36,7 @@ pub mod units;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use provider::{Backend, Platform, Provider, ProviderConfig, SystemUserAdd};
+use provider::{Platform, Provider, ProviderConfig, RealExecutor, SystemUserAdd};
 use registry::Hex32;
 use registry::types::DomainName;
 use store::{ApiIdentity, Layout, LayoutOwner};
@@ -191,7 +191,7 @@ pub(crate) fn provider_for(root: &Path, platform: Platform, audit_dir: PathBuf) 
     Provider::new(ProviderConfig {
         platform,
         root: root.to_owned(),
-        backend: Backend::Real,
+        executor: std::sync::Arc::new(RealExecutor),
         audit_dir,
     })
 }

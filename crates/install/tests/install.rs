@@ -13,8 +13,8 @@ use sha2::{Digest, Sha256};
 /// A sysroot holding only the account databases of a fresh system.
 fn sysroot() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let seeder = provider::testing::sim_provider(Platform::Debian, dir.path(), vec![]);
-    provider::testing::seed_accounts(&seeder).unwrap();
+    let seeder = testkit::sim_provider(Platform::Debian, dir.path(), vec![]);
+    testkit::seed_accounts(&seeder).unwrap();
     let root = dir.path().join("root");
     (dir, root)
 }
@@ -514,12 +514,12 @@ const DEBIAN_WWW_POOL: &str = "[www]\nuser = www-data\ngroup = www-data\n\
 
 #[test]
 fn the_installer_replaces_the_default_pool_and_disables_the_status_modules() {
-    provider::testing::require_apachectl(Platform::Debian);
+    testkit::require_apachectl(Platform::Debian);
     let (dir, root) = sysroot();
     // The root has Apache (a configuration its real apachectl checks) with Debian's module
     // links, and PHP-FPM 8.2 with the distribution's default pool.
-    let seeder = provider::testing::sim_provider(Platform::Debian, dir.path(), vec![]);
-    provider::testing::write_apache_test_config(&seeder).unwrap();
+    let seeder = testkit::sim_provider(Platform::Debian, dir.path(), vec![]);
+    testkit::write_apache_test_config(&seeder).unwrap();
     let mods = at(&root, "/etc/apache2/mods-enabled");
     std::fs::create_dir_all(&mods).unwrap();
     for name in [
@@ -531,8 +531,7 @@ fn the_installer_replaces_the_default_pool_and_disables_the_status_modules() {
     ] {
         symlink(format!("../mods-available/{name}"), mods.join(name)).unwrap();
     }
-    let fpm_main =
-        provider::testing::write_php_fpm_test_config(&seeder, provider::PhpVersion::V8_2).unwrap();
+    let fpm_main = testkit::write_php_fpm_test_config(&seeder, provider::PhpVersion::V8_2).unwrap();
     assert!(fpm_main.starts_with(&root));
     let www = at(&root, "/etc/php/8.2/fpm/pool.d/www.conf");
     std::fs::write(&www, DEBIAN_WWW_POOL).unwrap();

@@ -373,7 +373,7 @@ fn issue_chain(ctx: &mut Ctx, names: &[String], key_pem: &str) -> Result<String,
             }
             Ok(issued.chain_pem)
         }
-        None if matches!(ctx.provider.backend(), provider::Backend::Sim { .. }) => {
+        None if ctx.provider.is_simulated() => {
             // The simulated CA asks for the same challenge files a real one would, each
             // placed, read back and removed.
             let webroot = ProviderWebroot { ctx };

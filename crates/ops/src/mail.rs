@@ -570,8 +570,7 @@ mod tests {
     #[test]
     fn a_suspended_mailbox_keeps_its_line_and_delivery_but_no_login() {
         let dir = tempfile::tempdir().unwrap();
-        let provider =
-            provider::testing::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
+        let provider = testkit::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
         let hash = format!("$6$salt${}", "a".repeat(86));
         let mailbox = |n: u8, local: &str, suspended: bool| {
             let mut data = json!({"domain": "a.example", "local_part": local, "password": hash, "quota_mib": 0});
@@ -600,8 +599,7 @@ mod tests {
     #[test]
     fn tables_are_derived_whole_and_skip_what_has_no_domain() {
         let dir = tempfile::tempdir().unwrap();
-        let provider =
-            provider::testing::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
+        let provider = testkit::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
         let hash = format!("$6$salt${}", "a".repeat(86));
         let mail = MailState::from_rows(vec![
             row(

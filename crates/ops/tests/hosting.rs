@@ -12,13 +12,13 @@ use ops::scheduled_task::{quote_word, render_crontab, render_line};
 use ops::web_domain::{RedirectRule, VhostExtras, redirect_pattern, render_vhost};
 use ops::web_isolation::WebTenant;
 use ops::{Ctx, Service};
-use provider::testing::{
-    require_apachectl, require_php_fpm, seed_accounts, sim_provider, write_apache_test_config,
-    write_php_fpm_test_config,
-};
 use provider::{Platform, Program, Provider};
 use registry::Hex32;
 use registry::types::{CronSchedule, PhpOptions, PhpVersion, RedirectStatus};
+use testkit::{
+    require_apachectl, require_php_fpm, seed_accounts, sim_provider, write_apache_test_config,
+    write_php_fpm_test_config,
+};
 
 fn hex(c: char) -> Hex32 {
     c.to_string().repeat(32).parse().unwrap()

@@ -130,7 +130,8 @@ impl ProviderError {
         }
     }
 
-    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+    /// A filesystem operation `op` on `path` failed with `source`.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         ProviderError::Io {
             op,
             path: path.into(),

@@ -1,116 +1,19 @@
-//! The one place in the workspace that starts a program (DESIGN.md invariant 4).
+//! The one audited way the provider runs a program (DESIGN.md invariant 4).
 //!
-//! `execute` resolves a [`Program`] to its absolute path for the platform, then either starts
-//! it (Real, or Sim with the program listed as real) or hands the very same argument list to
-//! the simulation. Either way the invocation is written to the audit log and a non-zero exit
-//! becomes `ProviderError::Failed`. A started program gets a cleared environment (fixed
-//! `PATH`, `LC_ALL=C`), cwd `/`, a null or fed stdin, capped stdout/stderr, its own process
-//! group, and a deadline after which the whole group is killed and the child reaped. There is
-//! no shell: the argument list goes to `execve` as a list.
-//!
-//! # A stopped child is killed at once
-//!
-//! The tenant worker runs with the tenant's uid, so the tenant may signal it: `SIGSTOP` (or
-//! `SIGTSTP`, or a stop of its process group) would freeze it, and the lane waiting for it,
-//! until its deadline. The child is therefore watched with `waitid(WEXITED | WSTOPPED |
-//! WCONTINUED | WNOWAIT)`, which the kernel wakes on a stop, on a continue after a stop and on
-//! the exit: the first stop or continue seen kills the process group at once and the call
-//! fails `program_stopped`. A stop followed at once by `SIGCONT` is still seen: until a wait
-//! without `WNOWAIT` consumes it, the kernel keeps either the stop or the continue to report.
-//! Nothing else the node runs ever stops, so this holds for every program. What the worker
-//! cannot be is traced: it is not dumpable and has `no_new_privs`, so the tenant cannot
-//! `ptrace` it (a traced stop would be reported to the tracer, not here); and it cannot fork
-//! (`RLIMIT_NPROC` 0), so its group is itself. A child that is merely slow, or blocked, is
-//! killed at its deadline (`program.rs`: `TenantWork` for the worker's kinds of work).
+//! `execute` resolves a [`Program`] to its absolute path for the platform and hands the
+//! invocation to the provider's executor (`executor/`): the real one starts it
+//! (`executor/real.rs`), a simulated one models it on the sysroot. Either way the invocation
+//! is written to the audit log here, before and whatever the executor did, and a non-zero exit
+//! becomes `ProviderError::Failed`, so every executor is audited and checked alike.
 
-use std::ffi::{OsStr, OsString};
-use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
 use crate::audit::{AuditLog, AuditRecord};
 use crate::error::ProviderError;
+use crate::executor::{Argv, Invocation, Output};
 use crate::program::Program;
 use crate::provider::Provider;
-
-/// The only `PATH` a program sees: programs that run helpers (apache2ctl is a shell script)
-/// find the system ones, never something from an inherited environment.
-pub const CHILD_PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
-
-/// How much of stdout and of stderr is kept. Past this the output is still drained (so the
-/// child never blocks on a full pipe) but dropped, and the `*_truncated` flag is set.
-pub const OUTPUT_CAP: usize = 64 * 1024;
-
-/// How long to wait for a killed child to disappear, and for the output pipes to close after
-/// the child is gone. A pipe can outlive the child only if a grandchild escaped the process
-/// group; its output is then cut rather than waited for forever.
-const AFTER_EXIT_GRACE: Duration = Duration::from_secs(5);
-
-/// An argument list, with the positions that must not be written to the audit log.
-///
-/// Builders in `programs/` produce one; the simulation reads the same list, so what is tested
-/// is the argv production would run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Argv {
-    args: Vec<OsString>,
-    secret: Vec<bool>,
-}
-
-impl Argv {
-    pub fn new() -> Argv {
-        Argv::default()
-    }
-
-    /// Appends an ordinary argument.
-    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Argv {
-        self.args.push(arg.as_ref().to_owned());
-        self.secret.push(false);
-        self
-    }
-
-    /// Appends an argument that is logged as `<redacted>` (a password hash).
-    pub fn secret(&mut self, arg: impl AsRef<OsStr>) -> &mut Argv {
-        self.args.push(arg.as_ref().to_owned());
-        self.secret.push(true);
-        self
-    }
-
-    pub fn args(&self) -> &[OsString] {
-        &self.args
-    }
-
-    /// The list as written to the audit log.
-    pub fn for_audit(&self) -> Vec<String> {
-        self.args
-            .iter()
-            .zip(&self.secret)
-            .map(|(arg, &secret)| {
-                if secret {
-                    "<redacted>".to_owned()
-                } else {
-                    arg.to_string_lossy().into_owned()
-                }
-            })
-            .collect()
-    }
-}
-
-/// What a program that exited 0 printed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Output {
-    pub status: i32,
-    pub stdout: Vec<u8>,
-    pub stdout_truncated: bool,
-    pub stderr: Vec<u8>,
-    pub stderr_truncated: bool,
-}
 
 impl Provider {
     /// Runs `program` with `argv` (or simulates it), audits it, and checks its exit status.
@@ -124,16 +27,24 @@ impl Provider {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Output, ProviderError> {
-        // `program_path` and `runs_real` are `Program::path` and `Backend::runs_real`, except
-        // for the tenant worker, whose path is resolved at run time (programs/tenant_worker.rs).
+        // `program_path` is `Program::path`, except for the tenant worker, whose path is
+        // resolved at run time (programs/tenant_worker.rs).
         let Some(path) = self.program_path(program) else {
             return Err(ProviderError::Unsupported {
                 program,
                 platform: self.platform,
             });
         };
+        let call = Invocation {
+            program,
+            path: &path,
+            argv,
+            timeout,
+        };
         let real = self.runs_real(program);
-        self.run_audited(program, &path, argv, stdin, timeout, real)
+        self.audited(program, &path, argv, real, || {
+            self.executor.run(self, &call, stdin)
+        })
     }
 
     /// Test hook: runs an arbitrary absolute path for real, labelled as `label` in errors and
@@ -147,24 +58,15 @@ impl Provider {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Output, ProviderError> {
-        self.run_audited(label, path, argv, stdin, timeout, true)
-    }
-
-    fn run_audited(
-        &self,
-        program: Program,
-        path: &Path,
-        argv: &Argv,
-        stdin: Option<&[u8]>,
-        timeout: Duration,
-        real: bool,
-    ) -> Result<Output, ProviderError> {
-        self.audited(program, path, argv, real, || {
-            if real {
-                run_process(program, path, argv.args(), stdin, timeout)
-            } else {
-                Ok(crate::sim::run(self, program, argv.args(), stdin))
-            }
+        use crate::executor::{Executor, RealExecutor};
+        let call = Invocation {
+            program: label,
+            path,
+            argv,
+            timeout,
+        };
+        self.audited(label, path, argv, true, || {
+            RealExecutor.run(self, &call, stdin)
         })
     }
 
@@ -231,304 +133,20 @@ impl Provider {
     }
 }
 
-/// Starts the process. This is the only `Command::new` in the workspace.
-#[allow(clippy::disallowed_methods)] // DESIGN.md invariant 4: the provider is the one crate allowed to start programs, and this is its one spawn.
-fn spawn(path: &Path, args: &[OsString], feed_stdin: bool) -> std::io::Result<Child> {
-    Command::new(path)
-        .args(args)
-        .env_clear()
-        .env("PATH", CHILD_PATH)
-        .env("LC_ALL", "C")
-        .current_dir("/")
-        .stdin(if feed_stdin {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own group, so a timeout kills the helpers a wrapper script started too.
-        .process_group(0)
-        .spawn()
-}
-
-pub(crate) fn run_process(
-    program: Program,
-    path: &Path,
-    args: &[OsString],
-    stdin: Option<&[u8]>,
-    timeout: Duration,
-) -> Result<Output, ProviderError> {
-    let deadline = Instant::now() + timeout;
-    let mut child = spawn(path, args, stdin.is_some()).map_err(|source| ProviderError::Spawn {
-        program,
-        path: path.to_owned(),
-        source,
-    })?;
-    let pid = Pid::from_child(&child);
-
-    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        let bytes = bytes.to_vec();
-        // A writer thread, because a child that writes while we feed it (cat) would otherwise
-        // deadlock on two full pipes. EPIPE (the child stopped reading) is not our error: the
-        // exit status says what happened.
-        thread::spawn(move || {
-            let _ = pipe.write_all(&bytes);
-        });
-    }
-    let stdout = Capture::start(child.stdout.take().expect("stdout was piped at spawn"));
-    let stderr = Capture::start(child.stderr.take().expect("stderr was piped at spawn"));
-
-    let events = watch_child(pid);
-    let (ending, gone) = wait_or_kill(program, pid, &events, deadline);
-    if !gone {
-        // Unkillable (stuck in the kernel). Reap it in the background whenever it dies,
-        // rather than block this pass or leave a zombie for the runner's lifetime.
-        thread::spawn(move || {
-            let _ = child.wait();
-        });
-        return Err(ending
-            .error(program, timeout)
-            .expect("only a killed child can linger"));
-    }
-    let status = child
-        .wait()
-        .map_err(|e| ProviderError::io("wait for", path, e))?;
-    let grace = Instant::now() + AFTER_EXIT_GRACE;
-    let (stdout, stdout_truncated) = stdout.finish(grace);
-    let (stderr, stderr_truncated) = stderr.finish(grace);
-    if let Some(error) = ending.error(program, timeout) {
-        return Err(error);
-    }
-    Ok(Output {
-        status: status_code(status),
-        stdout,
-        stdout_truncated,
-        stderr,
-        stderr_truncated,
-    })
-}
-
-/// Like [`run_process`], but stdin is streamed from `input` and stdout into `output` as the
-/// program runs (an archive in either direction), instead of fed from and captured into
-/// memory. Stderr is captured as usual. A failure of `output` closes the pipe, so the program
-/// meets `EPIPE` and ends; the deadline kills its group as in `run_process`.
-pub(crate) fn run_process_streaming(
-    program: Program,
-    path: &Path,
-    args: &[OsString],
-    input: &mut (dyn Read + Send),
-    output: &mut (dyn Write + Send),
-    timeout: Duration,
-) -> Result<Output, ProviderError> {
-    let deadline = Instant::now() + timeout;
-    let mut child = spawn(path, args, true).map_err(|source| ProviderError::Spawn {
-        program,
-        path: path.to_owned(),
-        source,
-    })?;
-    let pid = Pid::from_child(&child);
-    let mut stdin = child.stdin.take().expect("stdin was piped at spawn");
-    let mut stdout = child.stdout.take().expect("stdout was piped at spawn");
-    let stderr = Capture::start(child.stderr.take().expect("stderr was piped at spawn"));
-    let events = watch_child(pid);
-    let (ending, output_error) = thread::scope(|scope| {
-        scope.spawn(move || {
-            // EPIPE (the program stopped reading) is not our error: its reply says why.
-            let _ = std::io::copy(input, &mut stdin);
-        });
-        let drain = scope.spawn(move || std::io::copy(&mut stdout, output).err());
-        // A killed group closes the pipes; the scope then joins both threads.
-        let (ending, _) = wait_or_kill(program, pid, &events, deadline);
-        (ending, drain.join().ok().flatten())
-    });
-    let status = child
-        .wait()
-        .map_err(|e| ProviderError::io("wait for", path, e))?;
-    let (stderr, stderr_truncated) = stderr.finish(Instant::now() + AFTER_EXIT_GRACE);
-    if let Some(error) = ending.error(program, timeout) {
-        return Err(error);
-    }
-    if let Some(e) = output_error {
-        return Err(ProviderError::io("stream the output of", path, e));
-    }
-    Ok(Output {
-        status: status_code(status),
-        stderr,
-        stderr_truncated,
-        ..Output::default()
-    })
-}
-
-/// What the watcher of a child saw first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ChildEvent {
-    /// It is gone (exited or killed), not yet reaped.
-    Exited,
-    /// It stopped (the signal, when it was still stopped when seen) or had stopped and was
-    /// continued (`None`).
-    Stopped(Option<i32>),
-}
-
-/// Watches `pid` in a helper thread with `waitid(WNOWAIT)`, which leaves the child unreaped:
-/// the pid stays its own (a zombie) until the caller reaps it, so a kill can never hit a
-/// recycled pid. The first stop or continue is sent, then the exit; nothing else.
-fn watch_child(pid: Pid) -> mpsc::Receiver<ChildEvent> {
-    let (events_tx, events_rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut options = WaitIdOptions::EXITED
-            | WaitIdOptions::STOPPED
-            | WaitIdOptions::CONTINUED
-            | WaitIdOptions::NOWAIT;
-        loop {
-            match rustix::process::waitid(WaitId::Pid(pid), options) {
-                Err(rustix::io::Errno::INTR) | Ok(None) => {}
-                Ok(Some(status)) if status.stopped() || status.continued() => {
-                    let _ = events_tx.send(ChildEvent::Stopped(status.stopping_signal()));
-                    // WNOWAIT leaves the stop to be reported again: from now on, the exit
-                    // only (the caller is killing the group).
-                    options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
-                }
-                Ok(Some(_)) | Err(_) => {
-                    let _ = events_tx.send(ChildEvent::Exited);
-                    return;
-                }
-            }
-        }
-    });
-    events_rx
-}
-
-/// How the wait for a child ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ending {
-    Exited,
-    /// Stopped, and killed at once.
-    Stopped(Option<i32>),
-    /// Still running at its deadline, and killed.
-    TimedOut,
-}
-
-impl Ending {
-    /// The error this ending is, if the program did not end by itself.
-    fn error(self, program: Program, timeout: Duration) -> Option<ProviderError> {
-        match self {
-            Ending::Exited => None,
-            Ending::Stopped(signal) => Some(ProviderError::Stopped { program, signal }),
-            Ending::TimedOut => Some(ProviderError::Timeout { program, timeout }),
-        }
-    }
-}
-
-/// Waits until the child `pid` exits, or stops, or `deadline` passes; in the last two cases
-/// kills its process group at once and waits a little for it to disappear. Returns how the
-/// wait ended and whether the child is gone (false: it outlived SIGKILL by
-/// [`AFTER_EXIT_GRACE`], stuck in the kernel).
-fn wait_or_kill(
-    program: Program,
-    pid: Pid,
-    events: &mpsc::Receiver<ChildEvent>,
-    deadline: Instant,
-) -> (Ending, bool) {
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    let ending = match events.recv_timeout(remaining) {
-        // The watcher sends before it ends: a closed channel means it saw the exit.
-        Ok(ChildEvent::Exited) | Err(RecvTimeoutError::Disconnected) => {
-            return (Ending::Exited, true);
-        }
-        Ok(ChildEvent::Stopped(signal)) => Ending::Stopped(signal),
-        Err(RecvTimeoutError::Timeout) => Ending::TimedOut,
-    };
-    // The group id is the child's pid (process_group(0)); the child is still unreaped, so
-    // the id cannot have been reused. SIGKILL ends a stopped process too.
-    let _ = rustix::process::kill_process_group(pid, Signal::KILL);
-    tracing::warn!(
-        program = program.name(),
-        pid = pid.as_raw_nonzero().get(),
-        ending = ?ending,
-        "killed the program's process group"
-    );
-    let gone = loop {
-        match events.recv_timeout(AFTER_EXIT_GRACE) {
-            Ok(ChildEvent::Exited) | Err(RecvTimeoutError::Disconnected) => break true,
-            // A stop seen after the deadline: the kill is already on its way.
-            Ok(ChildEvent::Stopped(_)) => {}
-            Err(RecvTimeoutError::Timeout) => {
-                tracing::error!(
-                    program = program.name(),
-                    pid = pid.as_raw_nonzero().get(),
-                    "killed program did not die after SIGKILL"
-                );
-                break false;
-            }
-        }
-    };
-    (ending, gone)
-}
-
-/// The exit code, or 128 + signal (the shell convention) when a signal ended the process.
-fn status_code(status: ExitStatus) -> i32 {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code,
-        (None, Some(signal)) => 128 + signal,
-        (None, None) => -1,
-    }
-}
-
-/// Drains one output pipe in a thread, keeping the first `OUTPUT_CAP` bytes.
-struct Capture {
-    buf: Arc<Mutex<(Vec<u8>, bool)>>,
-    done: mpsc::Receiver<()>,
-}
-
-impl Capture {
-    fn start(mut pipe: impl Read + Send + 'static) -> Capture {
-        let buf = Arc::new(Mutex::new((Vec::new(), false)));
-        let (done_tx, done) = mpsc::channel();
-        let shared = Arc::clone(&buf);
-        thread::spawn(move || {
-            let mut chunk = [0u8; 8192];
-            loop {
-                match pipe.read(&mut chunk) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        let mut guard = shared.lock().unwrap_or_else(|p| p.into_inner());
-                        let (kept, truncated) = &mut *guard;
-                        let room = OUTPUT_CAP.saturating_sub(kept.len());
-                        kept.extend_from_slice(&chunk[..n.min(room)]);
-                        if n > room {
-                            *truncated = true;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-            let _ = done_tx.send(());
-        });
-        Capture { buf, done }
-    }
-
-    /// What was captured, once the pipe closed or `until` passed (then marked truncated).
-    fn finish(self, until: Instant) -> (Vec<u8>, bool) {
-        let closed = self
-            .done
-            .recv_timeout(until.saturating_duration_since(Instant::now()))
-            .is_ok();
-        let mut guard = self.buf.lock().unwrap_or_else(|p| p.into_inner());
-        let (kept, truncated) = &mut *guard;
-        (std::mem::take(kept), *truncated || !closed)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::ffi::OsString;
+    use std::io::Read;
     use std::path::PathBuf;
+    use std::thread;
+
+    use rustix::process::{Pid, Signal};
 
     use super::*;
     use crate::audit::read_audit_log;
+    use crate::executor::real::{CHILD_PATH, OUTPUT_CAP, run_process_streaming};
     use crate::platform::Platform;
-    use crate::provider::{Backend, ProviderConfig};
+    use crate::provider::ProviderConfig;
 
     struct Fixture {
         _dir: tempfile::TempDir,
@@ -542,7 +160,7 @@ mod tests {
         let provider = Provider::new(ProviderConfig {
             platform: Platform::Debian,
             root: dir.path().join("root"),
-            backend: Backend::Real,
+            executor: std::sync::Arc::new(crate::executor::RealExecutor),
             audit_dir: audit_dir.clone(),
         });
         Fixture {

@@ -122,7 +122,10 @@ impl Provider {
     }
 }
 
-pub(crate) fn ensure_dir(path: &Path, mode: u32) -> Result<(), ProviderError> {
+/// Makes `path` a directory of mode `mode`, as [`Provider::ensure_dir`] does, for code that
+/// models a program of the sysroot (the simulator's models); the provider's own calls go
+/// through the method, which also checks the path is mapped.
+pub fn ensure_dir(path: &Path, mode: u32) -> Result<(), ProviderError> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {
@@ -161,7 +164,12 @@ pub(crate) fn temp_name(file_name: &std::ffi::OsStr) -> OsString {
     name
 }
 
-pub(crate) fn write_atomic(
+/// Atomically replaces `path` with `bytes`: written to a temporary file beside it (mode
+/// exactly `mode`, owned by `owner` when given), fsynced, renamed over `path`, the directory
+/// fsynced. The provider's own writes go through [`Provider::write_config_atomic`], which
+/// also checks the path is mapped; this is for code that models a program writing a file of
+/// the sysroot (the simulator's models).
+pub fn write_atomic(
     path: &Path,
     bytes: &[u8],
     mode: u32,
@@ -246,15 +254,9 @@ mod tests {
 
     use super::*;
     use crate::platform::Platform;
-    use crate::provider::{Backend, ProviderConfig};
 
     fn provider(dir: &Path) -> Provider {
-        Provider::new(ProviderConfig {
-            platform: Platform::Debian,
-            root: dir.join("root"),
-            backend: Backend::Sim { real: vec![] },
-            audit_dir: dir.join("audit"),
-        })
+        crate::provider::test_provider(Platform::Debian, dir)
     }
 
     #[test]

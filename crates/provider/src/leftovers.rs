@@ -23,7 +23,8 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use crate::error::ProviderError;
-use crate::provider::{Backend, Provider};
+use crate::program::Program;
+use crate::provider::Provider;
 
 /// The directories outside the homes where a tenant can leave files: the shared temporary
 /// directories, the cron and at spools (both platforms' layouts), the mail spool (either name
@@ -65,14 +66,15 @@ pub struct LeftoversRemoved {
 impl Provider {
     /// Removes every file, link and directory owned by `uid` under [`TENANT_LEFTOVER_DIRS`].
     ///
-    /// Under Sim without root every file of the sysroot belongs to this process's own user,
-    /// whatever uid a simulated tenant has, so nothing there is a tenant's: nothing is done.
+    /// Under a simulation whose tenant work runs in-process (the provider is not root), every
+    /// file of the sysroot belongs to this process's own user, whatever uid a simulated
+    /// tenant has, so nothing there is a tenant's: nothing is done.
     pub fn remove_files_of_uid(&self, uid: u32) -> Result<LeftoversRemoved, ProviderError> {
         let mut done = LeftoversRemoved {
             complete: true,
             ..LeftoversRemoved::default()
         };
-        if matches!(self.backend, Backend::Sim { .. }) && !self.is_root {
+        if self.is_simulated() && !self.runs_real(Program::TenantWorker) {
             return Ok(done);
         }
         assert!(uid != 0, "root's files are never a tenant's leftovers");
@@ -291,7 +293,7 @@ mod tests {
 
     use super::*;
     use crate::platform::Platform;
-    use crate::testing::sim_provider;
+    use crate::provider::test_provider;
 
     fn is_root() -> bool {
         rustix::process::geteuid().is_root()
@@ -305,7 +307,7 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        let provider = sim_provider(Platform::Debian, dir.path(), vec![]);
+        let provider = test_provider(Platform::Debian, dir.path());
         let uid = 2_000_000_111;
         let other = 2_000_000_112;
         let tmp = provider.sysconf("/tmp");
@@ -357,22 +359,5 @@ mod tests {
         assert!(names.is_empty(), "{names:?}");
         // A second call finds nothing.
         assert_eq!(provider.remove_files_of_uid(uid).unwrap().removed, 0);
-    }
-
-    #[test]
-    fn a_sim_without_root_removes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut provider = sim_provider(Platform::Debian, dir.path(), vec![]);
-        provider.is_root = false;
-        let tmp = provider.sysconf("/tmp");
-        std::fs::create_dir_all(&tmp).unwrap();
-        std::fs::write(tmp.join("mine"), b"x").unwrap();
-        let me = std::fs::metadata(tmp.join("mine")).unwrap().uid();
-        if me == 0 {
-            return;
-        }
-        let done = provider.remove_files_of_uid(me).unwrap();
-        assert_eq!((done.removed, done.visited, done.complete), (0, 0, true));
-        assert!(tmp.join("mine").exists());
     }
 }

@@ -1,4 +1,4 @@
-//! The `Provider` handle: platform, system root, backend and audit directory.
+//! The `Provider` handle: platform, system root, executor and audit directory.
 //!
 //! One value is built at start-up and shared by reference with every handler. It holds no
 //! mutable state but the audit records not yet handed to state.db (behind a mutex), so it is
@@ -6,33 +6,11 @@
 //! where tests can look at it.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::audit::AuditRecord;
+use crate::executor::Executor;
 use crate::platform::Platform;
-use crate::program::Program;
-
-/// How programs are run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Production: every program is started for real.
-    Real,
-    /// The dev node and tests: each program's effect on the sysroot is modelled in-process
-    /// (see `sim/`), except the programs listed in `real`, which are started for real. Only
-    /// list programs that can be pointed at the sysroot (`apachectl -f`); a real program that
-    /// ignores the sysroot would change this machine.
-    Sim { real: Vec<Program> },
-}
-
-impl Backend {
-    /// Whether `program` is started as a process under this backend.
-    pub fn runs_real(&self, program: Program) -> bool {
-        match self {
-            Backend::Real => true,
-            Backend::Sim { real } => real.contains(&program),
-        }
-    }
-}
 
 /// Everything needed to build a [`Provider`].
 #[derive(Clone, Debug)]
@@ -41,7 +19,9 @@ pub struct ProviderConfig {
     /// `/` in production; a temporary directory in tests and in the dev node. Must be
     /// absolute.
     pub root: PathBuf,
-    pub backend: Backend,
+    /// How programs run: [`RealExecutor`](crate::RealExecutor) in production; a simulation
+    /// (`crates/simulator`) in the dev node and tests.
+    pub executor: Arc<dyn Executor>,
     /// Where `audit.log` is appended, one JSON line per program invocation. Created (0700)
     /// on first use.
     pub audit_dir: PathBuf,
@@ -52,7 +32,7 @@ pub struct ProviderConfig {
 pub struct Provider {
     pub(crate) platform: Platform,
     pub(crate) root: PathBuf,
-    pub(crate) backend: Backend,
+    pub(crate) executor: Arc<dyn Executor>,
     pub(crate) audit_dir: PathBuf,
     /// Ownership changes need root; tests run unprivileged too, and then skip them.
     pub(crate) is_root: bool,
@@ -62,7 +42,7 @@ pub struct Provider {
     /// Invocations not yet taken by [`Provider::take_audit_records`] (see `audit.rs`).
     pub(crate) audit_sink: Mutex<Vec<AuditRecord>>,
     /// The MariaDB server socket, when configured (`with_mariadb_socket`); otherwise the
-    /// platform's default under `Backend::Real` and the model under `Backend::Sim`.
+    /// executor's model of MariaDB if it has one, else the platform's default socket.
     pub(crate) mariadb_socket: Option<PathBuf>,
 }
 
@@ -86,7 +66,7 @@ impl Provider {
         Provider {
             platform: config.platform,
             root: config.root,
-            backend: config.backend,
+            executor: config.executor,
             audit_dir: config.audit_dir,
             is_root: rustix::process::geteuid().is_root(),
             tenant_worker: None,
@@ -102,7 +82,7 @@ impl Provider {
         Provider {
             platform: self.platform,
             root: self.root.clone(),
-            backend: self.backend.clone(),
+            executor: self.executor.clone(),
             audit_dir: self.audit_dir.clone(),
             is_root: self.is_root,
             tenant_worker: self.tenant_worker.clone(),
@@ -120,8 +100,16 @@ impl Provider {
         &self.root
     }
 
-    pub fn backend(&self) -> &Backend {
-        &self.backend
+    /// Whether the system this provider changes is a simulation (a dev node, a test): see
+    /// [`Executor::simulated`].
+    pub fn is_simulated(&self) -> bool {
+        self.executor.simulated()
+    }
+
+    /// Whether this process runs as root, so it gives the files it creates their owners (an
+    /// unprivileged test or dev node cannot, and leaves them its own).
+    pub fn is_root(&self) -> bool {
+        self.is_root
     }
 
     /// The directory holding `audit.log`.
@@ -130,9 +118,22 @@ impl Provider {
     }
 
     /// Whether the root is the real `/` (production) rather than a sysroot.
-    pub(crate) fn root_is_slash(&self) -> bool {
+    pub fn root_is_slash(&self) -> bool {
         self.root == Path::new("/")
     }
+}
+
+/// A provider on the real executor whose sysroot is `<dir>/root` and audit directory
+/// `<dir>/audit`, for the unit tests of what does not run a program (the simulator's tests
+/// live in `crates/simulator`, which this crate's unit tests cannot link).
+#[cfg(test)]
+pub(crate) fn test_provider(platform: Platform, dir: &Path) -> Provider {
+    Provider::new(ProviderConfig {
+        platform,
+        root: dir.join("root"),
+        executor: Arc::new(crate::executor::RealExecutor),
+        audit_dir: dir.join("audit"),
+    })
 }
 
 #[cfg(test)]
@@ -152,18 +153,8 @@ mod tests {
         Provider::new(ProviderConfig {
             platform: Platform::Debian,
             root: "sysroot".into(),
-            backend: Backend::Real,
+            executor: Arc::new(crate::executor::RealExecutor),
             audit_dir: "/tmp".into(),
         });
-    }
-
-    #[test]
-    fn sim_runs_only_listed_programs_for_real() {
-        let sim = Backend::Sim {
-            real: vec![Program::ApacheCtl],
-        };
-        assert!(sim.runs_real(Program::ApacheCtl));
-        assert!(!sim.runs_real(Program::Useradd));
-        assert!(Backend::Real.runs_real(Program::Useradd));
     }
 }

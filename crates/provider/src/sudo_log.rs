@@ -128,12 +128,12 @@ impl Provider {
 mod tests {
     use super::*;
     use crate::platform::Platform;
-    use crate::testing::sim_provider;
+    use crate::provider::test_provider;
 
     #[test]
     fn chunks_end_at_line_ends_and_a_rotated_file_restarts() {
         let dir = tempfile::tempdir().unwrap();
-        let p = sim_provider(Platform::Debian, dir.path(), vec![]);
+        let p = test_provider(Platform::Debian, dir.path());
         let log = p.sysconf("/var/log/layerone/sudo.log");
         assert_eq!(p.read_log_chunk(&log, None, 100).unwrap().start, None);
         p.ensure_dir(log.parent().unwrap(), 0o700).unwrap();
@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn a_symlink_in_place_of_the_log_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let p = sim_provider(Platform::Debian, dir.path(), vec![]);
+        let p = test_provider(Platform::Debian, dir.path());
         let log = p.sysconf("/var/log/layerone/sudo.log");
         p.ensure_dir(log.parent().unwrap(), 0o700).unwrap();
         let secret = dir.path().join("secret");

@@ -57,7 +57,9 @@ impl ShadowEntry {
     }
 }
 
-pub(crate) fn parse_passwd_line(line: &str) -> Option<PasswdEntry> {
+/// One line of a passwd file (`name:x:uid:gid:gecos:home:shell`), or `None` if it is not
+/// one.
+pub fn parse_passwd_line(line: &str) -> Option<PasswdEntry> {
     let f: Vec<&str> = line.split(':').collect();
     if f.len() != 7 {
         return None;
@@ -350,36 +352,5 @@ mod tests {
         assert!(!s.is_locked());
         assert!(!s.has_expiry());
         assert!(parse_passwd_line("broken:x:1").is_none());
-    }
-
-    #[test]
-    fn a_name_is_found_as_an_entry_a_member_or_a_gshadow_administrator() {
-        let dir = tempfile::tempdir().unwrap();
-        let provider = crate::testing::sim_provider(crate::Platform::Debian, dir.path(), vec![]);
-        crate::testing::seed_accounts(&provider).unwrap();
-        let etc = provider.sysconf("/etc");
-        std::fs::write(etc.join("shadow"), "root:*:1::::::\nstale:!:1::::::\n").unwrap();
-        std::fs::write(
-            etc.join("group"),
-            "root:x:0:\nsudo:x:27:erin,fay\nbroken:x\n",
-        )
-        .unwrap();
-        std::fs::write(etc.join("gshadow"), "sudo:*:dave:erin\n").unwrap();
-        let place = |n: &str| provider.system_name_use(n).unwrap();
-        assert_eq!(place("root").as_deref(), Some("an entry in /etc/passwd"));
-        assert_eq!(place("stale").as_deref(), Some("an entry in /etc/shadow"));
-        assert_eq!(
-            place("fay").as_deref(),
-            Some("a member of a group in /etc/group")
-        );
-        assert_eq!(place("broken").as_deref(), Some("an entry in /etc/group"));
-        assert_eq!(
-            place("dave").as_deref(),
-            Some("an administrator of a group in /etc/gshadow")
-        );
-        assert_eq!(place("shop1"), None);
-        assert_eq!(place(""), None);
-        let ids = provider.system_ids().unwrap();
-        assert!(ids.uids.contains(&65534) && ids.gids.contains(&27));
     }
 }

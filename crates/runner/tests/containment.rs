@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ops::Ctx;
-use provider::{Platform, testing};
+use provider::Platform;
 use registry::types::Hex32;
 use registry::{
     Apply, Family, Handlers, JobState, Module, OpError, Operation, Owner, Purge, Registry,
@@ -107,7 +107,7 @@ op!(
 
 fn setup() -> (tempfile::TempDir, Ctx, Registry, Handlers<Ctx>, Hex32) {
     let dir = tempfile::tempdir().unwrap();
-    let provider = Arc::new(testing::sim_provider(Platform::Debian, dir.path(), vec![]));
+    let provider = Arc::new(testkit::sim_provider(Platform::Debian, dir.path(), vec![]));
     let state = StateDb::open(&dir.path().join("state.db")).unwrap();
     let registry = Registry::builder()
         .op::<Explode>()

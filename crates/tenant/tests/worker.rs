@@ -11,13 +11,13 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use provider::testing::{audit_records, sim_provider};
 use provider::{Platform, Provider, ProviderError, TenantIsolation};
 use tenant::protocol::{MAX_REQUEST_BYTES, MAX_WRITE_BYTES, limits};
 use tenant::wire::decode_reply;
 use tenant::{
     Bound, DirMode, ErrorCode, FileContent, FileMode, Identity, Reply, Request, TenantResult,
 };
+use testkit::{audit_records, sim_provider};
 
 const WORKER: &str = env!("CARGO_BIN_EXE_layerone-tenant");
 const ALICE: u32 = 64_101;

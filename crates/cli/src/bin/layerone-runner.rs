@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
-use provider::{Backend, Platform, Program, Provider, ProviderConfig};
+use provider::{Executor, Platform, Program, Provider, ProviderConfig, RealExecutor};
 use registry::Hex32;
 use runner::RunnerConfig;
 use store::{ApiIdentity, Layout};
@@ -82,11 +82,10 @@ fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
         .with_writer(std::io::stderr)
         .init();
-    let backend = match args.backend.as_str() {
-        "real" => Backend::Real,
-        "sim" => Backend::Sim {
-            real: args
-                .sim_real
+    let executor: Arc<dyn Executor> = match args.backend.as_str() {
+        "real" => Arc::new(RealExecutor),
+        "sim" => Arc::new(simulator::SimExecutor::new(
+            args.sim_real
                 .iter()
                 .map(|name| {
                     Program::ALL
@@ -96,11 +95,11 @@ fn main() -> anyhow::Result<()> {
                         .with_context(|| format!("unknown program {name}"))
                 })
                 .collect::<anyhow::Result<_>>()?,
-        },
+        )),
         other => anyhow::bail!("unknown backend {other:?}: expected real or sim"),
     };
     let is_root = rustix::process::geteuid().is_root();
-    if backend == Backend::Real && !is_root {
+    if !executor.simulated() && !is_root {
         anyhow::bail!("layerone-runner applies changes to the system and must run as root");
     }
     let api = match &args.api_user {
@@ -115,7 +114,7 @@ fn main() -> anyhow::Result<()> {
             let provider = Provider::new(ProviderConfig {
                 platform: args.platform,
                 root,
-                backend,
+                executor,
                 audit_dir: data_dir.join("log"),
             });
             match &args.mariadb_socket {

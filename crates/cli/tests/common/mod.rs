@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 
-use provider::{Platform, Program, Provider, testing};
+use provider::{Platform, Program, Provider};
 use registry::{Hex32, JobState};
 use serde_json::{Value, json};
 use store::{Admission, Inbox, Layout, StateDb};
@@ -66,11 +66,11 @@ impl Node {
         } else {
             vec![]
         };
-        let provider = testing::sim_provider(platform, dir.path(), real);
-        testing::seed_accounts(&provider).unwrap();
+        let provider = testkit::sim_provider(platform, dir.path(), real);
+        testkit::seed_accounts(&provider).unwrap();
         if real_apache {
-            testing::require_apachectl(platform);
-            testing::write_apache_test_config(&provider).unwrap();
+            testkit::require_apachectl(platform);
+            testkit::write_apache_test_config(&provider).unwrap();
         } else {
             provider
                 .ensure_dir(
@@ -81,7 +81,7 @@ impl Node {
         }
         // The machine has PHP 8.2 (with opcache and intl) and nothing else: every other version
         // is one the node must refuse.
-        testing::seed_php(&provider, provider::PhpVersion::V8_2, &["opcache", "intl"]).unwrap();
+        testkit::seed_php(&provider, provider::PhpVersion::V8_2, &["opcache", "intl"]).unwrap();
         // The sandbox's kernel files, which observe_runtime reads through sysconf.
         let proc_dir = provider.sysconf("/proc");
         std::fs::create_dir_all(&proc_dir).unwrap();
@@ -110,7 +110,7 @@ impl Node {
     /// A node whose MariaDB operations go to the real server at `socket`.
     pub fn with_mariadb(socket: &Path) -> Node {
         let mut node = Node::with(false);
-        node.provider = testing::sim_provider(Platform::Debian, node.dir.path(), vec![])
+        node.provider = testkit::sim_provider(Platform::Debian, node.dir.path(), vec![])
             .with_mariadb_socket(socket);
         node.mariadb_socket = Some(socket.to_owned());
         node
@@ -334,7 +334,7 @@ impl Node {
         self.check_certificates_converged(&rows);
         // CloudLinux: the LVE limits and the CageFS list the Sim keeps are exactly what the
         // account rows record (empty on Debian, where neither exists).
-        let lve: BTreeSet<String> = std::fs::read_to_string(self.path(provider::SIM_LVE_FILE))
+        let lve: BTreeSet<String> = std::fs::read_to_string(self.path(simulator::SIM_LVE_FILE))
             .unwrap_or_default()
             .lines()
             .map(str::to_owned)
@@ -355,11 +355,12 @@ impl Node {
             })
             .collect();
         assert_eq!(lve, recorded, "lvectl's limits and state.db disagree");
-        let caged: BTreeSet<String> = std::fs::read_to_string(self.path(provider::SIM_CAGEFS_FILE))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect();
+        let caged: BTreeSet<String> =
+            std::fs::read_to_string(self.path(simulator::SIM_CAGEFS_FILE))
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_owned)
+                .collect();
         let recorded: BTreeSet<String> = of("account")
             .filter(|a| a.data["cagefs"] == true)
             .map(|a| a.data["username"].as_str().unwrap().to_owned())
@@ -367,7 +368,7 @@ impl Node {
         assert_eq!(caged, recorded, "CageFS and state.db disagree");
         // MySQL Governor: dbctl's per-user limits are exactly what the account rows record.
         let governed: BTreeSet<String> =
-            std::fs::read_to_string(self.path(provider::SIM_DBCTL_FILE))
+            std::fs::read_to_string(self.path(simulator::SIM_DBCTL_FILE))
                 .unwrap_or_default()
                 .lines()
                 .map(|l| l.split(' ').next().unwrap_or_default().to_owned())
@@ -579,7 +580,7 @@ impl Node {
     /// The Sim's MariaDB holds exactly what state.db records: the databases, every user at
     /// every host, and the grants whose database and user both exist.
     fn check_mariadb_sim(&self, rows: &[store::ResourceRow]) {
-        let sim = testing::sim_mariadb_contents(&self.provider).unwrap();
+        let sim = testkit::sim_mariadb_contents(&self.provider).unwrap();
         let of = |family: &'static str| rows.iter().filter(move |r| r.family == family);
         let databases: BTreeSet<String> = of("mysql_database")
             .filter(|r| r.data["kind"] == "database")
@@ -1144,8 +1145,8 @@ pub fn start_api(node: &Node) -> Api {
 /// at once pick different blocks.
 fn id_block_start(seed: u64, attempt: u64) -> u32 {
     let (lo, hi) = (
-        *provider::SIM_REAL_PROCESS_UIDS.start(),
-        *provider::SIM_REAL_PROCESS_UIDS.end(),
+        *simulator::SIM_REAL_PROCESS_UIDS.start(),
+        *simulator::SIM_REAL_PROCESS_UIDS.end(),
     );
     let blocks = u64::from(hi - lo + 1) / 1000;
     let mixed = seed
@@ -1185,7 +1186,7 @@ fn machine_uses_ids(ids: &std::ops::Range<u32>) -> bool {
 
 impl Node {
     /// Gives the sysroot a `login.defs` whose UID and GID ranges are one block of 1000 ids
-    /// in `provider::SIM_REAL_PROCESS_UIDS` that this machine uses for nothing (no user, no
+    /// in `simulator::SIM_REAL_PROCESS_UIDS` that this machine uses for nothing (no user, no
     /// group, no process), so the node's tenants get uids whose processes may be real: a
     /// test can start processes as a tenant and a removal really kills them, without any
     /// chance of touching this machine's own users. Returns the block's first id.

@@ -17,7 +17,10 @@ use std::path::Path;
 use mysql::prelude::Queryable;
 use mysql::{Conn, LocalInfileHandler, OptsBuilder};
 
-use super::{DbAccount, DbHost, DbName, DbUser, Inner, Mariadb, quote_db_pattern, quote_ident};
+use super::real::Session;
+use super::{
+    DatabaseSession, DbAccount, DbHost, DbName, DbUser, Mariadb, quote_db_pattern, quote_ident,
+};
 use crate::error::ProviderError;
 
 /// The comment that opens each statement's frame.
@@ -111,7 +114,7 @@ fn quote_table(name: &str) -> String {
 
 impl Mariadb<'_> {
     /// Writes a dump of `db` (every base table: its definition and its rows) to `out`.
-    /// Under Sim the model has no tables: the dump holds only its header.
+    /// A model of the server has no tables: its dump holds only the header.
     pub fn dump_database(
         &mut self,
         db: &DbName,
@@ -120,88 +123,20 @@ impl Mariadb<'_> {
         writeln!(out, "-- layerone node dump of database {db}")
             .map_err(|e| dump_error(format!("write the dump: {e}")))?;
         let mut counts = DumpCounts::default();
-        let conn = match &mut self.inner {
-            Inner::Real(session) => session.conn(),
-            Inner::Sim(sim) => {
-                if sim.database(db)?.is_none() {
-                    return Err(dump_error(format!("database {db} does not exist")));
-                }
-                return Ok(counts);
-            }
-        };
-        let tables: Vec<String> = conn
-            .exec(
-                "SELECT TABLE_NAME FROM information_schema.TABLES \
-                 WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
-                (db.as_str(),),
-            )
-            .map_err(|e| dump_error(format!("list tables: {e}")))?;
-        let emit = |out: &mut dyn Write, statement: &str, counts: &mut DumpCounts| {
-            counts.statements += 1;
-            frame(out, statement)
-        };
-        emit(out, "SET FOREIGN_KEY_CHECKS = 0", &mut counts)?;
-        for table in &tables {
-            let qualified = format!("{}.{}", quote_ident(db), quote_table(table));
-            let create: Option<(String, String)> = conn
-                .query_first(format!("SHOW CREATE TABLE {qualified}"))
-                .map_err(|e| dump_error(format!("read the definition of {table}: {e}")))?;
-            let Some((_, create)) = create else {
-                continue;
-            };
-            counts.tables += 1;
-            emit(
-                out,
-                &format!("DROP TABLE IF EXISTS {}", quote_table(table)),
-                &mut counts,
-            )?;
-            emit(out, &create, &mut counts)?;
-            let head = format!("INSERT INTO {} VALUES ", quote_table(table));
-            let mut batch = String::new();
-            let rows = conn
-                .query_iter(format!("SELECT * FROM {qualified}"))
-                .map_err(|e| dump_error(format!("read {table}: {e}")))?;
-            for row in rows {
-                let row = row.map_err(|e| dump_error(format!("read {table}: {e}")))?;
-                let values: Vec<String> =
-                    row.unwrap().into_iter().map(|v| v.as_sql(false)).collect();
-                let tuple = format!("({})", values.join(","));
-                if tuple.len() + head.len() > MAX_STATEMENT_BYTES {
-                    return Err(dump_error(format!(
-                        "a row of {table} is larger than {MAX_STATEMENT_BYTES} bytes"
-                    )));
-                }
-                if !batch.is_empty() && batch.len() + tuple.len() > INSERT_BATCH_BYTES {
-                    emit(out, &batch, &mut counts)?;
-                    batch.clear();
-                }
-                if batch.is_empty() {
-                    batch.push_str(&head);
-                } else {
-                    batch.push(',');
-                }
-                batch.push_str(&tuple);
-                counts.rows += 1;
-            }
-            if !batch.is_empty() {
-                emit(out, &batch, &mut counts)?;
-            }
-        }
-        emit(out, "SET FOREIGN_KEY_CHECKS = 1", &mut counts)?;
+        self.session.dump_tables(db, out, &mut counts)?;
         Ok(counts)
     }
 
     /// Runs the hostile dump `input` in `db` as a throw-away account named `importer`
     /// (`[a-z0-9_]`, derived by the caller from the job so a retry reuses it), granted only
-    /// on `db`, dropped afterwards. Returns how many statements ran. Under Sim the frames are
-    /// read and checked, and nothing runs.
+    /// on `db`, dropped afterwards. Returns how many statements ran. A model of the server
+    /// reads and checks the frames, and runs nothing.
     pub fn import_database(
         &mut self,
         db: &DbName,
         importer: &DbUser,
         input: &mut dyn BufRead,
     ) -> Result<u64, ProviderError> {
-        let socket = self.endpoint.clone();
         let account = DbAccount {
             user: importer.clone(),
             host: DbHost::new("localhost")?,
@@ -213,30 +148,103 @@ impl Mariadb<'_> {
             account.key(),
         ];
         let mut ran = 0;
-        self.audited(args, |this| {
-            let session = match &mut this.inner {
-                Inner::Real(session) => session,
-                Inner::Sim(sim) => {
-                    if sim.database(db)?.is_none() {
-                        return Err(import_error(format!("database {db} does not exist")));
-                    }
-                    while next_statement(input)?.is_some() {}
-                    return Ok(());
-                }
-            };
-            let mut password = [0u8; 24];
-            getrandom::fill(&mut password).map_err(|e| import_error(e.to_string()))?;
-            let password = hex_encode(&password);
-            session.drop_account(&account)?;
-            session.create_account_with_password(&account, &password)?;
-            let result = session
-                .grant_all_on(&account, db)
-                .and_then(|()| run_as(&socket, &account, &password, db, input, &mut ran));
-            let dropped = session.drop_account(&account);
-            result.and(dropped)
+        self.audited(args, |session| {
+            ran = session.import(db, &account, input)?;
+            Ok(())
         })?;
         Ok(ran)
     }
+}
+
+/// The real server's dump of `db`'s base tables: each one's definition and its rows.
+pub(super) fn dump_tables(
+    conn: &mut Conn,
+    db: &DbName,
+    out: &mut dyn Write,
+    counts: &mut DumpCounts,
+) -> Result<(), ProviderError> {
+    let tables: Vec<String> = conn
+        .exec(
+            "SELECT TABLE_NAME FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+            (db.as_str(),),
+        )
+        .map_err(|e| dump_error(format!("list tables: {e}")))?;
+    let emit = |out: &mut dyn Write, statement: &str, counts: &mut DumpCounts| {
+        counts.statements += 1;
+        frame(out, statement)
+    };
+    emit(out, "SET FOREIGN_KEY_CHECKS = 0", counts)?;
+    for table in &tables {
+        let qualified = format!("{}.{}", quote_ident(db), quote_table(table));
+        let create: Option<(String, String)> = conn
+            .query_first(format!("SHOW CREATE TABLE {qualified}"))
+            .map_err(|e| dump_error(format!("read the definition of {table}: {e}")))?;
+        let Some((_, create)) = create else {
+            continue;
+        };
+        counts.tables += 1;
+        emit(
+            out,
+            &format!("DROP TABLE IF EXISTS {}", quote_table(table)),
+            counts,
+        )?;
+        emit(out, &create, counts)?;
+        let head = format!("INSERT INTO {} VALUES ", quote_table(table));
+        let mut batch = String::new();
+        let rows = conn
+            .query_iter(format!("SELECT * FROM {qualified}"))
+            .map_err(|e| dump_error(format!("read {table}: {e}")))?;
+        for row in rows {
+            let row = row.map_err(|e| dump_error(format!("read {table}: {e}")))?;
+            let values: Vec<String> = row.unwrap().into_iter().map(|v| v.as_sql(false)).collect();
+            let tuple = format!("({})", values.join(","));
+            if tuple.len() + head.len() > MAX_STATEMENT_BYTES {
+                return Err(dump_error(format!(
+                    "a row of {table} is larger than {MAX_STATEMENT_BYTES} bytes"
+                )));
+            }
+            if !batch.is_empty() && batch.len() + tuple.len() > INSERT_BATCH_BYTES {
+                emit(out, &batch, counts)?;
+                batch.clear();
+            }
+            if batch.is_empty() {
+                batch.push_str(&head);
+            } else {
+                batch.push(',');
+            }
+            batch.push_str(&tuple);
+            counts.rows += 1;
+        }
+        if !batch.is_empty() {
+            emit(out, &batch, counts)?;
+        }
+    }
+    emit(out, "SET FOREIGN_KEY_CHECKS = 1", counts)?;
+    Ok(())
+}
+
+/// The real server's import: the throw-away `account` with a random password, granted on
+/// `db` only, runs the statements, and is dropped whatever happened.
+pub(super) fn import_as(
+    session: &mut Session,
+    socket: &Path,
+    db: &DbName,
+    account: &DbAccount,
+    input: &mut dyn BufRead,
+) -> Result<u64, ProviderError> {
+    let mut password = [0u8; 24];
+    getrandom::fill(&mut password).map_err(|e| import_error(e.to_string()))?;
+    let password = hex_encode(&password);
+    session.drop_account(account)?;
+    session.create_account_with_password(account, &password)?;
+    let mut ran = 0;
+    let result = session
+        .grant_all_on(account, db)
+        .and_then(|()| run_as(socket, account, &password, db, input, &mut ran));
+    let dropped = session.drop_account(account);
+    result.and(dropped)?;
+    Ok(ran)
 }
 
 fn hex_encode(bytes: &[u8]) -> String {

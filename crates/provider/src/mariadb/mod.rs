@@ -14,18 +14,19 @@
 //! - privileges, character sets and collations are enums whose SQL spelling is a constant.
 //!
 //! [`Provider::mariadb`] opens one connection as MariaDB's `root` (unix-socket
-//! authentication) for a handler's statements. Under `Backend::Sim` without a configured
-//! socket, the same calls change a JSON model under the sysroot (`sim.rs`), so the dev node,
-//! the crash matrix and the seeded histories run the mysql operations without a server.
+//! authentication) for a handler's statements. Both the real server (`real.rs`) and a model
+//! of it are a [`DatabaseSession`]: an executor that models the system (the simulator's)
+//! offers its model when no socket was configured, so the same calls change a JSON file under
+//! the sysroot, and the dev node, the crash matrix and the seeded histories run the mysql
+//! operations without a server.
 
 pub mod dump;
 mod real;
-mod sim;
-pub mod test_server;
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::PathBuf;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -33,10 +34,9 @@ use crate::audit::{AuditLog, AuditRecord};
 use crate::error::ProviderError;
 use crate::platform::Platform;
 use crate::program::Program;
-use crate::provider::{Backend, Provider};
+use crate::provider::Provider;
 
-pub use sim::SIM_MARIADB_FILE;
-pub(crate) use sim::{load as sim_load, save as sim_save};
+use dump::DumpCounts;
 
 /// Where the platform's MariaDB (or MySQL) listens by default: Debian's packages use
 /// `/run/mysqld`, CloudLinux's (MySQL Governor) the datadir.
@@ -183,7 +183,8 @@ pub struct DbAccount {
 }
 
 impl DbAccount {
-    pub(crate) fn key(&self) -> String {
+    /// `user@host`: how the audit log, and a model of the server, name the account.
+    pub fn key(&self) -> String {
         format!("{}@{}", self.user, self.host.as_str())
     }
 }
@@ -354,75 +355,112 @@ pub(crate) fn db_pattern(name: &DbName) -> String {
     name.as_str().replace('_', "\\_").replace('%', "\\%")
 }
 
-/// The database side of the provider, for one handler's statements: a connection to the
-/// real server, or the Sim model. Every change (not the reads) is one line of the audit log,
-/// like a program invocation: program `mariadb`, the socket (or the Sim file) as the path,
-/// the operation and the object names as the arguments, the hash as `<redacted>`.
-pub struct Mariadb<'p> {
-    provider: &'p Provider,
-    endpoint: PathBuf,
-    inner: Inner<'p>,
+/// One session on the database side: a connection to the real server (`real.rs`), or a model
+/// of it that an executor offers ([`Executor::database_model`]). [`Mariadb`] writes the audit
+/// line of each change around these calls; a session only carries them out.
+///
+/// [`Executor::database_model`]: crate::Executor::database_model
+pub trait DatabaseSession {
+    /// Where the calls go, as the audit line names it: the server's socket, or the model's
+    /// file.
+    fn endpoint(&self) -> &Path;
+    /// Whether the calls reach a real server.
+    fn is_real(&self) -> bool;
+    fn ensure_database(&mut self, db: &DbName, collation: Collation) -> Result<(), ProviderError>;
+    fn drop_database(&mut self, db: &DbName) -> Result<(), ProviderError>;
+    fn database(&mut self, db: &DbName) -> Result<Option<DbInfo>, ProviderError>;
+    fn database_size(&mut self, db: &DbName) -> Result<u64, ProviderError>;
+    fn ensure_account(
+        &mut self,
+        account: &DbAccount,
+        hash: &NativeHash,
+    ) -> Result<(), ProviderError>;
+    fn drop_account(&mut self, account: &DbAccount) -> Result<(), ProviderError>;
+    fn hosts_of(&mut self, user: &DbUser) -> Result<Vec<DbHost>, ProviderError>;
+    fn grants(
+        &mut self,
+        account: &DbAccount,
+        db: &DbName,
+    ) -> Result<BTreeSet<Privilege>, ProviderError>;
+    /// Revokes `revoke` and grants `grant` on `db` (each list holds only what changes).
+    fn change_grants(
+        &mut self,
+        account: &DbAccount,
+        db: &DbName,
+        revoke: &[Privilege],
+        grant: &[Privilege],
+    ) -> Result<(), ProviderError>;
+    /// Writes the frames of `db`'s tables to `out`, after the dump's header
+    /// ([`Mariadb::dump_database`]), counting them in `counts`.
+    fn dump_tables(
+        &mut self,
+        db: &DbName,
+        out: &mut dyn Write,
+        counts: &mut DumpCounts,
+    ) -> Result<(), ProviderError>;
+    /// Runs the framed statements of `input` in `db` as the throw-away account `importer`
+    /// ([`Mariadb::import_database`]); returns how many ran.
+    fn import(
+        &mut self,
+        db: &DbName,
+        importer: &DbAccount,
+        input: &mut dyn BufRead,
+    ) -> Result<u64, ProviderError>;
 }
 
-enum Inner<'p> {
-    Real(real::Session),
-    Sim(sim::SimDb<'p>),
+/// The database side of the provider, for one handler's statements: a connection to the
+/// real server, or an executor's model of it. Every change (not the reads) is one line of the
+/// audit log, like a program invocation: program `mariadb`, the socket (or the model's file)
+/// as the path, the operation and the object names as the arguments, the hash as
+/// `<redacted>`.
+pub struct Mariadb<'p> {
+    provider: &'p Provider,
+    session: Box<dyn DatabaseSession>,
 }
 
 impl fmt::Debug for Mariadb<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Mariadb")
-            .field("endpoint", &self.endpoint)
+            .field("endpoint", &self.session.endpoint())
             .field("real", &self.is_real())
             .finish()
     }
 }
 
 impl Provider {
-    /// Points the MariaDB calls at this server socket instead of the platform's default. Under
-    /// `Backend::Sim` it also makes them real (the test harness's throw-away server).
+    /// Points the MariaDB calls at this server socket instead of the platform's default.
+    /// Under a simulation it also makes them real (the test harness's throw-away server).
     pub fn with_mariadb_socket(mut self, socket: impl Into<PathBuf>) -> Provider {
         self.mariadb_socket = Some(socket.into());
         self
     }
 
-    /// Opens the database side: a connection to the real server, or the Sim model.
+    /// Opens the database side: a connection to the server, or the executor's model of it
+    /// when it has one and no socket was configured.
     pub fn mariadb(&self) -> Result<Mariadb<'_>, ProviderError> {
-        match (&self.backend, &self.mariadb_socket) {
-            (Backend::Sim { .. }, None) => Ok(Mariadb {
+        if self.mariadb_socket.is_none()
+            && let Some(model) = self.executor.database_model(self)
+        {
+            return Ok(Mariadb {
                 provider: self,
-                endpoint: self.sysconf(SIM_MARIADB_FILE),
-                inner: Inner::Sim(sim::SimDb::new(self)),
-            }),
-            (_, socket) => {
-                let socket = socket
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from(default_socket(self.platform)));
-                let session = real::Session::connect(&socket)?;
-                Ok(Mariadb {
-                    provider: self,
-                    endpoint: socket,
-                    inner: Inner::Real(session),
-                })
-            }
+                session: model,
+            });
         }
+        let socket = self
+            .mariadb_socket
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(default_socket(self.platform)));
+        Ok(Mariadb {
+            provider: self,
+            session: Box::new(real::Session::connect(&socket)?),
+        })
     }
-}
-
-/// Runs the same call on whichever backend is open.
-macro_rules! on_backend {
-    ($self:expr, $s:ident => $call:expr) => {
-        match &mut $self.inner {
-            Inner::Real($s) => $call,
-            Inner::Sim($s) => $call,
-        }
-    };
 }
 
 impl Mariadb<'_> {
     /// Whether the calls go to a real server.
     pub fn is_real(&self) -> bool {
-        matches!(self.inner, Inner::Real(_))
+        self.session.is_real()
     }
 
     /// Runs one change with its audit line. An audit log that cannot be opened stops the
@@ -430,18 +468,18 @@ impl Mariadb<'_> {
     fn audited(
         &mut self,
         args: Vec<String>,
-        change: impl FnOnce(&mut Self) -> Result<(), ProviderError>,
+        change: impl FnOnce(&mut dyn DatabaseSession) -> Result<(), ProviderError>,
     ) -> Result<(), ProviderError> {
         let mut audit = AuditLog::open(self.provider.audit_dir())?;
         let at = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let started = Instant::now();
-        let result = change(self);
+        let result = change(self.session.as_mut());
         let record = AuditRecord {
             at,
             program: Program::Mariadb.name().to_owned(),
-            path: self.endpoint.to_string_lossy().into_owned(),
+            path: self.session.endpoint().to_string_lossy().into_owned(),
             args,
             status: result.as_ref().ok().map(|()| 0),
             ms: started.elapsed().as_millis() as u64,
@@ -470,26 +508,23 @@ impl Mariadb<'_> {
             db.to_string(),
             collation.as_str().into(),
         ];
-        self.audited(
-            args,
-            |m| on_backend!(m, s => s.ensure_database(db, collation)),
-        )
+        self.audited(args, |s| s.ensure_database(db, collation))
     }
 
     /// Drops the database with its tables; absent is fine.
     pub fn drop_database(&mut self, db: &DbName) -> Result<(), ProviderError> {
         let args = vec!["drop database".into(), db.to_string()];
-        self.audited(args, |m| on_backend!(m, s => s.drop_database(db)))
+        self.audited(args, |s| s.drop_database(db))
     }
 
     /// The database's defaults, or `None` when it does not exist.
     pub fn database(&mut self, db: &DbName) -> Result<Option<DbInfo>, ProviderError> {
-        on_backend!(self, s => s.database(db))
+        self.session.database(db)
     }
 
     /// Data plus index bytes of the database's tables, from `information_schema.TABLES`.
     pub fn database_size(&mut self, db: &DbName) -> Result<u64, ProviderError> {
-        on_backend!(self, s => s.database_size(db))
+        self.session.database_size(db)
     }
 
     /// Creates the account if missing and sets its password hash.
@@ -499,21 +534,18 @@ impl Mariadb<'_> {
         hash: &NativeHash,
     ) -> Result<(), ProviderError> {
         let args = vec!["create user".into(), account.key(), "<redacted>".into()];
-        self.audited(
-            args,
-            |m| on_backend!(m, s => s.ensure_account(account, hash)),
-        )
+        self.audited(args, |s| s.ensure_account(account, hash))
     }
 
     /// Drops the account and its grants; absent is fine.
     pub fn drop_account(&mut self, account: &DbAccount) -> Result<(), ProviderError> {
         let args = vec!["drop user".into(), account.key()];
-        self.audited(args, |m| on_backend!(m, s => s.drop_account(account)))
+        self.audited(args, |s| s.drop_account(account))
     }
 
     /// The hosts the server has accounts for `user` at.
     pub fn hosts_of(&mut self, user: &DbUser) -> Result<Vec<DbHost>, ProviderError> {
-        on_backend!(self, s => s.hosts_of(user))
+        self.session.hosts_of(user)
     }
 
     /// The account's privileges on exactly this database.
@@ -522,7 +554,7 @@ impl Mariadb<'_> {
         account: &DbAccount,
         db: &DbName,
     ) -> Result<BTreeSet<Privilege>, ProviderError> {
-        on_backend!(self, s => s.grants(account, db))
+        self.session.grants(account, db)
     }
 
     /// Makes the account's privileges on `db` exactly `privileges` (revoking the others).
@@ -552,9 +584,6 @@ impl Mariadb<'_> {
             format!("revoke={}", list(&revoke)),
             format!("grant={}", list(&grant)),
         ];
-        self.audited(
-            args,
-            |m| on_backend!(m, s => s.change_grants(account, db, &revoke, &grant)),
-        )
+        self.audited(args, |s| s.change_grants(account, db, &revoke, &grant))
     }
 }

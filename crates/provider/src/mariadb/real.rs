@@ -3,15 +3,17 @@
 //! [`quote_ident`]/[`quote_db_pattern`] of a checked [`DbName`], and bound parameters.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, OptsBuilder};
 
+use super::dump::{self, DumpCounts};
 use super::{
-    Collation, DbAccount, DbHost, DbInfo, DbName, DbUser, NativeHash, Privilege, db_pattern,
-    quote_db_pattern, quote_ident,
+    Collation, DatabaseSession, DbAccount, DbHost, DbInfo, DbName, DbUser, NativeHash, Privilege,
+    db_pattern, quote_db_pattern, quote_ident,
 };
 use crate::error::ProviderError;
 
@@ -20,6 +22,7 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct Session {
     conn: Conn,
+    socket: PathBuf,
 }
 
 fn failed(op: &'static str) -> impl Fn(mysql::Error) -> ProviderError {
@@ -52,56 +55,10 @@ impl Session {
         let conn = Conn::new(opts).map_err(|e| ProviderError::MariadbUnavailable {
             message: format!("connect to {}: {e}", socket.display()),
         })?;
-        Ok(Session { conn })
-    }
-
-    pub(crate) fn ensure_database(
-        &mut self,
-        db: &DbName,
-        collation: Collation,
-    ) -> Result<(), ProviderError> {
-        let spec = format!(
-            "CHARACTER SET {} COLLATE {}",
-            collation.charset().as_str(),
-            collation.as_str()
-        );
-        let name = quote_ident(db);
-        self.conn
-            .query_drop(format!("CREATE DATABASE IF NOT EXISTS {name} {spec}"))
-            .map_err(failed("create database"))?;
-        self.conn
-            .query_drop(format!("ALTER DATABASE {name} {spec}"))
-            .map_err(failed("alter database"))
-    }
-
-    pub(crate) fn drop_database(&mut self, db: &DbName) -> Result<(), ProviderError> {
-        self.conn
-            .query_drop(format!("DROP DATABASE IF EXISTS {}", quote_ident(db)))
-            .map_err(failed("drop database"))
-    }
-
-    pub(crate) fn database(&mut self, db: &DbName) -> Result<Option<DbInfo>, ProviderError> {
-        let row: Option<(String, String)> = self
-            .conn
-            .exec_first(
-                "SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME \
-                 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
-                (db.as_str(),),
-            )
-            .map_err(failed("read database"))?;
-        Ok(row.map(|(charset, collation)| DbInfo { charset, collation }))
-    }
-
-    pub(crate) fn database_size(&mut self, db: &DbName) -> Result<u64, ProviderError> {
-        let size: Option<u64> = self
-            .conn
-            .exec_first(
-                "SELECT CAST(COALESCE(SUM(DATA_LENGTH + INDEX_LENGTH), 0) AS UNSIGNED) \
-                 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?",
-                (db.as_str(),),
-            )
-            .map_err(failed("measure database"))?;
-        Ok(size.unwrap_or(0))
+        Ok(Session {
+            conn,
+            socket: socket.to_owned(),
+        })
     }
 
     /// Runs `<head> 'user'@'host'<tail>[ 'value']`, the server quoting user, host and value
@@ -144,33 +101,6 @@ impl Session {
         run.and(cleared)
     }
 
-    pub(crate) fn ensure_account(
-        &mut self,
-        account: &DbAccount,
-        hash: &NativeHash,
-    ) -> Result<(), ProviderError> {
-        self.account_statement(
-            "create user",
-            "CREATE USER IF NOT EXISTS ",
-            account,
-            " IDENTIFIED BY PASSWORD ",
-            Some(hash.as_str()),
-        )?;
-        // Converges the hash of an account that already existed.
-        self.account_statement(
-            "set password",
-            "ALTER USER ",
-            account,
-            " IDENTIFIED BY PASSWORD ",
-            Some(hash.as_str()),
-        )
-    }
-
-    /// The connection, for the dump's reads (`dump.rs`).
-    pub(crate) fn conn(&mut self) -> &mut Conn {
-        &mut self.conn
-    }
-
     /// Creates an account with a plaintext password (the throw-away importer of a restore,
     /// whose password never leaves this process).
     pub(crate) fn create_account_with_password(
@@ -200,12 +130,89 @@ impl Session {
         );
         self.account_statement("grant importer", &head, account, "", None)
     }
+}
 
-    pub(crate) fn drop_account(&mut self, account: &DbAccount) -> Result<(), ProviderError> {
+impl DatabaseSession for Session {
+    fn endpoint(&self) -> &Path {
+        &self.socket
+    }
+
+    fn is_real(&self) -> bool {
+        true
+    }
+
+    fn ensure_database(&mut self, db: &DbName, collation: Collation) -> Result<(), ProviderError> {
+        let spec = format!(
+            "CHARACTER SET {} COLLATE {}",
+            collation.charset().as_str(),
+            collation.as_str()
+        );
+        let name = quote_ident(db);
+        self.conn
+            .query_drop(format!("CREATE DATABASE IF NOT EXISTS {name} {spec}"))
+            .map_err(failed("create database"))?;
+        self.conn
+            .query_drop(format!("ALTER DATABASE {name} {spec}"))
+            .map_err(failed("alter database"))
+    }
+
+    fn drop_database(&mut self, db: &DbName) -> Result<(), ProviderError> {
+        self.conn
+            .query_drop(format!("DROP DATABASE IF EXISTS {}", quote_ident(db)))
+            .map_err(failed("drop database"))
+    }
+
+    fn database(&mut self, db: &DbName) -> Result<Option<DbInfo>, ProviderError> {
+        let row: Option<(String, String)> = self
+            .conn
+            .exec_first(
+                "SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME \
+                 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+                (db.as_str(),),
+            )
+            .map_err(failed("read database"))?;
+        Ok(row.map(|(charset, collation)| DbInfo { charset, collation }))
+    }
+
+    fn database_size(&mut self, db: &DbName) -> Result<u64, ProviderError> {
+        let size: Option<u64> = self
+            .conn
+            .exec_first(
+                "SELECT CAST(COALESCE(SUM(DATA_LENGTH + INDEX_LENGTH), 0) AS UNSIGNED) \
+                 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?",
+                (db.as_str(),),
+            )
+            .map_err(failed("measure database"))?;
+        Ok(size.unwrap_or(0))
+    }
+
+    fn ensure_account(
+        &mut self,
+        account: &DbAccount,
+        hash: &NativeHash,
+    ) -> Result<(), ProviderError> {
+        self.account_statement(
+            "create user",
+            "CREATE USER IF NOT EXISTS ",
+            account,
+            " IDENTIFIED BY PASSWORD ",
+            Some(hash.as_str()),
+        )?;
+        // Converges the hash of an account that already existed.
+        self.account_statement(
+            "set password",
+            "ALTER USER ",
+            account,
+            " IDENTIFIED BY PASSWORD ",
+            Some(hash.as_str()),
+        )
+    }
+
+    fn drop_account(&mut self, account: &DbAccount) -> Result<(), ProviderError> {
         self.account_statement("drop user", "DROP USER IF EXISTS ", account, "", None)
     }
 
-    pub(crate) fn hosts_of(&mut self, user: &DbUser) -> Result<Vec<DbHost>, ProviderError> {
+    fn hosts_of(&mut self, user: &DbUser) -> Result<Vec<DbHost>, ProviderError> {
         let hosts: Vec<String> = self
             .conn
             .exec(
@@ -216,7 +223,7 @@ impl Session {
         hosts.iter().map(|h| DbHost::new(h)).collect()
     }
 
-    pub(crate) fn grants(
+    fn grants(
         &mut self,
         account: &DbAccount,
         db: &DbName,
@@ -240,7 +247,7 @@ impl Session {
             .collect()
     }
 
-    pub(crate) fn change_grants(
+    fn change_grants(
         &mut self,
         account: &DbAccount,
         db: &DbName,
@@ -264,5 +271,24 @@ impl Session {
             self.account_statement("grant", &head, account, "", None)?;
         }
         Ok(())
+    }
+
+    fn dump_tables(
+        &mut self,
+        db: &DbName,
+        out: &mut dyn Write,
+        counts: &mut DumpCounts,
+    ) -> Result<(), ProviderError> {
+        dump::dump_tables(&mut self.conn, db, out, counts)
+    }
+
+    fn import(
+        &mut self,
+        db: &DbName,
+        importer: &DbAccount,
+        input: &mut dyn BufRead,
+    ) -> Result<u64, ProviderError> {
+        let socket = self.socket.clone();
+        dump::import_as(self, &socket, db, importer, input)
     }
 }

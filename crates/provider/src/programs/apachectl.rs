@@ -7,7 +7,7 @@
 //! `apache2ctl` reads the sysroot's config instead of `/etc`.
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::platform::Platform;
 use crate::program::Program;
 use crate::provider::Provider;

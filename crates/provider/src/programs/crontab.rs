@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::platform::Platform;
 use crate::program::Program;
 use crate::provider::Provider;

@@ -4,7 +4,7 @@
 //! With a sysroot every command gets `-c <sysroot>/etc/dovecot/dovecot.conf`.
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 

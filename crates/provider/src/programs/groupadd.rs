@@ -4,7 +4,7 @@
 //! with `--gid` already exists, 3 = invalid name or gid.
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 

@@ -20,7 +20,7 @@
 //! these forms and keeps the limits in the sysroot.
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 

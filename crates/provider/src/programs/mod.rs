@@ -2,7 +2,7 @@
 //! `Provider` method a handler calls.
 //!
 //! Keeping the builder next to the method means every argument list the node can produce is
-//! written in one reviewed place; the Sim backend parses the same list, so a test that passes
+//! written in one reviewed place; the simulator parses the same list, so a test that passes
 //! under Sim exercised the argv production runs.
 
 pub mod apachectl;
@@ -28,7 +28,7 @@ pub mod userdel;
 pub mod usermod;
 pub mod visudo;
 
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::provider::Provider;
 
 impl Provider {

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::platform::Platform;
 use crate::program::Program;
 use crate::provider::Provider;

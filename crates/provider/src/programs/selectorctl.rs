@@ -11,7 +11,7 @@
 //!   loads inside CageFS).
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::program::{PhpVersion, Program};
 use crate::provider::Provider;
 

@@ -12,7 +12,7 @@
 //! unit would be indistinguishable from a failure to run.
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::platform::Platform;
 use crate::program::Program;
 use crate::provider::Provider;

@@ -6,7 +6,7 @@
 //! there is no running manager for a sysroot, so reload and restart are not run there).
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 

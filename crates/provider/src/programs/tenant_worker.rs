@@ -12,11 +12,13 @@
 //!
 //! # How the worker is started
 //!
-//! - **Real backend**: started for real; it drops to the tenant itself (`crates/tenant`,
+//! The provider's executor starts it (`executor/`), through the same audited `execute`:
+//!
+//! - **real executor**: started for real; it drops to the tenant itself (`crates/tenant`,
 //!   `sandbox.rs`).
-//! - **Sim backend, provider running as root**: started for real too. The drop is real and
-//!   testable as root, and the Sim sysroot's homes are chowned to their tenants.
-//! - **Sim backend, provider not root**: it could not drop to a tenant, so the same request
+//! - **simulator, provider running as root**: started for real too. The drop is real and
+//!   testable as root, and the sysroot's homes are chowned to their tenants.
+//! - **simulator, provider not root**: it could not drop to a tenant, so the same request
 //!   code runs in-process, as the provider's own user, without the drop. The audit line
 //!   says `sim` instead of `real`; [`Provider::tenant_isolation`] says which applies.
 //!
@@ -39,7 +41,7 @@
 //!   `no_new_privs`, and is documented with the command as one string;
 //! - `cagefs_enter` / `cagefs_enter.proxied` are run by the user, not root.
 //!
-//! Neither form could be run here (no CloudLinux host): the Sim backend checks the argv has
+//! Neither form could be run here (no CloudLinux host): the simulator checks the argv has
 //! the documented shape and records it in the audit log. Confirming on a CloudLinux host
 //! that the worker then sees the cage (for example that `/etc/passwd` is the cage's) is left
 //! to an integration test there.
@@ -53,10 +55,10 @@ use tenant::wire::decode_reply;
 use tenant::{ArchiveCounts, Identity, Reply, Request, TenantError, TenantResult};
 
 use crate::error::ProviderError;
-use crate::exec::{Argv, run_process_streaming};
+use crate::executor::{Argv, Invocation};
 use crate::platform::Platform;
 use crate::program::{Program, TenantWork};
-use crate::provider::{Backend, Provider};
+use crate::provider::Provider;
 
 /// The worker's file name, looked for beside the running executable.
 pub const TENANT_WORKER_NAME: &str = "layerone-tenant";
@@ -219,7 +221,8 @@ impl Provider {
         head.push(b'\n');
         let mut stdin = (&head[..]).chain(input);
         let (program, argv) = self.tenant_argv(&mapped)?;
-        let worker = self.program_path(Program::TenantWorker);
+        // Audited as the worker runs: under a simulation as root, lve_suwrapper's model
+        // starts the real worker, and the line says so.
         let real = self.runs_real(Program::TenantWorker);
         let path = self
             .program_path(program)
@@ -234,35 +237,14 @@ impl Provider {
         } else {
             &mut reply_out
         };
+        let call = Invocation {
+            program,
+            path: &path,
+            argv: &argv,
+            timeout: deadline_of(request),
+        };
         let out = self.audited(program, &path, &argv, real, || {
-            if !real {
-                // Sim without root: the request code in this process (see the module doc).
-                let (reply, streamed) = tenant::wire::serve(&mut stdin, sink, &mapped.home);
-                let bytes = tenant::wire::encode_reply(&reply);
-                let mut out = super::super::exec::Output::default();
-                if streamed {
-                    out.stderr = bytes;
-                } else {
-                    sink.write_all(&bytes)
-                        .map_err(|e| ProviderError::io("stream the output of", &path, e))?;
-                }
-                return Ok(out);
-            }
-            // Under Sim, lve_suwrapper has no LVE to enter: its model would run the worker
-            // itself (sim/tenant_worker.rs); the argv audited is still the wrapper's.
-            let (run_path, args): (PathBuf, &[std::ffi::OsString]) =
-                match (program, self.backend.runs_real(program)) {
-                    (Program::LveSuwrapper, false) => (
-                        worker.clone().ok_or(ProviderError::Unsupported {
-                            program: Program::TenantWorker,
-                            platform: self.platform,
-                        })?,
-                        &argv.args()[2..],
-                    ),
-                    _ => (path.clone(), argv.args()),
-                };
-            let deadline = deadline_of(request);
-            run_process_streaming(program, &run_path, args, &mut stdin, sink, deadline)
+            self.executor.run_streaming(self, &call, &mut stdin, sink)
         })?;
         let reply_bytes = if request.writes_stream() {
             // The last line of stderr: a panic message may come before it.
@@ -305,9 +287,11 @@ impl Provider {
         }
     }
 
-    /// `Program::path`, except that the tenant worker is the configured one or the one
-    /// beside the running executable (`None` if that cannot be determined).
-    pub(crate) fn program_path(&self, program: Program) -> Option<PathBuf> {
+    /// The absolute path the provider runs `program` from: `Program::path` for its platform,
+    /// except that the tenant worker is the configured one or the one beside the running
+    /// executable. `None` if the program does not exist on the platform (or the running
+    /// executable cannot be determined).
+    pub fn program_path(&self, program: Program) -> Option<PathBuf> {
         match program {
             Program::TenantWorker => self.tenant_worker.clone().or_else(|| {
                 let exe = std::env::current_exe().ok()?;
@@ -317,14 +301,11 @@ impl Provider {
         }
     }
 
-    /// `Backend::runs_real`, except that under Sim the tenant worker runs for real whenever
-    /// the provider is root (the drop is real and safe in a sandbox: the worker only touches
-    /// the home it is given, as its tenant).
+    /// Whether the executor starts `program` as a process ([`Executor::runs_real`]).
+    ///
+    /// [`Executor::runs_real`]: crate::Executor::runs_real
     pub(crate) fn runs_real(&self, program: Program) -> bool {
-        match (&self.backend, program) {
-            (Backend::Sim { .. }, Program::TenantWorker) => self.is_root,
-            (backend, program) => backend.runs_real(program),
-        }
+        self.executor.runs_real(program)
     }
 }
 
@@ -364,12 +345,15 @@ fn reply_invalid(why: impl Into<String>) -> ProviderError {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::MetadataExt;
-
-    use tenant::{DirMode, Request, TenantResult};
+    use tenant::Request;
 
     use super::*;
-    use crate::testing::{audit_records, sim_provider};
+    use crate::audit::read_audit_log;
+    use crate::provider::test_provider;
+
+    fn audit_records(provider: &Provider) -> Result<Vec<crate::AuditRecord>, ProviderError> {
+        read_audit_log(provider.audit_dir())
+    }
 
     thread_local! {
         /// A deadline for every request made on this thread, instead of its kind's: the
@@ -405,7 +389,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let provider =
-            sim_provider(Platform::Debian, dir.path(), vec![]).with_tenant_worker(real_worker());
+            test_provider(Platform::Debian, dir.path()).with_tenant_worker(real_worker());
         let home = provider.sysconf("/home/acme");
         std::fs::create_dir_all(&home).unwrap();
         // Every directory above the home is traversable by the tenant, as on a real system.
@@ -561,117 +545,10 @@ mod tests {
         assert!(TenantWork::UsageWalk.deadline() < TenantWork::Archive.deadline());
     }
 
-    /// Under Sim without root the request code runs in-process, without any drop, and says
-    /// so; the same request and reply types cross the same `execute`.
-    #[test]
-    fn sim_without_root_runs_the_request_code_in_process() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut provider = sim_provider(Platform::Debian, dir.path(), vec![]);
-        provider.is_root = false;
-        assert_eq!(provider.tenant_isolation(), TenantIsolation::InProcess);
-
-        let me = rustix::process::geteuid().as_raw();
-        let my_gid = rustix::process::getegid().as_raw();
-        // The home belongs to this process's user, which is who does the work here. Root
-        // runs these tests too: uid 0 is then refused as a tenant, so use a stand-in
-        // identity and a home owned by the current user.
-        std::fs::create_dir_all(provider.sysconf("/home/acme")).unwrap();
-        let who = Identity::new(
-            if me == 0 { 64_200 } else { me },
-            if my_gid == 0 { 64_200 } else { my_gid },
-            vec![],
-            "/home/acme".into(),
-        )
-        .unwrap();
-        let request = Request::EnsureDirs {
-            dirs: vec!["web/public_html".parse().unwrap()],
-            mode: DirMode::Public,
-        };
-        let result = provider.as_tenant(&who, &request).unwrap();
-        assert_eq!(
-            result,
-            TenantResult::EnsureDirs {
-                created: 1,
-                existing: 0
-            }
-        );
-        let created = provider.sysconf("/home/acme/web/public_html");
-        assert!(created.is_dir());
-        // No drop happened: the directory belongs to this process's user.
-        assert_eq!(std::fs::metadata(&created).unwrap().uid(), me);
-
-        let records = audit_records(&provider).unwrap();
-        assert_eq!(records.len(), 1);
-        assert_eq!(records[0].program, "layerone-tenant");
-        assert_eq!(records[0].backend, "sim");
-
-        // A symlinked docroot fails the same way in-process.
-        std::os::unix::fs::symlink("/etc", provider.sysconf("/home/acme/evil")).unwrap();
-        let err = provider
-            .as_tenant(
-                &who,
-                &Request::EnsureDirs {
-                    dirs: vec!["evil/x".parse().unwrap()],
-                    mode: DirMode::Public,
-                },
-            )
-            .unwrap_err();
-        assert_eq!(err.code(), "tenant_path_unsafe");
-    }
-
-    /// The streaming requests take the same in-process path (the dev node without root):
-    /// an archive of the home out, and back in.
-    #[test]
-    fn sim_without_root_archives_and_extracts_in_process() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut provider = sim_provider(Platform::Debian, dir.path(), vec![]);
-        provider.is_root = false;
-        let me = rustix::process::geteuid().as_raw();
-        let my_gid = rustix::process::getegid().as_raw();
-        let home = provider.sysconf("/home/acme");
-        std::fs::create_dir_all(home.join("web")).unwrap();
-        std::fs::write(home.join("web/index.html"), b"hello").unwrap();
-        let who = Identity::new(
-            if me == 0 { 64_200 } else { me },
-            if my_gid == 0 { 64_200 } else { my_gid },
-            vec![],
-            "/home/acme".into(),
-        )
-        .unwrap();
-        let mut archive = Vec::new();
-        let counts = provider.archive_home(&who, &mut archive).unwrap();
-        assert_eq!((counts.files, counts.dirs, counts.bytes), (1, 1, 5));
-        std::fs::remove_dir_all(home.join("web")).unwrap();
-        let written = provider.extract_home(&who, &mut &archive[..]).unwrap();
-        assert_eq!(written.files, 1);
-        assert_eq!(
-            std::fs::read(home.join("web/index.html")).unwrap(),
-            b"hello"
-        );
-        let records = audit_records(&provider).unwrap();
-        assert_eq!(records.len(), 2);
-        assert!(
-            records
-                .iter()
-                .all(|r| r.backend == "sim" && r.status == Some(0))
-        );
-        // A hostile archive fails the same way in-process.
-        let mut builder = tar::Builder::new(Vec::new());
-        let mut header = tar::Header::new_gnu();
-        header.set_entry_type(tar::EntryType::Link);
-        header.as_old_mut().name[..6].copy_from_slice(b"shadow");
-        header.as_old_mut().linkname[..11].copy_from_slice(b"/etc/shadow");
-        header.set_cksum();
-        builder.append(&header, &[][..]).unwrap();
-        let hostile = builder.into_inner().unwrap();
-        let err = provider.extract_home(&who, &mut &hostile[..]).unwrap_err();
-        assert_eq!(err.code(), "tenant_archive_invalid");
-    }
-
     #[test]
     fn the_worker_is_found_beside_the_running_executable_unless_configured() {
         let dir = tempfile::tempdir().unwrap();
-        let provider = sim_provider(Platform::Debian, dir.path(), vec![]);
+        let provider = test_provider(Platform::Debian, dir.path());
         let exe = std::env::current_exe().unwrap();
         assert_eq!(
             provider.program_path(Program::TenantWorker),
@@ -687,7 +564,7 @@ mod tests {
     #[test]
     fn cloudlinux_wraps_the_worker_in_lve_suwrapper_with_the_tenants_uid() {
         let dir = tempfile::tempdir().unwrap();
-        let provider = sim_provider(Platform::CloudLinux, dir.path(), vec![])
+        let provider = test_provider(Platform::CloudLinux, dir.path())
             .with_tenant_worker("/usr/libexec/layerone-tenant");
         let who = Identity::new(1234, 1235, vec![33], "/home/acme".into()).unwrap();
         let (program, argv) = provider.tenant_argv(&who).unwrap();
@@ -707,37 +584,9 @@ mod tests {
                 "/home/acme"
             ]
         );
-        let debian = sim_provider(Platform::Debian, dir.path(), vec![]);
+        let debian = test_provider(Platform::Debian, dir.path());
         let (program, argv) = debian.tenant_argv(&who).unwrap();
         assert_eq!(program, Program::TenantWorker);
         assert_eq!(argv.for_audit()[0], "--uid");
-    }
-
-    #[test]
-    fn tenant_identity_comes_from_passwd_and_the_group_member_lists() {
-        let dir = tempfile::tempdir().unwrap();
-        let provider = sim_provider(Platform::Debian, dir.path(), vec![]);
-        crate::testing::seed_accounts(&provider).unwrap();
-        let etc = provider.sysconf("/etc");
-        std::fs::write(
-            etc.join("passwd"),
-            "root:x:0:0:root:/root:/bin/bash\nacme:x:1001:1001::/home/acme:/bin/bash\n",
-        )
-        .unwrap();
-        std::fs::write(
-            etc.join("group"),
-            "root:x:0:\nacme:x:1001:\nwww-data:x:33:acme,other\nsftp:x:900:other\nbackup:x:34:acme\n",
-        )
-        .unwrap();
-        let who = provider.tenant_identity("acme").unwrap().unwrap();
-        assert_eq!((who.uid, who.gid), (1001, 1001));
-        assert_eq!(who.groups, vec![33, 34]);
-        assert_eq!(who.home, PathBuf::from("/home/acme"));
-        assert_eq!(provider.tenant_identity("nobody-here").unwrap(), None);
-        // root is never a tenant.
-        assert_eq!(
-            provider.tenant_identity("root").unwrap_err().code(),
-            "tenant_identity_invalid"
-        );
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use rustix::fs::{Mode, OFlags};
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 

@@ -8,7 +8,7 @@
 //! group and has no other members.
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 

@@ -9,7 +9,7 @@
 //! old group get the new one.
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 

@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use crate::error::ProviderError;
-use crate::exec::Argv;
+use crate::executor::Argv;
 use crate::files::{sync_parent, temp_name, write_exclusive};
 use crate::platform::Platform;
 use crate::program::Program;

@@ -1,10 +1,8 @@
 //! apachectl: the Sim's configuration test and reload, the real `apache2ctl -t` on a
 //! sysroot configuration, and the two agreeing on the shapes of vhost the node writes.
 
-use provider::testing::{
-    audit_records, require_apachectl, sim_apache_reloads, write_apache_test_config,
-};
 use provider::{CONFIG_MODE, Platform, Program, ProviderError};
+use testkit::{audit_records, require_apachectl, sim_apache_reloads, write_apache_test_config};
 
 use crate::common::Env;
 

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use provider::testing::audit_records;
 use provider::{LveLimits, Platform, UserAdd};
+use testkit::audit_records;
 
 use crate::common::Env;
 
@@ -112,7 +112,7 @@ fn limits_and_isolation_are_unsupported_on_debian_and_start_nothing() {
 fn dbctl_set_is_read_back_by_list_and_reset_by_delete_in_the_documented_forms() {
     let env = Env::sim(Platform::CloudLinux);
     assert!(!env.provider.mysql_governor_present());
-    provider::testing::seed_mysql_governor(&env.provider).unwrap();
+    testkit::seed_mysql_governor(&env.provider).unwrap();
     assert!(env.provider.mysql_governor_present());
     let limits = provider::GovernorLimits {
         cpu_pct: 150,

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use provider::testing::{seed_accounts, sim_provider};
 use provider::{Platform, Program, Provider};
+use testkit::{seed_accounts, sim_provider};
 
 pub struct Env {
     pub dir: tempfile::TempDir,

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use provider::testing::{REAL_MAIL_PROGRAMS, require_mail_tools, write_mail_test_config};
 use provider::{Platform, PostfixMap, Program, ProviderError, parse_dkim_txt};
+use testkit::{REAL_MAIL_PROGRAMS, require_mail_tools, write_mail_test_config};
 
 use crate::common::Env;
 
@@ -128,7 +128,7 @@ fn real_dovecot_reads_the_passwd_file_and_authenticates_a_mailbox() {
     assert!(!p.doveadm_auth_test("info@example.com", "wrong").unwrap());
     assert!(!p.doveadm_auth_test("other@example.com", "s3cret").unwrap());
     // The password is not in the audit log.
-    let audit = provider::testing::audit_records(p).unwrap();
+    let audit = testkit::audit_records(p).unwrap();
     let text = serde_json::to_string(&audit).unwrap();
     assert!(!text.contains("s3cret"), "a password reached the audit log");
 }
@@ -219,7 +219,7 @@ fn sim_models_check_the_node_tables_and_record_reloads() {
     );
     p.postfix_reload().unwrap();
     p.dovecot_reload().unwrap();
-    assert_eq!(provider::testing::sim_mail_reloads(p).unwrap(), (1, 1));
+    assert_eq!(testkit::sim_mail_reloads(p).unwrap(), (1, 1));
     write(
         &env,
         &p.postfix_map_path(PostfixMap::Aliases),

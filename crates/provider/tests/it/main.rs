@@ -5,6 +5,7 @@
 mod apache;
 mod cloudlinux;
 mod common;
+mod identities;
 mod mail;
 mod mariadb;
 mod php_cron;

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeSet;
 
-use provider::testing::mysql::prelude::Queryable;
-use provider::testing::{MariadbServer, audit_records, sim_mariadb_contents, sim_provider};
 use provider::{
     Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, NativeHash, Platform, Privilege,
     Provider, quote_db_pattern, quote_ident,
 };
+use testkit::mysql::prelude::Queryable;
+use testkit::{MariadbServer, audit_records, sim_mariadb_contents, sim_provider};
 
 fn hash_of(server: &MariadbServer, password: &str) -> NativeHash {
     let hash: Option<String> = server

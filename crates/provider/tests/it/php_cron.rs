@@ -2,10 +2,8 @@
 //! agree on the shapes the node writes and on broken ones, and the module list and the
 //! installed versions are observed from the machine, never assumed.
 
-use provider::testing::{
-    require_php_fpm, seed_php, sim_service_reloads, write_php_fpm_test_config,
-};
 use provider::{PhpVersion, Platform, Program, Provider};
+use testkit::{require_php_fpm, seed_php, sim_service_reloads, write_php_fpm_test_config};
 
 use crate::common::Env;
 
@@ -161,7 +159,7 @@ fn sim_selectorctl_lists_and_replaces_user_extensions_with_the_real_command_form
     let env = Env::sim(Platform::CloudLinux);
     let p = &env.provider;
     seed_php(p, V, &["opcache"]).unwrap();
-    provider::testing::seed_alt_php_available(p, V, &["imap", "intl"]).unwrap();
+    testkit::seed_alt_php_available(p, V, &["imap", "intl"]).unwrap();
     let list = p.selector_extensions(V).unwrap();
     assert!(
         list.contains(&("opcache".into(), provider::SelectorState::Enabled)),
@@ -173,14 +171,14 @@ fn sim_selectorctl_lists_and_replaces_user_extensions_with_the_real_command_form
     );
     p.selector_replace_user_extensions("nobody", V, &["intl".into(), "imap".into()])
         .unwrap();
-    let recorded = env.read(&format!("{}/nobody/8.2", provider::SIM_SELECTOR_DIR));
+    let recorded = env.read(&format!("{}/nobody/8.2", simulator::SIM_SELECTOR_DIR));
     assert_eq!(recorded, "intl\nimap\n");
     let err = p
         .selector_replace_user_extensions("nobody", V, &["nosuch".into()])
         .unwrap_err();
     assert!(err.to_string().contains("No such extension"), "{err}");
     assert!(p.selector_replace_user_extensions("ghost", V, &[]).is_err());
-    let last = provider::testing::audit_records(p).unwrap().pop().unwrap();
+    let last = testkit::audit_records(p).unwrap().pop().unwrap();
     assert_eq!(last.path, "/usr/bin/selectorctl");
     assert_eq!(
         last.args,

@@ -257,7 +257,7 @@ fn sim_matches_real_shadow_utils_under_prefix() {
         );
     }
     // The real run really ran: every shadow-utils record in its audit says "real".
-    let records = provider::testing::audit_records(&real.provider).unwrap();
+    let records = testkit::audit_records(&real.provider).unwrap();
     assert!(!records.is_empty());
     assert!(records.iter().all(|r| r.backend == "real"), "{records:?}");
     // And the scenario exercised both outcomes.

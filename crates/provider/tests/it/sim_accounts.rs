@@ -4,8 +4,8 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use provider::testing::audit_records;
 use provider::{Expire, HOME_MODE, Platform, ProviderError, UserAdd, UserMod};
+use testkit::audit_records;
 
 use crate::common::{Env, is_root, mode_of};
 

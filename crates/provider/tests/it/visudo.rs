@@ -2,8 +2,8 @@
 //! writes and on broken ones, and `install_sudoers` never puts a file that failed the check in
 //! place of the previous one.
 
-use provider::testing::{audit_records, require_visudo};
 use provider::{Platform, Program, SUDOERS_MODE};
+use testkit::{audit_records, require_visudo};
 
 use crate::common::{Env, mode_of};
 

@@ -13,10 +13,9 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use provider::{PhpFpmLayout, PhpVersion, Provider};
+
 use super::{Outcome, unix_ms};
-use crate::program::PhpVersion;
-use crate::programs::php_fpm::PhpFpmLayout;
-use crate::provider::Provider;
 
 /// Where simulated service reloads are recorded, one line each (a system path).
 pub const SIM_SERVICE_RELOADS_FILE: &str = "/var/lib/layerone-sim/service-reloads";
@@ -71,8 +70,8 @@ fn is_numeric_id(value: &str) -> bool {
 }
 
 pub(super) fn php_fpm(provider: &Provider, version: PhpVersion, args: &[String]) -> Outcome {
-    let program = crate::program::Program::PhpFpm(version);
-    let binary = program.path(provider.platform).unwrap_or_default();
+    let program = provider::Program::PhpFpm(version);
+    let binary = program.path(provider.platform()).unwrap_or_default();
     if !provider.sysconf(binary).exists() {
         return Outcome::fail(127, format!("{binary}: No such file or directory\n"));
     }
@@ -147,15 +146,15 @@ pub(super) fn systemctl(provider: &Provider, args: &[String]) -> Outcome {
     if verb != "reload" {
         return Outcome::fail(1, format!("Unknown command verb {verb}.\n"));
     }
-    let Some(version) = PhpFpmLayout::version_of_unit(provider.platform, unit) else {
+    let Some(version) = PhpFpmLayout::version_of_unit(provider.platform(), unit) else {
         return Outcome::fail(
             5,
             format!("Failed to reload {unit}: Unit {unit} not found.\n"),
         );
     };
     let layout = provider.php_fpm_layout(version);
-    let binary = crate::program::Program::PhpFpm(version)
-        .path(provider.platform)
+    let binary = provider::Program::PhpFpm(version)
+        .path(provider.platform())
         .unwrap_or_default();
     if !provider.sysconf(binary).exists() {
         return Outcome::fail(
@@ -175,7 +174,7 @@ pub(super) fn systemctl(provider: &Provider, args: &[String]) -> Outcome {
 }
 
 /// Records a unit's reload in [`SIM_SERVICE_RELOADS_FILE`] (read by
-/// `testing::sim_service_reloads`).
+/// `testkit::sim_service_reloads`).
 pub(super) fn record_reload(provider: &Provider, unit: &str) -> Outcome {
     let file = provider.sysconf(SIM_SERVICE_RELOADS_FILE);
     let recorded = (|| -> std::io::Result<()> {

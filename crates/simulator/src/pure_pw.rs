@@ -7,9 +7,9 @@
 //! users to PDB (0600) as text, not PureDB's binary format: nothing in the Sim reads it but
 //! tests, and the real `pure-pw` builds and reads the real format in the integration tests.
 
+use provider::{Provider, write_atomic};
+
 use super::{CommandLine, Outcome};
-use crate::files::write_atomic;
-use crate::provider::Provider;
 
 struct Line {
     login: String,

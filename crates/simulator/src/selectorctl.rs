@@ -7,9 +7,9 @@
 //! [`SIM_SELECTOR_DIR`]`/USER/X.Y`, one extension a line; an unknown user or extension fails
 //! as the real tool does (exit 1, message on stderr).
 
+use provider::{PhpVersion, Provider};
+
 use super::{CommandLine, Outcome};
-use crate::program::PhpVersion;
-use crate::provider::Provider;
 
 /// Where the Sim records users' selections (a system path).
 pub const SIM_SELECTOR_DIR: &str = "/var/lib/layerone-sim/selector";

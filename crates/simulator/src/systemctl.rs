@@ -3,8 +3,9 @@
 //! `failed`...); no file is a unit systemd does not know (`LoadState=not-found`,
 //! `ActiveState=inactive`, exit 0, as systemd answers). Other verbs are not modelled.
 
+use provider::Provider;
+
 use super::Outcome;
-use crate::provider::Provider;
 
 /// Where the Sim keeps each unit's state.
 pub const SIM_UNITS_DIR: &str = "/var/lib/layerone-sim/units";

@@ -3,16 +3,18 @@
 //! `--skip-networking`, as a child of the test. Dropping the value stops the server and
 //! removes the directory.
 //!
-//! Test support only: production never starts a database server. Starting these two programs
-//! is the one place outside `exec.rs` that builds a `Command`, allowed locally below, because
-//! `execute()` runs a program to completion and a server must keep running.
+//! Test support only: production never starts a database server. Both programs are started
+//! through the real executor's one spawn of a long-running child
+//! (`provider::RealExecutor::spawn_service`), since the provider's `execute()` runs a program
+//! to completion and a server must keep running.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use super::real::Session;
+use provider::RealExecutor;
 
 const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
 const MARIADBD: &str = "/usr/sbin/mariadbd";
@@ -27,19 +29,11 @@ pub struct MariadbServer {
     child: Option<Child>,
 }
 
-/// Starts `program` with `args`, output to `log`. Test support only (see the module doc).
-#[allow(clippy::disallowed_methods)]
+/// Starts `program` with `args`, output to `log` (see the module doc).
 fn spawn(program: &str, args: &[String], log: &Path) -> std::io::Result<Child> {
-    let out = std::fs::File::create(log)?;
-    let err = out.try_clone()?;
-    std::process::Command::new(program)
-        .args(args)
-        .env_clear()
-        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .spawn()
+    let log = std::fs::File::create(log)?;
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    RealExecutor.spawn_service(Path::new(program), &args, &log)
 }
 
 fn as_root() -> bool {
@@ -124,7 +118,7 @@ impl MariadbServer {
                     std::fs::read_to_string(log).unwrap_or_default()
                 );
             }
-            if self.socket.exists() && Session::connect(&self.socket).is_ok() {
+            if self.socket.exists() && self.try_root_conn().is_ok() {
                 return;
             }
             if started.elapsed() > START_DEADLINE {
@@ -146,11 +140,15 @@ impl MariadbServer {
 
     /// A client connection as `root` (unix-socket authentication), for a test's own checks.
     pub fn root_conn(&self) -> mysql::Conn {
+        self.try_root_conn().expect("connect as root")
+    }
+
+    fn try_root_conn(&self) -> Result<mysql::Conn, mysql::Error> {
         let opts = mysql::OptsBuilder::new()
             .socket(Some(self.socket.to_string_lossy()))
             .prefer_socket(true)
             .user(Some("root"));
-        mysql::Conn::new(opts).expect("connect as root")
+        mysql::Conn::new(opts)
     }
 
     /// A client connection as `user` with `password`, as a tenant's application would open

@@ -24,9 +24,9 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use provider::{PostfixMap, Provider};
+
 use super::{Outcome, unix_ms};
-use crate::mail::PostfixMap;
-use crate::provider::Provider;
 
 /// Where a simulated `postfix reload` is recorded (a system path).
 pub const SIM_POSTFIX_RELOADS_FILE: &str = "/var/lib/layerone-sim/postfix-reloads";

@@ -12,8 +12,9 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use provider::Provider;
+
 use super::{CommandLine, Outcome, unix_ms};
-use crate::provider::Provider;
 
 /// Where a simulated graceful reload is recorded, one line each (a system path: map it with
 /// `sysconf`).

@@ -9,10 +9,8 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use provider::{ProviderError, write_atomic};
 use rustix::fs::{FlockOperation, Mode, OFlags};
-
-use crate::error::ProviderError;
-use crate::files::write_atomic;
 
 /// One database file, loaded.
 pub(super) struct Table {

@@ -14,12 +14,10 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use provider::{Platform, Provider, ProviderError, parse_passwd_line};
+
 use super::etc_files::{DbLock, Table, lock};
 use super::{CommandLine, Outcome, today};
-use crate::error::ProviderError;
-use crate::platform::Platform;
-use crate::provider::Provider;
-use crate::users::parse_passwd_line;
 
 /// useradd creates the home with `0777 & !UMASK`; the provider then sets `HOME_MODE`.
 const USERADD_HOME_MODE: u32 = 0o755;
@@ -86,7 +84,7 @@ fn prelude(
     let expected = if provider.root_is_slash() {
         None
     } else {
-        Some(provider.root.to_string_lossy().into_owned())
+        Some(provider.root().to_string_lossy().into_owned())
     };
     if line.value("--prefix").map(str::to_owned) != expected {
         return Err(Outcome::fail(
@@ -94,7 +92,7 @@ fn prelude(
             format!(
                 "layerone sim: {program} --prefix {:?} does not match the provider root {}\n",
                 line.value("--prefix"),
-                provider.root.display()
+                provider.root().display()
             ),
         ));
     }
@@ -270,7 +268,7 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
         },
     };
     // Debian's useradd writes `!` for "no password yet", Red Hat's (CloudLinux) `!!`.
-    let locked_empty = match provider.platform {
+    let locked_empty = match provider.platform() {
         Platform::Debian => "!",
         Platform::CloudLinux => "!!",
     };
@@ -295,7 +293,7 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
             ))
             .warn("useradd: Not copying any file from skel directory into it."),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            match create_home(&path, provider.is_root.then_some((uid, gid))) {
+            match create_home(&path, provider.is_root().then_some((uid, gid))) {
                 Ok(()) => outcome,
                 Err(e) => Outcome::fail(
                     12,
@@ -465,7 +463,7 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
     // Like the real usermod: what in the home had the old primary group gets the new one
     // (never following a symlink; the home itself included).
     if let Some((home, old, new)) = regroup
-        && provider.is_root
+        && provider.is_root()
         && home.is_absolute()
     {
         regroup_tree(&provider.sysconf(&home), old, new, 0);

@@ -8,9 +8,10 @@
 //! is one `user c,s,m,l r,r,r,r w,w,w,w` line per user under `/var/lib/layerone-sim/`.
 //! A form the node never runs is refused as not modelled (exit 1), never accepted on faith.
 
+use provider::Provider;
+
 use super::Outcome;
 use super::cloudlinux::{load, save};
-use crate::provider::Provider;
 
 /// The Sim's record of the governor's per-user limits.
 pub const SIM_DBCTL_FILE: &str = "/var/lib/layerone-sim/dbctl-limits";
@@ -174,7 +175,7 @@ fn run(provider: &Provider, args: &[String]) -> Result<Outcome, Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::Platform;
+    use provider::Platform;
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|a| (*a).to_owned()).collect()
@@ -183,7 +184,7 @@ mod tests {
     #[test]
     fn a_malformed_set_exits_zero_prints_the_error_and_changes_nothing_like_the_real_tool() {
         let dir = tempfile::tempdir().unwrap();
-        let provider = crate::testing::sim_provider(Platform::CloudLinux, dir.path(), vec![]);
+        let provider = crate::test_provider(Platform::CloudLinux, dir.path());
         // The real dbctl needs four periods; with one it prints an error and exits 0, which
         // is why the node reads every `set` back with `list --bb`.
         let out = dbctl(&provider, &args(&["set", "shop1", "--cpu=150"]));

@@ -9,9 +9,9 @@
 
 use std::path::PathBuf;
 
+use provider::{Provider, write_atomic};
+
 use super::Outcome;
-use crate::files::write_atomic;
-use crate::provider::Provider;
 
 /// The Sim's record of LVE limits: one `user speed pmem io nproc ep` line per user.
 pub const SIM_LVE_FILE: &str = "/var/lib/layerone-sim/lve-limits";

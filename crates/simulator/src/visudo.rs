@@ -11,8 +11,9 @@
 //! refuse a file the real visudo takes, never the other way round. The real visudo runs in
 //! the integration tests.
 
+use provider::Provider;
+
 use super::{CommandLine, Outcome};
-use crate::provider::Provider;
 
 /// `Defaults` the model knows, with the kind of value each takes.
 const DEFAULTS: &[(&str, Kind)] = &[

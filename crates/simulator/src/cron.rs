@@ -8,13 +8,12 @@
 //! (`"FILE":N: bad minute` then `errors in crontab file, can't install.`, exit 1) and the
 //! spool keeps the old crontab.
 
+use provider::{Platform, Provider, crontab_spool};
+
 use super::{CommandLine, Outcome};
-use crate::platform::Platform;
-use crate::programs::crontab::crontab_spool;
-use crate::provider::Provider;
 
 pub(super) fn crontab(provider: &Provider, args: &[String]) -> Outcome {
-    let dry = match provider.platform {
+    let dry = match provider.platform() {
         Platform::Debian => "-n",
         Platform::CloudLinux => "-T",
     };
@@ -39,7 +38,7 @@ pub(super) fn crontab(provider: &Provider, args: &[String]) -> Outcome {
         _ => return Outcome::fail(1, format!("crontab: user `{user}' unknown\n")),
     }
     let spool = provider
-        .sysconf(crontab_spool(provider.platform))
+        .sysconf(crontab_spool(provider.platform()))
         .join(user);
     if line.has("-r") {
         if !line.operands.is_empty() {
@@ -70,7 +69,7 @@ pub(super) fn crontab(provider: &Provider, args: &[String]) -> Outcome {
         Err(e) => return Outcome::fail(1, format!("{file}: {e}\n")),
     };
     if let Err(e) = provider
-        .ensure_dir(&provider.sysconf(crontab_spool(provider.platform)), 0o730)
+        .ensure_dir(&provider.sysconf(crontab_spool(provider.platform())), 0o730)
         .and_then(|()| provider.write_config_atomic(&spool, &bytes, 0o600))
     {
         return Outcome::fail(1, format!("crontab: {e}\n"));

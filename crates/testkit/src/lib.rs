@@ -1,35 +1,42 @@
-//! Helpers for tests (of every crate) and for the dev node: a Sim provider in a temporary
-//! sysroot, a seeded account database, a self-contained Apache configuration that the real
-//! `apache2ctl -t` accepts, and readers for what the Sim records.
+//! `testkit`: what the tests (of every crate) and the dev node share: a simulated provider in
+//! a temporary sysroot, a seeded account database, self-contained configurations that the
+//! real `apache2ctl -t`, `php-fpm -t` and the mail tools accept, readers for what the
+//! simulation records and a throw-away MariaDB server (`mariadb_server.rs`).
 //!
-//! Nothing here is used by production code paths; it lives in the library (not behind
-//! `cfg(test)`) because other crates' tests and the dev node need the same setup, and one
-//! copy of it is easier to keep true than one per crate.
+//! Nothing here is production code: no packaged binary links this crate (a test reads
+//! `cargo metadata` to hold that). It is a library rather than `cfg(test)` code because
+//! other crates' tests and the dev node need the same setup, and one copy of it is easier to
+//! keep true than one per crate.
+
+mod mariadb_server;
 
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 
-use crate::audit::{AuditRecord, read_audit_log};
-use crate::error::ProviderError;
-use crate::files::CONFIG_MODE;
-use crate::platform::Platform;
-use crate::program::Program;
-use crate::programs::php_fpm::PhpVersion;
-use crate::provider::{Backend, Provider, ProviderConfig};
-use crate::sim::{SIM_RELOADS_FILE, SIM_SERVICE_RELOADS_FILE};
+use std::sync::Arc;
 
-pub use crate::mariadb::test_server::MariadbServer;
+use provider::{
+    AuditRecord, CONFIG_MODE, PhpVersion, Platform, Program, Provider, ProviderConfig,
+    ProviderError, read_audit_log,
+};
+use simulator::{
+    SIM_DOVECOT_RELOADS_FILE, SIM_POSTFIX_RELOADS_FILE, SIM_RELOADS_FILE, SIM_SERVICE_RELOADS_FILE,
+    SimExecutor,
+};
+
+pub use mariadb_server::MariadbServer;
 /// The client library, for tests that check MariaDB themselves.
 pub use mysql;
+pub use simulator::{SimMariadbContents, sim_mariadb_contents, sim_set_mariadb_size};
 
-/// A Sim provider whose sysroot is `<dir>/root` and audit directory `<dir>/audit`; the
-/// programs in `real` run for real.
+/// A provider on the simulation whose sysroot is `<dir>/root` and audit directory
+/// `<dir>/audit`; the programs in `real` run for real.
 pub fn sim_provider(platform: Platform, dir: &Path, real: Vec<Program>) -> Provider {
     Provider::new(ProviderConfig {
         platform,
         root: dir.join("root"),
-        backend: Backend::Sim { real },
+        executor: Arc::new(SimExecutor::new(real)),
         audit_dir: dir.join("audit"),
     })
 }
@@ -169,7 +176,7 @@ pub fn write_apache_test_config(provider: &Provider) -> Result<ApacheTestConfig,
     // Writing to a String cannot fail; the results are ignored for that reason.
     let _ = writeln!(
         conf,
-        "# layerone test configuration (provider::testing): not for production."
+        "# layerone test configuration (testkit): not for production."
     );
     let _ = writeln!(conf, "ServerRoot \"{server_root}\"");
     let _ = writeln!(conf, "DefaultRuntimeDir \"{}\"", run_dir.display());
@@ -212,57 +219,6 @@ fn free_loopback_port() -> std::io::Result<SocketAddr> {
     listener.local_addr()
 }
 
-/// Sets the size the Sim reports for a database (the model has no tables to measure), so
-/// tests and seeded histories can exceed and lift a MySQL quota. Absent databases are left
-/// alone.
-pub fn sim_set_mariadb_size(
-    provider: &Provider,
-    db: &str,
-    bytes: u64,
-) -> Result<(), ProviderError> {
-    let mut state = crate::mariadb::sim_load(provider)?;
-    if let Some(entry) = state.databases.get_mut(db) {
-        entry.size_bytes = bytes;
-    }
-    crate::mariadb::sim_save(provider, &state)
-}
-
-/// What the Sim holds for MariaDB.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct SimMariadbContents {
-    pub databases: Vec<String>,
-    /// `user@host`.
-    pub accounts: Vec<String>,
-    /// `(user@host, database)` with at least one privilege.
-    pub grants: Vec<(String, String)>,
-    /// `(user@host, database, privileges in SQL spelling)` for each of `grants`.
-    pub privileges: Vec<(String, String, Vec<String>)>,
-}
-
-/// What the Sim holds for MariaDB: databases, accounts and grants.
-pub fn sim_mariadb_contents(provider: &Provider) -> Result<SimMariadbContents, ProviderError> {
-    let state = crate::mariadb::sim_load(provider)?;
-    let grants = state
-        .grants
-        .iter()
-        .flat_map(|(acct, dbs)| dbs.keys().map(move |db| (acct.clone(), db.clone())))
-        .collect();
-    let privileges = state
-        .grants
-        .iter()
-        .flat_map(|(acct, dbs)| {
-            dbs.iter()
-                .map(move |(db, privs)| (acct.clone(), db.clone(), privs.iter().cloned().collect()))
-        })
-        .collect();
-    Ok(SimMariadbContents {
-        databases: state.databases.keys().cloned().collect(),
-        accounts: state.accounts.keys().cloned().collect(),
-        grants,
-        privileges,
-    })
-}
-
 /// The reloads Sim's `systemctl` recorded, one unit name each, oldest first.
 pub fn sim_service_reloads(provider: &Provider) -> Result<Vec<String>, ProviderError> {
     let path = provider.sysconf(SIM_SERVICE_RELOADS_FILE);
@@ -274,7 +230,7 @@ pub fn sim_service_reloads(provider: &Provider) -> Result<Vec<String>, ProviderE
     }))
 }
 
-/// Makes the sysroot look like a machine with PHP `version` installed, for the Sim backend:
+/// Makes the sysroot look like a machine with PHP `version` installed, for the simulation:
 /// the FPM and CLI binaries (empty files: Sim never executes them), one ini file per
 /// extension in the version's ini directory (`20-intl.ini`, `10-opcache.ini`), the pool
 /// directory, and a main configuration written by [`write_php_fpm_test_config`].
@@ -367,7 +323,7 @@ pub fn write_php_fpm_test_config(
     let mut conf = String::new();
     let _ = writeln!(
         conf,
-        "; layerone test configuration (provider::testing): not for production."
+        "; layerone test configuration (testkit): not for production."
     );
     let _ = writeln!(conf, "[global]");
     let _ = writeln!(
@@ -460,7 +416,7 @@ pub fn write_mail_test_config(provider: &Provider) -> Result<MailTestConfig, Pro
     let mut main_cf = String::new();
     let _ = writeln!(
         main_cf,
-        "# layerone test configuration (provider::testing): not for production."
+        "# layerone test configuration (testkit): not for production."
     );
     let _ = writeln!(main_cf, "compatibility_level = 3.6");
     let _ = writeln!(main_cf, "queue_directory = {}", queue.display());
@@ -480,7 +436,7 @@ pub fn write_mail_test_config(provider: &Provider) -> Result<MailTestConfig, Pro
     let mut conf = String::new();
     let _ = writeln!(
         conf,
-        "# layerone test configuration (provider::testing): not for production."
+        "# layerone test configuration (testkit): not for production."
     );
     let _ = writeln!(conf, "base_dir = {}", run.display());
     let _ = writeln!(conf, "state_dir = {}", state.display());
@@ -511,8 +467,8 @@ pub fn sim_mail_reloads(provider: &Provider) -> Result<(usize, usize), ProviderE
             }))
     };
     Ok((
-        count(crate::sim::SIM_POSTFIX_RELOADS_FILE)?,
-        count(crate::sim::SIM_DOVECOT_RELOADS_FILE)?,
+        count(SIM_POSTFIX_RELOADS_FILE)?,
+        count(SIM_DOVECOT_RELOADS_FILE)?,
     ))
 }
 
