@@ -25,9 +25,6 @@ _layerone() {
             layerone,completions)
                 cmd="layerone__subcmd__completions"
                 ;;
-            layerone,dev)
-                cmd="layerone__subcmd__dev"
-                ;;
             layerone,help)
                 cmd="layerone__subcmd__help"
                 ;;
@@ -48,9 +45,6 @@ _layerone() {
                 ;;
             layerone__subcmd__help,completions)
                 cmd="layerone__subcmd__help__subcmd__completions"
-                ;;
-            layerone__subcmd__help,dev)
-                cmd="layerone__subcmd__help__subcmd__dev"
                 ;;
             layerone__subcmd__help,help)
                 cmd="layerone__subcmd__help__subcmd__help"
@@ -104,7 +98,7 @@ _layerone() {
 
     case "${cmd}" in
         layerone)
-            opts="-h -V --help --version dev catalogue job install status cloudlinux completions help"
+            opts="-h -V --help --version catalogue job install status cloudlinux completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -175,30 +169,8 @@ _layerone() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        layerone__subcmd__dev)
-            opts="-h --root --listen --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --listen)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         layerone__subcmd__help)
-            opts="dev catalogue job install status cloudlinux completions help"
+            opts="catalogue job install status cloudlinux completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -240,20 +212,6 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__help__subcmd__completions)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        layerone__subcmd__help__subcmd__dev)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

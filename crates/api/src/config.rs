@@ -1,4 +1,4 @@
-//! What the API is started with. The binary fills it from flags; `layerone dev` and the tests
+//! What the API is started with. The binary fills it from flags; `layerone-dev` and the tests
 //! fill it directly.
 
 use std::net::SocketAddr;

@@ -13,7 +13,7 @@
 //! - [`tls`]: rustls configuration and the self-signed placeholder certificate.
 //!
 //! [`start`] binds and returns at once with the bound address (port 0 works), for tests and
-//! `layerone dev`; [`serve`] runs until a shutdown future resolves, for the binary.
+//! `layerone-dev`; [`serve`] runs until a shutdown future resolves, for the binary.
 
 mod auth;
 pub mod config;

@@ -1,6 +1,6 @@
 //! TLS for the API: loading the node's certificate and key into a rustls server (ring, TLS 1.2
 //! and 1.3, HTTP/1.1 only), and the self-signed placeholder a node starts with until ACME
-//! succeeds (DESIGN.md section 9), which `layerone dev` uses as its only certificate.
+//! succeeds (DESIGN.md section 9), which `layerone-dev` uses as its only certificate.
 //!
 //! Clients trust a node by pin: [`pin_sha256`] is what they pin.
 

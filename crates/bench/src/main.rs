@@ -1,8 +1,9 @@
 //! `layerone-bench`: measures a dev node against the physical limit of its disk, in one run.
 //!
-//! It builds and drives the real release binaries (`layerone-api`, `layerone-runner`) on dev
-//! nodes with the Sim provider in a temporary directory, and prints, with the machine's cores
-//! and the disk under that directory: the disk's durable commit rate in the inbox's and
+//! It drives the real release binaries (`layerone-api`, and the runner code as
+//! `layerone-sim-runner` on the simulator) on dev nodes in a temporary directory, and prints,
+//! with the machine's cores and the disk under that directory: the disk's durable commit rate
+//! in the inbox's and
 //! state.db's modes; admission over HTTPS with keep-alive at 1, 16 and 64 clients; end-to-end
 //! latency of a trivial job through the watching runner; the runner's throughput and commits
 //! per job; the idle cost of a pass and of the two services; and all of it again on a node

@@ -1,6 +1,7 @@
 //! A dev node in a temporary directory, run from the real release binaries: a Sim sysroot, a
-//! data directory, a self-signed TLS pair and an API key, the real `layerone-api` and
-//! `layerone-runner` as child processes, and the real client to reach them.
+//! data directory, a self-signed TLS pair and an API key, the real `layerone-api` and the
+//! simulated runner `layerone-sim-runner` (the runner code on the simulator, `crates/devnode`)
+//! as child processes, and the real client to reach them.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ impl Bins {
         let dir = me.parent().context("the benchmark's directory")?;
         let bins = Bins {
             api: dir.join("layerone-api"),
-            runner: dir.join("layerone-runner"),
+            runner: dir.join("layerone-sim-runner"),
         };
         // The runner starts the tenant worker beside it for any work in a home.
         let worker = dir.join("layerone-tenant");
@@ -161,14 +162,7 @@ impl Node {
     fn runner_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec!["--data-dir".into(), self.layout.root().into()];
         args.extend(["--root".into(), self.sysroot.clone().into_os_string()]);
-        for a in [
-            "--backend",
-            "sim",
-            "--node-id",
-            self.node_id.as_str(),
-            "--log",
-            "warn",
-        ] {
+        for a in ["--node-id", self.node_id.as_str(), "--log", "warn"] {
             args.push(a.into());
         }
         args

@@ -30,7 +30,7 @@ impl Target {
             (Some(url), Some(key), Some(pin)) => (url.clone(), key.clone(), pin.clone()),
             _ => {
                 let dev = DevInfo::load(&self.dev)
-                    .with_context(|| format!("no --url/--key/--pin given and {} is unreadable (is `layerone dev` running?)", self.dev.display()))?;
+                    .with_context(|| format!("no --url/--key/--pin given and {} is unreadable (is `layerone-dev` running?)", self.dev.display()))?;
                 (dev.url, dev.api_key, dev.pin_sha256)
             }
         };

@@ -1,7 +1,5 @@
 //! `layerone`: the node's command line.
 //!
-//! - `layerone dev`: the main job on its embedded defaults: a dev node with SQLite, the
-//!   simulated provider, a sandbox root and a self-signed certificate.
 //! - `layerone catalogue`: every operation, with family, module, scope and schemas.
 //! - `layerone job submit|show|wait`: jobs against a node, with its URL, key and pin from
 //!   flags or from a dev node's `dev.json`.
@@ -10,10 +8,11 @@
 //! - `layerone cloudlinux SCRIPT [ARGS]`: CloudLinux's panel-integration scripts, read-only.
 //! - `layerone completions bash|zsh|fish`: the shell's completion script (the packages ship
 //!   `packaging/completions/`, which a test keeps equal to this output).
+//!
+//! The dev node is `layerone-dev` (`crates/devnode`), which the packages do not ship.
 
 mod catalogue;
 mod cloudlinux;
-mod dev;
 mod install;
 mod job;
 
@@ -28,8 +27,6 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a dev node: API over HTTPS plus a watching runner on the simulated provider.
-    Dev(dev::DevArgs),
     /// List every operation this build offers.
     Catalogue(catalogue::CatalogueArgs),
     /// Submit, show or wait for jobs on a node.
@@ -49,11 +46,6 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    // The dev node starts this executable under the tenant worker's name when the build has
-    // no `layerone-tenant` beside it: it is then that worker, and nothing else.
-    if dev::invoked_as_tenant_worker() {
-        return tenant::process::worker_main();
-    }
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -66,7 +58,6 @@ fn main() -> std::process::ExitCode {
 fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Dev(args) => dev::run(args),
         Command::Catalogue(args) => catalogue::run(args),
         Command::Job(cmd) => job::run(cmd),
         Command::Install(args) => install::run(args),

@@ -143,14 +143,31 @@ fn only_the_real_executor_starts_programs() {
 /// about operations without performing them link.
 const UNPRIVILEGED: &[&str] = &["api", "client", "declarations"];
 
-/// What the unprivileged side must never link: the handlers, the provider (and its Sim
-/// backend), the runner, the tenant worker and the crash points.
-const PRIVILEGED: &[&str] = &["ops", "provider", "runner", "tenant", "crash"];
+/// What the unprivileged side must never link: the handlers, the provider, the simulator and
+/// the test support, the runner, the tenant worker and the crash points.
+const PRIVILEGED: &[&str] = &[
+    "ops",
+    "provider",
+    "simulator",
+    "testkit",
+    "runner",
+    "tenant",
+    "crash",
+];
 
-/// The workspace's resolved graph from `cargo metadata`: package name to the names of its
-/// normal and build dependencies (dev-dependencies are left out: tests may link anything),
-/// and the names of the workspace's own packages.
-fn dependency_graph() -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
+/// What `cargo metadata` says of the workspace.
+struct Metadata {
+    /// Package name to the names of its normal and build dependencies (dev-dependencies are
+    /// left out: tests may link anything).
+    graph: BTreeMap<String, BTreeSet<String>>,
+    /// The workspace's own packages.
+    members: BTreeSet<String>,
+    /// Every workspace package's JSON, by name.
+    packages: BTreeMap<String, Value>,
+}
+
+/// The workspace's resolved graph from `cargo metadata`.
+fn metadata() -> Metadata {
     // The node runs on Linux: the graph for this machine's target, which also keeps cargo
     // from fetching crates only other platforms would link.
     let target = format!(
@@ -207,7 +224,18 @@ fn dependency_graph() -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) 
             .collect();
         graph.insert(name_of[node["id"].as_str().unwrap()].to_owned(), deps);
     }
-    (graph, members)
+    let packages = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .filter(|p| members.contains(p["name"].as_str().unwrap()))
+        .map(|p| (p["name"].as_str().unwrap().to_owned(), p.clone()))
+        .collect();
+    Metadata {
+        graph,
+        members,
+        packages,
+    }
 }
 
 /// Every package `root` links, directly or not.
@@ -226,7 +254,7 @@ fn closure(graph: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<S
 
 #[test]
 fn the_unprivileged_side_links_no_handler_provider_or_simulator() {
-    let (graph, members) = dependency_graph();
+    let Metadata { graph, members, .. } = metadata();
     // The walk finds what it must: the handlers do link the provider.
     assert!(
         closure(&graph, "ops").contains("provider"),
@@ -263,6 +291,82 @@ fn the_unprivileged_side_links_no_handler_provider_or_simulator() {
         closure(&graph, "api").contains("declarations"),
         "the API validates requests with the declarations"
     );
+}
+
+/// What no packaged binary may link: the simulator, the test support, and the package of the
+/// binaries the packages do not ship.
+const UNSHIPPED: &[&str] = &["simulator", "testkit", "devnode"];
+
+/// The binaries the packages ship are those of the `.deb` and `.rpm` assets (`crates/cli`'s
+/// `[package.metadata.deb]` and `[package.metadata.generate-rpm]`); the packages that build
+/// them link neither the simulator nor the test support (normal dependencies: their tests may
+/// link anything), so the packaged `layerone-runner` cannot select the simulator or arm a
+/// crash point. The bytes of the built runner are checked by
+/// `the_packaged_runner_holds_no_simulator_and_no_crash_point_arming` (devnode).
+#[test]
+fn the_packaged_binaries_link_neither_the_simulator_nor_the_test_support() {
+    let Metadata {
+        graph,
+        members,
+        packages,
+    } = metadata();
+    for name in UNSHIPPED {
+        assert!(members.contains(*name), "{name} is not a workspace crate");
+    }
+    // The walk sees what it must: the unshipped binaries do link both.
+    let devnode = closure(&graph, "devnode");
+    assert!(
+        devnode.contains("simulator") && devnode.contains("testkit"),
+        "the dependency walk no longer sees devnode -> simulator, testkit"
+    );
+    let cli = &packages["cli"]["metadata"];
+    let mut shipped = BTreeSet::new();
+    let deb = cli["deb"]["assets"].as_array().expect("deb assets");
+    let rpm = cli["generate-rpm"]["assets"]
+        .as_array()
+        .expect("rpm assets");
+    let sources = deb
+        .iter()
+        .map(|asset| asset[0].as_str().unwrap())
+        .chain(rpm.iter().map(|asset| asset["source"].as_str().unwrap()));
+    for source in sources {
+        if let Some(binary) = source.strip_prefix("target/release/") {
+            shipped.insert(binary.to_owned());
+        }
+    }
+    assert!(
+        shipped.contains("layerone-runner") && shipped.len() >= 4,
+        "the packages' assets no longer list the binaries: {shipped:?}"
+    );
+    for binary in &shipped {
+        let owners: Vec<&String> = packages
+            .iter()
+            .filter(|(_, package)| {
+                package["targets"].as_array().unwrap().iter().any(|target| {
+                    target["name"] == binary.as_str()
+                        && target["kind"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .any(|k| k == "bin")
+                })
+            })
+            .map(|(name, _)| name)
+            .collect();
+        let [owner] = owners[..] else {
+            panic!("the packaged {binary} is a binary of {owners:?}, not of one package");
+        };
+        let linked = closure(&graph, owner);
+        let bad: Vec<&&str> = UNSHIPPED.iter().filter(|u| linked.contains(**u)).collect();
+        assert!(
+            bad.is_empty(),
+            "the packaged {binary} (package {owner}) links {bad:?}"
+        );
+        assert!(
+            !UNSHIPPED.contains(&owner.as_str()),
+            "the packages ship {binary} of {owner}"
+        );
+    }
 }
 
 /// The workspace's Rust code without its comments: every name it defines or uses.

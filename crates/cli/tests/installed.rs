@@ -514,15 +514,13 @@ fn status_reports_drift_units_the_certificate_and_the_last_pass_with_its_failed_
     .unwrap();
     let data = at(&root, "/var/lib/layerone");
     let out = run(
-        RUNNER,
+        common::RUNNER.to_str().unwrap(),
         &[
             "--once",
             "--data-dir",
             data.to_str().unwrap(),
             "--root",
             root.to_str().unwrap(),
-            "--backend",
-            "sim",
             "--node-id",
             &info["node id"],
         ],

@@ -511,20 +511,13 @@ fn hostile_inboxes() -> Vec<(&'static str, &'static str)> {
 /// Runs one runner pass with a bound: a pass that does not end is killed and reported.
 fn bounded_pass(node: &Node) -> Option<std::process::ExitStatus> {
     #[allow(clippy::disallowed_methods)] // Tests start the real runner binary.
-    let mut child = Command::new(RUNNER)
+    let mut child = Command::new(&*RUNNER)
         .arg("--once")
         .arg("--data-dir")
         .arg(node.layout.root())
         .arg("--root")
         .arg(node.provider.root())
-        .args([
-            "--backend",
-            "sim",
-            "--node-id",
-            node.node_id.as_str(),
-            "--log",
-            "error",
-        ])
+        .args(["--node-id", node.node_id.as_str(), "--log", "error"])
         .spawn()
         .expect("the runner starts");
     let deadline = Instant::now() + Duration::from_secs(60);

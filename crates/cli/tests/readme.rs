@@ -8,6 +8,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 const LAYERONE: &str = env!("CARGO_BIN_EXE_layerone");
 
 /// The README's walk-through section: its command lines, continuation lines joined.
@@ -50,8 +52,8 @@ impl Drop for DevNode {
 
 fn start_dev_node(dir: &Path) -> DevNode {
     #[allow(clippy::disallowed_methods)] // The test starts the real binary it documents.
-    let child = Command::new(LAYERONE)
-        .args(["dev", "--listen", "127.0.0.1:0"])
+    let child = Command::new(&*common::DEV_NODE)
+        .args(["--listen", "127.0.0.1:0"])
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -69,7 +71,7 @@ fn start_dev_node(dir: &Path) -> DevNode {
                 .unwrap()
                 .read_to_string(&mut err)
                 .unwrap();
-            panic!("layerone dev exited {status}: {err}");
+            panic!("layerone-dev exited {status}: {err}");
         }
         assert!(Instant::now() < deadline, "the dev node did not start");
         std::thread::sleep(Duration::from_millis(50));
@@ -147,8 +149,8 @@ fn a_dev_node_under_a_private_directory_run_as_root_says_what_to_do() {
     std::fs::create_dir(&private).unwrap();
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
     #[allow(clippy::disallowed_methods)] // The test starts the real binary it documents.
-    let out = Command::new(LAYERONE)
-        .args(["dev", "--listen", "127.0.0.1:0"])
+    let out = Command::new(&*common::DEV_NODE)
+        .args(["--listen", "127.0.0.1:0"])
         .current_dir(&private)
         .output()
         .unwrap();

@@ -1,5 +1,5 @@
 //! schemathesis (from PyPI; `scripts/test` installs it) against the OpenAPI document of a real
-//! dev node (`layerone dev`: the API over HTTPS and a watching runner on a Sim sysroot): a
+//! dev node (`layerone-dev`: the API over HTTPS and a watching runner on a Sim sysroot): a
 //! bounded number of generated requests per operation and a time budget, with every check but
 //! `positive_data_acceptance` (the document describes each field's shape; the node refuses
 //! some schema-valid values on purpose, such as reserved user names or domains that are not
@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use client::{DevInfo, NodeClient};
 
-const LAYERONE: &str = env!("CARGO_BIN_EXE_layerone");
+mod common;
+
 /// Examples per operation and phase, and the run's time budget (schemathesis stops itself);
 /// the hard bound kills it if it does not.
 const EXAMPLES: &str = "25";
@@ -58,8 +59,8 @@ fn schemathesis_finds_no_5xx_and_no_schema_violation() {
     let root = dir.path().join("dev");
     let log = std::fs::File::create(dir.path().join("dev.log")).unwrap();
     let _dev = Killed(
-        Command::new(LAYERONE)
-            .args(["dev", "--listen", "127.0.0.1:0", "--root"])
+        Command::new(&*common::DEV_NODE)
+            .args(["--listen", "127.0.0.1:0", "--root"])
             .arg(&root)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())

@@ -98,7 +98,7 @@ fn require_root_and_the_worker() {
         rustix::process::geteuid().is_root(),
         "this test starts processes as a tenant and needs root (CI runs the suite as root)"
     );
-    let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
+    let worker = RUNNER.with_file_name(provider::TENANT_WORKER_NAME);
     assert!(
         worker.exists(),
         "{} is missing: build it with `cargo build -p tenant` (the workspace test run does)",
@@ -804,7 +804,7 @@ fn the_worker_stops_a_fork_loop_as_the_tenant_and_reports_what_it_found() {
     let mut children = vec![spawn_as(uid, FORK_LOOP), spawn_as(uid, ORPHAN_LOOP)];
     wait_for_processes(uid, 200);
     assert!(children.iter_mut().all(|c| c.try_wait().unwrap().is_none()));
-    let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
+    let worker = RUNNER.with_file_name(provider::TENANT_WORKER_NAME);
     let provider = testkit::sim_provider(provider::Platform::Debian, node.dir.path(), vec![])
         .with_tenant_worker(worker);
     let who = tenant::Identity::new(uid, uid, vec![], "/home/shop1".into()).unwrap();

@@ -35,7 +35,7 @@ fn require_root_and_worker() {
         rustix::process::geteuid().is_root(),
         "the runner starts the real worker only as root (CI runs the suite as root)"
     );
-    let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
+    let worker = RUNNER.with_file_name(provider::TENANT_WORKER_NAME);
     assert!(
         worker.exists(),
         "{} is missing: build it with `cargo build -p tenant` (the workspace test run does)",
@@ -52,7 +52,7 @@ enum Mode {
 /// Starts the real runner in the background, as the systemd units do (`--once` or `--watch`).
 fn spawn_runner(node: &Node, mode: Mode) -> Child {
     #[allow(clippy::disallowed_methods)] // Tests start the real runner binary.
-    let mut cmd = std::process::Command::new(RUNNER);
+    let mut cmd = std::process::Command::new(&*RUNNER);
     cmd.arg(match mode {
         Mode::Once => "--once",
         Mode::Watch => "--watch",
@@ -62,14 +62,7 @@ fn spawn_runner(node: &Node, mode: Mode) -> Child {
     .arg("--root")
     .arg(node.provider.root())
     .args(["--platform", node.platform.as_str()])
-    .args([
-        "--backend",
-        "sim",
-        "--node-id",
-        node.node_id.as_str(),
-        "--log",
-        "warn",
-    ]);
+    .args(["--node-id", node.node_id.as_str(), "--log", "warn"]);
     cmd.spawn().expect("the runner binary starts")
 }
 

@@ -7,7 +7,6 @@
 mod common;
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 
 use common::*;
 use registry::JobState;
@@ -17,7 +16,7 @@ fn require_worker_beside_the_runner() {
         rustix::process::geteuid().is_root(),
         "the runner starts the real worker only as root (CI runs the suite as root)"
     );
-    let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
+    let worker = RUNNER.with_file_name(provider::TENANT_WORKER_NAME);
     assert!(
         worker.exists(),
         "{} is missing: build it with `cargo build -p tenant` (the workspace test run does)",
@@ -100,7 +99,7 @@ fn account_usage_is_measured_by_the_worker_as_the_tenant() {
     std::fs::write(outside.join("big"), vec![0u8; 1_000_000]).unwrap();
     std::os::unix::fs::symlink(&outside, node.path("/home/shop1/link")).unwrap();
 
-    let worker = Path::new(RUNNER).with_file_name(provider::TENANT_WORKER_NAME);
+    let worker = RUNNER.with_file_name(provider::TENANT_WORKER_NAME);
     let provider = testkit::sim_provider(provider::Platform::Debian, node.dir.path(), vec![])
         .with_tenant_worker(worker);
     let ctx = ops::Ctx::new(std::sync::Arc::new(provider), node.state());

@@ -1,4 +1,4 @@
-//! `dev.json`: what a dev node (`layerone dev`) writes so the CLI and the tests can reach it
+//! `dev.json`: what a dev node (`layerone-dev`) writes so the CLI and the tests can reach it
 //! without flags: its URL, API key, certificate pin and node id.
 
 use std::io::Write;

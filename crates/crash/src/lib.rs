@@ -1,34 +1,29 @@
 //! Named crash points.
 //!
-//! The crash tests (DESIGN.md section 11) kill the real runner binary at a named point between
+//! The crash tests (DESIGN.md section 11) kill the real runner code at a named point between
 //! two steps of the job lifecycle, or inside a multi-step handler, and then check that the next
 //! normal pass converges. A point is a call to [`point`] with a static name. It does nothing
-//! unless the process was started with `LAYERONE_CRASH_AT=<name>`, in which case reaching that
-//! point aborts the process at once, as `kill -9` would: no destructors, no flush, no unwinding.
-//!
-//! The variable is read once, when the first point is reached. The systemd units never set it.
+//! unless a hook was installed with [`install`], in which case the hook decides: the
+//! crash-point runner (`layerone-crash-runner`, `crates/devnode`) installs one
+//! (`testkit::crash_points`) that aborts the process at once, as `kill -9` would, at the point
+//! its environment names. This crate holds no way to arm a point: the packaged runner, which
+//! installs no hook, cannot be made to crash at one, and its points cost one atomic load.
 
 use std::sync::OnceLock;
 
-/// The environment variable that arms one crash point.
-pub const ENV: &str = "LAYERONE_CRASH_AT";
+static HOOK: OnceLock<fn(&'static str)> = OnceLock::new();
 
-static ARMED: OnceLock<Option<String>> = OnceLock::new();
-
-/// Arms the crash point named by `LAYERONE_CRASH_AT`, if any. The runner calls this first
-/// thing, before it clears its environment; later calls change nothing.
-pub fn arm_from_env() {
-    ARMED.get_or_init(|| std::env::var(ENV).ok().filter(|name| !name.is_empty()));
+/// Makes every crash point call `hook` with its name. Only the first call counts; the
+/// crash-point runner makes it first thing, before any point can be reached.
+pub fn install(hook: fn(&'static str)) {
+    let _ = HOOK.set(hook);
 }
 
-/// Aborts the process if `name` is the armed point; otherwise costs one atomic load and a
-/// string comparison.
+/// Reached between two steps: calls the installed hook, if any; otherwise costs one atomic
+/// load.
 pub fn point(name: &'static str) {
-    if let Some(Some(armed)) = ARMED.get()
-        && armed == name
-    {
-        eprintln!("crash point {name} reached: aborting");
-        std::process::abort();
+    if let Some(hook) = HOOK.get() {
+        hook(name);
     }
 }
 

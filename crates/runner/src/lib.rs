@@ -16,8 +16,14 @@
 //! is idle: until then it goes on running passes, as `--watch` does, so the jobs the long
 //! lane held back and the requests that arrive meanwhile are served, and a oneshot runner
 //! exits with nothing left running.
+//!
+//! Every runner binary runs [`binary::main`]: the packaged `layerone-runner` with the real
+//! executor and no way to arm a crash point, the simulated and crash-point runners of
+//! `crates/devnode` with the simulator (and, for the latter, crash points armed from the
+//! environment).
 
 pub mod apply;
+pub mod binary;
 pub mod long_lane;
 pub mod steps;
 pub mod watch;

@@ -1,13 +1,15 @@
 //! `testkit`: what the tests (of every crate) and the dev node share: a simulated provider in
 //! a temporary sysroot, a seeded account database, self-contained configurations that the
 //! real `apache2ctl -t`, `php-fpm -t` and the mail tools accept, readers for what the
-//! simulation records and a throw-away MariaDB server (`mariadb_server.rs`).
+//! simulation records, a throw-away MariaDB server (`mariadb_server.rs`) and the arming of
+//! crash points from the environment (`crash_points.rs`).
 //!
 //! Nothing here is production code: no packaged binary links this crate (a test reads
 //! `cargo metadata` to hold that). It is a library rather than `cfg(test)` code because
 //! other crates' tests and the dev node need the same setup, and one copy of it is easier to
 //! keep true than one per crate.
 
+pub mod crash_points;
 mod mariadb_server;
 
 use std::fmt::Write as _;

@@ -1,7 +1,8 @@
 //! The end-to-end harness: a node in a temporary directory (a Sim sysroot and a data
 //! directory), requests admitted into the real inbox exactly as the API admits them, and the
-//! real `layerone-runner` binary run as a child process, optionally told to abort at a crash
-//! point. Nothing here mocks the store, the lock or the transaction.
+//! real runner code run as a child process: the simulated runner (`layerone-sim-runner`), or
+//! the crash-point runner (`layerone-crash-runner`) told to abort at a crash point. Nothing
+//! here mocks the store, the lock or the transaction.
 #![allow(dead_code)]
 
 pub mod acme_ca;
@@ -11,13 +12,41 @@ use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::LazyLock;
 
 use provider::{Platform, Program, Provider};
 use registry::{Hex32, JobState};
 use serde_json::{Value, json};
 use store::{Admission, Inbox, Layout, StateDb};
 
-pub const RUNNER: &str = env!("CARGO_BIN_EXE_layerone-runner");
+/// A binary of the workspace that the packages do not ship (`crates/devnode`), which
+/// `CARGO_BIN_EXE_*` cannot name from this package: built beside the test binaries'
+/// directory (`target/debug`) by the same `cargo build` / `cargo nextest run --workspace`.
+pub fn unshipped_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test binaries run from target/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: it is built by `cargo build --workspace` (or `-p devnode`); \
+         `cargo nextest run --workspace` and ./scripts/test build it",
+        path.display()
+    );
+    path
+}
+
+/// The simulated runner: the runner code on the simulator (`layerone-sim-runner`).
+pub static RUNNER: LazyLock<PathBuf> = LazyLock::new(|| unshipped_binary("layerone-sim-runner"));
+
+/// The simulated runner with crash points armable from the environment.
+pub static CRASH_RUNNER: LazyLock<PathBuf> =
+    LazyLock::new(|| unshipped_binary("layerone-crash-runner"));
+
+/// The dev node (`layerone-dev`).
+pub static DEV_NODE: LazyLock<PathBuf> = LazyLock::new(|| unshipped_binary("layerone-dev"));
 
 pub struct Node {
     pub dir: tempfile::TempDir,
@@ -142,24 +171,23 @@ impl Node {
         .unwrap();
     }
 
-    /// Runs the real runner binary for one pass; `crash` arms a crash point.
+    /// Runs the real runner code for one pass; `crash` arms a crash point (in the
+    /// crash-point runner).
     pub fn run(&self, crash: Option<&str>) -> ExitStatus {
+        let runner = if crash.is_some() {
+            &*CRASH_RUNNER
+        } else {
+            &*RUNNER
+        };
         #[allow(clippy::disallowed_methods)] // Tests start the real runner binary.
-        let mut cmd = std::process::Command::new(RUNNER);
+        let mut cmd = std::process::Command::new(runner);
         cmd.arg("--once")
             .arg("--data-dir")
             .arg(self.layout.root())
             .arg("--root")
             .arg(self.provider.root())
             .args(["--platform", self.platform.as_str()])
-            .args([
-                "--backend",
-                "sim",
-                "--node-id",
-                self.node_id.as_str(),
-                "--log",
-                "warn",
-            ]);
+            .args(["--node-id", self.node_id.as_str(), "--log", "warn"]);
         let mut real = self.extra_real.clone();
         if self.real_apache {
             real.insert(0, "apachectl");
@@ -171,7 +199,7 @@ impl Node {
             cmd.arg("--mariadb-socket").arg(socket);
         }
         if let Some(point) = crash {
-            cmd.env(crash::ENV, point);
+            cmd.env(testkit::crash_points::ENV, point);
         }
         cmd.status().expect("the runner binary starts")
     }

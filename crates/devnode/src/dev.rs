@@ -1,10 +1,14 @@
-//! `layerone dev`: the main job on its embedded defaults.
+//! `layerone-dev`: the main job on its embedded defaults.
 //!
 //! A sandbox directory (default `./.layerone-dev`) holds a simulated system root
 //! (`sysroot/`), the node's data (`data/`: inbox, state, blobs, audit log) and its TLS pair
 //! (`tls/`). The API serves HTTPS on loopback and a watching runner applies jobs to the
-//! sysroot through the Sim provider. Starting again reuses everything: the key, the node id,
-//! the certificate and the state.
+//! sysroot through the simulator (`crates/simulator`). Starting again reuses everything: the
+//! key, the node id, the certificate and the state.
+//!
+//! When no `layerone-tenant` was built beside it, the dev node starts this very executable
+//! under the worker's name for tenant work, and it is then that worker
+//! ([`invoked_as_tenant_worker`]).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -13,14 +17,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::Args;
+use clap::Parser;
 use client::DevInfo;
 use provider::{Platform, Provider, ProviderConfig};
 use registry::Hex32;
 use runner::RunnerConfig;
 use store::Layout;
 
-#[derive(Args, Debug)]
+/// Run a dev node: the API over HTTPS plus a watching runner on the simulated provider, in a
+/// sandbox directory (no system package needed, nothing outside the sandbox changed).
+#[derive(Parser, Debug)]
+#[command(name = "layerone-dev", version)]
 pub struct DevArgs {
     /// The sandbox directory: the simulated system root, the node's data, its TLS pair.
     #[arg(long, default_value = ".layerone-dev")]
@@ -182,7 +189,7 @@ fn reachable_by_tenants(sysroot: &std::path::Path) -> anyhow::Result<()> {
             anyhow::bail!(
                 "the dev node runs as root and does each tenant's work as that tenant, who cannot \
                  pass through {} (mode {:o}); start it with a sandbox elsewhere, for example \
-                 `layerone dev --root /var/tmp/layerone-dev` (then `layerone job --dev \
+                 `layerone-dev --root /var/tmp/layerone-dev` (then `layerone job --dev \
                  /var/tmp/layerone-dev/dev.json ...`), or as a user other than root",
                 dir.display(),
                 mode & 0o7777
@@ -194,7 +201,7 @@ fn reachable_by_tenants(sysroot: &std::path::Path) -> anyhow::Result<()> {
 
 /// This executable, linked into the sandbox under the tenant worker's name: `main` then runs
 /// as the worker, so a dev node started as root drops to each tenant for their files even
-/// when only the `layerone` binary was built.
+/// when only the `layerone-dev` binary was built.
 fn tenant_worker_link(root: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
     let bin = root.join("bin");
     std::fs::create_dir_all(&bin)?;

@@ -1,5 +1,5 @@
-//! The dev node's multi-call worker: `layerone` started under the tenant worker's name is
-//! that worker, with the same privilege drop (`crates/cli/src/dev.rs`).
+//! The dev node's multi-call worker: `layerone-dev` started under the tenant worker's name is
+//! that worker, with the same privilege drop (`crates/devnode/src/dev.rs`).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ fn layerone_under_the_worker_name_drops_to_the_tenant() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let link = dir.path().join(provider::TENANT_WORKER_NAME);
-    std::fs::copy(env!("CARGO_BIN_EXE_layerone"), &link).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_layerone-dev"), &link).unwrap();
     let provider = sim_provider(Platform::Debian, dir.path(), vec![]).with_tenant_worker(&link);
     let home = provider.sysconf("/home/devtenant");
     std::fs::create_dir_all(&home).unwrap();
