@@ -47,9 +47,21 @@ fn run(binary: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn the_packaged_runner_refuses_the_simulator_and_names_no_such_flag() {
     let packaged = packaged_runner();
+    // Should a flag be accepted, nothing may run: the paths are a scratch directory's, and
+    // `--version` (parsed after the flag) ends the process before any pass.
+    let scratch = tempfile::tempdir().unwrap();
+    let scratch = scratch.path().to_str().unwrap();
     for flags in [["--backend", "sim"], ["--sim-real", "apachectl"]] {
-        let mut args = vec!["--once", "--node-id", "0123456789abcdef0123456789abcdef"];
-        args.extend(flags);
+        let mut args = flags.to_vec();
+        args.extend([
+            "--data-dir",
+            scratch,
+            "--root",
+            scratch,
+            "--node-id",
+            "0123456789abcdef0123456789abcdef",
+            "--version",
+        ]);
         let out = run(&packaged, &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{flags:?} was accepted: {stderr}");
