@@ -19,10 +19,10 @@ pub mod identities;
 pub mod inbox;
 pub mod layout;
 mod migrations;
+mod queries;
 pub mod read;
 pub mod sqlite;
 pub mod state;
-mod views;
 
 pub use identities::{IdentityKind, IdentityRow};
 pub use inbox::{Admission, Inbox, InboxRow};
