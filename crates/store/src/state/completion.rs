@@ -107,8 +107,9 @@ impl StateDb {
 }
 
 /// What a handler's success does to the resource row that tracks it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum ResourceChange {
+    #[default]
     Keep,
     Upsert(Value),
     Delete,

@@ -9,6 +9,8 @@
 //!   order), and the recovery of jobs a dead runner left `running`;
 //! - [`completion`]: how a job ended and what it did to its resource row, in one `UPDATE`;
 //! - [`resources`]: the resource rows, tracked with their owner so a purge knows what exists;
+//! - [`view`]: the one view handlers read them through, typed, with the changes of the
+//!   running job and of its batch that are not committed yet;
 //! - [`audit`], [`events`], [`drift`], [`passes`]: the audit trail, the events feed, the
 //!   drift check's findings and the runner's pass bookkeeping.
 //!
@@ -26,6 +28,7 @@ mod events;
 mod passes;
 mod resources;
 mod supersession;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 
