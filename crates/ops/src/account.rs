@@ -58,7 +58,7 @@ impl Purge<Ctx> for Account {
         };
         let Some(rec) = recorded(ctx, account, Some(&row))? else {
             // A row without a name names no user: nothing of the system's to remove.
-            ctx.forget_resource();
+            ctx.forget_row();
             return Ok(());
         };
         let home = row.data["home"]
@@ -164,7 +164,7 @@ impl Purge<Ctx> for Account {
         ctx.state
             .retire_account_identity(account)
             .map_err(store_error)?;
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(())
     }
 }
@@ -180,9 +180,7 @@ pub fn home_of(username: &Username) -> PathBuf {
     PathBuf::from("/home").join(username.as_str())
 }
 
-pub(crate) fn store_error(e: store::StoreError) -> OpError {
-    OpError::retryable("state_unavailable", e.to_string())
-}
+pub(crate) use crate::context::store_error;
 
 /// What the node recorded about an account's system identity.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1113,7 +1111,7 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
                     message: format!("replaying {op} for {family} {id}: {}", e.message),
                     ..e
                 })?;
-            ctx.discard_resource_change();
+            ctx.discard_row_change();
             replayed.push(format!("{family}/{op}/{id}"));
             if family == Account::NAME && op == EnsureAccount::NAME {
                 home_recreated = ensure_home(ctx, account)?;

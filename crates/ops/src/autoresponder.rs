@@ -168,7 +168,7 @@ impl Apply<Ctx> for RemoveAutoresponder {
             let mailbox = row.data["mailbox"].as_str().unwrap_or_default().to_owned();
             remove_script(ctx, &mailbox)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(AutoresponderResult {
             state: Presence::Absent,
             address: None,

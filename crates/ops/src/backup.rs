@@ -754,7 +754,7 @@ impl Apply<Ctx> for RemoveAccountBackup {
             release_blob(ctx, &blob, &req.id)?;
         }
         settle_pending(ctx, &layout(ctx)?, &req.id)?;
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(BackupResult {
             state: Presence::Absent,
             blob: None,
@@ -995,7 +995,7 @@ impl Apply<Ctx> for RestoreAccountBackup {
                 databases.push(name);
             }
         }
-        ctx.discard_resource_change();
+        ctx.discard_row_change();
         Ok(RestoreResult {
             blob: req.blob.clone(),
             files: written.files,

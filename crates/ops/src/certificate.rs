@@ -838,7 +838,7 @@ impl Apply<Ctx> for RemoveCertificate {
                 }
             }
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(CertificateResult {
             state: Presence::Absent,
             domain: None,

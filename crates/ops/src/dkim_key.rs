@@ -122,7 +122,7 @@ impl Apply<Ctx> for RemoveDkimKey {
         )?;
         let dir = dkim_key_dir(&ctx.provider, &req.id);
         ctx.provider.remove_tree(&dir).map_err(provider_error)?;
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(DkimKeyResult {
             state: Presence::Absent,
             dkim: None,

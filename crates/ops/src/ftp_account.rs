@@ -312,7 +312,7 @@ impl Apply<Ctx> for RemoveFtpAccount {
     fn apply(ctx: &mut Ctx, req: &RemoveFtpAccountRequest) -> Result<FtpAccountResult, OpError> {
         install(ctx, &Change::Remove(&req.id))?;
         crash::point("ftp_account.after_remove");
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(FtpAccountResult {
             state: Presence::Absent,
             login: None,

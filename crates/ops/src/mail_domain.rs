@@ -115,7 +115,7 @@ impl Apply<Ctx> for RemoveMailDomain {
             },
             &[Target::Postfix, Target::Dkim],
         )?;
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MailDomainResult {
             state: Presence::Absent,
             domain: None,

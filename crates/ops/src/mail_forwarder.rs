@@ -60,7 +60,7 @@ impl Apply<Ctx> for RemoveMailForwarder {
             },
             &[Target::Postfix],
         )?;
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MailForwarderResult {
             state: Presence::Absent,
             address: None,

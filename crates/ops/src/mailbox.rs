@@ -137,7 +137,7 @@ impl Apply<Ctx> for RemoveMailbox {
         if let Some(row) = row {
             remove_mail(ctx, &row)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MailboxResult {
             state: Presence::Absent,
             address: None,

@@ -160,7 +160,7 @@ impl Apply<Ctx> for RemoveMysqlDatabase {
             crash::point("mysql.before_drop_database");
             db.drop_database(&name).map_err(provider_error)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MysqlDatabaseResult {
             state: registry::types::Presence::Absent,
             name: None,

@@ -137,7 +137,7 @@ impl Apply<Ctx> for RemoveMysqlGrant {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             revoke(&view, &mut db, grant)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MysqlGrantResult {
             state: Presence::Absent,
             database: None,

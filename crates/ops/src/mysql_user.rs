@@ -151,7 +151,7 @@ impl Apply<Ctx> for RemoveMysqlUser {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             drop_all_hosts(&mut db, &user.name)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MysqlUserResult {
             state: Presence::Absent,
             name: None,

@@ -589,7 +589,7 @@ impl Apply<Ctx> for RemovePhpVersion {
         // The vhost first: it must stop naming the socket before the pool goes.
         web_domain::sync_vhost(ctx, &req.account, &req.id, VhostChange::PhpVersion(None))?;
         let pools = sync_pools(ctx, &req.account, PoolChange::Version(&req.id, None))?;
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(PhpVersionResult {
             state: Presence::Absent,
             version: None,

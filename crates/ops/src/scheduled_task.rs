@@ -222,7 +222,7 @@ impl Apply<Ctx> for RemoveScheduledTask {
             // No account, no crontab: the purge already removed it.
             None => 0,
         };
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(ScheduledTaskResult {
             state: Presence::Absent,
             line: None,

@@ -166,7 +166,7 @@ impl Apply<Ctx> for RemoveSshKey {
         if let Ok(info) = account_info(ctx, &req.account) {
             write_keys(ctx, &info, &keys)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(SshKeyResult {
             state: Presence::Absent,
             fingerprint: None,

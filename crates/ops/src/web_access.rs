@@ -248,7 +248,7 @@ impl Apply<Ctx> for RemoveProtectedDirectory {
         ctx.provider
             .remove_config(&user_file_path(ctx, &req.id))
             .map_err(provider_error)?;
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(ProtectedDirectoryResult {
             state: Presence::Absent,
             directory: None,
@@ -298,7 +298,7 @@ impl Apply<Ctx> for RemoveIpBlock {
         {
             sync_vhost(ctx, &req.account, &req.id, VhostChange::IpBlock(None))?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(IpBlockResult {
             state: Presence::Absent,
             blocked: Vec::new(),

@@ -538,7 +538,7 @@ impl Apply<Ctx> for RemoveWebDomain {
         {
             php::sync_pools(ctx, &req.account, PoolChange::Domain(&req.id, false))?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(WebDomainResult {
             state: Presence::Absent,
             domain: None,
@@ -678,7 +678,7 @@ impl Apply<Ctx> for RemoveRedirect {
                 VhostChange::Redirect(&req.id, None),
             )?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(RedirectResult {
             state: Presence::Absent,
             directive: None,

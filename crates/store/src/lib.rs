@@ -31,7 +31,7 @@ pub use inbox::{Admission, Inbox, InboxRow};
 pub use layout::{ApiIdentity, Layout, LayoutEntry, LayoutOwner, Side};
 pub use migrations::STATE_SCHEMA_VERSION;
 pub use read::{ReadError, StateReader};
-pub use state::view::{Pending, ResourceKey, Stored, StoredRow, View};
+pub use state::view::{OuterJob, Pending, ResourceKey, Stored, StoredRow, View};
 pub use state::{ClaimedJob, IngestReport, Outcome, ResourceChange, ResourceRow, StateDb};
 
 use std::path::PathBuf;

@@ -137,18 +137,29 @@ impl Pending {
         self.batch.clear();
     }
 
-    /// Runs `f` as a nested job on `key` (`rebuild_account` replaying a request of one of
-    /// the account's resources), then puts the running job back as it was: the replay's
-    /// change is shown to the replay alone and never committed.
-    pub fn nested<R>(&mut self, key: ResourceKey, f: impl FnOnce(&mut Self) -> R) -> R {
-        let job = self.job.replace(key);
-        let change = std::mem::replace(&mut self.change, ResourceChange::Keep);
-        let dropped = std::mem::take(&mut self.dropped);
-        let out = f(self);
-        self.job = job;
-        self.change = change;
-        self.dropped = dropped;
-        out
+    /// Starts a nested job on `key` (`rebuild_account` replaying a request of one of the
+    /// account's resources): until [`Pending::unnest`], changes apply to `key` and views show
+    /// them to the replay alone; then the running job is put back as it was and the replay's
+    /// change is dropped, never committed.
+    #[must_use = "the running job comes back with Pending::unnest"]
+    pub fn nest(&mut self, key: ResourceKey) -> OuterJob {
+        OuterJob {
+            job: self.job.replace(key),
+            change: std::mem::take(&mut self.change),
+            dropped: std::mem::take(&mut self.dropped),
+        }
+    }
+
+    /// Ends a nested job ([`Pending::nest`]).
+    pub fn unnest(&mut self, outer: OuterJob) {
+        self.job = outer.job;
+        self.change = outer.change;
+        self.dropped = outer.dropped;
+    }
+
+    /// Records a row the running job leaves behind, untyped (handlers not yet on typed rows).
+    pub fn set_value(&mut self, data: Value) {
+        self.change = ResourceChange::Upsert(data);
     }
 
     /// The batch's changes of `family`, then the running job's when `with_job`, in order:
@@ -184,6 +195,14 @@ impl Pending {
             .filter(move |(f, _)| with_job && f == family)
             .map(|(_, owner)| owner)
     }
+}
+
+/// The running job, kept aside while a nested one runs ([`Pending::nest`]).
+#[derive(Debug)]
+pub struct OuterJob {
+    job: Option<ResourceKey>,
+    change: ResourceChange,
+    dropped: Vec<(String, Owner)>,
 }
 
 /// state.db's resource rows with [`Pending`] changes applied, read typed.
@@ -540,11 +559,13 @@ mod tests {
             id: hex(10),
             owner: account(10),
         });
-        let seen = pending.nested(key(5, 10), |pending| {
-            pending.set_row(&thing("five", 5));
-            names(View::new(&state, pending).all::<Thing>().unwrap())
-        });
-        assert_eq!(seen, ["five"]);
+        let outer = pending.nest(key(5, 10));
+        pending.set_row(&thing("five", 5));
+        assert_eq!(
+            names(View::new(&state, &pending).all::<Thing>().unwrap()),
+            ["five"]
+        );
+        pending.unnest(outer);
         assert!(
             View::new(&state, &pending)
                 .all::<Thing>()
