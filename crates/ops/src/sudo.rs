@@ -12,7 +12,7 @@
 //!   node's tenant accounts (`sudo_user_is_tenant`). Each listed name and uid is recorded in
 //!   state.db (`identities`) before the drop-in names it, and kept for good: the drop-in
 //!   grants by name, so no tenant is ever given a name or a uid once an administrator's
-//!   (`crates/ops/src/account.rs` refuses the name and never allocates the uid), even after
+//!   (`crates/ops/src/account/identity.rs` refuses the name and never allocates the uid), even after
 //!   the administrator's user is deleted and its name and uid are free on the system. The drop-in
 //!   (`/etc/sudoers.d/layerone`) denies sudo to the admin group and grants it to the listed
 //!   users (sudoers applies the last matching rule, and sudo reads the drop-in after the main

@@ -1,0 +1,108 @@
+//! What is in place: `observe_certificates` (the row's source and domain, the chain on
+//! disk), and the renewal requests the runner's `renew_certificates` step queues.
+
+use registry::types::Hex32;
+use registry::{Apply, Family, OpError, Operation, Owner};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::chain::renewal_due;
+use super::{
+    Certificate, CertificateSource, ObserveCertificates, ObservedCertificate, ObservedCertificates,
+    RenewCertificate, certificate_files, hex, unix_now,
+};
+use crate::account::{AccountRef, store_error};
+use crate::context::Ctx;
+use crate::web_domain;
+
+/// One recorded certificate as observed: the row's source and domain, the chain in place.
+fn observe_one(ctx: &Ctx, row: &store::ResourceRow, now: i64) -> ObservedCertificate {
+    let web_domain: Option<Hex32> = row.data["web_domain"].as_str().and_then(|s| s.parse().ok());
+    let domain_row = web_domain.as_ref().and_then(|d| {
+        ctx.state
+            .resource(web_domain::WebDomain::NAME, d)
+            .ok()
+            .flatten()
+    });
+    let names: Vec<String> = domain_row
+        .iter()
+        .flat_map(|r| {
+            std::iter::once(r.data["domain"].clone())
+                .chain(r.data["aliases"].as_array().cloned().unwrap_or_default())
+        })
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    let source =
+        serde_json::from_value(row.data["source"].clone()).unwrap_or(CertificateSource::Acme);
+    let (chain_path, _) = certificate_files(ctx, &row.resource_id);
+    let chain = ctx
+        .provider
+        .read_config(&chain_path)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let leaf = chain.as_deref().and_then(|c| acme::parse_chain(c).ok());
+    ObservedCertificate {
+        id: row.resource_id.clone(),
+        web_domain: web_domain.unwrap_or_else(|| row.resource_id.clone()),
+        domain: names.first().cloned(),
+        source,
+        not_after: leaf.as_ref().map(|(l, _)| l.not_after),
+        fingerprint_sha256: leaf.as_ref().map(|(l, _)| hex(&Sha256::digest(&l.der))),
+        renewal_due: source == CertificateSource::Acme
+            && renewal_due(chain.as_deref(), &names, now),
+    }
+}
+
+impl Apply<Ctx> for ObserveCertificates {
+    fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<ObservedCertificates, OpError> {
+        crate::account::account_info(ctx, &req.id)?;
+        let now = unix_now();
+        let rows = ctx
+            .state
+            .resources_of(&Owner::Tenant(req.id.clone()), Certificate::NAME)
+            .map_err(store_error)?;
+        Ok(ObservedCertificates {
+            certificates: rows.iter().map(|r| observe_one(ctx, r, now)).collect(),
+        })
+    }
+}
+
+/// The renewal requests the runner's `renew_certificates` step queues: one per ACME
+/// certificate that is due and has no job queued or running, with a request id derived from
+/// the certificate, the chain in place and `day`: the same request is admitted once, so a
+/// renewal that failed (the chain in place stays) is made again the next day.
+pub fn renewal_requests(ctx: &Ctx, day: i64) -> Result<Vec<Value>, OpError> {
+    let now = unix_now();
+    let mut out = Vec::new();
+    for row in ctx
+        .state
+        .resources_of_family(Certificate::NAME)
+        .map_err(store_error)?
+    {
+        let Owner::Tenant(account) = &row.owner else {
+            continue;
+        };
+        let seen = observe_one(ctx, &row, now);
+        if !seen.renewal_due
+            || ctx
+                .state
+                .pending_job(Certificate::NAME, &row.resource_id)
+                .map_err(store_error)?
+        {
+            continue;
+        }
+        let in_place = seen.fingerprint_sha256.as_deref().unwrap_or("none");
+        let digest = Sha256::digest(format!(
+            "renew_certificate\0{}\0{in_place}\0{day}",
+            row.resource_id
+        ));
+        let request_id = hex(&digest[..16]);
+        out.push(json!({
+            "request_id": request_id,
+            "operation": RenewCertificate::NAME,
+            "resource": {"id": row.resource_id, "account": account},
+        }));
+    }
+    Ok(out)
+}
