@@ -19,7 +19,6 @@ use std::sync::Arc;
 
 use provider::{AuditRecord, Provider, ProviderError};
 use registry::{AuditDetail, Hex32, OpError, Owner};
-use serde_json::Value;
 use store::{
     ClaimedJob, Pending, ResourceChange, ResourceKey, StateDb, StoreError, StoredRow, View,
 };
@@ -113,9 +112,6 @@ pub struct Ctx {
     pending: Pending,
     job_services: BTreeSet<Service>,
     changed: Vec<Changed>,
-    /// Mail rows changed by earlier jobs of this batch: their files are written, their rows
-    /// are committed with the batch. Files derived later in the batch must include them.
-    pub(crate) mail_pending: Vec<crate::mail::Pending>,
     /// The node's data directory, for handlers that read uploaded blobs (`blobs/in`).
     layout: Option<store::Layout>,
 }
@@ -128,7 +124,6 @@ impl Ctx {
             pending: Pending::default(),
             job_services: BTreeSet::new(),
             changed: Vec::new(),
-            mail_pending: Vec::new(),
             layout: None,
         }
     }
@@ -171,11 +166,6 @@ impl Ctx {
     /// [`Ctx::view`] at once).
     pub fn set_row<T: StoredRow>(&mut self, row: &T) {
         self.pending.set_row(row);
-    }
-
-    /// Records the resource row this job leaves behind (written with the job's completion).
-    pub fn set_resource(&mut self, data: Value) {
-        self.pending.set_value(data);
     }
 
     /// Records that this job removed its resource.
@@ -358,7 +348,6 @@ impl Ctx {
             }
         }
         self.changed.clear();
-        self.mail_pending.clear();
         self.pending.clear_batch();
         failed
     }

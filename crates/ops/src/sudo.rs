@@ -33,10 +33,25 @@ pub use declarations::sudo::*;
 
 use registry::types::{Generation, Hex32, Presence, SudoUsers, Username};
 use registry::{Apply, Family, OpError, Owner, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::store_error;
-use crate::context::{Ctx, provider_error};
+use crate::account::AccountRow;
+use crate::context::{Ctx, provider_error, store_error};
+
+/// The node's sudo allowlist as stored: what is installed (`absent` after
+/// `remove_sudo_allowlist`, a tombstone keeping the generation) and who it lists.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SudoAllowlistRow {
+    pub state: Presence,
+    pub generation: u64,
+    pub users: Vec<Username>,
+}
+
+impl StoredRow for SudoAllowlistRow {
+    const FAMILY: &'static str = SudoAllowlist::NAME;
+}
 
 impl Purge<Ctx> for SudoAllowlist {
     /// Nothing of a tenant's: the allowlist is the node's (owner `node:`), and a tenant purge
@@ -130,11 +145,11 @@ impl Apply<Ctx> for SetSudoAllowlist {
                 other => provider_error(other),
             })?;
         let users: Vec<String> = req.users.iter().map(|u| u.to_string()).collect();
-        ctx.set_resource(json!({
-            "state": "present",
-            "generation": req.generation.get(),
-            "users": users,
-        }));
+        ctx.set_row(&SudoAllowlistRow {
+            state: Presence::Present,
+            generation: req.generation.get(),
+            users: req.users.iter().cloned().collect(),
+        });
         Ok(SudoAllowlistResult {
             state: Presence::Present,
             generation: req.generation.get(),
@@ -155,11 +170,11 @@ impl Apply<Ctx> for RemoveSudoAllowlist {
             .remove_config(&ctx.provider.sysconf(layout.dropin))
             .map_err(provider_error)?;
         // A tombstone, not a deletion: the generation must outlive the drop-in.
-        ctx.set_resource(json!({
-            "state": "absent",
-            "generation": req.generation.get(),
-            "users": [],
-        }));
+        ctx.set_row(&SudoAllowlistRow {
+            state: Presence::Absent,
+            generation: req.generation.get(),
+            users: Vec::new(),
+        });
         Ok(SudoAllowlistResult {
             state: Presence::Absent,
             generation: req.generation.get(),
@@ -184,13 +199,9 @@ fn tenant_identities(
         std::collections::BTreeSet::new(),
         std::collections::BTreeSet::new(),
     );
-    for row in ctx
-        .state
-        .resources_of_family(crate::account::Account::NAME)
-        .map_err(store_error)?
-    {
-        names.extend(row.data["username"].as_str().map(str::to_owned));
-        uids.extend(row.data["uid"].as_u64().and_then(|v| u32::try_from(v).ok()));
+    for stored in ctx.view().all::<AccountRow>().map_err(store_error)? {
+        names.insert(stored.row.username);
+        uids.insert(stored.row.uid);
     }
     for row in ctx.state.identities().map_err(store_error)? {
         if row.kind == store::IdentityKind::Account && !row.removed {
@@ -204,20 +215,20 @@ fn tenant_identities(
 /// Refuses a request for another allowlist than the node's, or one not newer than it.
 fn check_generation(ctx: &Ctx, id: &Hex32, generation: Generation) -> Result<(), OpError> {
     let rows = ctx
-        .state
-        .resources_of(&Owner::Node, SudoAllowlist::NAME)
+        .view()
+        .of_owner::<SudoAllowlistRow>(&Owner::Node)
         .map_err(store_error)?;
     for row in rows {
-        if &row.resource_id != id {
+        if &row.id != id {
             return Err(OpError::permanent(
                 "allowlist_id_mismatch",
                 format!(
                     "this node's sudo allowlist is {}; requests must name it",
-                    row.resource_id
+                    row.id
                 ),
             ));
         }
-        let stored = row.data["generation"].as_u64().unwrap_or(0);
+        let stored = row.row.generation;
         if generation.get() <= stored {
             return Err(OpError::permanent(
                 "stale_generation",

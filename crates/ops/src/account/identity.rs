@@ -23,12 +23,12 @@ use std::path::PathBuf;
 
 use provider::{PasswdEntry, UserAdd, UserMod};
 use registry::types::{Hex32, Presence, Username};
-use registry::{Apply, Family, OpError, Owner};
-use serde_json::json;
-use store::{IdentityKind, ResourceRow};
+use registry::{Apply, OpError, Owner};
+use store::IdentityKind;
 
-use super::{Account, AccountResult, EnsureAccount, EnsureAccountRequest, store_error};
+use super::{AccountResult, AccountRow, EnsureAccount, EnsureAccountRequest, store_error};
 use crate::context::{Ctx, provider_error};
+use crate::sudo::SudoAllowlistRow;
 
 /// The GECOS comment written for a new account's user, for whoever reads passwd. Informative
 /// only: the tenant can change it (`chfn`), so the node never identifies an account by it.
@@ -57,7 +57,7 @@ pub struct Recorded {
 pub fn recorded(
     ctx: &Ctx,
     account: &Hex32,
-    row: Option<&ResourceRow>,
+    row: Option<&AccountRow>,
 ) -> Result<Option<Recorded>, OpError> {
     if let Some(id) = ctx.state.account_identity(account).map_err(store_error)? {
         return Ok(Some(Recorded {
@@ -70,25 +70,20 @@ pub fn recorded(
     let row = match row {
         Some(row) => Some(row.clone()),
         None => ctx
-            .state
-            .resource(Account::NAME, account)
-            .map_err(store_error)?,
+            .view()
+            .get::<AccountRow>(account)
+            .map_err(store_error)?
+            .map(|stored| stored.row),
     };
     let Some(row) = row else {
         return Ok(None);
     };
-    let name = row.data["username"].as_str();
-    let uid = row.data["uid"].as_u64().and_then(|v| u32::try_from(v).ok());
-    let gid = row.data["gid"].as_u64().and_then(|v| u32::try_from(v).ok());
-    let (Some(name), Some(uid), Some(gid)) = (name, uid, gid) else {
-        return Ok(None);
-    };
     let (gid_min, _) = ctx.provider.login_gid_range().map_err(provider_error)?;
     Ok(Some(Recorded {
-        name: name.to_owned(),
-        uid,
-        gid,
-        group_created: gid >= gid_min && !registry::types::is_reserved_name(name),
+        group_created: row.gid >= gid_min && !registry::types::is_reserved_name(&row.username),
+        name: row.username,
+        uid: row.uid,
+        gid: row.gid,
     }))
 }
 
@@ -129,8 +124,8 @@ fn check_name_free(ctx: &Ctx, account: &Hex32, name: &str) -> Result<(), OpError
         )
     };
     for other in ctx
-        .state
-        .resource_ids_where(Account::NAME, "$.username", name)
+        .view()
+        .ids_where::<AccountRow>("username", name)
         .map_err(store_error)?
     {
         if &other != account {
@@ -161,16 +156,12 @@ fn check_name_free(ctx: &Ctx, account: &Hex32, name: &str) -> Result<(), OpError
 /// rows still name).
 fn administrator_names(ctx: &Ctx) -> Result<BTreeSet<String>, OpError> {
     let mut names = BTreeSet::new();
-    for row in ctx
-        .state
-        .resources_of(&Owner::Node, crate::sudo::SudoAllowlist::NAME)
+    for stored in ctx
+        .view()
+        .of_owner::<SudoAllowlistRow>(&Owner::Node)
         .map_err(store_error)?
     {
-        for user in row.data["users"].as_array().into_iter().flatten() {
-            if let Some(user) = user.as_str() {
-                names.insert(user.to_owned());
-            }
-        }
+        names.extend(stored.row.users.iter().map(|u| u.to_string()));
     }
     Ok(names)
 }
@@ -194,8 +185,8 @@ pub fn allocate_id(ctx: &Ctx) -> Result<u32, OpError> {
     }
     // Accounts made before their identities were recorded.
     for id in ctx
-        .state
-        .resource_numbers(Account::NAME, &["$.uid", "$.gid"])
+        .view()
+        .numbers::<AccountRow>(&["uid", "gid"])
         .map_err(store_error)?
     {
         if let Ok(id) = u32::try_from(id) {
@@ -232,9 +223,10 @@ pub fn allocate_id(ctx: &Ctx) -> Result<u32, OpError> {
 impl Apply<Ctx> for EnsureAccount {
     fn apply(ctx: &mut Ctx, req: &EnsureAccountRequest) -> Result<AccountResult, OpError> {
         let previous = ctx
-            .state
-            .resource(Account::NAME, &req.id)
-            .map_err(store_error)?;
+            .view()
+            .get::<AccountRow>(&req.id)
+            .map_err(store_error)?
+            .map(|stored| stored.row);
         let immutable = |had: &str| {
             OpError::permanent(
                 "username_immutable",
@@ -242,9 +234,9 @@ impl Apply<Ctx> for EnsureAccount {
             )
         };
         if let Some(prev) = &previous
-            && prev.data["username"].as_str() != Some(req.username.as_str())
+            && prev.username != req.username.as_str()
         {
-            return Err(immutable(&prev.data["username"].to_string()));
+            return Err(immutable(&format!("{:?}", prev.username)));
         }
         let name = req.username.as_str();
         let home = home_of(&req.username);
@@ -360,21 +352,22 @@ impl Apply<Ctx> for EnsureAccount {
                 .map_err(provider_error)?;
             crash::point("account.after_usermod");
         }
-        let suspended = previous
-            .as_ref()
-            .and_then(|p| p.data["suspended"].as_bool())
-            .unwrap_or(false);
-        let data = json!({
-            "username": name,
-            "uid": user.uid,
-            "gid": user.gid,
-            "home": user.home.display().to_string(),
-            "shell": shell,
-            "suspended": suspended,
-            "disk_quota_mib": req.disk_quota_mib.get(),
-            "inode_quota": req.inode_quota.get(),
+        let suspended = previous.as_ref().is_some_and(|p| p.suspended);
+        // The row as ensure_account has always written it: what set_account_limits and
+        // set_account_isolation recorded is not carried over.
+        ctx.set_row(&AccountRow {
+            username: name.to_owned(),
+            uid: user.uid,
+            gid: user.gid,
+            home: user.home.display().to_string(),
+            shell: shell.to_owned(),
+            suspended,
+            disk_quota_mib: req.disk_quota_mib.get(),
+            inode_quota: req.inode_quota.get(),
+            limits: None,
+            mysql_limits: None,
+            cagefs: None,
         });
-        ctx.set_resource(data);
         Ok(AccountResult {
             state: Presence::Present,
             username: Some(name.to_owned()),

@@ -7,33 +7,15 @@
 //! units.
 
 use provider::{GovernorLimits, LveLimits};
-use registry::types::Hex32;
-use registry::{Apply, Family, OpError};
-use serde_json::json;
+use registry::{Apply, OpError};
 
 use super::{
-    Account, AccountLimitsResult, Limits, MysqlLimits, MysqlLimitsRequest, SetAccountIsolation,
+    AccountLimitsResult, AccountRow, Limits, MysqlLimits, MysqlLimitsRequest, SetAccountIsolation,
     SetAccountIsolationRequest, SetAccountLimits, SetAccountLimitsRequest, account_info,
-    store_error,
+    account_row,
 };
 use crate::context::{Ctx, provider_error};
-
-/// Records the account row with `change` applied, after the handler's OS change succeeded.
-fn update_row(
-    ctx: &mut Ctx,
-    account: &Hex32,
-    change: impl FnOnce(&mut serde_json::Value),
-) -> Result<(), OpError> {
-    let mut row = ctx
-        .state
-        .resource(Account::NAME, account)
-        .map_err(store_error)?
-        .map(|r| r.data)
-        .unwrap_or_default();
-    change(&mut row);
-    ctx.set_resource(row);
-    Ok(())
-}
+use crate::php::pool::{self, PoolSync};
 
 /// Database limits as the result reports them, from what was given to `dbctl`.
 fn as_mysql_limits(l: GovernorLimits) -> MysqlLimits {
@@ -110,11 +92,8 @@ impl Apply<Ctx> for SetAccountLimits {
                 ),
             ));
         }
-        let had_mysql = ctx
-            .state
-            .resource(Account::NAME, &req.id)
-            .map_err(store_error)?
-            .is_some_and(|r| r.data.get("mysql_limits").is_some_and(|l| !l.is_null()));
+        let row = account_row(ctx, &req.id)?;
+        let had_mysql = row.mysql_limits().is_some();
         let mysql = match &req.mysql {
             Some(db) => Some(set_mysql_limits(ctx, &info.username, db)?),
             None => {
@@ -126,16 +105,13 @@ impl Apply<Ctx> for SetAccountLimits {
                 None
             }
         };
+        ctx.set_row(&AccountRow {
+            limits: Some(as_limits(wanted)),
+            mysql_limits: Some(mysql),
+            ..row
+        });
         // The account's PHP pools take their children from the limits (`PoolLimits`).
-        crate::php::sync_pools(
-            ctx,
-            &req.id,
-            crate::php::PoolChange::Limits(&as_limits(wanted)),
-        )?;
-        update_row(ctx, &req.id, |row| {
-            row["limits"] = json!(as_limits(wanted));
-            row["mysql_limits"] = json!(mysql);
-        })?;
+        pool::sync(ctx, &req.id, PoolSync::Update)?;
         Ok(AccountLimitsResult {
             username: info.username,
             limits,
@@ -192,7 +168,10 @@ impl Apply<Ctx> for SetAccountIsolation {
                 ),
             ));
         }
-        update_row(ctx, &req.id, |row| row["cagefs"] = json!(cagefs))?;
+        ctx.set_row(&AccountRow {
+            cagefs: Some(cagefs),
+            ..account_row(ctx, &req.id)?
+        });
         Ok(AccountLimitsResult {
             username: info.username,
             limits: None,

@@ -3,12 +3,11 @@
 
 use provider::{Expire, UserMod};
 use registry::types::Presence;
-use registry::{Apply, Family, OpError};
-use serde_json::json;
+use registry::{Apply, OpError};
 
 use super::{
-    Account, AccountRef, AccountResult, SetAccountPassword, SetAccountPasswordRequest,
-    SuspendAccount, UnsuspendAccount, account_info, store_error,
+    AccountInfo, AccountRef, AccountResult, AccountRow, SetAccountPassword,
+    SetAccountPasswordRequest, SuspendAccount, UnsuspendAccount, account_info, account_row,
 };
 use crate::context::{Ctx, provider_error};
 
@@ -32,26 +31,26 @@ fn set_suspended(
             ..UserMod::default()
         })
         .map_err(provider_error)?;
-    let mut row = ctx
-        .state
-        .resource(Account::NAME, &req.id)
-        .map_err(store_error)?
-        .map(|r| r.data)
-        .unwrap_or_default();
-    row["suspended"] = json!(suspended);
-    let result = AccountResult {
+    let row = AccountRow {
+        suspended,
+        ..account_row(ctx, &req.id)?
+    };
+    ctx.set_row(&row);
+    Ok(result(&info, &row))
+}
+
+fn result(info: &AccountInfo, row: &AccountRow) -> AccountResult {
+    AccountResult {
         state: Presence::Present,
         username: Some(info.username.clone()),
         uid: Some(info.uid),
         gid: Some(info.gid),
         home: Some(info.home.display().to_string()),
-        shell: row["shell"].as_str().map(str::to_owned),
-        suspended: Some(suspended),
-        disk_quota_mib: row["disk_quota_mib"].as_u64(),
-        inode_quota: row["inode_quota"].as_u64(),
-    };
-    ctx.set_resource(row);
-    Ok(result)
+        shell: Some(row.shell.clone()),
+        suspended: Some(row.suspended),
+        disk_quota_mib: Some(row.disk_quota_mib),
+        inode_quota: Some(row.inode_quota),
+    }
 }
 
 impl Apply<Ctx> for SuspendAccount {
@@ -69,13 +68,8 @@ impl Apply<Ctx> for UnsuspendAccount {
 impl Apply<Ctx> for SetAccountPassword {
     fn apply(ctx: &mut Ctx, req: &SetAccountPasswordRequest) -> Result<AccountResult, OpError> {
         let info = account_info(ctx, &req.id)?;
-        let row = ctx
-            .state
-            .resource(Account::NAME, &req.id)
-            .map_err(store_error)?
-            .map(|r| r.data)
-            .unwrap_or_default();
-        let suspended = row["suspended"].as_bool().unwrap_or(false);
+        let row = account_row(ctx, &req.id)?;
+        let suspended = row.suspended;
         // The hash goes to usermod as a secret argument: the audit trail shows `<redacted>`.
         ctx.provider
             .usermod(&UserMod {
@@ -85,16 +79,6 @@ impl Apply<Ctx> for SetAccountPassword {
                 ..UserMod::default()
             })
             .map_err(provider_error)?;
-        Ok(AccountResult {
-            state: Presence::Present,
-            username: Some(info.username.clone()),
-            uid: Some(info.uid),
-            gid: Some(info.gid),
-            home: Some(info.home.display().to_string()),
-            shell: row["shell"].as_str().map(str::to_owned),
-            suspended: Some(suspended),
-            disk_quota_mib: row["disk_quota_mib"].as_u64(),
-            inode_quota: row["inode_quota"].as_u64(),
-        })
+        Ok(result(&info, &row))
     }
 }

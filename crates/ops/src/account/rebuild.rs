@@ -3,10 +3,11 @@
 
 use registry::types::Hex32;
 use registry::{Apply, Family, OpError, Operation, Owner};
-use serde_json::json;
+use store::ResourceKey;
 
 use super::{
-    Account, AccountRef, EnsureAccount, RebuildAccount, RebuildResult, account_info, store_error,
+    Account, AccountRef, AccountRow, EnsureAccount, RebuildAccount, RebuildResult, account_info,
+    store_error,
 };
 use crate::context::{Ctx, provider_error};
 
@@ -40,16 +41,19 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
         )
     };
     let stored = ctx
-        .state
-        .resource(Account::NAME, account)
+        .view()
+        .get::<AccountRow>(account)
         .map_err(store_error)?
-        .ok_or_else(missing)?;
+        .ok_or_else(missing)?
+        .row;
     let mut keys = vec![(Account::NAME, account.clone())];
     let owner = Owner::Tenant(account.clone());
     for family in declarations::registry().families() {
         if family.name == Account::NAME {
             continue;
         }
+        // Which resources exist, whatever their family's row shape: the ids are all a replay
+        // needs, and each replayed handler reads its rows typed.
         for row in ctx
             .state
             .resources_of(&owner, family.name)
@@ -87,16 +91,27 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
                     format!("state.db holds a job of an unknown operation {op:?}"),
                 )
             })?;
-            let envelope: serde_json::Value = serde_json::from_str(body).map_err(|_| {
-                OpError::permanent("rebuild_failed", format!("the stored {op} is not JSON"))
-            })?;
-            entry
-                .apply(ctx, envelope["resource"].clone())
+            let resource = serde_json::from_str::<serde_json::Value>(body)
+                .ok()
+                .and_then(|mut envelope| envelope.get_mut("resource").map(serde_json::Value::take))
+                .ok_or_else(|| {
+                    OpError::permanent(
+                        "rebuild_failed",
+                        format!("the stored {op} is not an envelope with a resource"),
+                    )
+                })?;
+            // A job of its own on the replayed resource: its row is seen by the replay and
+            // never recorded.
+            let key = ResourceKey {
+                family: family.to_owned(),
+                id: id.clone(),
+                owner: owner.clone(),
+            };
+            ctx.replaying(key, |ctx| entry.apply(ctx, resource))
                 .map_err(|e| OpError {
                     message: format!("replaying {op} for {family} {id}: {}", e.message),
                     ..e
                 })?;
-            ctx.discard_row_change();
             replayed.push(format!("{family}/{op}/{id}"));
             if family == Account::NAME && op == EnsureAccount::NAME {
                 home_recreated = ensure_home(ctx, account)?;
@@ -105,11 +120,12 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
     }
     crash::point("account.rebuild.after_replay");
     let info = account_info(ctx, account)?;
-    let mut row = stored.data;
-    row["uid"] = json!(info.uid);
-    row["gid"] = json!(info.gid);
-    row["home"] = json!(info.home.display().to_string());
-    ctx.set_resource(row);
+    ctx.set_row(&AccountRow {
+        uid: info.uid,
+        gid: info.gid,
+        home: info.home.display().to_string(),
+        ..stored
+    });
     Ok(RebuildResult {
         username: info.username,
         home_recreated,

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use provider::{Expire, PasswdEntry, UserMod};
 use registry::types::{Hex32, Shell};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{Apply, OpError, Purge};
 
 use super::identity::{Recorded, recorded, uid_holder, user_of};
-use super::{Account, AccountRef, AccountResult, RemoveAccount, store_error};
+use super::{Account, AccountRef, AccountResult, AccountRow, RemoveAccount, store_error};
 use crate::context::{Ctx, Service, provider_error};
 
 impl Purge<Ctx> for Account {
@@ -23,9 +23,10 @@ impl Purge<Ctx> for Account {
     /// one (see [`purge_account`]), so its crontab and PHP pools are gone.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let Some(row) = ctx
-            .state
-            .resource(Account::NAME, account)
+            .view()
+            .get::<AccountRow>(account)
             .map_err(store_error)?
+            .map(|stored| stored.row)
         else {
             return Ok(());
         };
@@ -34,9 +35,7 @@ impl Purge<Ctx> for Account {
             ctx.forget_row();
             return Ok(());
         };
-        let home = row.data["home"]
-            .as_str()
-            .map(PathBuf::from)
+        let home = Some(PathBuf::from(&row.home))
             .filter(|h| h.is_absolute() && h != &PathBuf::from("/"))
             .unwrap_or_else(|| PathBuf::from("/home").join(&rec.name));
         if user_of(ctx, &rec)?.is_some() {
@@ -77,17 +76,17 @@ impl Purge<Ctx> for Account {
         // LVE limits and CageFS are keyed by the user name: reset them while the user exists,
         // so a later account with the same name does not inherit them.
         if user_of(ctx, &rec)?.is_some() {
-            if row.data.get("limits").is_some_and(|l| !l.is_null()) {
+            if row.limits.is_some() {
                 ctx.provider
                     .lvectl_delete_user(&username)
                     .map_err(provider_error)?;
             }
-            if row.data["cagefs"].as_bool() == Some(true) {
+            if row.cagefs == Some(true) {
                 ctx.provider
                     .cagefs_set(&username, false)
                     .map_err(provider_error)?;
             }
-            if row.data.get("mysql_limits").is_some_and(|l| !l.is_null()) {
+            if row.mysql_limits().is_some() {
                 ctx.provider
                     .dbctl_delete(&username)
                     .map_err(provider_error)?;

@@ -3,12 +3,11 @@
 
 use provider::Platform;
 use registry::types::Hex32;
-use registry::{Apply, Family, OpError};
+use registry::{Apply, OpError};
 
 use super::limits::{cagefs_of, lve_limits_of, mysql_limits_of};
 use super::{
-    Account, AccountRef, AccountUsageResult, ObserveAccountUsage, account_info, store_error,
-    tenant_of,
+    AccountRef, AccountUsageResult, ObserveAccountUsage, account_info, account_row, tenant_of,
 };
 use crate::context::{Ctx, provider_error};
 
@@ -36,13 +35,8 @@ impl Apply<Ctx> for ObserveAccountUsage {
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<AccountUsageResult, OpError> {
         let info = account_info(ctx, &req.id)?;
         let usage = account_usage(ctx, &req.id)?;
-        let row = ctx
-            .state
-            .resource(Account::NAME, &req.id)
-            .map_err(store_error)?
-            .map(|r| r.data)
-            .unwrap_or_default();
-        let limits_recorded = serde_json::from_value(row["limits"].clone()).ok();
+        let row = account_row(ctx, &req.id)?;
+        let limits_recorded = row.limits;
         let (limits_in_effect, cagefs) = match ctx.provider.platform() {
             Platform::CloudLinux => (
                 lve_limits_of(ctx, &info.username)?,
@@ -50,7 +44,7 @@ impl Apply<Ctx> for ObserveAccountUsage {
             ),
             Platform::Debian => (None, None),
         };
-        let mysql_limits_recorded = serde_json::from_value(row["mysql_limits"].clone()).ok();
+        let mysql_limits_recorded = row.mysql_limits();
         let mysql_limits_in_effect = mysql_limits_of(ctx, &info.username)?;
         Ok(AccountUsageResult {
             mysql_limits_recorded,
@@ -61,8 +55,8 @@ impl Apply<Ctx> for ObserveAccountUsage {
             complete: usage.complete,
             unreadable_dirs: usage.unreadable_dirs,
             unreadable_entries: usage.unreadable_entries,
-            disk_quota_mib: row["disk_quota_mib"].as_u64().unwrap_or(0),
-            inode_quota: row["inode_quota"].as_u64().unwrap_or(0),
+            disk_quota_mib: row.disk_quota_mib,
+            inode_quota: row.inode_quota,
             limits_recorded,
             limits_in_effect,
             cagefs,

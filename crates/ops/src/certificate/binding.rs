@@ -5,33 +5,28 @@
 use std::path::PathBuf;
 
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Apply, BlobId, Family, OpError, Owner};
-use serde_json::{Value, json};
+use registry::{Apply, BlobId, OpError, Owner};
 
 use super::bundle::{bundle_refused, read_bundle, source_field};
 use super::chain::{check_chain, renewal_due};
 use super::issuance::{issue_chain, key_for};
 use super::{
-    CERTIFICATE_DIR, Certificate, CertificateRef, CertificateResult, CertificateSource,
+    CERTIFICATE_DIR, CertificateRef, CertificateResult, CertificateRow, CertificateSource,
     EnsureCertificate, EnsureCertificateRequest, RemoveCertificate, RenewCertificate,
     certificate_files, refused, unix_now,
 };
-use crate::account::store_error;
-use crate::context::{Ctx, provider_error};
-use crate::web_domain::{self, VhostChange};
+use crate::context::{Ctx, provider_error, store_error};
+use crate::vhost;
 
+/// Rewrites the vhost of the domain `row` was bound to, once the view no longer has the row
+/// (the caller forgot or dropped it), then deletes the certificate's files.
 pub(super) fn unbind_and_delete(
     ctx: &mut Ctx,
     account: &Hex32,
     id: &Hex32,
-    data: &Value,
+    row: &CertificateRow,
 ) -> Result<(), OpError> {
-    if let Some(domain) = data["web_domain"]
-        .as_str()
-        .and_then(|s| s.parse::<Hex32>().ok())
-    {
-        web_domain::sync_vhost(ctx, account, &domain, VhostChange::Certificate(id, None))?;
-    }
+    vhost::sync(ctx, account, &row.web_domain)?;
     crash::point("certificate.after_unbind");
     let (chain, key) = certificate_files(ctx, id);
     for path in [chain, key] {
@@ -46,18 +41,9 @@ fn domain_names(
     account: &Hex32,
     web_domain: &Hex32,
 ) -> Result<(DomainName, Vec<String>), OpError> {
-    let row = web_domain::require_domain(ctx, account, web_domain)?;
-    let domain: DomainName = row["domain"]
-        .as_str()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| OpError::permanent("state_corrupt", "a recorded domain does not parse"))?;
-    let aliases = row["aliases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|a| a.as_str().map(str::to_owned))
-        .collect();
-    Ok((domain, aliases))
+    let row = vhost::require_domain(ctx, account, web_domain)?;
+    let aliases = row.aliases.iter().map(ToString::to_string).collect();
+    Ok((row.domain, aliases))
 }
 
 /// The chain and key in place for certificate `id`, each when present.
@@ -112,25 +98,17 @@ fn bind(
 ) -> Result<CertificateResult, OpError> {
     let checked = check_chain(chain, key, domain, aliases, source_field(source))?;
     install_files(ctx, id, key, chain)?;
-    let mut data = json!({
-        "web_domain": web_domain,
-        "source": source.as_str(),
-        "not_after": checked.not_after,
-        "fingerprint_sha256": checked.fingerprint,
-    });
-    if let Some(blob) = blob {
+    ctx.set_row(&CertificateRow {
+        web_domain: web_domain.clone(),
+        source,
+        not_after: checked.not_after,
+        fingerprint_sha256: Some(checked.fingerprint.clone()),
         // The blob's name (a digest), so a replayed request converges without the blob.
-        data["blob"] = json!(blob);
-    }
+        blob: blob.cloned(),
+    });
     // Rewritten and tested even when the text is the same: Apache reloads the new chain.
-    web_domain::sync_vhost(
-        ctx,
-        account,
-        web_domain,
-        VhostChange::Certificate(id, Some(&data)),
-    )?;
+    vhost::sync(ctx, account, web_domain)?;
     crash::point("certificate.after_vhost");
-    ctx.set_resource(data);
     Ok(CertificateResult {
         state: Presence::Present,
         domain: Some(domain.to_string()),
@@ -143,17 +121,9 @@ fn bind(
 }
 
 /// The row of certificate `id` when `account` owns it.
-fn owned_row(
-    ctx: &Ctx,
-    account: &Hex32,
-    id: &Hex32,
-) -> Result<Option<store::ResourceRow>, OpError> {
-    match ctx
-        .state
-        .resource(Certificate::NAME, id)
-        .map_err(store_error)?
-    {
-        Some(row) if row.owner == Owner::Tenant(account.clone()) => Ok(Some(row)),
+fn owned_row(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<Option<CertificateRow>, OpError> {
+    match ctx.view().get::<CertificateRow>(id).map_err(store_error)? {
+        Some(stored) if stored.owner == Owner::Tenant(account.clone()) => Ok(Some(stored.row)),
         Some(_) => Err(refused(
             "certificate_conflict",
             format!("certificate {id} belongs to another account"),
@@ -165,17 +135,13 @@ fn owned_row(
 impl Apply<Ctx> for EnsureCertificate {
     fn apply(ctx: &mut Ctx, req: &EnsureCertificateRequest) -> Result<CertificateResult, OpError> {
         let (domain, aliases) = domain_names(ctx, &req.account, &req.web_domain)?;
-        for row in ctx
-            .state
-            .resources_of_family(Certificate::NAME)
-            .map_err(store_error)?
-        {
-            if row.resource_id != req.id && row.data["web_domain"] == req.web_domain.as_str() {
+        for stored in ctx.view().all::<CertificateRow>().map_err(store_error)? {
+            if stored.id != req.id && stored.row.web_domain == req.web_domain {
                 return Err(refused(
                     "certificate_conflict",
                     format!(
                         "resource.web_domain: certificate {} is already bound to web domain {}",
-                        row.resource_id, req.web_domain
+                        stored.id, req.web_domain
                     ),
                 ));
             }
@@ -203,12 +169,12 @@ impl Apply<Ctx> for EnsureCertificate {
         // Converged already: the same domain, source (and blob), and a chain in place that
         // matches its key; an ACME one also covers every name and is not due.
         let same = previous.as_ref().is_some_and(|row| {
-            row.data["web_domain"] == req.web_domain.as_str()
-                && row.data["source"] == req.source.as_str()
+            row.web_domain == req.web_domain
+                && row.source == req.source
                 && req
                     .blob
                     .as_ref()
-                    .is_none_or(|blob| row.data["blob"] == blob.as_str())
+                    .is_none_or(|blob| row.blob.as_ref() == Some(blob))
         });
         let keep = match (&chain_now, &key_now) {
             (Some(chain), Some(key))
@@ -236,19 +202,13 @@ impl Apply<Ctx> for EnsureCertificate {
                 (issue_chain(ctx, &names, &key)?, key)
             }
         };
-        // A certificate that moves to another domain leaves its old vhost first.
+        // A certificate that moves to another domain leaves its old vhost first: the view
+        // has no row for it until `bind` records the new one.
         if let Some(old) = &previous
-            && let Some(old_domain) = old.data["web_domain"]
-                .as_str()
-                .and_then(|s| s.parse::<Hex32>().ok())
-            && old_domain != req.web_domain
+            && old.web_domain != req.web_domain
         {
-            web_domain::sync_vhost(
-                ctx,
-                &req.account,
-                &old_domain,
-                VhostChange::Certificate(&req.id, None),
-            )?;
+            ctx.forget_row();
+            vhost::sync(ctx, &req.account, &old.web_domain)?;
         }
         bind(
             ctx,
@@ -274,8 +234,7 @@ impl Apply<Ctx> for RenewCertificate {
                 ),
             ));
         };
-        let source: CertificateSource = serde_json::from_value(row.data["source"].clone())
-            .map_err(|_| OpError::permanent("state_corrupt", "a recorded source does not parse"))?;
+        let source = row.source;
         if source != CertificateSource::Acme {
             return Err(refused(
                 "certificate_not_renewable",
@@ -286,12 +245,7 @@ impl Apply<Ctx> for RenewCertificate {
                 ),
             ));
         }
-        let web_domain: Hex32 = row.data["web_domain"]
-            .as_str()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| {
-                OpError::permanent("state_corrupt", "a recorded domain id does not parse")
-            })?;
+        let web_domain = row.web_domain;
         let (domain, aliases) = domain_names(ctx, &req.account, &web_domain)?;
         let names: Vec<String> = std::iter::once(domain.to_string())
             .chain(aliases.iter().cloned())
@@ -314,8 +268,10 @@ impl Apply<Ctx> for RenewCertificate {
 
 impl Apply<Ctx> for RemoveCertificate {
     fn apply(ctx: &mut Ctx, req: &CertificateRef) -> Result<CertificateResult, OpError> {
-        match owned_row(ctx, &req.account, &req.id)? {
-            Some(row) => unbind_and_delete(ctx, &req.account, &req.id, &row.data)?,
+        let previous = owned_row(ctx, &req.account, &req.id)?;
+        ctx.forget_row();
+        match previous {
+            Some(row) => unbind_and_delete(ctx, &req.account, &req.id, &row)?,
             None => {
                 // Nothing recorded: files a crash left behind still go.
                 let (chain, key) = certificate_files(ctx, &req.id);
@@ -324,7 +280,6 @@ impl Apply<Ctx> for RemoveCertificate {
                 }
             }
         }
-        ctx.forget_row();
         Ok(CertificateResult {
             state: Presence::Absent,
             domain: None,

@@ -10,7 +10,7 @@
 //!   account's credentials are kept in `/etc/layerone/acme-account.json` (0600, shared with
 //!   the installer's certificate for the node's name). Challenge responses are files in the
 //!   node's webroot, which every tenant vhost serves at `/.well-known/acme-challenge/`
-//!   ahead of the document root, redirects and suspension (`web_domain::render_vhost`). On
+//!   ahead of the document root, redirects and suspension (`vhost::render_vhost`). On
 //!   the simulated backend without an `[acme]` table, a throw-away CA issues the chain
 //!   (`acme::issue_locally`) after the same challenge files were placed and removed.
 //! - `"source": "bundle", "blob": <sha256>`: the PEM chain and its PKCS#8 key, uploaded as
@@ -25,7 +25,8 @@
 //! not match (a bundle replacing another with a new key is the one case where the key is
 //! written first and the chain a moment later, both before Apache is reloaded). The chain is written to `/etc/layerone/certificates/<id>.crt` (0644) and the key to
 //! `<id>.key` (0600) through the provider, then the web domain's vhost is rewritten with an
-//! HTTPS virtual host using them (`web_domain::sync_vhost`), checked with Apache's
+//! HTTPS virtual host using them (the vhost owner, `crate::vhost`, renders it from the
+//! certificate's row), checked with Apache's
 //! configuration test like every vhost. One certificate per web domain.
 //!
 //! `ensure_certificate` converges: a certificate already in place for the same names and
@@ -33,10 +34,10 @@
 //! `renew_certificate` forces a new chain. The runner's `renew_certificates` step queues a
 //! `renew_certificate` job for each ACME certificate within [`RENEW_BEFORE`] of expiry.
 //!
-//! One part per file: the chain and key checks ([`chain`]), issuance over ACME
-//! ([`issuance`]), uploaded bundles ([`bundle`]), the files and their binding to the web
-//! domain's vhost ([`binding`]: `ensure_certificate`, `renew_certificate`,
-//! `remove_certificate`) and what is in place ([`observation`]: `observe_certificates`, the
+//! One part per file: the chain and key checks (`chain`), issuance over ACME
+//! (`issuance`), uploaded bundles (`bundle`), the files and their binding to the web
+//! domain's vhost (`binding`: `ensure_certificate`, `renew_certificate`,
+//! `remove_certificate`) and what is in place (`observation`: `observe_certificates`, the
 //! renewals the runner queues).
 
 pub use declarations::certificate::*;
@@ -55,12 +56,32 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use registry::types::Hex32;
-use registry::{Family, OpError, Owner, Purge};
+use registry::{BlobId, Family, OpError, Purge};
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
 use binding::unbind_and_delete;
 
-use crate::account::store_error;
-use crate::context::Ctx;
+use crate::context::{Ctx, store_error};
+
+/// A certificate as stored: the web domain (by resource id) it is bound to, where it came
+/// from, when it expires and its SHA-256 fingerprint (rows of the first bundle
+/// certificates have none), and for a bundle the name of its blob. Never a key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateRow {
+    pub web_domain: Hex32,
+    pub source: CertificateSource,
+    pub not_after: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint_sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<BlobId>,
+}
+
+impl StoredRow for CertificateRow {
+    const FAMILY: &'static str = Certificate::NAME;
+}
 
 /// Where certificate files live (a system path: mapped with `sysconf`).
 pub const CERTIFICATE_DIR: &str = "/etc/layerone/certificates";
@@ -98,16 +119,15 @@ impl Purge<Ctx> for Certificate {
     /// the configuration test while files go.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = ctx
-            .state
-            .resources_of(&Owner::Tenant(account.clone()), Certificate::NAME)
+            .view()
+            .of_account::<CertificateRow>(account)
             .map_err(store_error)?;
-        for row in &rows {
-            unbind_and_delete(ctx, account, &row.resource_id, &row.data)?;
+        ctx.drop_rows_of::<CertificateRow>(account);
+        for stored in &rows {
+            unbind_and_delete(ctx, account, &stored.id, &stored.row)?;
         }
         if !rows.is_empty() {
-            ctx.state
-                .forget_resources_of(account, Certificate::NAME)
-                .map_err(store_error)?;
+            ctx.forget_rows_of::<CertificateRow>(account)?;
         }
         Ok(())
     }

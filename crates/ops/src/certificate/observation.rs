@@ -1,40 +1,36 @@
 //! What is in place: `observe_certificates` (the row's source and domain, the chain on
 //! disk), and the renewal requests the runner's `renew_certificates` step queues.
 
-use registry::types::Hex32;
 use registry::{Apply, Family, OpError, Operation, Owner};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use store::Stored;
 
 use super::chain::renewal_due;
 use super::{
-    Certificate, CertificateSource, ObserveCertificates, ObservedCertificate, ObservedCertificates,
-    RenewCertificate, certificate_files, hex, unix_now,
+    Certificate, CertificateRow, CertificateSource, ObserveCertificates, ObservedCertificate,
+    ObservedCertificates, RenewCertificate, certificate_files, hex, unix_now,
 };
-use crate::account::{AccountRef, store_error};
-use crate::context::Ctx;
-use crate::web_domain;
+use crate::account::AccountRef;
+use crate::context::{Ctx, store_error};
+use crate::web_domain::WebDomainRow;
 
 /// One recorded certificate as observed: the row's source and domain, the chain in place.
-fn observe_one(ctx: &Ctx, row: &store::ResourceRow, now: i64) -> ObservedCertificate {
-    let web_domain: Option<Hex32> = row.data["web_domain"].as_str().and_then(|s| s.parse().ok());
-    let domain_row = web_domain.as_ref().and_then(|d| {
-        ctx.state
-            .resource(web_domain::WebDomain::NAME, d)
-            .ok()
-            .flatten()
-    });
+fn observe_one(ctx: &Ctx, stored: &Stored<CertificateRow>, now: i64) -> ObservedCertificate {
+    let row = &stored.row;
+    // A domain whose row cannot be read names nothing: the certificate is then due.
+    let domain_row = ctx
+        .view()
+        .get::<WebDomainRow>(&row.web_domain)
+        .ok()
+        .flatten();
     let names: Vec<String> = domain_row
         .iter()
-        .flat_map(|r| {
-            std::iter::once(r.data["domain"].clone())
-                .chain(r.data["aliases"].as_array().cloned().unwrap_or_default())
-        })
-        .filter_map(|v| v.as_str().map(str::to_owned))
+        .flat_map(|d| std::iter::once(&d.row.domain).chain(d.row.aliases.iter()))
+        .map(ToString::to_string)
         .collect();
-    let source =
-        serde_json::from_value(row.data["source"].clone()).unwrap_or(CertificateSource::Acme);
-    let (chain_path, _) = certificate_files(ctx, &row.resource_id);
+    let source = row.source;
+    let (chain_path, _) = certificate_files(ctx, &stored.id);
     let chain = ctx
         .provider
         .read_config(&chain_path)
@@ -43,8 +39,8 @@ fn observe_one(ctx: &Ctx, row: &store::ResourceRow, now: i64) -> ObservedCertifi
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     let leaf = chain.as_deref().and_then(|c| acme::parse_chain(c).ok());
     ObservedCertificate {
-        id: row.resource_id.clone(),
-        web_domain: web_domain.unwrap_or_else(|| row.resource_id.clone()),
+        id: stored.id.clone(),
+        web_domain: row.web_domain.clone(),
         domain: names.first().cloned(),
         source,
         not_after: leaf.as_ref().map(|(l, _)| l.not_after),
@@ -59,8 +55,8 @@ impl Apply<Ctx> for ObserveCertificates {
         crate::account::account_info(ctx, &req.id)?;
         let now = unix_now();
         let rows = ctx
-            .state
-            .resources_of(&Owner::Tenant(req.id.clone()), Certificate::NAME)
+            .view()
+            .of_account::<CertificateRow>(&req.id)
             .map_err(store_error)?;
         Ok(ObservedCertificates {
             certificates: rows.iter().map(|r| observe_one(ctx, r, now)).collect(),
@@ -75,19 +71,15 @@ impl Apply<Ctx> for ObserveCertificates {
 pub fn renewal_requests(ctx: &Ctx, day: i64) -> Result<Vec<Value>, OpError> {
     let now = unix_now();
     let mut out = Vec::new();
-    for row in ctx
-        .state
-        .resources_of_family(Certificate::NAME)
-        .map_err(store_error)?
-    {
-        let Owner::Tenant(account) = &row.owner else {
+    for stored in ctx.view().all::<CertificateRow>().map_err(store_error)? {
+        let Owner::Tenant(account) = &stored.owner else {
             continue;
         };
-        let seen = observe_one(ctx, &row, now);
+        let seen = observe_one(ctx, &stored, now);
         if !seen.renewal_due
             || ctx
                 .state
-                .pending_job(Certificate::NAME, &row.resource_id)
+                .pending_job(Certificate::NAME, &stored.id)
                 .map_err(store_error)?
         {
             continue;
@@ -95,13 +87,13 @@ pub fn renewal_requests(ctx: &Ctx, day: i64) -> Result<Vec<Value>, OpError> {
         let in_place = seen.fingerprint_sha256.as_deref().unwrap_or("none");
         let digest = Sha256::digest(format!(
             "renew_certificate\0{}\0{in_place}\0{day}",
-            row.resource_id
+            stored.id
         ));
         let request_id = hex(&digest[..16]);
         out.push(json!({
             "request_id": request_id,
             "operation": RenewCertificate::NAME,
-            "resource": {"id": row.resource_id, "account": account},
+            "resource": {"id": stored.id, "account": account},
         }));
     }
     Ok(out)

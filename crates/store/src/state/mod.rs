@@ -1,17 +1,17 @@
 //! state.db, root's database, one part per file:
 //!
-//! - [`admission`]: inbox rows validated again and admitted (or rejected) in one `BEGIN
+//! - `admission`: inbox rows validated again and admitted (or rejected) in one `BEGIN
 //!   IMMEDIATE`, the node's own requests ([`StateDb::admit_local`]);
-//! - [`supersession`]: each admitted job's generation, and the queued jobs of the same
+//! - `supersession`: each admitted job's generation, and the queued jobs of the same
 //!   resource it supersedes (never a newer control-plane generation);
-//! - [`claim`]: claiming as one `UPDATE … RETURNING`, one per lane of the runner (the main
+//! - `claim`: claiming as one `UPDATE … RETURNING`, one per lane of the runner (the main
 //!   lane's and the long lane's, which together keep every account's jobs in admission
 //!   order), and the recovery of jobs a dead runner left `running`;
-//! - [`completion`]: how a job ended and what it did to its resource row, in one `UPDATE`;
-//! - [`resources`]: the resource rows, tracked with their owner so a purge knows what exists;
+//! - `completion`: how a job ended and what it did to its resource row, in one `UPDATE`;
+//! - `resources`: the resource rows, tracked with their owner so a purge knows what exists;
 //! - [`view`]: the one view handlers read them through, typed, with the changes of the
 //!   running job and of its batch that are not committed yet;
-//! - [`audit`], [`events`], [`drift`], [`passes`]: the audit trail, the events feed, the
+//! - `audit`, `events`, `drift`, `passes`: the audit trail, the events feed, the
 //!   drift check's findings and the runner's pass bookkeeping.
 //!
 //! Only the runner opens it read-write. OS changes happen outside these transactions, so

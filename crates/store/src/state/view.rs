@@ -37,6 +37,13 @@ pub struct Stored<T> {
     pub row: T,
 }
 
+impl<T: StoredRow> Stored<T> {
+    /// Reads a resource row of `T`'s family as `T`.
+    pub fn from_row(row: ResourceRow) -> Result<Stored<T>, StoreError> {
+        typed_one(row.resource_id, row.owner, row.data)
+    }
+}
+
 /// The resource a change is about: what a job's completion writes its row under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceKey {
@@ -155,11 +162,6 @@ impl Pending {
         self.job = outer.job;
         self.change = outer.change;
         self.dropped = outer.dropped;
-    }
-
-    /// Records a row the running job leaves behind, untyped (handlers not yet on typed rows).
-    pub fn set_value(&mut self, data: Value) {
-        self.change = ResourceChange::Upsert(data);
     }
 
     /// The batch's changes of `family`, then the running job's when `with_job`, in order:
@@ -372,15 +374,17 @@ fn raw(rows: Vec<ResourceRow>) -> Rows {
 
 fn typed<T: StoredRow>(rows: Rows) -> Result<Vec<Stored<T>>, StoreError> {
     rows.into_iter()
-        .map(|(id, (owner, data))| {
-            let row = serde_json::from_value(data).map_err(|source| StoreError::InvalidRow {
-                family: T::FAMILY.to_owned(),
-                id: id.to_string(),
-                source,
-            })?;
-            Ok(Stored { id, owner, row })
-        })
+        .map(|(id, (owner, data))| typed_one(id, owner, data))
         .collect()
+}
+
+fn typed_one<T: StoredRow>(id: Hex32, owner: Owner, data: Value) -> Result<Stored<T>, StoreError> {
+    let row = serde_json::from_value(data).map_err(|source| StoreError::InvalidRow {
+        family: T::FAMILY.to_owned(),
+        id: id.to_string(),
+        source,
+    })?;
+    Ok(Stored { id, owner, row })
 }
 
 #[cfg(test)]
