@@ -23,10 +23,10 @@ pub use declarations::mysql_database::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 use provider::{Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, Privilege};
-use registry::types::{Hex32, MysqlCollation, MysqlName, MysqlPrivilegeSet};
+use registry::types::{Hex32, MysqlCollation, MysqlHost, MysqlName, MysqlPrivilegeSet};
 use registry::{Apply, Family, OpError, Purge};
 use serde::{Deserialize, Serialize};
-use store::StoredRow;
+use store::{StoreError, Stored, StoredRow};
 
 use crate::account::{AccountRow, account_info};
 use crate::context::{Ctx, provider_error, store_error};
@@ -64,7 +64,7 @@ impl Purge<Ctx> for MysqlDatabase {
     /// Drops every database of the account (its users and grants went first: those
     /// families are declared after this one), and forgets the quota.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let view = AccountMysql::load(ctx, account)?;
+        let view = MysqlState::load(ctx, account)?;
         if !view.databases.is_empty() {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for name in view.databases.values() {
@@ -107,7 +107,7 @@ impl Apply<Ctx> for EnsureMysqlDatabase {
                 ),
             ));
         }
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         let full = full_name(ctx, &req.account, &req.name)?;
         if let Some(previous) = view.databases.get(&req.id)
             && previous != &full
@@ -144,7 +144,7 @@ impl Apply<Ctx> for EnsureMysqlDatabase {
             charset: info.charset.clone(),
             collation: info.collation.clone(),
         });
-        AccountMysql::load(ctx, &req.account)?.sync_grants(&mut db)?;
+        MysqlState::load(ctx, &req.account)?.sync_grants(&mut db)?;
         let size = db.database_size(&name).map_err(provider_error)?;
         Ok(MysqlDatabaseResult {
             state: registry::types::Presence::Present,
@@ -161,7 +161,7 @@ impl Apply<Ctx> for RemoveMysqlDatabase {
         ctx: &mut Ctx,
         req: &RemoveMysqlDatabaseRequest,
     ) -> Result<MysqlDatabaseResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         if !view.databases.contains_key(&req.id) && req.id == req.account {
             return Err(OpError::permanent(
                 "id_reserved",
@@ -213,7 +213,7 @@ fn enforce(
     account: &Hex32,
     new_quota: Option<u64>,
 ) -> Result<MysqlUsageResult, OpError> {
-    let view = AccountMysql::load(ctx, account)?;
+    let view = MysqlState::load(ctx, account)?;
     if view.databases.contains_key(account) {
         return Err(OpError::permanent(
             "id_reserved",
@@ -239,7 +239,7 @@ fn enforce(
         writes_revoked: over,
         total_bytes,
     });
-    AccountMysql::load(ctx, account)?.sync_grants(&mut db)?;
+    MysqlState::load(ctx, account)?.sync_grants(&mut db)?;
     crash::point("mysql.after_quota_grants");
     Ok(MysqlUsageResult {
         databases,
@@ -247,6 +247,15 @@ fn enforce(
         quota_mib,
         writes_revoked: over,
     })
+}
+
+/// Typed rows by resource id.
+fn by_id<T>(rows: Result<Vec<Stored<T>>, StoreError>) -> Result<BTreeMap<Hex32, T>, OpError> {
+    Ok(rows
+        .map_err(store_error)?
+        .into_iter()
+        .map(|stored| (stored.id, stored.row))
+        .collect())
 }
 
 // --- shared by the MariaDB families --------------------------------------------------------
@@ -348,45 +357,31 @@ pub(crate) fn db_user(full: &str) -> Result<DbUser, OpError> {
     DbUser::new(full).map_err(provider_error)
 }
 
-/// A user as state.db records it.
-#[derive(Clone, Debug)]
-pub(crate) struct UserView {
-    pub name: String,
-    pub hosts: Vec<String>,
-}
-
-impl UserView {
-    pub(crate) fn account(&self, host: &str) -> Result<DbAccount, OpError> {
+impl MysqlUserRow {
+    /// The MariaDB account of this user at `host`.
+    pub(crate) fn account(&self, host: &MysqlHost) -> Result<DbAccount, OpError> {
         Ok(DbAccount {
             user: db_user(&self.name)?,
-            host: DbHost::new(host).map_err(provider_error)?,
+            host: DbHost::new(host.as_str()).map_err(provider_error)?,
         })
     }
 }
 
-/// A grant as state.db records it.
-#[derive(Clone, Debug)]
-pub(crate) struct GrantView {
-    pub database: Hex32,
-    pub user: Hex32,
-    pub privileges: MysqlPrivilegeSet,
-}
-
-/// Everything of one account in MariaDB as the view records it (this job's row included):
-/// the desired state that [`AccountMysql::sync_grants`] makes true.
+/// Everything of one account in MariaDB as the view records it (this job's row included),
+/// by resource id: the desired state that [`MysqlState::sync_grants`] makes true.
 #[derive(Debug, Default)]
-pub(crate) struct AccountMysql {
+pub(crate) struct MysqlState {
     pub databases: BTreeMap<Hex32, String>,
-    pub users: BTreeMap<Hex32, UserView>,
-    pub grants: BTreeMap<Hex32, GrantView>,
+    pub users: BTreeMap<Hex32, MysqlUserRow>,
+    pub grants: BTreeMap<Hex32, MysqlGrantRow>,
     pub quota_mib: u64,
     pub writes_revoked: bool,
 }
 
-impl AccountMysql {
-    pub(crate) fn load(ctx: &Ctx, account: &Hex32) -> Result<AccountMysql, OpError> {
+impl MysqlState {
+    pub(crate) fn load(ctx: &Ctx, account: &Hex32) -> Result<MysqlState, OpError> {
         let view = ctx.view();
-        let mut mysql = AccountMysql::default();
+        let mut mysql = MysqlState::default();
         for stored in view
             .of_account::<MysqlDatabaseRow>(account)
             .map_err(store_error)?
@@ -405,37 +400,8 @@ impl AccountMysql {
                 }
             }
         }
-        for stored in view
-            .of_account::<MysqlUserRow>(account)
-            .map_err(store_error)?
-        {
-            let hosts = stored
-                .row
-                .hosts
-                .iter()
-                .map(|h| h.as_str().to_owned())
-                .collect();
-            mysql.users.insert(
-                stored.id,
-                UserView {
-                    name: stored.row.name,
-                    hosts,
-                },
-            );
-        }
-        for stored in view
-            .of_account::<MysqlGrantRow>(account)
-            .map_err(store_error)?
-        {
-            mysql.grants.insert(
-                stored.id,
-                GrantView {
-                    database: stored.row.database,
-                    user: stored.row.user,
-                    privileges: stored.row.privileges,
-                },
-            );
-        }
+        mysql.users = by_id(view.of_account::<MysqlUserRow>(account))?;
+        mysql.grants = by_id(view.of_account::<MysqlGrantRow>(account))?;
         Ok(mysql)
     }
 

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::context::{Ctx, provider_error};
-use crate::mysql_database::{AccountMysql, GrantView, db_name, effective};
+use crate::mysql_database::{MysqlState, db_name, effective};
 
 /// One grant as stored: the account's database and user (by resource id) and the set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ impl StoredRow for MysqlGrantRow {
 impl Purge<Ctx> for MysqlGrant {
     /// Revokes every recorded grant (the users' purge drops the users after this).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let view = AccountMysql::load(ctx, account)?;
+        let view = MysqlState::load(ctx, account)?;
         if !view.grants.is_empty() {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for grant in view.grants.values() {
@@ -51,9 +51,9 @@ impl Purge<Ctx> for MysqlGrant {
 
 /// Takes every privilege of `grant` away in MariaDB (all hosts of its user).
 fn revoke(
-    view: &AccountMysql,
+    view: &MysqlState,
     db: &mut provider::Mariadb<'_>,
-    grant: &GrantView,
+    grant: &MysqlGrantRow,
 ) -> Result<(), OpError> {
     let (Some(database), Some(user)) = (
         view.databases.get(&grant.database),
@@ -71,7 +71,7 @@ fn revoke(
 
 impl Apply<Ctx> for EnsureMysqlGrant {
     fn apply(ctx: &mut Ctx, req: &EnsureMysqlGrantRequest) -> Result<MysqlGrantResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         let database = view.databases.get(&req.database).cloned().ok_or_else(|| {
             OpError::permanent(
                 "mysql_database_missing",
@@ -110,7 +110,7 @@ impl Apply<Ctx> for EnsureMysqlGrant {
             user: req.user.clone(),
             privileges: req.privileges,
         });
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         view.sync_grants(&mut db)?;
         crash::point("mysql.after_grant");
         let name = db_name(&database)?;
@@ -138,7 +138,7 @@ impl Apply<Ctx> for EnsureMysqlGrant {
 
 impl Apply<Ctx> for RemoveMysqlGrant {
     fn apply(ctx: &mut Ctx, req: &RemoveMysqlGrantRequest) -> Result<MysqlGrantResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         if let Some(grant) = view.grants.get(&req.id) {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             revoke(&view, &mut db, grant)?;

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::context::{Ctx, provider_error};
-use crate::mysql_database::{AccountMysql, db_user, full_name};
+use crate::mysql_database::{MysqlState, db_user, full_name};
 
 /// One MariaDB user as stored: its full name (`<username>_<name>`) and the hosts it has an
 /// account at.
@@ -33,7 +33,7 @@ impl StoredRow for MysqlUserRow {
 impl Purge<Ctx> for MysqlUserFamily {
     /// Drops every MariaDB account of the account's users (their grants go with them).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let view = AccountMysql::load(ctx, account)?;
+        let view = MysqlState::load(ctx, account)?;
         if !view.users.is_empty() {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for user in view.users.values() {
@@ -68,13 +68,13 @@ fn converge(
     id: &Hex32,
     hash: &MysqlPasswordHash,
 ) -> Result<Vec<String>, OpError> {
-    let view = AccountMysql::load(ctx, account)?;
+    let view = MysqlState::load(ctx, account)?;
     let user = view.users.get(id).cloned().ok_or_else(|| missing(id))?;
     let name = db_user(&user.name)?;
     let hash = provider::NativeHash::new(hash.as_str()).map_err(provider_error)?;
     let mut db = ctx.provider.mariadb().map_err(provider_error)?;
     for host in db.hosts_of(&name).map_err(provider_error)? {
-        if !user.hosts.iter().any(|h| h == host.as_str()) {
+        if !user.hosts.iter().any(|h| h.as_str() == host.as_str()) {
             db.drop_account(&provider::DbAccount {
                 user: name.clone(),
                 host,
@@ -108,7 +108,7 @@ fn missing(id: &Hex32) -> OpError {
 impl Apply<Ctx> for EnsureMysqlUser {
     fn apply(ctx: &mut Ctx, req: &EnsureMysqlUserRequest) -> Result<MysqlUserResult, OpError> {
         let full = full_name(ctx, &req.account, &req.name)?;
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         if let Some(previous) = view.users.get(&req.id)
             && previous.name != full
         {
@@ -142,7 +142,7 @@ impl Apply<Ctx> for EnsureMysqlUser {
 
 impl Apply<Ctx> for SetMysqlUserPassword {
     fn apply(ctx: &mut Ctx, req: &SetMysqlUserPasswordRequest) -> Result<MysqlUserResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         let full = view
             .users
             .get(&req.id)
@@ -160,7 +160,7 @@ impl Apply<Ctx> for SetMysqlUserPassword {
 
 impl Apply<Ctx> for RemoveMysqlUser {
     fn apply(ctx: &mut Ctx, req: &RemoveMysqlUserRequest) -> Result<MysqlUserResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         if let Some(user) = view.users.get(&req.id) {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             drop_all_hosts(&mut db, &user.name)?;

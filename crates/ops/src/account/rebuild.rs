@@ -54,12 +54,12 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
         }
         // Which resources exist, whatever their family's row shape: the ids are all a replay
         // needs, and each replayed handler reads its rows typed.
-        for row in ctx
-            .state
-            .resources_of(&owner, family.name)
+        for id in ctx
+            .view()
+            .ids_of(family.name, &owner)
             .map_err(store_error)?
         {
-            keys.push((family.name, row.resource_id));
+            keys.push((family.name, id));
         }
     }
     let mut replayed = Vec::new();

@@ -288,6 +288,14 @@ impl<'a> View<'a> {
         typed(rows)
     }
 
+    /// The ids of `owner`'s rows of `family`, whatever their shape: for the code that walks
+    /// every family of an account (`rebuild_account`) and reads each row typed later.
+    pub fn ids_of(&self, family: &str, owner: &Owner) -> Result<Vec<Hex32>, StoreError> {
+        let mut rows = raw(self.state.resources_of(owner, family)?);
+        self.apply(family, &mut rows, |key| &key.owner == owner);
+        Ok(rows.into_keys().collect())
+    }
+
     /// The ids of `T`'s rows whose top-level `field` is the string `value`, found by SQLite
     /// without parsing every row (an account's user name among thousands).
     pub fn ids_where<T: StoredRow>(
