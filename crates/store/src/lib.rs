@@ -31,8 +31,8 @@ pub use inbox::{Admission, Inbox, InboxRow};
 pub use layout::{ApiIdentity, Layout, LayoutEntry, LayoutOwner, Side};
 pub use migrations::STATE_SCHEMA_VERSION;
 pub use read::{ReadError, StateReader};
-pub use state::view::{OuterJob, Pending, ResourceKey, Stored, StoredRow, View};
 pub use state::{ClaimedJob, IngestReport, Outcome, ResourceChange, ResourceRow, StateDb};
+pub use state::{OuterJob, Pending, ResourceKey, Stored, StoredRow, View};
 
 use std::path::PathBuf;
 

@@ -9,7 +9,7 @@
 //!   order), and the recovery of jobs a dead runner left `running`;
 //! - `completion`: how a job ended and what it did to its resource row, in one `UPDATE`;
 //! - `resources`: the resource rows, tracked with their owner so a purge knows what exists;
-//! - [`view`]: the one view handlers read them through, typed, with the changes of the
+//! - `view`: the one view handlers read them through, typed, with the changes of the
 //!   running job and of its batch that are not committed yet;
 //! - `audit`, `events`, `drift`, `passes`: the audit trail, the events feed, the
 //!   drift check's findings and the runner's pass bookkeeping.
@@ -21,14 +21,14 @@
 
 mod admission;
 mod audit;
-pub mod claim;
+mod claim;
 mod completion;
 mod drift;
 mod events;
 mod passes;
 mod resources;
 mod supersession;
-pub mod view;
+mod view;
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +41,7 @@ pub use completion::{Outcome, ResourceChange};
 pub use passes::{LastPass, last_pass};
 pub use resources::ResourceRow;
 pub(crate) use resources::read_resource;
+pub use view::{OuterJob, Pending, ResourceKey, Stored, StoredRow, View};
 
 use crate::{StoreError, migrations, queries, sqlite};
 
