@@ -86,15 +86,15 @@ impl MailState {
     }
 
     /// A state from rows already read (tests, tools); rows of other families are ignored.
-    pub fn from_rows(rows: Vec<ResourceRow>) -> Result<MailState, StoreError> {
+    pub fn from_rows(mut rows: Vec<ResourceRow>) -> Result<MailState, StoreError> {
         fn add<T: StoredRow>(
             into: &mut Vec<Stored<T>>,
             row: ResourceRow,
         ) -> Result<(), StoreError> {
             into.push(Stored::from_row(row)?);
-            into.sort_by(|a, b| a.id.cmp(&b.id));
             Ok(())
         }
+        rows.sort_by(|a, b| a.resource_id.cmp(&b.resource_id));
         let mut state = MailState::default();
         for row in rows {
             match row.family.as_str() {

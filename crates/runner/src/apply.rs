@@ -7,9 +7,8 @@
 //! the job is still `running` and the next pass runs it again (handlers are idempotent); until
 //! its batch is completed its row stays in the handlers' view (`Ctx::hold_for_batch`), so the
 //! files later jobs derive include it. A job that touched no shared service is completed at
-//! once. A batch ends before a job whose
-//! account has a job still waiting in it, so every job sees its account's earlier changes
-//! recorded.
+//! once. A batch ends before a job whose account has a job still waiting in it, so every job
+//! sees its account's earlier changes recorded.
 //!
 //! This is the main lane. Long work (operations declared [`registry::Lane::Long`]) is not
 //! claimed here but by the long lane (`long_lane.rs`), and an account with long work pending
