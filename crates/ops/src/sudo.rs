@@ -31,7 +31,7 @@
 
 pub use declarations::sudo::*;
 
-use registry::types::{Generation, Hex32, Presence, SudoUsers, Username};
+use registry::types::{Generation, Hex32, Presence, Username};
 use registry::{Apply, Family, OpError, Owner, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
@@ -129,7 +129,14 @@ impl Apply<Ctx> for SetSudoAllowlist {
                 .record_administrator(name, uid)
                 .map_err(store_error)?;
         }
-        let content = render_dropin(&req.id, req.generation, &req.users, &layout);
+        // The drop-in is derived from the allowlist's row, the one this job records.
+        let row = SudoAllowlistRow {
+            state: Presence::Present,
+            generation: req.generation.get(),
+            users: req.users.iter().cloned().collect(),
+        };
+        ctx.set_row(&row);
+        let content = render_dropin(&req.id, &row, &layout);
         ensure_dir_if_missing(ctx, layout.dropin_dir, 0o755)?;
         // sudo creates the log file but not its directory; root only (the log names commands).
         if let Some(parent) = std::path::Path::new(layout.logfile).parent() {
@@ -145,11 +152,6 @@ impl Apply<Ctx> for SetSudoAllowlist {
                 other => provider_error(other),
             })?;
         let users: Vec<String> = req.users.iter().map(|u| u.to_string()).collect();
-        ctx.set_row(&SudoAllowlistRow {
-            state: Presence::Present,
-            generation: req.generation.get(),
-            users: req.users.iter().cloned().collect(),
-        });
         Ok(SudoAllowlistResult {
             state: Presence::Present,
             generation: req.generation.get(),
@@ -254,21 +256,16 @@ fn ensure_dir_if_missing(ctx: &Ctx, system_path: &str, mode: u32) -> Result<(), 
 
 /// The drop-in. Every value in it is a validated type ([`Username`] is `[a-z][a-z0-9_-]*`,
 /// the rest are the node's constants), so no request can add a line or a rule to it.
-pub fn render_dropin(
-    id: &Hex32,
-    generation: Generation,
-    users: &SudoUsers,
-    layout: &provider::SudoLayout,
-) -> String {
+pub fn render_dropin(id: &Hex32, row: &SudoAllowlistRow, layout: &provider::SudoLayout) -> String {
     let (admin_group, logfile) = (layout.admin_group, layout.logfile);
     let mut out = format!(
         "# Managed by layerone node (allowlist {id}, generation {}): changes made here are replaced.\n\
          # Members of %{admin_group} may use sudo only when listed below; sudo logs to {logfile}.\n\
          Defaults logfile=\"{logfile}\", log_year, loglinelen=0\n\
          %{admin_group} ALL=(ALL:ALL) !ALL\n",
-        generation.get()
+        row.generation
     );
-    for user in users.iter() {
+    for user in &row.users {
         out.push_str(&user_line(user));
     }
     out
