@@ -36,6 +36,20 @@ impl StoredRow for AutoresponderRow {
     const FAMILY: &'static str = AUTORESPONDER;
 }
 
+impl AutoresponderRow {
+    /// The row `ensure_autoresponder` records for `req`.
+    pub fn of(req: &EnsureAutoresponderRequest) -> AutoresponderRow {
+        AutoresponderRow {
+            mailbox: req.mailbox.clone(),
+            subject: req.subject.clone(),
+            body: req.body.clone(),
+            days: req.days,
+            from: req.from.clone(),
+            until: req.until.clone(),
+        }
+    }
+}
+
 impl Purge<Ctx> for Autoresponder {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = ctx
@@ -75,7 +89,7 @@ pub fn sieve_string(value: &str) -> String {
 }
 
 /// The vacation script.
-pub fn render_script(id: &Hex32, req: &EnsureAutoresponderRequest) -> String {
+pub fn render_script(id: &Hex32, req: &AutoresponderRow) -> String {
     let vacation = format!(
         "vacation :days {} :subject {} {};",
         req.days.get(),
@@ -130,7 +144,9 @@ impl Apply<Ctx> for EnsureAutoresponder {
             .map_err(provider_error)?;
         let path = sieve_script(&provider, &req.mailbox);
         let previous = provider.read_config(&path).map_err(provider_error)?;
-        let script = render_script(&req.id, req);
+        // The script is derived from the row this job records.
+        let row = AutoresponderRow::of(req);
+        let script = render_script(&req.id, &row);
         provider
             .write_config_atomic(&path, script.as_bytes(), 0o644)
             .map_err(provider_error)?;
@@ -152,14 +168,7 @@ impl Apply<Ctx> for EnsureAutoresponder {
                 format!("the vacation script did not compile; the change was reverted: {e}"),
             ));
         }
-        ctx.set_row(&AutoresponderRow {
-            mailbox: req.mailbox.clone(),
-            subject: req.subject.clone(),
-            body: req.body.clone(),
-            days: req.days,
-            from: req.from.clone(),
-            until: req.until.clone(),
-        });
+        ctx.set_row(&row);
         Ok(AutoresponderResult {
             state: Presence::Present,
             address: Some(mailbox.address()),
@@ -199,7 +208,7 @@ mod tests {
         req.subject = "Away \"now\"".parse().unwrap();
         req.body = "Back\nsoon".parse().unwrap();
         assert_eq!(
-            render_script(&req.id, &req),
+            render_script(&req.id, &AutoresponderRow::of(&req)),
             "# Managed by layerone node for autoresponder c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8.\n\
              require [\"vacation\", \"date\", \"relational\"];\n\
              if allof (currentdate :value \"ge\" \"date\" \"2026-12-20\", currentdate :value \"le\" \"date\" \"2027-01-04\") {\n\
@@ -209,7 +218,9 @@ mod tests {
         req.from = None;
         req.until = None;
         assert_eq!(
-            render_script(&req.id, &req).lines().nth(1),
+            render_script(&req.id, &AutoresponderRow::of(&req))
+                .lines()
+                .nth(1),
             Some("require [\"vacation\"];")
         );
     }
