@@ -446,23 +446,51 @@ mod tests {
             .unwrap();
     }
 
+    /// A state.db holding `rows` (id, owner, data).
+    fn state_with(rows: &[(u8, u8, &str)]) -> (tempfile::TempDir, StateDb) {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
+        for (id, owner, data) in rows {
+            commit(&state, *id, *owner, data);
+        }
+        (dir, state)
+    }
+
+    /// Thing "one" of account 10 and "two" of account 11.
+    fn one_and_two() -> (tempfile::TempDir, StateDb) {
+        state_with(&[
+            (1, 10, r#"{"name":"one","n":1}"#),
+            (2, 11, r#"{"name":"two","n":2}"#),
+        ])
+    }
+
+    fn upsert(name: &str, n: u32) -> ResourceChange {
+        ResourceChange::Upsert(serde_json::to_value(thing(name, n)).unwrap())
+    }
+
+    /// The key of a job on account `n` itself (a purge, a rebuild).
+    fn account_job(n: u8) -> ResourceKey {
+        ResourceKey {
+            family: "account".into(),
+            id: hex(n),
+            owner: account(n),
+        }
+    }
+
     fn names(rows: Vec<Stored<Thing>>) -> Vec<String> {
         rows.into_iter().map(|s| s.row.name).collect()
     }
 
     #[test]
     fn the_view_shows_the_batch_and_the_running_job_over_state_db() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
-        commit(&state, 1, 10, r#"{"name":"one","n":1}"#);
-        commit(&state, 2, 11, r#"{"name":"two","n":2}"#);
-        commit(&state, 3, 11, r#"{"name":"three","n":3}"#);
+        let (_dir, state) = state_with(&[
+            (1, 10, r#"{"name":"one","n":1}"#),
+            (2, 11, r#"{"name":"two","n":2}"#),
+            (3, 11, r#"{"name":"three","n":3}"#),
+        ]);
         let mut pending = Pending::default();
         // An earlier job of the batch changed 2 and removed 3.
-        pending.hold(
-            key(2, 11),
-            &ResourceChange::Upsert(serde_json::json!({"name": "deux", "n": 2})),
-        );
+        pending.hold(key(2, 11), &upsert("deux", 2));
         pending.hold(key(3, 11), &ResourceChange::Delete);
         // The running job adds 4 for account 10.
         pending.begin_job(key(4, 10));
@@ -504,20 +532,10 @@ mod tests {
 
     #[test]
     fn a_purge_leaves_out_the_owners_rows_committed_and_pending() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
-        commit(&state, 1, 10, r#"{"name":"one","n":1}"#);
-        commit(&state, 2, 11, r#"{"name":"two","n":2}"#);
+        let (_dir, state) = one_and_two();
         let mut pending = Pending::default();
-        pending.hold(
-            key(3, 11),
-            &ResourceChange::Upsert(serde_json::json!({"name": "three", "n": 3})),
-        );
-        pending.begin_job(ResourceKey {
-            family: "account".into(),
-            id: hex(11),
-            owner: account(11),
-        });
+        pending.hold(key(3, 11), &upsert("three", 3));
+        pending.begin_job(account_job(11));
         pending.drop_rows_of(Thing::FAMILY, &account(11));
         let view = View::new(&state, &pending);
         assert_eq!(names(view.all::<Thing>().unwrap()), ["one"]);
@@ -543,15 +561,9 @@ mod tests {
 
     #[test]
     fn lookups_by_field_see_pending_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
-        commit(&state, 1, 10, r#"{"name":"one","n":1}"#);
-        commit(&state, 2, 11, r#"{"name":"two","n":2}"#);
+        let (_dir, state) = one_and_two();
         let mut pending = Pending::default();
-        pending.hold(
-            key(2, 11),
-            &ResourceChange::Upsert(serde_json::json!({"name": "one", "n": 7})),
-        );
+        pending.hold(key(2, 11), &upsert("one", 7));
         pending.hold(key(1, 10), &ResourceChange::Delete);
         let view = View::new(&state, &pending);
         assert_eq!(view.ids_where::<Thing>("name", "one").unwrap(), [hex(2)]);
@@ -563,14 +575,9 @@ mod tests {
 
     #[test]
     fn a_replay_shows_its_change_to_itself_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
+        let (_dir, state) = state_with(&[]);
         let mut pending = Pending::default();
-        pending.begin_job(ResourceKey {
-            family: "account".into(),
-            id: hex(10),
-            owner: account(10),
-        });
+        pending.begin_job(account_job(10));
         let outer = pending.nest(key(5, 10));
         pending.set_row(&thing("five", 5));
         assert_eq!(
@@ -589,10 +596,10 @@ mod tests {
 
     #[test]
     fn a_row_of_another_shape_is_a_typed_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
-        commit(&state, 1, 10, r#"{"name":"one","n":1,"extra":true}"#);
-        commit(&state, 2, 10, r#"{"name":"two"}"#);
+        let (_dir, state) = state_with(&[
+            (1, 10, r#"{"name":"one","n":1,"extra":true}"#),
+            (2, 10, r#"{"name":"two"}"#),
+        ]);
         let view = View::committed(&state);
         for id in [1, 2] {
             match view.get::<Thing>(&hex(id)) {
@@ -614,11 +621,7 @@ mod tests {
     #[should_panic(expected = "a node bug")]
     fn a_row_of_another_family_than_the_jobs_is_a_bug() {
         let mut pending = Pending::default();
-        pending.begin_job(ResourceKey {
-            family: "account".into(),
-            id: hex(10),
-            owner: account(10),
-        });
+        pending.begin_job(account_job(10));
         pending.set_row(&thing("x", 1));
     }
 }
