@@ -143,7 +143,7 @@ pub fn seed(node: &Node, mix: &Mix) -> anyhow::Result<()> {
                 let id: Hex32 = domain_id.parse().map_err(anyhow::Error::msg)?;
                 std::fs::write(
                     vhosts.join(format!("{domain_id}.conf")),
-                    ops::web_domain::render_vhost(
+                    ops::vhost::render_vhost(
                         &id,
                         &account_id,
                         &name,

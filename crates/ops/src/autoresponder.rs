@@ -8,37 +8,66 @@
 
 pub use declarations::autoresponder::*;
 
+use registry::types::mail::{IsoDate, SieveBody, SieveSubject, VacationDays};
 use registry::types::{Hex32, Presence};
 use registry::{Apply, OpError, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::{account_info, store_error};
-use crate::context::{Ctx, provider_error};
-use crate::mail::{AUTORESPONDER, Change, MAILBOX, MailState, own_row, sieve_script};
+use crate::account::account_info;
+use crate::context::{Ctx, provider_error, store_error};
+use crate::mail::{AUTORESPONDER, MailState, own_row, sieve_script};
+use crate::mailbox::MailboxRow;
+
+/// An autoresponder as stored: its mailbox (by resource id) and the vacation it answers
+/// with; `from` and `until` are `null` when open.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoresponderRow {
+    pub mailbox: Hex32,
+    pub subject: SieveSubject,
+    pub body: SieveBody,
+    pub days: VacationDays,
+    pub from: Option<IsoDate>,
+    pub until: Option<IsoDate>,
+}
+
+impl StoredRow for AutoresponderRow {
+    const FAMILY: &'static str = AUTORESPONDER;
+}
+
+impl AutoresponderRow {
+    /// The row `ensure_autoresponder` records for `req`.
+    pub fn of(req: &EnsureAutoresponderRequest) -> AutoresponderRow {
+        AutoresponderRow {
+            mailbox: req.mailbox.clone(),
+            subject: req.subject.clone(),
+            body: req.body.clone(),
+            days: req.days,
+            from: req.from.clone(),
+            until: req.until.clone(),
+        }
+    }
+}
 
 impl Purge<Ctx> for Autoresponder {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
-        let rows: Vec<_> = mail
-            .of(AUTORESPONDER)
-            .filter(|r| r.owner == account.as_str())
-            .cloned()
-            .collect();
-        for row in &rows {
-            remove_script(ctx, row.str("mailbox"))?;
+        let rows = ctx
+            .view()
+            .of_account::<AutoresponderRow>(account)
+            .map_err(store_error)?;
+        for stored in &rows {
+            remove_script(ctx, &stored.row.mailbox)?;
         }
         if !rows.is_empty() {
-            crate::mail::forget_family(ctx, AUTORESPONDER, account)?;
+            ctx.forget_rows_of::<AutoresponderRow>(account)?;
         }
         Ok(())
     }
 }
 
-fn remove_script(ctx: &Ctx, mailbox: &str) -> Result<(), OpError> {
-    let Ok(mailbox) = mailbox.parse::<Hex32>() else {
-        return Ok(());
-    };
-    let script = sieve_script(&ctx.provider, &mailbox);
+fn remove_script(ctx: &Ctx, mailbox: &Hex32) -> Result<(), OpError> {
+    let script = sieve_script(&ctx.provider, mailbox);
     for path in [script.with_extension("svbin"), script] {
         ctx.provider.remove_config(&path).map_err(provider_error)?;
     }
@@ -60,7 +89,7 @@ pub fn sieve_string(value: &str) -> String {
 }
 
 /// The vacation script.
-pub fn render_script(id: &Hex32, req: &EnsureAutoresponderRequest) -> String {
+pub fn render_script(id: &Hex32, req: &AutoresponderRow) -> String {
     let vacation = format!(
         "vacation :days {} :subject {} {};",
         req.days.get(),
@@ -92,21 +121,22 @@ impl Apply<Ctx> for EnsureAutoresponder {
         req: &EnsureAutoresponderRequest,
     ) -> Result<AutoresponderResult, OpError> {
         account_info(ctx, &req.account)?;
-        let mailbox = own_row(ctx, MAILBOX, &req.mailbox, &req.account, "mailbox_missing")?;
-        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
+        let mailbox: MailboxRow = own_row(ctx, &req.mailbox, &req.account, "mailbox_missing")?;
+        let mail = MailState::of_job(ctx)?;
         if mail
-            .of(AUTORESPONDER)
-            .any(|r| r.id != req.id && r.str("mailbox") == req.mailbox.as_str())
+            .autoresponders
+            .iter()
+            .any(|a| a.id != req.id && a.row.mailbox == req.mailbox)
         {
             return Err(OpError::permanent(
                 "autoresponder_exists",
                 "the mailbox already has another autoresponder",
             ));
         }
-        if let Some(old) = mail.of(AUTORESPONDER).find(|r| r.id == req.id)
-            && old.str("mailbox") != req.mailbox.as_str()
+        if let Some(old) = mail.autoresponders.iter().find(|a| a.id == req.id)
+            && old.row.mailbox != req.mailbox
         {
-            remove_script(ctx, old.str("mailbox"))?;
+            remove_script(ctx, &old.row.mailbox)?;
         }
         let provider = ctx.provider.clone();
         provider
@@ -114,7 +144,9 @@ impl Apply<Ctx> for EnsureAutoresponder {
             .map_err(provider_error)?;
         let path = sieve_script(&provider, &req.mailbox);
         let previous = provider.read_config(&path).map_err(provider_error)?;
-        let script = render_script(&req.id, req);
+        // The script is derived from the row this job records.
+        let row = AutoresponderRow::of(req);
+        let script = render_script(&req.id, &row);
         provider
             .write_config_atomic(&path, script.as_bytes(), 0o644)
             .map_err(provider_error)?;
@@ -136,21 +168,10 @@ impl Apply<Ctx> for EnsureAutoresponder {
                 format!("the vacation script did not compile; the change was reverted: {e}"),
             ));
         }
-        ctx.set_resource(json!({
-            "mailbox": req.mailbox,
-            "subject": req.subject,
-            "body": req.body,
-            "days": req.days.get(),
-            "from": req.from,
-            "until": req.until,
-        }));
+        ctx.set_row(&row);
         Ok(AutoresponderResult {
             state: Presence::Present,
-            address: Some(format!(
-                "{}@{}",
-                mailbox.str("local_part"),
-                mailbox.str("domain")
-            )),
+            address: Some(mailbox.address()),
         })
     }
 }
@@ -160,15 +181,14 @@ impl Apply<Ctx> for RemoveAutoresponder {
         ctx: &mut Ctx,
         req: &RemoveAutoresponderRequest,
     ) -> Result<AutoresponderResult, OpError> {
-        if let Some(row) = ctx
-            .state
-            .resource(AUTORESPONDER, &req.id)
+        if let Some(stored) = ctx
+            .view()
+            .get::<AutoresponderRow>(&req.id)
             .map_err(store_error)?
         {
-            let mailbox = row.data["mailbox"].as_str().unwrap_or_default().to_owned();
-            remove_script(ctx, &mailbox)?;
+            remove_script(ctx, &stored.row.mailbox)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(AutoresponderResult {
             state: Presence::Absent,
             address: None,
@@ -188,7 +208,7 @@ mod tests {
         req.subject = "Away \"now\"".parse().unwrap();
         req.body = "Back\nsoon".parse().unwrap();
         assert_eq!(
-            render_script(&req.id, &req),
+            render_script(&req.id, &AutoresponderRow::of(&req)),
             "# Managed by layerone node for autoresponder c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8.\n\
              require [\"vacation\", \"date\", \"relational\"];\n\
              if allof (currentdate :value \"ge\" \"date\" \"2026-12-20\", currentdate :value \"le\" \"date\" \"2027-01-04\") {\n\
@@ -198,7 +218,9 @@ mod tests {
         req.from = None;
         req.until = None;
         assert_eq!(
-            render_script(&req.id, &req).lines().nth(1),
+            render_script(&req.id, &AutoresponderRow::of(&req))
+                .lines()
+                .nth(1),
             Some("require [\"vacation\"];")
         );
     }

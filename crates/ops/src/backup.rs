@@ -53,16 +53,31 @@ use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use registry::types::{BlobId, Hex32, Presence};
-use registry::{Apply, Family, OpError, Owner, Purge};
+use registry::{Apply, Family, OpError, Purge};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
-use store::Layout;
 use store::blobs::{self, BlobError, OutgoingBlob, VerifyingReader};
+use store::{Layout, Stored, StoredRow};
 use tenant::archive::{self, CheckedEntry, EntryKind, MAX_ENTRIES, MAX_TOTAL_BYTES};
 
-use crate::account::{Account, account_info, store_error, tenant_of};
-use crate::context::{Ctx, provider_error};
-use crate::mysql_database::MysqlDatabase;
+use crate::account::{AccountRow, account_info, tenant_of};
+use crate::context::{Ctx, provider_error, store_error};
+use crate::mysql_database::MysqlDatabaseRow;
+
+/// One backup as stored: the archive in `blobs/out` (by its digest) and what it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackupRow {
+    pub blob: BlobId,
+    /// The archive's size in bytes.
+    pub size: u64,
+    pub files: u64,
+    pub databases: Vec<String>,
+    pub created_at_ms: i64,
+}
+
+impl StoredRow for BackupRow {
+    const FAMILY: &'static str = Backup::NAME;
+}
 
 /// The largest archive a restore reads (compressed).
 pub const MAX_BLOB_BYTES: u64 = 16 * 1024 * 1024 * 1024;
@@ -94,22 +109,16 @@ const DB_SUFFIX: &str = ".sql";
 
 impl Purge<Ctx> for Backup {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let owner = Owner::Tenant(account.clone());
         let rows = ctx
-            .state
-            .resources_of(&owner, Backup::NAME)
+            .view()
+            .of_account::<BackupRow>(account)
             .map_err(store_error)?;
         let layout = layout(ctx)?;
-        for row in rows {
-            settle_pending(ctx, &layout, &row.resource_id)?;
-            if let Some(blob) = blob_of(&row.data) {
-                release_blob(ctx, &blob, &row.resource_id)?;
-            }
+        for stored in rows {
+            settle_pending(ctx, &layout, &stored.id)?;
+            release_blob(ctx, &stored.row.blob, &stored.id)?;
         }
-        ctx.state
-            .forget_resources_of(account, Backup::NAME)
-            .map_err(store_error)?;
-        Ok(())
+        ctx.forget_rows_of::<BackupRow>(account)
     }
 }
 
@@ -123,8 +132,9 @@ fn layout(ctx: &Ctx) -> Result<Layout, OpError> {
         .ok_or_else(|| OpError::permanent("backup_io_error", "state.db has no data directory"))
 }
 
-fn blob_of(data: &serde_json::Value) -> Option<BlobId> {
-    data["blob"].as_str()?.parse().ok()
+/// Every backup of the node, whoever owns it: an archive's digest may be another's too.
+fn all_backups(ctx: &Ctx) -> Result<Vec<Stored<BackupRow>>, OpError> {
+    ctx.view().all::<BackupRow>().map_err(store_error)
 }
 
 /// Where a create notes the archive it wrote before its completion commits: a create killed
@@ -155,12 +165,9 @@ fn settle_pending(ctx: &Ctx, layout: &Layout, id: &Hex32) -> Result<(), OpError>
         Err(e) => return Err(io_error("read the pending archive")(e)),
     };
     if let Some(blob) = noted {
-        let recorded = ctx
-            .state
-            .resources_of_family(Backup::NAME)
-            .map_err(store_error)?
+        let recorded = all_backups(ctx)?
             .iter()
-            .any(|row| blob_of(&row.data).as_ref() == Some(&blob));
+            .any(|stored| stored.row.blob == blob);
         if !recorded {
             blobs::remove_outgoing(layout, &blob).map_err(blob_error)?;
         }
@@ -174,12 +181,9 @@ fn settle_pending(ctx: &Ctx, layout: &Layout, id: &Hex32) -> Result<(), OpError>
 
 /// Removes `blob` from `blobs/out` unless another backup (identical content) still uses it.
 fn release_blob(ctx: &Ctx, blob: &BlobId, except: &Hex32) -> Result<(), OpError> {
-    let shared = ctx
-        .state
-        .resources_of_family(Backup::NAME)
-        .map_err(store_error)?
+    let shared = all_backups(ctx)?
         .iter()
-        .any(|row| &row.resource_id != except && blob_of(&row.data).as_ref() == Some(blob));
+        .any(|stored| &stored.id != except && &stored.row.blob == blob);
     if !shared {
         blobs::remove_outgoing(&layout(ctx)?, blob).map_err(blob_error)?;
         crash::point("backup.after_remove_blob");
@@ -280,12 +284,9 @@ fn over_limit(e: &io::Error) -> bool {
 
 /// The account's recorded disk quota in bytes, `None` when unlimited (0) or not recorded.
 fn disk_quota_bytes(ctx: &Ctx, account: &Hex32) -> Result<Option<u64>, OpError> {
-    let row = ctx
-        .state
-        .resource(Account::NAME, account)
-        .map_err(store_error)?;
+    let row = ctx.view().get::<AccountRow>(account).map_err(store_error)?;
     Ok(row
-        .and_then(|row| row.data["disk_quota_mib"].as_u64())
+        .map(|stored| stored.row.disk_quota_mib)
         .filter(|&mib| mib > 0)
         .map(|mib| mib.saturating_mul(MIB)))
 }
@@ -308,14 +309,15 @@ pub struct Manifest {
 
 /// The account's databases: full names, sorted.
 fn account_databases(ctx: &Ctx, account: &Hex32) -> Result<Vec<String>, OpError> {
-    let owner = Owner::Tenant(account.clone());
     let mut names: Vec<String> = ctx
-        .state
-        .resources_of(&owner, MysqlDatabase::NAME)
+        .view()
+        .of_account::<MysqlDatabaseRow>(account)
         .map_err(store_error)?
         .into_iter()
-        .filter(|row| row.data["kind"] == "database")
-        .filter_map(|row| row.data["name"].as_str().map(str::to_owned))
+        .filter_map(|stored| match stored.row {
+            MysqlDatabaseRow::Database { name, .. } => Some(name),
+            MysqlDatabaseRow::Quota { .. } => None,
+        })
         .collect();
     names.sort();
     Ok(names)
@@ -507,10 +509,10 @@ impl Apply<Ctx> for CreateAccountBackup {
         let who = tenant_of(ctx, &info)?;
         let layout = layout(ctx)?;
         let previous = ctx
-            .state
-            .resource(Backup::NAME, &req.id)
+            .view()
+            .get::<BackupRow>(&req.id)
             .map_err(store_error)?
-            .and_then(|row| blob_of(&row.data));
+            .map(|stored| stored.row.blob);
         settle_pending(ctx, &layout, &req.id)?;
         let quota = disk_quota_bytes(ctx, &req.account)?;
         let databases = account_databases(ctx, &req.account)?;
@@ -638,13 +640,13 @@ impl Apply<Ctx> for CreateAccountBackup {
             databases: manifest.databases.clone(),
             created_at_ms: Some(manifest.created_at_ms),
         };
-        ctx.set_resource(json!({
-            "blob": blob,
-            "size": size,
-            "files": manifest.files,
-            "databases": manifest.databases,
-            "created_at_ms": manifest.created_at_ms,
-        }));
+        ctx.set_row(&BackupRow {
+            blob,
+            size,
+            files: manifest.files,
+            databases: manifest.databases,
+            created_at_ms: manifest.created_at_ms,
+        });
         Ok(result)
     }
 }
@@ -744,17 +746,15 @@ fn pack_home(
 
 impl Apply<Ctx> for RemoveAccountBackup {
     fn apply(ctx: &mut Ctx, req: &RemoveAccountBackupRequest) -> Result<BackupResult, OpError> {
-        let row = ctx
-            .state
-            .resource(Backup::NAME, &req.id)
-            .map_err(store_error)?;
-        if let Some(row) = row.filter(|row| row.owner == Owner::Tenant(req.account.clone()))
-            && let Some(blob) = blob_of(&row.data)
+        if let Some(row) = ctx
+            .view()
+            .get_owned::<BackupRow>(&req.account, &req.id)
+            .map_err(store_error)?
         {
-            release_blob(ctx, &blob, &req.id)?;
+            release_blob(ctx, &row.blob, &req.id)?;
         }
         settle_pending(ctx, &layout(ctx)?, &req.id)?;
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(BackupResult {
             state: Presence::Absent,
             blob: None,
@@ -995,7 +995,7 @@ impl Apply<Ctx> for RestoreAccountBackup {
                 databases.push(name);
             }
         }
-        ctx.discard_resource_change();
+        ctx.discard_row_change();
         Ok(RestoreResult {
             blob: req.blob.clone(),
             files: written.files,

@@ -1,6 +1,12 @@
 //! What a handler works with: the provider, state.db, and the bookkeeping that lets a runner
 //! pass coalesce reloads of shared services and revert their configuration when a reload fails.
 //!
+//! Handlers read resource rows through [`Ctx::view`], one typed view of state.db that already
+//! includes this job's row and the rows of the batch's earlier jobs, which are committed only
+//! with the batch ([`store::View`], [`store::Pending`]): a file derived whole from state is
+//! rendered from the view alone. A handler records its own row with [`Ctx::set_row`] (or
+//! [`Ctx::forget_row`]) before it renders, and the runner commits it with the job.
+//!
 //! A change to a shared service's configuration goes through [`Ctx::write_service_config`] or
 //! [`Ctx::remove_service_config`]: the new file is written beside the old one, moved into
 //! place atomically, the service's configuration test is run, and on failure the old file is
@@ -12,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use provider::{AuditRecord, Provider, ProviderError};
-use registry::{AuditDetail, OpError};
-use serde_json::Value;
-use store::{ResourceChange, StateDb};
+use registry::{AuditDetail, Hex32, OpError, Owner};
+use store::{
+    ClaimedJob, Pending, ResourceChange, ResourceKey, StateDb, StoreError, StoredRow, View,
+};
 
 /// A shared service whose configuration the node changes.
 ///
@@ -101,12 +108,10 @@ pub struct ConfigFile {
 pub struct Ctx {
     pub provider: Arc<Provider>,
     pub state: StateDb,
-    resource: ResourceChange,
+    /// The running job's row and the batch's rows, not committed yet.
+    pending: Pending,
     job_services: BTreeSet<Service>,
     changed: Vec<Changed>,
-    /// Mail rows changed by earlier jobs of this batch: their files are written, their rows
-    /// are committed with the batch. Files derived later in the batch must include them.
-    pub(crate) mail_pending: Vec<crate::mail::Pending>,
     /// The node's data directory, for handlers that read uploaded blobs (`blobs/in`).
     layout: Option<store::Layout>,
 }
@@ -116,10 +121,9 @@ impl Ctx {
         Ctx {
             provider,
             state,
-            resource: ResourceChange::Keep,
+            pending: Pending::default(),
             job_services: BTreeSet::new(),
             changed: Vec::new(),
-            mail_pending: Vec::new(),
             layout: None,
         }
     }
@@ -140,29 +144,82 @@ impl Ctx {
         })
     }
 
-    /// Records the resource row this job leaves behind (written with the job's completion).
-    pub fn set_resource(&mut self, data: Value) {
-        self.resource = ResourceChange::Upsert(data);
+    /// The resource rows as this job sees them: state.db with this job's change, the
+    /// batch's earlier jobs' changes and this job's purges applied.
+    pub fn view(&self) -> View<'_> {
+        View::new(&self.state, &self.pending)
+    }
+
+    /// The resource rows as this job found them: state.db with the batch's changes, without
+    /// this job's (what a failed job puts its files back to).
+    pub fn view_before_job(&self) -> View<'_> {
+        View::before_job(&self.state, &self.pending)
+    }
+
+    /// Called by the runner before it applies `job`: the rows the job records are its
+    /// resource's.
+    pub fn begin_job(&mut self, job: &ClaimedJob) {
+        self.pending.begin_job(job.key());
+    }
+
+    /// Records the row this job leaves behind (written with the job's completion, shown by
+    /// [`Ctx::view`] at once).
+    pub fn set_row<T: StoredRow>(&mut self, row: &T) {
+        self.pending.set_row(row);
     }
 
     /// Records that this job removed its resource.
-    pub fn forget_resource(&mut self) {
-        self.resource = ResourceChange::Delete;
+    pub fn forget_row(&mut self) {
+        self.pending.forget_row();
     }
 
-    /// Drops the resource change a handler recorded, keeping the services it touched: a
-    /// replayed request (`rebuild_account`) re-derives files without moving its rows.
-    pub fn discard_resource_change(&mut self) {
-        self.resource = ResourceChange::Keep;
+    /// Drops the row change a handler recorded, keeping the services it touched: a replayed
+    /// request (`rebuild_account`) re-derives files without moving its rows.
+    pub fn discard_row_change(&mut self) {
+        self.pending.discard_change();
+    }
+
+    /// For a purge hook: from now on the view leaves out `account`'s rows of `T`'s family,
+    /// so the files it renders next are without them; the hook then forgets them in
+    /// state.db ([`Ctx::forget_rows_of`]).
+    pub fn drop_rows_of<T: StoredRow>(&mut self, account: &Hex32) {
+        self.pending
+            .drop_rows_of(T::FAMILY, &Owner::Tenant(account.clone()));
+    }
+
+    /// Forgets `account`'s rows of `T`'s family in state.db at once, after its purge hook
+    /// removed them from the OS. A crash before this runs leaves the rows, so the purge runs
+    /// again.
+    pub fn forget_rows_of<T: StoredRow>(&mut self, account: &Hex32) -> Result<(), OpError> {
+        self.drop_rows_of::<T>(account);
+        self.state
+            .forget_resources_of(account, T::FAMILY)
+            .map_err(store_error)?;
+        Ok(())
+    }
+
+    /// Runs `f` as a job of its own on `key` (a request replayed by `rebuild_account`): the
+    /// rows it records are shown to it alone, and dropped when it returns.
+    pub fn replaying<R>(&mut self, key: ResourceKey, f: impl FnOnce(&mut Ctx) -> R) -> R {
+        let outer = self.pending.nest(key);
+        let out = f(self);
+        self.pending.unnest(outer);
+        out
     }
 
     /// Called by the runner after each job: what the job did to its resource row and which
     /// shared services it touched.
     pub fn take_job_effects(&mut self) -> (ResourceChange, BTreeSet<Service>) {
         (
-            std::mem::replace(&mut self.resource, ResourceChange::Keep),
+            self.pending.take_job(),
             std::mem::take(&mut self.job_services),
         )
+    }
+
+    /// Called by the runner for a job that waits for its batch's reloads before it is
+    /// completed: its row stays in the view until the batch ends ([`Ctx::finish_batch`]).
+    pub fn hold_for_batch(&mut self, job: &ClaimedJob, change: &ResourceChange) {
+        self.pending.hold(job.key(), change);
     }
 
     /// Installs a shared service's configuration file: written to a temporary file and moved
@@ -291,7 +348,7 @@ impl Ctx {
             }
         }
         self.changed.clear();
-        self.mail_pending.clear();
+        self.pending.clear_batch();
         failed
     }
 }
@@ -350,6 +407,17 @@ fn invocation(record: AuditRecord) -> (i64, AuditDetail) {
             error: record.error,
         },
     )
+}
+
+/// Turns a store failure into the operation's failure: a row that does not have its
+/// family's shape is permanent (`state_corrupt`), anything else is retried.
+pub fn store_error(e: StoreError) -> OpError {
+    match e {
+        StoreError::InvalidRow { ref source, .. } => {
+            OpError::permanent("state_corrupt", format!("{e}: {source}"))
+        }
+        other => OpError::retryable("state_unavailable", other.to_string()),
+    }
 }
 
 /// Turns a provider failure into the operation's failure. Tenant paths are the tenant's

@@ -10,22 +10,37 @@
 
 pub use declarations::dkim_key::*;
 
-use registry::types::{Hex32, Presence};
+use registry::types::mail::{DkimKeyBits, DkimSelector};
+use registry::types::{DomainName, Hex32, Presence};
 use registry::{Apply, OpError, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::{account_info, store_error};
-use crate::context::{Ctx, provider_error};
-use crate::mail::{Change, DKIM_KEY, MailState, Target, dkim_key_dir, own_domain, sync};
+use crate::account::account_info;
+use crate::context::{Ctx, provider_error, store_error};
+use crate::mail::{DKIM_KEY, Target, dkim_key_dir, own_domain, purge_family, sync};
+
+/// A DKIM key as stored: its domain, selector and size (the key itself is on disk only).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DkimKeyRow {
+    pub domain: DomainName,
+    pub selector: DkimSelector,
+    pub bits: DkimKeyBits,
+}
+
+impl StoredRow for DkimKeyRow {
+    const FAMILY: &'static str = DKIM_KEY;
+}
 
 impl Purge<Ctx> for DkimKey {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let rows = crate::mail::purge_family(ctx, DKIM_KEY, account, &[Target::Dkim])?;
-        for row in &rows {
-            let dir = dkim_key_dir(&ctx.provider, &row.id);
+        let rows = purge_family::<DkimKeyRow>(ctx, account, &[Target::Dkim])?;
+        for stored in &rows {
+            let dir = dkim_key_dir(&ctx.provider, &stored.id);
             ctx.provider.remove_tree(&dir).map_err(provider_error)?;
         }
-        crate::mail::forget_family(ctx, DKIM_KEY, account)
+        ctx.forget_rows_of::<DkimKeyRow>(account)
     }
 }
 
@@ -51,12 +66,16 @@ impl Apply<Ctx> for EnsureDkimKey {
         let provider = ctx.provider.clone();
         let dir = dkim_key_dir(&provider, &req.id);
         let stub_path = dir.join(format!("{}.txt", req.selector));
-        let data = json!({"domain": req.domain, "selector": req.selector, "bits": req.bits});
-        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
-        let same = mail
-            .of(DKIM_KEY)
-            .find(|r| r.id == req.id)
-            .is_some_and(|r| r.data == data);
+        let row = DkimKeyRow {
+            domain: req.domain.clone(),
+            selector: req.selector.clone(),
+            bits: req.bits,
+        };
+        let same = ctx
+            .view()
+            .get::<DkimKeyRow>(&req.id)
+            .map_err(store_error)?
+            .is_some_and(|stored| stored.row == row);
         let stub = provider.read_config(&stub_path).map_err(provider_error)?;
         if !same || stub.is_none() {
             // A key whose row was never written (a crash) or that the request changes is
@@ -86,17 +105,8 @@ impl Apply<Ctx> for EnsureDkimKey {
                 ),
             )
         })?;
-        sync(
-            ctx,
-            Change::Upsert {
-                family: DKIM_KEY,
-                id: &req.id,
-                account: &req.account,
-                data: data.clone(),
-            },
-            &[Target::Dkim],
-        )?;
-        ctx.set_resource(data);
+        ctx.set_row(&row);
+        sync(ctx, &[Target::Dkim])?;
         let (spf, dmarc) = recommended_records(req.domain.as_str());
         Ok(DkimKeyResult {
             state: Presence::Present,
@@ -112,17 +122,10 @@ impl Apply<Ctx> for EnsureDkimKey {
 
 impl Apply<Ctx> for RemoveDkimKey {
     fn apply(ctx: &mut Ctx, req: &RemoveDkimKeyRequest) -> Result<DkimKeyResult, OpError> {
-        sync(
-            ctx,
-            Change::Delete {
-                family: DKIM_KEY,
-                id: &req.id,
-            },
-            &[Target::Dkim],
-        )?;
+        ctx.forget_row();
+        sync(ctx, &[Target::Dkim])?;
         let dir = dkim_key_dir(&ctx.provider, &req.id);
         ctx.provider.remove_tree(&dir).map_err(provider_error)?;
-        ctx.forget_resource();
         Ok(DkimKeyResult {
             state: Presence::Absent,
             dkim: None,

@@ -8,14 +8,16 @@
 //! symlink); every FTP account's line in pure-ftpd's passwd file; the node's sudo drop-in. A family whose files are not checked here is not
 //! reported, never reported as healthy by mistake.
 
+use registry::types::Presence;
 use registry::{Drift, DriftAspect, Family, OpError, Owner};
 
-use crate::account::{Account, account_info, recorded, store_error, user_of};
-use crate::context::{Ctx, provider_error};
-use crate::ftp_account::FtpAccount;
+use crate::account::{Account, AccountRow, account_info, recorded, user_of};
+use crate::context::{Ctx, provider_error, store_error};
+use crate::ftp_account::{FtpAccount, FtpAccountRow};
 use crate::ssh_key::{SshKey, derived_authorized_keys, read_authorized_keys};
-use crate::sudo::SudoAllowlist;
-use crate::web_domain::{WebDomain, derived_vhost, vhost_path};
+use crate::sudo::{SudoAllowlist, SudoAllowlistRow};
+use crate::vhost;
+use crate::web_domain::{WebDomain, WebDomainRow};
 
 fn drift(family: &str, id: &str, owner: &str, aspect: DriftAspect, message: String) -> Drift {
     Drift {
@@ -30,14 +32,11 @@ fn drift(family: &str, id: &str, owner: &str, aspect: DriftAspect, message: Stri
 /// Everything that drifted now, in a stable order.
 pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
     let mut found = Vec::new();
-    for row in ctx
-        .state
-        .resources_of_family(Account::NAME)
-        .map_err(store_error)?
-    {
-        let id = row.resource_id.as_str();
-        let name = row.data["username"].as_str().unwrap_or_default();
-        let user = match recorded(ctx, &row.resource_id, Some(&row))? {
+    let view = ctx.view();
+    for stored in view.all::<AccountRow>().map_err(store_error)? {
+        let id = stored.id.as_str();
+        let name = stored.row.username.as_str();
+        let user = match recorded(ctx, &stored.id, Some(&stored.row))? {
             Some(rec) => user_of(ctx, &rec)?,
             None => None,
         };
@@ -51,9 +50,7 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
             ));
             continue;
         }
-        let home = ctx
-            .provider
-            .sysconf(row.data["home"].as_str().unwrap_or("/nonexistent"));
+        let home = ctx.provider.sysconf(&stored.row.home);
         if std::fs::symlink_metadata(&home).is_err() {
             found.push(drift(
                 Account::NAME,
@@ -64,8 +61,8 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
             ));
             continue;
         }
-        let expected = derived_authorized_keys(ctx, &row.resource_id)?;
-        let info = account_info(ctx, &row.resource_id)?;
+        let expected = derived_authorized_keys(ctx, &stored.id)?;
+        let info = account_info(ctx, &stored.id)?;
         // A symlink or an unreadable file is the tenant's doing: it differs from what the
         // node wrote, and is reported as such.
         let actual = read_authorized_keys(ctx, &info).unwrap_or(Some(Vec::new()));
@@ -88,15 +85,11 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
             (Some(_), Some(_)) => {}
         }
     }
-    for row in ctx
-        .state
-        .resources_of_family(WebDomain::NAME)
-        .map_err(store_error)?
-    {
-        let id = row.resource_id.as_str();
-        let path = vhost_path(ctx, &row.resource_id);
+    for stored in view.all::<WebDomainRow>().map_err(store_error)? {
+        let id = stored.id.as_str();
+        let path = vhost::path(ctx, &stored.id);
         let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
-        let expected = derived_vhost(ctx, &row)?;
+        let expected = vhost::derived(ctx, &stored)?;
         let aspect = match (actual, expected) {
             (None, _) => Some(DriftAspect::VhostMissing),
             (Some(actual), Some(expected)) if actual == expected.as_bytes() => None,
@@ -106,7 +99,7 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
             found.push(drift(
                 WebDomain::NAME,
                 id,
-                row.owner.as_str(),
+                stored.owner.as_str(),
                 aspect,
                 format!(
                     "web domain {id}: {} {}",
@@ -116,22 +109,19 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
             ));
         }
     }
-    let ftp_rows = ctx
-        .state
-        .resources_of_family(FtpAccount::NAME)
-        .map_err(store_error)?;
+    let ftp_rows = view.all::<FtpAccountRow>().map_err(store_error)?;
     if !ftp_rows.is_empty() {
         let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
         let installed = ctx.provider.read_config(&passwd).map_err(provider_error)?;
         let text = String::from_utf8_lossy(installed.as_deref().unwrap_or_default());
-        for row in ftp_rows {
-            let line = row.data["line"].as_str().unwrap_or_default();
+        for stored in ftp_rows {
+            let line = stored.row.line.as_str();
             if line.is_empty() || !text.split_inclusive('\n').any(|l| l == line) {
-                let id = row.resource_id.as_str();
+                let id = stored.id.as_str();
                 found.push(drift(
                     FtpAccount::NAME,
                     id,
-                    row.owner.as_str(),
+                    stored.owner.as_str(),
                     DriftAspect::FtpLoginMissing,
                     format!(
                         "FTP account {id}: {} does not hold its line as recorded",
@@ -141,13 +131,12 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
             }
         }
     }
-    for row in ctx
-        .state
-        .resources_of(&Owner::Node, SudoAllowlist::NAME)
+    for stored in view
+        .of_owner::<SudoAllowlistRow>(&Owner::Node)
         .map_err(store_error)?
     {
         let dropin = ctx.provider.sysconf(ctx.provider.sudo_layout().dropin);
-        if row.data["state"] == "present"
+        if stored.row.state == Presence::Present
             && ctx
                 .provider
                 .read_config(&dropin)
@@ -156,12 +145,12 @@ pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
         {
             found.push(drift(
                 SudoAllowlist::NAME,
-                row.resource_id.as_str(),
+                stored.id.as_str(),
                 Owner::NODE,
                 DriftAspect::SudoDropinMissing,
                 format!(
                     "sudo allowlist {} has no drop-in {}",
-                    row.resource_id,
+                    stored.id,
                     dropin.display()
                 ),
             ));

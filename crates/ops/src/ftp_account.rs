@@ -23,30 +23,46 @@ pub use declarations::ftp_account::*;
 
 use std::path::PathBuf;
 
-use registry::types::{Hex32, PasswordHash, Presence};
-use registry::{Apply, Family, OpError, Owner, Purge};
-use serde_json::json;
+use registry::types::{FtpLogin, Hex32, PasswordHash, Presence};
+use registry::{Apply, Family, OpError, Purge};
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::{account_info, store_error, tenant_of};
-use crate::context::{Ctx, provider_error};
+use crate::account::{account_info, tenant_of};
+use crate::context::{Ctx, provider_error, store_error};
+use crate::row_fields::is_false;
+
+/// One FTP login as stored: its jail (the mapped path pure-ftpd chroots to) and its whole
+/// passwd line; `suspended` only while it is (its line is then left out of pure-ftpd's
+/// files).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtpAccountRow {
+    pub login: FtpLogin,
+    pub directory: String,
+    pub line: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub suspended: bool,
+}
+
+impl StoredRow for FtpAccountRow {
+    const FAMILY: &'static str = FtpAccount::NAME;
+}
 
 impl Purge<Ctx> for FtpAccount {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let owner = Owner::Tenant(account.clone());
         if ctx
-            .state
-            .resources_of(&owner, FtpAccount::NAME)
+            .view()
+            .of_account::<FtpAccountRow>(account)
             .map_err(store_error)?
             .is_empty()
         {
             return Ok(());
         }
-        install(ctx, &Change::DropAccount(account))?;
+        ctx.drop_rows_of::<FtpAccountRow>(account);
+        install(ctx)?;
         crash::point("ftp_account.after_install");
-        ctx.state
-            .forget_resources_of(account, FtpAccount::NAME)
-            .map_err(store_error)?;
-        Ok(())
+        ctx.forget_rows_of::<FtpAccountRow>(account)
     }
 }
 
@@ -55,38 +71,18 @@ fn line(login: &str, hash: &str, uid: u64, gid: u64, dir: &str) -> String {
     format!("{login}:{hash}:{uid}:{gid}::{dir}/./::::::::::::\n")
 }
 
-enum Change<'a> {
-    Upsert { id: &'a Hex32, line: String },
-    Remove(&'a Hex32),
-    DropAccount(&'a Hex32),
-}
-
-/// Writes the passwd file derived from every recorded FTP account with `change` applied,
-/// then `pure-pw mkdb`. An empty set leaves an empty file and database: pure-ftpd then has no
-/// virtual user.
-fn install(ctx: &Ctx, change: &Change<'_>) -> Result<(), OpError> {
-    let mut lines: Vec<(String, String)> = ctx
-        .state
-        .resources_of_family(FtpAccount::NAME)
+/// Writes the passwd file derived from the view (every FTP login of the node that is not
+/// suspended, this job's change included), then `pure-pw mkdb`. An empty set leaves an empty
+/// file and database: pure-ftpd then has no virtual user.
+fn install(ctx: &Ctx) -> Result<(), OpError> {
+    let content: String = ctx
+        .view()
+        .all::<FtpAccountRow>()
         .map_err(store_error)?
         .into_iter()
-        .filter(|row| match change {
-            Change::Upsert { id, .. } | Change::Remove(id) => &row.resource_id != *id,
-            Change::DropAccount(account) => row.owner.as_str() != account.as_str(),
-        })
-        .filter(|row| !is_suspended(&row.data))
-        .filter_map(|row| {
-            Some((
-                row.resource_id.to_string(),
-                row.data["line"].as_str()?.to_owned(),
-            ))
-        })
+        .filter(|stored| !stored.row.suspended)
+        .map(|stored| stored.row.line)
         .collect();
-    if let Change::Upsert { id, line } = change {
-        lines.push((id.to_string(), line.clone()));
-    }
-    lines.sort();
-    let content: String = lines.into_iter().map(|(_, l)| l).collect();
     let layout = ctx.provider.ftp_layout();
     let passwd = ctx.provider.sysconf(layout.passwd);
     let pdb = ctx.provider.sysconf(layout.pdb);
@@ -105,36 +101,25 @@ fn install(ctx: &Ctx, change: &Change<'_>) -> Result<(), OpError> {
     Ok(())
 }
 
-fn is_suspended(data: &serde_json::Value) -> bool {
-    data["suspended"] == json!(true)
-}
-
-/// Installs `line` for `id`, or leaves the login out of pure-ftpd's files while it is
-/// suspended.
-fn install_line(ctx: &Ctx, id: &Hex32, line: &str, suspended: bool) -> Result<(), OpError> {
-    if suspended {
-        install(ctx, &Change::Remove(id))
-    } else {
-        install(
-            ctx,
-            &Change::Upsert {
-                id,
-                line: line.to_owned(),
-            },
-        )
-    }
+/// The account's login `id`, or `ftp_account_missing`.
+fn own_row(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<FtpAccountRow, OpError> {
+    ctx.view()
+        .get_owned::<FtpAccountRow>(account, id)
+        .map_err(store_error)?
+        .ok_or_else(|| {
+            OpError::permanent(
+                "ftp_account_missing",
+                format!("no FTP account {id} of account {account}"),
+            )
+        })
 }
 
 impl Apply<Ctx> for EnsureFtpAccount {
     fn apply(ctx: &mut Ctx, req: &EnsureFtpAccountRequest) -> Result<FtpAccountResult, OpError> {
         let info = account_info(ctx, &req.account)?;
         let login = req.login.as_str();
-        for row in ctx
-            .state
-            .resources_of_family(FtpAccount::NAME)
-            .map_err(store_error)?
-        {
-            if row.resource_id != req.id && row.data["login"].as_str() == Some(login) {
+        for stored in ctx.view().all::<FtpAccountRow>().map_err(store_error)? {
+            if stored.id != req.id && stored.row.login == req.login {
                 return Err(OpError::permanent(
                     "ftp_login_taken",
                     format!("the FTP login {login} is taken on this node"),
@@ -186,11 +171,17 @@ impl Apply<Ctx> for EnsureFtpAccount {
         );
         // Suspension belongs to the login, not to this request.
         let suspended = ctx
-            .state
-            .resource(FtpAccount::NAME, &req.id)
+            .view()
+            .get::<FtpAccountRow>(&req.id)
             .map_err(store_error)?
-            .is_some_and(|row| is_suspended(&row.data));
-        install_line(ctx, &req.id, &line, suspended)?;
+            .is_some_and(|stored| stored.row.suspended);
+        ctx.set_row(&FtpAccountRow {
+            login: req.login.clone(),
+            directory: jail.clone(),
+            line,
+            suspended,
+        });
+        install(ctx)?;
         crash::point("ftp_account.after_install");
         let result = if suspended {
             FtpAccountResult {
@@ -203,11 +194,6 @@ impl Apply<Ctx> for EnsureFtpAccount {
         } else {
             read_back(ctx, login, Some(&req.password_hash))?
         };
-        let mut data = json!({"login": login, "directory": jail, "line": line});
-        if suspended {
-            data["suspended"] = json!(true);
-        }
-        ctx.set_resource(data);
         Ok(result)
     }
 }
@@ -217,28 +203,9 @@ impl Apply<Ctx> for SetFtpAccountPassword {
         ctx: &mut Ctx,
         req: &SetFtpAccountPasswordRequest,
     ) -> Result<FtpAccountResult, OpError> {
-        let row = match ctx
-            .state
-            .resource(FtpAccount::NAME, &req.id)
-            .map_err(store_error)?
-        {
-            Some(row) if row.owner == Owner::Tenant(req.account.clone()) => row,
-            _ => {
-                return Err(OpError::permanent(
-                    "ftp_account_missing",
-                    format!("no FTP account {} of account {}", req.id, req.account),
-                ));
-            }
-        };
+        let row = own_row(ctx, &req.account, &req.id)?;
         let info = account_info(ctx, &req.account)?;
-        let (Some(login), Some(jail)) =
-            (row.data["login"].as_str(), row.data["directory"].as_str())
-        else {
-            return Err(OpError::permanent(
-                "state_corrupt",
-                "a recorded FTP account does not parse",
-            ));
-        };
+        let (login, jail, suspended) = (row.login.as_str(), row.directory.as_str(), row.suspended);
         let line = line(
             login,
             req.password_hash.as_str(),
@@ -246,8 +213,11 @@ impl Apply<Ctx> for SetFtpAccountPassword {
             u64::from(info.gid),
             jail,
         );
-        let suspended = is_suspended(&row.data);
-        install_line(ctx, &req.id, &line, suspended)?;
+        ctx.set_row(&FtpAccountRow {
+            line,
+            ..row.clone()
+        });
+        install(ctx)?;
         crash::point("ftp_account.after_install");
         let result = if suspended {
             FtpAccountResult {
@@ -260,9 +230,6 @@ impl Apply<Ctx> for SetFtpAccountPassword {
         } else {
             read_back(ctx, login, Some(&req.password_hash))?
         };
-        let mut data = row.data;
-        data["line"] = json!(line);
-        ctx.set_resource(data);
         Ok(result)
     }
 }
@@ -309,10 +276,10 @@ fn read_back(
 }
 
 impl Apply<Ctx> for RemoveFtpAccount {
-    fn apply(ctx: &mut Ctx, req: &RemoveFtpAccountRequest) -> Result<FtpAccountResult, OpError> {
-        install(ctx, &Change::Remove(&req.id))?;
+    fn apply(ctx: &mut Ctx, _: &RemoveFtpAccountRequest) -> Result<FtpAccountResult, OpError> {
+        ctx.forget_row();
+        install(ctx)?;
         crash::point("ftp_account.after_remove");
-        ctx.forget_resource();
         Ok(FtpAccountResult {
             state: Presence::Absent,
             login: None,
@@ -328,27 +295,10 @@ fn set_suspended(
     req: &FtpAccountSuspensionRequest,
     suspended: bool,
 ) -> Result<FtpSuspensionResult, OpError> {
-    let row = match ctx
-        .state
-        .resource(FtpAccount::NAME, &req.id)
-        .map_err(store_error)?
-    {
-        Some(row) if row.owner == Owner::Tenant(req.account.clone()) => row,
-        _ => {
-            return Err(OpError::permanent(
-                "ftp_account_missing",
-                format!("no FTP account {} of account {}", req.id, req.account),
-            ));
-        }
-    };
-    let (Some(login), Some(line)) = (row.data["login"].as_str(), row.data["line"].as_str()) else {
-        return Err(OpError::permanent(
-            "state_corrupt",
-            "a recorded FTP account does not parse",
-        ));
-    };
-    let login = login.to_owned();
-    install_line(ctx, &req.id, line, suspended)?;
+    let row = own_row(ctx, &req.account, &req.id)?;
+    let login = row.login.to_string();
+    ctx.set_row(&FtpAccountRow { suspended, ..row });
+    install(ctx)?;
     crash::point("ftp_account.after_suspension");
     let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
     let shown = ctx
@@ -368,15 +318,6 @@ fn set_suspended(
             ),
         ));
     }
-    let mut data = row.data;
-    if let Some(fields) = data.as_object_mut() {
-        if suspended {
-            fields.insert("suspended".to_owned(), json!(true));
-        } else {
-            fields.remove("suspended");
-        }
-    }
-    ctx.set_resource(data);
     Ok(FtpSuspensionResult {
         state: Presence::Present,
         login,

@@ -4,6 +4,13 @@
 //! `registry::Purge` for its families, with [`Ctx`] as the context. [`handlers()`] is the
 //! dispatch table, built from the one list (`declarations::operations!`), so a declared
 //! operation without a handler, or a family without a purge hook, does not compile.
+//!
+//! Handlers read resource rows through one typed view ([`Ctx::view`]) that includes this
+//! job's and this batch's uncommitted rows; each family defines its stored row (a
+//! `store::StoredRow` with `deny_unknown_fields`). A file several families contribute to has
+//! one owner that renders it from the view alone: [`vhost`] (a web domain's vhost and its
+//! `AuthUserFile`s), [`php::pool`] (the account's FPM pools) and [`mail`] (the Postfix,
+//! Dovecot and OpenDKIM tables); the families record their rows and call the owner.
 
 pub mod account;
 pub mod autoresponder;
@@ -21,11 +28,13 @@ pub mod mysql_database;
 pub mod mysql_grant;
 pub mod mysql_user;
 pub mod php;
+mod row_fields;
 pub mod runtime;
 pub mod scheduled_task;
 pub mod spam_filter;
 pub mod ssh_key;
 pub mod sudo;
+pub mod vhost;
 pub mod web_access;
 pub mod web_domain;
 pub mod web_isolation;

@@ -1,5 +1,6 @@
 //! The mail stack's derived files, shared by the mail families (`mail_domain`, `mailbox`,
-//! `mail_forwarder`, `autoresponder`, `dkim_key`, `spam_filter`).
+//! `mail_forwarder`, `autoresponder`, `dkim_key`, `spam_filter`): this module is their one
+//! owner, and renders every one of them from the view.
 //!
 //! Postfix receives for virtual mailbox domains and delivers over LMTP to Dovecot, which
 //! authenticates mailboxes from a passwd-file (SHA512-CRYPT hashes), applies each mailbox's
@@ -8,16 +9,18 @@
 //! KeyTable/SigningTable. The layout and the settings the services need are in the provider
 //! (`crates/provider/src/mail.rs`).
 //!
-//! Every shared file is derived whole from state.db, never edited line by line: a job loads
-//! the rows of all mail families, applies its own pending change ([`Change`]), renders every
-//! file of the services it touches and installs them with [`Ctx::write_service_configs`]
-//! (written, tested with `postfix check` / `doveconf -n`, reverted on failure, reloaded once
-//! per batch). Every value in them comes from a validated type (no `:`, whitespace, `,` or
-//! control character can reach a line), so a value can never add a line or a field.
+//! Every shared file is derived whole from state, never edited line by line: a family's
+//! handler records its row ([`Ctx::set_row`], [`Ctx::forget_row`], or for a purge
+//! [`Ctx::drop_rows_of`]) and calls [`sync`], which loads the rows of all mail families from
+//! [`Ctx::view`] ([`MailState`]), renders every file of the services the job touches and
+//! installs them with [`Ctx::write_service_configs`] (written, tested with `postfix check` /
+//! `doveconf -n`, reverted on failure, reloaded once per batch). Every value in them comes
+//! from a validated type (no `:`, whitespace, `,` or control character can reach a line), so
+//! a value can never add a line or a field.
 //!
-//! Rows are committed to state.db with their batch, so a job that derives files after
-//! another job of the same batch also applies that job's change (`Ctx::mail_pending`, kept
-//! until `Ctx::finish_batch`); otherwise it would write the files without it.
+//! Rows are committed to state.db with their batch; the view holds the rows of the batch's
+//! earlier jobs until then, so a job that derives files after another job of the same batch
+//! includes that job's rows.
 //!
 //! Postfix tables are `texthash:` (no `postmap` build step; see the provider's module docs).
 //! The spam filter is Postfix's own: per-domain restriction classes of DNS blocklist checks
@@ -32,184 +35,118 @@ use std::path::PathBuf;
 
 use provider::{PostfixMap, Provider, SPAM_CLASS_STANDARD, SPAM_CLASS_STRICT};
 use registry::types::Hex32;
+use registry::types::mail::SpamLevel;
 use registry::{OpError, Owner};
-use serde_json::Value;
-use store::{StateDb, StoreError};
+use store::{ResourceRow, StateDb, StoreError, Stored, StoredRow, View};
 
-use crate::account::store_error;
-use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error};
-
-const FAMILIES: &[&str] = &[
-    MAIL_DOMAIN,
-    MAILBOX,
-    MAIL_FORWARDER,
-    AUTORESPONDER,
-    DKIM_KEY,
-    SPAM_FILTER,
-];
+use crate::autoresponder::AutoresponderRow;
+use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error, store_error};
+use crate::dkim_key::DkimKeyRow;
+use crate::mail_domain::MailDomainRow;
+use crate::mail_forwarder::MailForwarderRow;
+use crate::mailbox::MailboxRow;
+use crate::spam_filter::SpamFilterRow;
 
 /// The group that may read Dovecot's passwd-file (it holds password hashes).
 pub const DOVECOT_GROUP: &str = "dovecot";
 
-/// What the running job changes, applied over state.db's rows before rendering.
-pub enum Change<'a> {
-    None,
-    Upsert {
-        family: &'static str,
-        id: &'a Hex32,
-        account: &'a Hex32,
-        data: Value,
-    },
-    Delete {
-        family: &'static str,
-        id: &'a Hex32,
-    },
-    /// Every row of `family` owned by `account` (a purge).
-    DropAccount {
-        family: &'static str,
-        account: &'a Hex32,
-    },
-}
-
-/// A row changed by an earlier job of the batch: `Some(data)` upserted, `None` deleted.
-#[derive(Clone, Debug)]
-pub struct Pending {
-    family: &'static str,
-    id: Hex32,
-    owner: String,
-    data: Option<Value>,
-}
-
-/// One mail row: family, resource id, owning account, data.
-#[derive(Clone, Debug)]
-pub struct Row {
-    pub family: String,
-    pub id: Hex32,
-    pub owner: String,
-    pub data: Value,
-}
-
-impl Row {
-    pub fn str(&self, key: &str) -> &str {
-        self.data[key].as_str().unwrap_or_default()
-    }
-}
-
-/// The mail rows of the node, with one pending change applied.
+/// The rows of every mail family, each family's in id order: what the mail files are
+/// derived from.
+#[derive(Clone, Debug, Default)]
 pub struct MailState {
-    rows: Vec<Row>,
+    pub domains: Vec<Stored<MailDomainRow>>,
+    pub mailboxes: Vec<Stored<MailboxRow>>,
+    pub forwarders: Vec<Stored<MailForwarderRow>>,
+    pub autoresponders: Vec<Stored<AutoresponderRow>>,
+    pub dkim_keys: Vec<Stored<DkimKeyRow>>,
+    pub spam_filters: Vec<Stored<SpamFilterRow>>,
 }
 
 impl MailState {
-    /// state.db's rows, the batch's pending rows over them, then `change`: what a job
-    /// derives files from.
-    pub fn load_in(ctx: &Ctx, change: &Change<'_>) -> Result<MailState, StoreError> {
-        let mut state = MailState::load(&ctx.state, &Change::None)?;
-        for pending in &ctx.mail_pending {
-            state
-                .rows
-                .retain(|r| !(r.family == pending.family && r.id == pending.id));
-            if let Some(data) = &pending.data {
-                state.rows.push(Row {
-                    family: pending.family.to_owned(),
-                    id: pending.id.clone(),
-                    owner: pending.owner.clone(),
-                    data: data.clone(),
-                });
+    /// The mail rows as `view` has them.
+    pub fn from_view(view: &View<'_>) -> Result<MailState, StoreError> {
+        Ok(MailState {
+            domains: view.all()?,
+            mailboxes: view.all()?,
+            forwarders: view.all()?,
+            autoresponders: view.all()?,
+            dkim_keys: view.all()?,
+            spam_filters: view.all()?,
+        })
+    }
+
+    /// The mail rows as the running job sees them.
+    pub fn of_job(ctx: &Ctx) -> Result<MailState, OpError> {
+        MailState::from_view(&ctx.view()).map_err(store_error)
+    }
+
+    /// state.db's committed mail rows (for convergence checks and tools).
+    pub fn load(state: &StateDb) -> Result<MailState, StoreError> {
+        MailState::from_view(&View::committed(state))
+    }
+
+    /// A state from rows already read (tests, tools); rows of other families are ignored.
+    pub fn from_rows(mut rows: Vec<ResourceRow>) -> Result<MailState, StoreError> {
+        fn add<T: StoredRow>(
+            into: &mut Vec<Stored<T>>,
+            row: ResourceRow,
+        ) -> Result<(), StoreError> {
+            into.push(Stored::from_row(row)?);
+            Ok(())
+        }
+        rows.sort_by(|a, b| a.resource_id.cmp(&b.resource_id));
+        let mut state = MailState::default();
+        for row in rows {
+            match row.family.as_str() {
+                MAIL_DOMAIN => add(&mut state.domains, row)?,
+                MAILBOX => add(&mut state.mailboxes, row)?,
+                MAIL_FORWARDER => add(&mut state.forwarders, row)?,
+                AUTORESPONDER => add(&mut state.autoresponders, row)?,
+                DKIM_KEY => add(&mut state.dkim_keys, row)?,
+                SPAM_FILTER => add(&mut state.spam_filters, row)?,
+                _ => {}
             }
         }
-        state.apply(change);
         Ok(state)
-    }
-
-    /// state.db's rows with `change` applied.
-    pub fn load(state: &StateDb, change: &Change<'_>) -> Result<MailState, StoreError> {
-        let mut rows = Vec::new();
-        for family in FAMILIES {
-            for row in state.resources_of_family(family)? {
-                rows.push(Row {
-                    family: row.family,
-                    id: row.resource_id,
-                    owner: row.owner.as_str().to_owned(),
-                    data: row.data,
-                });
-            }
-        }
-        let mut state = MailState { rows };
-        state.apply(change);
-        Ok(state)
-    }
-
-    fn apply(&mut self, change: &Change<'_>) {
-        let rows = &mut self.rows;
-        match change {
-            Change::None => {}
-            Change::Upsert {
-                family,
-                id,
-                account,
-                data,
-            } => {
-                rows.retain(|r| !(r.family == *family && r.id == **id));
-                rows.push(Row {
-                    family: (*family).to_owned(),
-                    id: (*id).clone(),
-                    owner: account.as_str().to_owned(),
-                    data: data.clone(),
-                });
-            }
-            Change::Delete { family, id } => {
-                rows.retain(|r| !(r.family == *family && r.id == **id));
-            }
-            Change::DropAccount { family, account } => {
-                rows.retain(|r| !(r.family == *family && r.owner == account.as_str()));
-            }
-        }
-        rows.sort_by(|a, b| (&a.family, &a.id).cmp(&(&b.family, &b.id)));
-    }
-
-    /// A state from rows already loaded (tests, tools).
-    pub fn from_rows(mut rows: Vec<Row>) -> MailState {
-        rows.sort_by(|a, b| (&a.family, &a.id).cmp(&(&b.family, &b.id)));
-        MailState { rows }
-    }
-
-    pub fn of<'s>(&'s self, family: &'s str) -> impl Iterator<Item = &'s Row> + 's {
-        self.rows.iter().filter(move |r| r.family == family)
     }
 
     /// The mail domains by name.
-    pub fn domains(&self) -> BTreeMap<&str, &Row> {
-        self.of(MAIL_DOMAIN).map(|r| (r.str("domain"), r)).collect()
+    pub fn domain_names(&self) -> BTreeMap<&str, &Stored<MailDomainRow>> {
+        self.domains
+            .iter()
+            .map(|d| (d.row.domain.as_str(), d))
+            .collect()
     }
 
-    /// Whether `domain` is a mail domain of the account owning `row`: rows of other
-    /// families count only under their own account's domain, so a stale row can never act
-    /// on a domain another account added later.
-    fn owns(&self, row: &Row, domain: &str) -> bool {
-        self.of(MAIL_DOMAIN)
-            .any(|d| d.str("domain") == domain && d.owner == row.owner)
+    /// Whether `domain` is a mail domain of `owner`: rows of other families count only
+    /// under their own account's domain, so a stale row can never act on a domain another
+    /// account added later.
+    fn owns(&self, owner: &Owner, domain: &str) -> bool {
+        self.domains
+            .iter()
+            .any(|d| d.row.domain.as_str() == domain && &d.owner == owner)
     }
 
     /// The mailboxes by address, those of their account's existing domains only.
-    pub fn mailboxes(&self) -> BTreeMap<String, &Row> {
-        self.of(MAILBOX)
-            .filter(|r| self.owns(r, r.str("domain")))
-            .map(|r| (format!("{}@{}", r.str("local_part"), r.str("domain")), r))
+    pub fn mailbox_addresses(&self) -> BTreeMap<String, &Stored<MailboxRow>> {
+        self.mailboxes
+            .iter()
+            .filter(|m| self.owns(&m.owner, m.row.domain.as_str()))
+            .map(|m| (m.row.address(), m))
             .collect()
     }
 
     /// The Postfix tables, whole.
     pub fn postfix_files(&self, provider: &Provider) -> Vec<ConfigFile> {
-        let domains = self.domains();
-        let mailboxes = self.mailboxes();
+        let domains = self.domain_names();
+        let mailboxes = self.mailbox_addresses();
         let mut tables: BTreeMap<PostfixMap, Vec<String>> = BTreeMap::new();
-        for (domain, row) in &domains {
+        for (domain, stored) in &domains {
             tables
                 .entry(PostfixMap::Domains)
                 .or_default()
                 .push(format!("{domain} OK"));
-            if !row.data["sending_open"].as_bool().unwrap_or(false) {
+            if !stored.row.sending_open {
                 tables
                     .entry(PostfixMap::SenderGate)
                     .or_default()
@@ -217,7 +154,7 @@ impl MailState {
                         "{domain} REJECT 5.7.1 Sending from this domain is not enabled yet"
                     ));
             }
-            if let Some(local) = row.data["catch_all"].as_str() {
+            if let Some(local) = &stored.row.catch_all {
                 let target = format!("{local}@{domain}");
                 if mailboxes.contains_key(&target) {
                     tables
@@ -227,14 +164,13 @@ impl MailState {
                 }
             }
         }
-        for (address, row) in &mailboxes {
+        for (address, stored) in &mailboxes {
             tables
                 .entry(PostfixMap::Mailboxes)
                 .or_default()
                 .push(format!(
                     "{address} {}/{}/Maildir/",
-                    row.str("domain"),
-                    row.str("local_part")
+                    stored.row.domain, stored.row.local_part
                 ));
             // Each mailbox to itself, so a catch-all does not take its mail.
             tables
@@ -242,31 +178,26 @@ impl MailState {
                 .or_default()
                 .push(format!("{address} {address}"));
         }
-        for row in self.of(MAIL_FORWARDER) {
-            let address = row.str("address");
-            let domain = address.rsplit_once('@').map_or("", |(_, d)| d);
-            if !self.owns(row, domain) {
+        for stored in &self.forwarders {
+            let address = stored.row.address.as_str();
+            if !self.owns(&stored.owner, stored.row.address.domain()) {
                 continue;
             }
-            let destinations: Vec<&str> = row.data["destinations"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
+            let destinations: Vec<&str> =
+                stored.row.destinations.iter().map(|d| d.as_str()).collect();
             tables
                 .entry(PostfixMap::Aliases)
                 .or_default()
                 .push(format!("{address} {}", destinations.join(",")));
         }
-        for row in self.of(SPAM_FILTER) {
-            let domain = row.str("domain");
-            let class = match row.str("level") {
-                "standard" => SPAM_CLASS_STANDARD,
-                "strict" => SPAM_CLASS_STRICT,
-                _ => continue,
+        for stored in &self.spam_filters {
+            let domain = stored.row.domain.as_str();
+            let class = match stored.row.level {
+                SpamLevel::Standard => SPAM_CLASS_STANDARD,
+                SpamLevel::Strict => SPAM_CLASS_STRICT,
+                SpamLevel::Off => continue,
             };
-            if self.owns(row, domain) {
+            if self.owns(&stored.owner, domain) {
                 tables
                     .entry(PostfixMap::Spam)
                     .or_default()
@@ -301,17 +232,18 @@ impl MailState {
         let vmail = provider.sysconf(provider.mail_layout().vmail_dir);
         let sieve = provider.sieve_dir();
         let mut text = String::new();
-        for (address, row) in self.mailboxes() {
+        for (address, stored) in self.mailbox_addresses() {
+            let mailbox = &stored.row;
             text.push_str(&format!(
                 "{address}:{{SHA512-CRYPT}}{hash}::::{home}::userdb_quota_rule=*:storage={quota}M userdb_sieve=file:{script}{nologin}\n",
-                hash = row.str("password"),
+                hash = mailbox.password,
                 home = vmail
-                    .join(row.str("domain"))
-                    .join(row.str("local_part"))
+                    .join(mailbox.domain.as_str())
+                    .join(mailbox.local_part.as_str())
                     .display(),
-                quota = row.data["quota_mib"].as_u64().unwrap_or(0),
-                script = sieve.join(format!("{}.sieve", row.id)).display(),
-                nologin = if row.data["suspended"] == true {
+                quota = mailbox.quota_mib,
+                script = sieve.join(format!("{}.sieve", stored.id)).display(),
+                nologin = if mailbox.suspended {
                     " allow_nets=0.0.0.0/32"
                 } else {
                     ""
@@ -330,13 +262,13 @@ impl MailState {
         let dir = provider.sysconf(provider.mail_layout().dkim_dir);
         let mut keys = String::from("# Derived whole from state.db by layerone node.\n");
         let mut signing = keys.clone();
-        for row in self.of(DKIM_KEY) {
-            let (domain, selector) = (row.str("domain"), row.str("selector"));
-            if !self.owns(row, domain) {
+        for stored in &self.dkim_keys {
+            let (domain, selector) = (stored.row.domain.as_str(), stored.row.selector.as_str());
+            if !self.owns(&stored.owner, domain) {
                 continue;
             }
             let name = format!("{selector}._domainkey.{domain}");
-            let key = dkim_key_dir(provider, &row.id).join(format!("{selector}.private"));
+            let key = dkim_key_dir(provider, &stored.id).join(format!("{selector}.private"));
             keys.push_str(&format!("{name} {domain}:{selector}:{}\n", key.display()));
             signing.push_str(&format!("*@{domain} {name}\n"));
         }
@@ -386,15 +318,16 @@ pub enum Target {
     Dkim,
 }
 
-/// Renders the files of `targets` from state.db plus `change` and installs them. If one
-/// target fails its test, the targets already written are put back to what state.db alone
-/// implies, so a failed job leaves no service configured for it.
-pub fn sync(ctx: &mut Ctx, change: Change<'_>, targets: &[Target]) -> Result<(), OpError> {
-    let mail = MailState::load_in(ctx, &change).map_err(store_error)?;
+/// Renders the files of `targets` from the view (this job's row included) and installs them.
+/// If one target fails its test, the targets already written are put back to what the job
+/// found ([`Ctx::view_before_job`]), so a failed job leaves no service configured for it.
+pub fn sync(ctx: &mut Ctx, targets: &[Target]) -> Result<(), OpError> {
+    let mail = MailState::of_job(ctx)?;
     for (done, target) in targets.iter().enumerate() {
         if let Err(e) = install(ctx, &mail, *target) {
             if done > 0 {
-                let unchanged = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
+                let unchanged =
+                    MailState::from_view(&ctx.view_before_job()).map_err(store_error)?;
                 for earlier in &targets[..done] {
                     if let Err(again) = install(ctx, &unchanged, *earlier) {
                         tracing::error!(error = %again.message, "could not put a mail target back");
@@ -404,28 +337,6 @@ pub fn sync(ctx: &mut Ctx, change: Change<'_>, targets: &[Target]) -> Result<(),
             return Err(e);
         }
     }
-    let pending = match change {
-        Change::Upsert {
-            family,
-            id,
-            account,
-            data,
-        } => Some(Pending {
-            family,
-            id: id.clone(),
-            owner: account.as_str().to_owned(),
-            data: Some(data),
-        }),
-        Change::Delete { family, id } => Some(Pending {
-            family,
-            id: id.clone(),
-            owner: String::new(),
-            data: None,
-        }),
-        // A purge forgets its rows in state.db at once.
-        Change::None | Change::DropAccount { .. } => None,
-    };
-    ctx.mail_pending.extend(pending);
     crash::point("mail.after_config_write");
     Ok(())
 }
@@ -464,33 +375,29 @@ fn install(ctx: &mut Ctx, mail: &MailState, target: Target) -> Result<(), OpErro
     }
 }
 
-/// The account's row of `family` with id `id`, or `not_found`.
-pub fn own_row(
+/// The account's row of `T`'s family with id `id`, or `code`.
+pub fn own_row<T: StoredRow>(
     ctx: &Ctx,
-    family: &'static str,
     id: &Hex32,
     account: &Hex32,
     code: &'static str,
-) -> Result<Row, OpError> {
-    match ctx.state.resource(family, id).map_err(store_error)? {
-        Some(row) if row.owner == Owner::Tenant(account.clone()) => Ok(Row {
-            family: row.family,
-            id: row.resource_id,
-            owner: row.owner.as_str().to_owned(),
-            data: row.data,
-        }),
-        _ => Err(OpError::permanent(
-            code,
-            format!("no {family} {id} of account {account} on this node"),
-        )),
-    }
+) -> Result<T, OpError> {
+    ctx.view()
+        .get_owned::<T>(account, id)
+        .map_err(store_error)?
+        .ok_or_else(|| {
+            OpError::permanent(
+                code,
+                format!("no {} {id} of account {account} on this node", T::FAMILY),
+            )
+        })
 }
 
 /// The account's mail domain named `domain`, or `mail_domain_missing`.
-pub fn own_domain(ctx: &Ctx, account: &Hex32, domain: &str) -> Result<Row, OpError> {
-    let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
-    match mail.domains().get(domain) {
-        Some(row) if row.owner == account.as_str() => Ok((*row).clone()),
+pub fn own_domain(ctx: &Ctx, account: &Hex32, domain: &str) -> Result<MailDomainRow, OpError> {
+    let mail = MailState::of_job(ctx)?;
+    match mail.domain_names().get(domain) {
+        Some(stored) if stored.owner.as_str() == account.as_str() => Ok(stored.row.clone()),
         _ => Err(OpError::permanent(
             "mail_domain_missing",
             format!("{domain} is not a mail domain of account {account}"),
@@ -500,14 +407,15 @@ pub fn own_domain(ctx: &Ctx, account: &Hex32, domain: &str) -> Result<Row, OpErr
 
 /// Refuses an address that is already a mailbox or another forwarder (`address_taken`).
 pub fn check_address_free(ctx: &Ctx, address: &str, except: &Hex32) -> Result<(), OpError> {
-    let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
+    let mail = MailState::of_job(ctx)?;
     let taken = mail
-        .mailboxes()
+        .mailbox_addresses()
         .get(address)
-        .is_some_and(|r| r.id != *except)
+        .is_some_and(|m| m.id != *except)
         || mail
-            .of(MAIL_FORWARDER)
-            .any(|r| r.id != *except && r.str("address") == address);
+            .forwarders
+            .iter()
+            .any(|f| f.id != *except && f.row.address.as_str() == address);
     if taken {
         return Err(OpError::permanent(
             "address_taken",
@@ -517,44 +425,33 @@ pub fn check_address_free(ctx: &Ctx, address: &str, except: &Hex32) -> Result<()
     Ok(())
 }
 
-/// A purge of one mail family: the files derived without the account's rows, then the rows.
-pub fn purge_family(
+/// A purge of one mail family: the files derived without the account's rows of `T`'s
+/// family, then (the caller's cleanup done) [`Ctx::forget_rows_of`]. Returns the rows.
+pub fn purge_family<T: StoredRow>(
     ctx: &mut Ctx,
-    family: &'static str,
     account: &Hex32,
     targets: &[Target],
-) -> Result<Vec<Row>, OpError> {
-    let rows: Vec<Row> = MailState::load_in(ctx, &Change::None)
-        .map_err(store_error)?
-        .of(family)
-        .filter(|r| r.owner == account.as_str())
-        .cloned()
-        .collect();
+) -> Result<Vec<Stored<T>>, OpError> {
+    let rows = ctx.view().of_account::<T>(account).map_err(store_error)?;
     if rows.is_empty() {
         return Ok(rows);
     }
-    sync(ctx, Change::DropAccount { family, account }, targets)?;
+    ctx.drop_rows_of::<T>(account);
+    sync(ctx, targets)?;
     Ok(rows)
-}
-
-/// Forgets the account's rows of `family` (after [`purge_family`] and any cleanup).
-pub fn forget_family(ctx: &mut Ctx, family: &'static str, account: &Hex32) -> Result<(), OpError> {
-    ctx.state
-        .forget_resources_of(account, family)
-        .map_err(store_error)?;
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    fn row(family: &str, n: u8, data: Value) -> Row {
-        Row {
+    fn row(family: &str, n: u8, data: Value) -> ResourceRow {
+        ResourceRow {
             family: family.to_owned(),
-            id: format!("{n:032x}").parse().unwrap(),
-            owner: format!("{:032x}", 10).to_owned(),
+            resource_id: format!("{n:032x}").parse().unwrap(),
+            owner: Owner::Tenant(format!("{:032x}", 10).parse().unwrap()),
+            generation: 1,
             data,
         }
     }
@@ -573,17 +470,19 @@ mod tests {
         let provider = testkit::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
         let hash = format!("$6$salt${}", "a".repeat(86));
         let mailbox = |n: u8, local: &str, suspended: bool| {
-            let mut data = json!({"domain": "a.example", "local_part": local, "password": hash, "quota_mib": 0});
-            if suspended {
-                data["suspended"] = json!(true);
-            }
+            let data = if suspended {
+                json!({"domain": "a.example", "local_part": local, "password": hash, "quota_mib": 0, "suspended": true})
+            } else {
+                json!({"domain": "a.example", "local_part": local, "password": hash, "quota_mib": 0})
+            };
             row(MAILBOX, n, data)
         };
         let mail = MailState::from_rows(vec![
             row(MAIL_DOMAIN, 1, json!({"domain": "a.example"})),
             mailbox(2, "info", true),
             mailbox(3, "sales", false),
-        ]);
+        ])
+        .unwrap();
         let passwd = text(&mail.dovecot_files(&provider), "passwd");
         let lines: Vec<&str> = passwd.lines().collect();
         assert_eq!(lines.len(), 2);
@@ -643,7 +542,8 @@ mod tests {
                 8,
                 json!({"domain": "b.example", "level": "off"}),
             ),
-        ]);
+        ])
+        .unwrap();
         let files = mail.postfix_files(&provider);
         let body = |name: &str| -> Vec<String> {
             text(&files, name)

@@ -7,28 +7,44 @@
 
 pub use declarations::mail_domain::*;
 
-use registry::types::{Hex32, Presence};
+use registry::types::mail::MailLocalPart;
+use registry::types::{DomainName, Hex32, Presence};
 use registry::{Apply, OpError, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::{account_info, store_error};
+use crate::account::account_info;
 use crate::context::Ctx;
-use crate::mail::{
-    Change, MAIL_DOMAIN, MAIL_FORWARDER, MAILBOX, MailState, Row, Target, own_row, sync,
-};
+use crate::mail::{MAIL_DOMAIN, MailState, Target, own_row, purge_family, sync};
+
+/// A mail domain as stored: its name, whether it may send, and the local part of the
+/// mailbox its catch-all delivers to (`null` when none).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MailDomainRow {
+    pub domain: DomainName,
+    #[serde(default)]
+    pub sending_open: bool,
+    #[serde(default)]
+    pub catch_all: Option<MailLocalPart>,
+}
+
+impl StoredRow for MailDomainRow {
+    const FAMILY: &'static str = MAIL_DOMAIN;
+}
 
 impl Purge<Ctx> for MailDomain {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        crate::mail::purge_family(ctx, MAIL_DOMAIN, account, &[Target::Postfix, Target::Dkim])?;
-        crate::mail::forget_family(ctx, MAIL_DOMAIN, account)
+        purge_family::<MailDomainRow>(ctx, account, &[Target::Postfix, Target::Dkim])?;
+        ctx.forget_rows_of::<MailDomainRow>(account)
     }
 }
 
 impl Apply<Ctx> for EnsureMailDomain {
     fn apply(ctx: &mut Ctx, req: &EnsureMailDomainRequest) -> Result<MailDomainResult, OpError> {
         account_info(ctx, &req.account)?;
-        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
-        if let Some(other) = mail.domains().get(req.domain.as_str())
+        let mail = MailState::of_job(ctx)?;
+        if let Some(other) = mail.domain_names().get(req.domain.as_str())
             && other.id != req.id
         {
             return Err(OpError::permanent(
@@ -36,61 +52,53 @@ impl Apply<Ctx> for EnsureMailDomain {
                 format!("{} is already a mail domain on this node", req.domain),
             ));
         }
-        let previous = mail.of(MAIL_DOMAIN).find(|r| r.id == req.id).cloned();
+        let previous = mail.domains.iter().find(|d| d.id == req.id).cloned();
         if let Some(previous) = &previous
-            && previous.str("domain") != req.domain.as_str()
+            && previous.row.domain != req.domain
         {
-            refuse_in_use(&mail, previous)?;
+            refuse_in_use(&mail, &previous.row)?;
         }
         // A renamed or re-sent domain keeps its gate and catch-all.
-        let data = json!({
-            "domain": req.domain,
-            "sending_open": previous.as_ref().and_then(|p| p.data["sending_open"].as_bool()).unwrap_or(false),
-            "catch_all": previous.as_ref().and_then(|p| p.data["catch_all"].as_str()),
-        });
-        set(ctx, req.id.clone(), req.account.clone(), data)
+        let row = MailDomainRow {
+            domain: req.domain.clone(),
+            sending_open: previous.as_ref().is_some_and(|p| p.row.sending_open),
+            catch_all: previous.and_then(|p| p.row.catch_all),
+        };
+        set(ctx, row)
     }
 }
 
 /// The result of a recorded domain, from its row.
-fn result_of(data: &serde_json::Value) -> MailDomainResult {
-    let domain = data["domain"].as_str().unwrap_or_default();
+fn result_of(row: &MailDomainRow) -> MailDomainResult {
     MailDomainResult {
         state: Presence::Present,
-        domain: Some(domain.to_owned()),
-        sending_open: data["sending_open"].as_bool().unwrap_or(false),
-        catch_all: data["catch_all"].as_str().map(|l| format!("{l}@{domain}")),
+        domain: Some(row.domain.to_string()),
+        sending_open: row.sending_open,
+        catch_all: row
+            .catch_all
+            .as_ref()
+            .map(|l| format!("{l}@{}", row.domain)),
     }
 }
 
-fn set(
-    ctx: &mut Ctx,
-    id: Hex32,
-    account: Hex32,
-    data: serde_json::Value,
-) -> Result<MailDomainResult, OpError> {
-    sync(
-        ctx,
-        Change::Upsert {
-            family: MAIL_DOMAIN,
-            id: &id,
-            account: &account,
-            data: data.clone(),
-        },
-        &[Target::Postfix, Target::Dkim],
-    )?;
-    let result = result_of(&data);
-    ctx.set_resource(data);
-    Ok(result)
+fn set(ctx: &mut Ctx, row: MailDomainRow) -> Result<MailDomainResult, OpError> {
+    ctx.set_row(&row);
+    sync(ctx, &[Target::Postfix, Target::Dkim])?;
+    Ok(result_of(&row))
 }
 
 /// A domain with mailboxes or forwarders cannot go away under them.
-fn refuse_in_use(mail: &MailState, domain: &Row) -> Result<(), OpError> {
-    let name = domain.str("domain");
-    let mailboxes = mail.of(MAILBOX).filter(|r| r.str("domain") == name).count();
+fn refuse_in_use(mail: &MailState, domain: &MailDomainRow) -> Result<(), OpError> {
+    let name = &domain.domain;
+    let mailboxes = mail
+        .mailboxes
+        .iter()
+        .filter(|m| &m.row.domain == name)
+        .count();
     let forwarders = mail
-        .of(MAIL_FORWARDER)
-        .filter(|r| r.str("address").ends_with(&format!("@{name}")))
+        .forwarders
+        .iter()
+        .filter(|f| f.row.address.domain() == name.as_str())
         .count();
     if mailboxes + forwarders > 0 {
         return Err(OpError::permanent(
@@ -103,19 +111,12 @@ fn refuse_in_use(mail: &MailState, domain: &Row) -> Result<(), OpError> {
 
 impl Apply<Ctx> for RemoveMailDomain {
     fn apply(ctx: &mut Ctx, req: &RemoveMailDomainRequest) -> Result<MailDomainResult, OpError> {
-        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
-        if let Some(row) = mail.of(MAIL_DOMAIN).find(|r| r.id == req.id) {
-            refuse_in_use(&mail, row)?;
+        let mail = MailState::of_job(ctx)?;
+        if let Some(stored) = mail.domains.iter().find(|d| d.id == req.id) {
+            refuse_in_use(&mail, &stored.row)?;
         }
-        sync(
-            ctx,
-            Change::Delete {
-                family: MAIL_DOMAIN,
-                id: &req.id,
-            },
-            &[Target::Postfix, Target::Dkim],
-        )?;
-        ctx.forget_resource();
+        ctx.forget_row();
+        sync(ctx, &[Target::Postfix, Target::Dkim])?;
         Ok(MailDomainResult {
             state: Presence::Absent,
             domain: None,
@@ -127,40 +128,36 @@ impl Apply<Ctx> for RemoveMailDomain {
 
 impl Apply<Ctx> for SetMailSendingGate {
     fn apply(ctx: &mut Ctx, req: &SetMailSendingGateRequest) -> Result<MailDomainResult, OpError> {
-        let row = own_row(
+        let row: MailDomainRow = own_row(ctx, &req.id, &req.account, "mail_domain_missing")?;
+        set(
             ctx,
-            MAIL_DOMAIN,
-            &req.id,
-            &req.account,
-            "mail_domain_missing",
-        )?;
-        let mut data = row.data;
-        data["sending_open"] = json!(req.open);
-        set(ctx, req.id.clone(), req.account.clone(), data)
+            MailDomainRow {
+                sending_open: req.open,
+                ..row
+            },
+        )
     }
 }
 
 impl Apply<Ctx> for SetMailCatchAll {
     fn apply(ctx: &mut Ctx, req: &SetMailCatchAllRequest) -> Result<MailDomainResult, OpError> {
-        let row = own_row(
-            ctx,
-            MAIL_DOMAIN,
-            &req.id,
-            &req.account,
-            "mail_domain_missing",
-        )?;
+        let row: MailDomainRow = own_row(ctx, &req.id, &req.account, "mail_domain_missing")?;
         if let Some(local) = &req.mailbox {
-            let address = format!("{local}@{}", row.str("domain"));
-            let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
-            if !mail.mailboxes().contains_key(&address) {
+            let address = format!("{local}@{}", row.domain);
+            let mail = MailState::of_job(ctx)?;
+            if !mail.mailbox_addresses().contains_key(&address) {
                 return Err(OpError::permanent(
                     "mailbox_missing",
                     format!("{address} is not a mailbox on this node"),
                 ));
             }
         }
-        let mut data = row.data;
-        data["catch_all"] = json!(req.mailbox);
-        set(ctx, req.id.clone(), req.account.clone(), data)
+        set(
+            ctx,
+            MailDomainRow {
+                catch_all: req.mailbox.clone(),
+                ..row
+            },
+        )
     }
 }

@@ -3,18 +3,32 @@
 
 pub use declarations::mail_forwarder::*;
 
+use registry::types::mail::{MailAddress, MailDestinations};
 use registry::types::{Hex32, Presence};
 use registry::{Apply, OpError, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
 use crate::account::account_info;
 use crate::context::Ctx;
-use crate::mail::{Change, MAIL_FORWARDER, Target, check_address_free, own_domain, sync};
+use crate::mail::{MAIL_FORWARDER, Target, check_address_free, own_domain, purge_family, sync};
+
+/// A forwarder as stored: the address and where its mail goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MailForwarderRow {
+    pub address: MailAddress,
+    pub destinations: MailDestinations,
+}
+
+impl StoredRow for MailForwarderRow {
+    const FAMILY: &'static str = MAIL_FORWARDER;
+}
 
 impl Purge<Ctx> for MailForwarder {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        crate::mail::purge_family(ctx, MAIL_FORWARDER, account, &[Target::Postfix])?;
-        crate::mail::forget_family(ctx, MAIL_FORWARDER, account)
+        purge_family::<MailForwarderRow>(ctx, account, &[Target::Postfix])?;
+        ctx.forget_rows_of::<MailForwarderRow>(account)
     }
 }
 
@@ -26,23 +40,15 @@ impl Apply<Ctx> for EnsureMailForwarder {
         account_info(ctx, &req.account)?;
         own_domain(ctx, &req.account, req.address.domain())?;
         check_address_free(ctx, req.address.as_str(), &req.id)?;
-        let destinations: Vec<String> = req.destinations.iter().map(ToString::to_string).collect();
-        let data = json!({"address": req.address, "destinations": destinations});
-        sync(
-            ctx,
-            Change::Upsert {
-                family: MAIL_FORWARDER,
-                id: &req.id,
-                account: &req.account,
-                data: data.clone(),
-            },
-            &[Target::Postfix],
-        )?;
-        ctx.set_resource(data);
+        ctx.set_row(&MailForwarderRow {
+            address: req.address.clone(),
+            destinations: req.destinations.clone(),
+        });
+        sync(ctx, &[Target::Postfix])?;
         Ok(MailForwarderResult {
             state: Presence::Present,
             address: Some(req.address.to_string()),
-            destinations,
+            destinations: req.destinations.iter().map(ToString::to_string).collect(),
         })
     }
 }
@@ -50,17 +56,10 @@ impl Apply<Ctx> for EnsureMailForwarder {
 impl Apply<Ctx> for RemoveMailForwarder {
     fn apply(
         ctx: &mut Ctx,
-        req: &RemoveMailForwarderRequest,
+        _: &RemoveMailForwarderRequest,
     ) -> Result<MailForwarderResult, OpError> {
-        sync(
-            ctx,
-            Change::Delete {
-                family: MAIL_FORWARDER,
-                id: &req.id,
-            },
-            &[Target::Postfix],
-        )?;
-        ctx.forget_resource();
+        ctx.forget_row();
+        sync(ctx, &[Target::Postfix])?;
         Ok(MailForwarderResult {
             state: Presence::Absent,
             address: None,

@@ -16,69 +16,75 @@
 
 pub use declarations::mailbox::*;
 
-use registry::types::{Hex32, Presence};
+use registry::types::mail::MailLocalPart;
+use registry::types::{DomainName, Hex32, PasswordHash, Presence};
 use registry::{Apply, OpError, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::{account_info, store_error};
-use crate::context::{Ctx, provider_error};
+use crate::account::account_info;
+use crate::context::{Ctx, provider_error, store_error};
 use crate::mail::{
-    AUTORESPONDER, Change, MAILBOX, MailState, Row, Target, check_address_free, mailbox_home,
-    own_domain, own_row, sieve_script, sync,
+    MAILBOX, MailState, Target, check_address_free, mailbox_home, own_domain, own_row,
+    purge_family, sieve_script, sync,
 };
+use crate::row_fields::is_false;
 
-impl Purge<Ctx> for Mailbox {
-    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let rows =
-            crate::mail::purge_family(ctx, MAILBOX, account, &[Target::Postfix, Target::Dovecot])?;
-        for row in &rows {
-            remove_mail(ctx, row)?;
-        }
-        crate::mail::forget_family(ctx, MAILBOX, account)
+/// A mailbox as stored: its address, hash and quota; `suspended` only while it is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MailboxRow {
+    pub domain: DomainName,
+    pub local_part: MailLocalPart,
+    pub password: PasswordHash,
+    pub quota_mib: u64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub suspended: bool,
+}
+
+impl StoredRow for MailboxRow {
+    const FAMILY: &'static str = MAILBOX;
+}
+
+impl MailboxRow {
+    /// `local_part@domain`.
+    pub fn address(&self) -> String {
+        format!("{}@{}", self.local_part, self.domain)
     }
 }
 
-fn remove_mail(ctx: &Ctx, row: &Row) -> Result<(), OpError> {
-    let home = mailbox_home(&ctx.provider, row.str("domain"), row.str("local_part"));
+impl Purge<Ctx> for Mailbox {
+    fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+        let rows = purge_family::<MailboxRow>(ctx, account, &[Target::Postfix, Target::Dovecot])?;
+        for stored in &rows {
+            remove_mail(ctx, &stored.id, &stored.row)?;
+        }
+        ctx.forget_rows_of::<MailboxRow>(account)
+    }
+}
+
+fn remove_mail(ctx: &Ctx, id: &Hex32, row: &MailboxRow) -> Result<(), OpError> {
+    let home = mailbox_home(&ctx.provider, row.domain.as_str(), row.local_part.as_str());
     ctx.provider.remove_tree(&home).map_err(provider_error)?;
-    let script = sieve_script(&ctx.provider, &row.id);
+    let script = sieve_script(&ctx.provider, id);
     for path in [script.clone(), script.with_extension("svbin")] {
         ctx.provider.remove_config(&path).map_err(provider_error)?;
     }
     Ok(())
 }
 
-fn result(data: &serde_json::Value) -> MailboxResult {
+fn result(row: &MailboxRow) -> MailboxResult {
     MailboxResult {
         state: Presence::Present,
-        address: Some(format!(
-            "{}@{}",
-            data["local_part"].as_str().unwrap_or_default(),
-            data["domain"].as_str().unwrap_or_default()
-        )),
-        quota_mib: data["quota_mib"].as_u64(),
+        address: Some(row.address()),
+        quota_mib: Some(row.quota_mib),
     }
 }
 
-fn set(
-    ctx: &mut Ctx,
-    id: &Hex32,
-    account: &Hex32,
-    data: serde_json::Value,
-) -> Result<MailboxResult, OpError> {
-    sync(
-        ctx,
-        Change::Upsert {
-            family: MAILBOX,
-            id,
-            account,
-            data: data.clone(),
-        },
-        &[Target::Postfix, Target::Dovecot],
-    )?;
-    let result = result(&data);
-    ctx.set_resource(data);
-    Ok(result)
+fn set(ctx: &mut Ctx, row: MailboxRow) -> Result<MailboxResult, OpError> {
+    ctx.set_row(&row);
+    sync(ctx, &[Target::Postfix, Target::Dovecot])?;
+    Ok(result(&row))
 }
 
 impl Apply<Ctx> for EnsureMailbox {
@@ -87,10 +93,13 @@ impl Apply<Ctx> for EnsureMailbox {
         own_domain(ctx, &req.account, req.domain.as_str())?;
         let address = format!("{}@{}", req.local_part, req.domain);
         check_address_free(ctx, &address, &req.id)?;
-        let old = ctx.state.resource(MAILBOX, &req.id).map_err(store_error)?;
+        let old = ctx
+            .view()
+            .get::<MailboxRow>(&req.id)
+            .map_err(store_error)?
+            .map(|stored| stored.row);
         if let Some(old) = &old
-            && (old.data["domain"] != json!(req.domain)
-                || old.data["local_part"] != json!(req.local_part))
+            && (old.domain != req.domain || old.local_part != req.local_part)
         {
             return Err(OpError::permanent(
                 "mailbox_address_fixed",
@@ -99,45 +108,38 @@ impl Apply<Ctx> for EnsureMailbox {
         }
         // Suspension belongs to the mailbox, not to this request: a changed mailbox stays
         // suspended until unsuspended.
-        let suspended = old.is_some_and(|row| row.data["suspended"] == json!(true));
-        let mut data = json!({
-            "domain": req.domain,
-            "local_part": req.local_part,
-            "password": req.password,
-            "quota_mib": req.quota_mib.get(),
-        });
-        if suspended {
-            data["suspended"] = json!(true);
-        }
-        set(ctx, &req.id, &req.account, data)
+        set(
+            ctx,
+            MailboxRow {
+                domain: req.domain.clone(),
+                local_part: req.local_part.clone(),
+                password: req.password.clone(),
+                quota_mib: req.quota_mib.get(),
+                suspended: old.is_some_and(|row| row.suspended),
+            },
+        )
     }
 }
 
 impl Apply<Ctx> for RemoveMailbox {
     fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxResult, OpError> {
-        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
-        if mail
-            .of(AUTORESPONDER)
-            .any(|r| r.str("mailbox") == req.id.as_str())
-        {
+        let mail = MailState::of_job(ctx)?;
+        if mail.autoresponders.iter().any(|a| a.row.mailbox == req.id) {
             return Err(OpError::permanent(
                 "mailbox_in_use",
                 "remove the mailbox's autoresponder first",
             ));
         }
-        let row = mail.of(MAILBOX).find(|r| r.id == req.id).cloned();
-        sync(
-            ctx,
-            Change::Delete {
-                family: MAILBOX,
-                id: &req.id,
-            },
-            &[Target::Postfix, Target::Dovecot],
-        )?;
+        let row = mail
+            .mailboxes
+            .iter()
+            .find(|m| m.id == req.id)
+            .map(|m| m.row.clone());
+        ctx.forget_row();
+        sync(ctx, &[Target::Postfix, Target::Dovecot])?;
         if let Some(row) = row {
-            remove_mail(ctx, &row)?;
+            remove_mail(ctx, &req.id, &row)?;
         }
-        ctx.forget_resource();
         Ok(MailboxResult {
             state: Presence::Absent,
             address: None,
@@ -148,26 +150,30 @@ impl Apply<Ctx> for RemoveMailbox {
 
 impl Apply<Ctx> for SetMailboxPassword {
     fn apply(ctx: &mut Ctx, req: &SetMailboxPasswordRequest) -> Result<MailboxResult, OpError> {
-        let row = own_row(ctx, MAILBOX, &req.id, &req.account, "mailbox_missing")?;
-        let mut data = row.data;
-        data["password"] = json!(req.password);
-        set(ctx, &req.id, &req.account, data)
+        let row: MailboxRow = own_row(ctx, &req.id, &req.account, "mailbox_missing")?;
+        set(
+            ctx,
+            MailboxRow {
+                password: req.password.clone(),
+                ..row
+            },
+        )
     }
 }
 
 impl Apply<Ctx> for ObserveMailboxUsage {
     fn apply(ctx: &mut Ctx, req: &MailboxRef) -> Result<MailboxUsageResult, OpError> {
-        let row = own_row(ctx, MAILBOX, &req.id, &req.account, "mailbox_missing")?;
-        let home = mailbox_home(&ctx.provider, row.str("domain"), row.str("local_part"));
+        let row: MailboxRow = own_row(ctx, &req.id, &req.account, "mailbox_missing")?;
+        let home = mailbox_home(&ctx.provider, row.domain.as_str(), row.local_part.as_str());
         let usage = ctx
             .provider
             .maildir_usage(&home.join("Maildir"))
             .map_err(provider_error)?;
         Ok(MailboxUsageResult {
-            address: format!("{}@{}", row.str("local_part"), row.str("domain")),
+            address: row.address(),
             bytes: usage.bytes,
             messages: usage.messages,
-            quota_mib: row.data["quota_mib"].as_u64().unwrap_or(0),
+            quota_mib: row.quota_mib,
             truncated: usage.truncated,
         })
     }
@@ -178,15 +184,9 @@ fn set_suspended(
     req: &MailboxRef,
     suspended: bool,
 ) -> Result<MailboxSuspensionResult, OpError> {
-    let row = own_row(ctx, MAILBOX, &req.id, &req.account, "mailbox_missing")?;
-    let mut data = row.data;
-    match data.as_object_mut() {
-        Some(fields) if suspended => fields.insert("suspended".to_owned(), json!(true)),
-        Some(fields) => fields.remove("suspended"),
-        None => None,
-    };
-    let address = result(&data).address.unwrap_or_default();
-    set(ctx, &req.id, &req.account, data)?;
+    let row: MailboxRow = own_row(ctx, &req.id, &req.account, "mailbox_missing")?;
+    let address = row.address();
+    set(ctx, MailboxRow { suspended, ..row })?;
     Ok(MailboxSuspensionResult {
         state: Presence::Present,
         address,

@@ -23,22 +23,48 @@ pub use declarations::mysql_database::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 use provider::{Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, Privilege};
-use registry::types::{Hex32, MysqlCollation, MysqlName, MysqlPrivilegeSet};
-use registry::{Apply, Family, OpError, Owner, Purge};
-use serde_json::{Value, json};
+use registry::types::{Hex32, MysqlCollation, MysqlHost, MysqlName, MysqlPrivilegeSet};
+use registry::{Apply, Family, OpError, Purge};
+use serde::{Deserialize, Serialize};
+use store::{StoreError, Stored, StoredRow};
 
-use crate::account::{account_info, store_error};
-use crate::context::{Ctx, provider_error};
+use crate::account::{AccountRow, account_info};
+use crate::context::{Ctx, provider_error, store_error};
+use crate::mysql_grant::MysqlGrantRow;
+use crate::mysql_user::MysqlUserRow;
 
-const KIND_DATABASE: &str = "database";
-const KIND_QUOTA: &str = "quota";
 const MIB: u64 = 1024 * 1024;
+
+/// A row of the `mysql_database` family: one of the account's databases, or (under the
+/// account's own id) its quota and the state of its enforcement.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MysqlDatabaseRow {
+    /// A database: its full name in MariaDB (`<username>_<name>`), as MariaDB reports its
+    /// charset and collation.
+    Database {
+        name: String,
+        charset: String,
+        collation: String,
+    },
+    /// The account's quota (0: none), whether its write privileges are revoked for being
+    /// over it, and the bytes last measured.
+    Quota {
+        quota_mib: u64,
+        writes_revoked: bool,
+        total_bytes: u64,
+    },
+}
+
+impl StoredRow for MysqlDatabaseRow {
+    const FAMILY: &'static str = MysqlDatabase::NAME;
+}
 
 impl Purge<Ctx> for MysqlDatabase {
     /// Drops every database of the account (its users and grants went first: those
     /// families are declared after this one), and forgets the quota.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let view = AccountMysql::load(ctx, account)?;
+        let view = MysqlState::load(ctx, account)?;
         if !view.databases.is_empty() {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for name in view.databases.values() {
@@ -46,10 +72,7 @@ impl Purge<Ctx> for MysqlDatabase {
                 crash::point("mysql.after_drop_database");
             }
         }
-        ctx.state
-            .forget_resources_of(account, MysqlDatabase::NAME)
-            .map_err(store_error)?;
-        Ok(())
+        ctx.forget_rows_of::<MysqlDatabaseRow>(account)
     }
 }
 
@@ -61,8 +84,8 @@ impl Apply<Ctx> for EnsureMysqlDatabase {
         // An account's id names its quota row in this family.
         if req.id == req.account
             || ctx
-                .state
-                .resource(crate::account::Account::NAME, &req.id)
+                .view()
+                .get::<AccountRow>(&req.id)
                 .map_err(store_error)?
                 .is_some()
         {
@@ -84,7 +107,7 @@ impl Apply<Ctx> for EnsureMysqlDatabase {
                 ),
             ));
         }
-        let mut view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         let full = full_name(ctx, &req.account, &req.name)?;
         if let Some(previous) = view.databases.get(&req.id)
             && previous != &full
@@ -105,25 +128,24 @@ impl Apply<Ctx> for EnsureMysqlDatabase {
             ));
         }
         let name = db_name(&full)?;
-        let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+        let provider = ctx.provider.clone();
+        let mut db = provider.mariadb().map_err(provider_error)?;
         db.ensure_database(&name, provider_collation(collation))
             .map_err(provider_error)?;
         crash::point("mysql.after_create_database");
-        view.databases.insert(req.id.clone(), full.clone());
-        view.sync_grants(&mut db)?;
         let info = db.database(&name).map_err(provider_error)?.ok_or_else(|| {
             OpError::retryable(
                 "database_not_created",
                 format!("{full} is not in MariaDB after CREATE DATABASE"),
             )
         })?;
+        ctx.set_row(&MysqlDatabaseRow::Database {
+            name: full.clone(),
+            charset: info.charset.clone(),
+            collation: info.collation.clone(),
+        });
+        MysqlState::load(ctx, &req.account)?.sync_grants(&mut db)?;
         let size = db.database_size(&name).map_err(provider_error)?;
-        ctx.set_resource(json!({
-            "kind": KIND_DATABASE,
-            "name": full,
-            "charset": info.charset,
-            "collation": info.collation,
-        }));
         Ok(MysqlDatabaseResult {
             state: registry::types::Presence::Present,
             name: Some(full),
@@ -139,7 +161,7 @@ impl Apply<Ctx> for RemoveMysqlDatabase {
         ctx: &mut Ctx,
         req: &RemoveMysqlDatabaseRequest,
     ) -> Result<MysqlDatabaseResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         if !view.databases.contains_key(&req.id) && req.id == req.account {
             return Err(OpError::permanent(
                 "id_reserved",
@@ -160,7 +182,7 @@ impl Apply<Ctx> for RemoveMysqlDatabase {
             crash::point("mysql.before_drop_database");
             db.drop_database(&name).map_err(provider_error)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MysqlDatabaseResult {
             state: registry::types::Presence::Absent,
             name: None,
@@ -191,7 +213,7 @@ fn enforce(
     account: &Hex32,
     new_quota: Option<u64>,
 ) -> Result<MysqlUsageResult, OpError> {
-    let mut view = AccountMysql::load(ctx, account)?;
+    let view = MysqlState::load(ctx, account)?;
     if view.databases.contains_key(account) {
         return Err(OpError::permanent(
             "id_reserved",
@@ -199,7 +221,8 @@ fn enforce(
         ));
     }
     let quota_mib = new_quota.unwrap_or(view.quota_mib);
-    let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+    let provider = ctx.provider.clone();
+    let mut db = provider.mariadb().map_err(provider_error)?;
     let mut databases = Vec::new();
     for (id, full) in &view.databases {
         let size = db.database_size(&db_name(full)?).map_err(provider_error)?;
@@ -211,21 +234,28 @@ fn enforce(
     }
     let total_bytes: u64 = databases.iter().map(|d| d.size_bytes).sum();
     let over = quota_mib > 0 && total_bytes > quota_mib.saturating_mul(MIB);
-    view.writes_revoked = over;
-    view.sync_grants(&mut db)?;
+    ctx.set_row(&MysqlDatabaseRow::Quota {
+        quota_mib,
+        writes_revoked: over,
+        total_bytes,
+    });
+    MysqlState::load(ctx, account)?.sync_grants(&mut db)?;
     crash::point("mysql.after_quota_grants");
-    ctx.set_resource(json!({
-        "kind": KIND_QUOTA,
-        "quota_mib": quota_mib,
-        "writes_revoked": over,
-        "total_bytes": total_bytes,
-    }));
     Ok(MysqlUsageResult {
         databases,
         total_bytes,
         quota_mib,
         writes_revoked: over,
     })
+}
+
+/// Typed rows by resource id.
+fn by_id<T>(rows: Result<Vec<Stored<T>>, StoreError>) -> Result<BTreeMap<Hex32, T>, OpError> {
+    Ok(rows
+        .map_err(store_error)?
+        .into_iter()
+        .map(|stored| (stored.id, stored.row))
+        .collect())
 }
 
 // --- shared by the MariaDB families --------------------------------------------------------
@@ -327,99 +357,52 @@ pub(crate) fn db_user(full: &str) -> Result<DbUser, OpError> {
     DbUser::new(full).map_err(provider_error)
 }
 
-/// A user as state.db records it.
-#[derive(Clone, Debug)]
-pub(crate) struct UserView {
-    pub name: String,
-    pub hosts: Vec<String>,
-}
-
-impl UserView {
-    pub(crate) fn account(&self, host: &str) -> Result<DbAccount, OpError> {
+impl MysqlUserRow {
+    /// The MariaDB account of this user at `host`.
+    pub(crate) fn account(&self, host: &MysqlHost) -> Result<DbAccount, OpError> {
         Ok(DbAccount {
             user: db_user(&self.name)?,
-            host: DbHost::new(host).map_err(provider_error)?,
+            host: DbHost::new(host.as_str()).map_err(provider_error)?,
         })
     }
 }
 
-/// A grant as state.db records it.
-#[derive(Clone, Debug)]
-pub(crate) struct GrantView {
-    pub database: Hex32,
-    pub user: Hex32,
-    pub privileges: MysqlPrivilegeSet,
-}
-
-/// Everything of one account in MariaDB as state.db records it: the desired state that
-/// [`AccountMysql::sync_grants`] makes true. A handler changes the view with its own
-/// change before syncing (its row is written only with the job's completion).
+/// Everything of one account in MariaDB as the view records it (this job's row included),
+/// by resource id: the desired state that [`MysqlState::sync_grants`] makes true.
 #[derive(Debug, Default)]
-pub(crate) struct AccountMysql {
+pub(crate) struct MysqlState {
     pub databases: BTreeMap<Hex32, String>,
-    pub users: BTreeMap<Hex32, UserView>,
-    pub grants: BTreeMap<Hex32, GrantView>,
+    pub users: BTreeMap<Hex32, MysqlUserRow>,
+    pub grants: BTreeMap<Hex32, MysqlGrantRow>,
     pub quota_mib: u64,
     pub writes_revoked: bool,
 }
 
-fn rows(ctx: &Ctx, account: &Hex32, family: &str) -> Result<Vec<(Hex32, Value)>, OpError> {
-    Ok(ctx
-        .state
-        .resources_of(&Owner::Tenant(account.clone()), family)
-        .map_err(store_error)?
-        .into_iter()
-        .map(|r| (r.resource_id, r.data))
-        .collect())
-}
-
-impl AccountMysql {
-    pub(crate) fn load(ctx: &Ctx, account: &Hex32) -> Result<AccountMysql, OpError> {
-        let mut view = AccountMysql::default();
-        for (id, data) in rows(ctx, account, MysqlDatabase::NAME)? {
-            match data["kind"].as_str() {
-                Some(KIND_QUOTA) => {
-                    view.quota_mib = data["quota_mib"].as_u64().unwrap_or(0);
-                    view.writes_revoked = data["writes_revoked"].as_bool().unwrap_or(false);
+impl MysqlState {
+    pub(crate) fn load(ctx: &Ctx, account: &Hex32) -> Result<MysqlState, OpError> {
+        let view = ctx.view();
+        let mut mysql = MysqlState::default();
+        for stored in view
+            .of_account::<MysqlDatabaseRow>(account)
+            .map_err(store_error)?
+        {
+            match stored.row {
+                MysqlDatabaseRow::Quota {
+                    quota_mib,
+                    writes_revoked,
+                    ..
+                } => {
+                    mysql.quota_mib = quota_mib;
+                    mysql.writes_revoked = writes_revoked;
                 }
-                _ => {
-                    if let Some(name) = data["name"].as_str() {
-                        view.databases.insert(id, name.to_owned());
-                    }
+                MysqlDatabaseRow::Database { name, .. } => {
+                    mysql.databases.insert(stored.id, name);
                 }
             }
         }
-        for (id, data) in rows(ctx, account, crate::mysql_user::MysqlUserFamily::NAME)? {
-            let Some(name) = data["name"].as_str() else {
-                continue;
-            };
-            let hosts = data["hosts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|h| h.as_str().map(str::to_owned))
-                .collect();
-            view.users.insert(
-                id,
-                UserView {
-                    name: name.to_owned(),
-                    hosts,
-                },
-            );
-        }
-        for (id, data) in rows(ctx, account, crate::mysql_grant::MysqlGrant::NAME)? {
-            let parsed = (|| {
-                Some(GrantView {
-                    database: data["database"].as_str()?.parse().ok()?,
-                    user: data["user"].as_str()?.parse().ok()?,
-                    privileges: serde_json::from_value(data["privileges"].clone()).ok()?,
-                })
-            })();
-            if let Some(grant) = parsed {
-                view.grants.insert(id, grant);
-            }
-        }
-        Ok(view)
+        mysql.users = by_id(view.of_account::<MysqlUserRow>(account))?;
+        mysql.grants = by_id(view.of_account::<MysqlGrantRow>(account))?;
+        Ok(mysql)
     }
 
     /// Makes every recorded grant true in MariaDB, for every host of its user, with the write

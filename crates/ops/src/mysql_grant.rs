@@ -13,18 +13,31 @@ pub use declarations::mysql_grant::*;
 
 use std::collections::BTreeSet;
 
-use registry::types::{Hex32, Presence};
+use registry::types::{Hex32, MysqlPrivilegeSet, Presence};
 use registry::{Apply, Family, OpError, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::store_error;
 use crate::context::{Ctx, provider_error};
-use crate::mysql_database::{AccountMysql, GrantView, db_name, effective};
+use crate::mysql_database::{MysqlState, db_name, effective};
+
+/// One grant as stored: the account's database and user (by resource id) and the set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MysqlGrantRow {
+    pub database: Hex32,
+    pub user: Hex32,
+    pub privileges: MysqlPrivilegeSet,
+}
+
+impl StoredRow for MysqlGrantRow {
+    const FAMILY: &'static str = MysqlGrant::NAME;
+}
 
 impl Purge<Ctx> for MysqlGrant {
     /// Revokes every recorded grant (the users' purge drops the users after this).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let view = AccountMysql::load(ctx, account)?;
+        let view = MysqlState::load(ctx, account)?;
         if !view.grants.is_empty() {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for grant in view.grants.values() {
@@ -32,18 +45,15 @@ impl Purge<Ctx> for MysqlGrant {
                 crash::point("mysql.after_revoke");
             }
         }
-        ctx.state
-            .forget_resources_of(account, MysqlGrant::NAME)
-            .map_err(store_error)?;
-        Ok(())
+        ctx.forget_rows_of::<MysqlGrantRow>(account)
     }
 }
 
 /// Takes every privilege of `grant` away in MariaDB (all hosts of its user).
 fn revoke(
-    view: &AccountMysql,
+    view: &MysqlState,
     db: &mut provider::Mariadb<'_>,
-    grant: &GrantView,
+    grant: &MysqlGrantRow,
 ) -> Result<(), OpError> {
     let (Some(database), Some(user)) = (
         view.databases.get(&grant.database),
@@ -61,7 +71,7 @@ fn revoke(
 
 impl Apply<Ctx> for EnsureMysqlGrant {
     fn apply(ctx: &mut Ctx, req: &EnsureMysqlGrantRequest) -> Result<MysqlGrantResult, OpError> {
-        let mut view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         let database = view.databases.get(&req.database).cloned().ok_or_else(|| {
             OpError::permanent(
                 "mysql_database_missing",
@@ -87,19 +97,20 @@ impl Apply<Ctx> for EnsureMysqlGrant {
                 ),
             ));
         }
-        let mut db = ctx.provider.mariadb().map_err(provider_error)?;
+        let provider = ctx.provider.clone();
+        let mut db = provider.mariadb().map_err(provider_error)?;
         // A grant moved to another database or user leaves the old one first.
         if let Some(previous) = view.grants.get(&req.id)
             && (previous.database != req.database || previous.user != req.user)
         {
             revoke(&view, &mut db, previous)?;
         }
-        let grant = GrantView {
+        ctx.set_row(&MysqlGrantRow {
             database: req.database.clone(),
             user: req.user.clone(),
             privileges: req.privileges,
-        };
-        view.grants.insert(req.id.clone(), grant);
+        });
+        let view = MysqlState::load(ctx, &req.account)?;
         view.sync_grants(&mut db)?;
         crash::point("mysql.after_grant");
         let name = db_name(&database)?;
@@ -115,11 +126,6 @@ impl Apply<Ctx> for EnsureMysqlGrant {
                 format!("MariaDB shows {shown:?} for {} on {database}", user.name),
             ));
         }
-        ctx.set_resource(json!({
-            "database": req.database,
-            "user": req.user,
-            "privileges": req.privileges,
-        }));
         Ok(MysqlGrantResult {
             state: Presence::Present,
             database: Some(database),
@@ -132,12 +138,12 @@ impl Apply<Ctx> for EnsureMysqlGrant {
 
 impl Apply<Ctx> for RemoveMysqlGrant {
     fn apply(ctx: &mut Ctx, req: &RemoveMysqlGrantRequest) -> Result<MysqlGrantResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         if let Some(grant) = view.grants.get(&req.id) {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             revoke(&view, &mut db, grant)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MysqlGrantResult {
             state: Presence::Absent,
             database: None,

@@ -9,18 +9,31 @@
 
 pub use declarations::mysql_user::*;
 
-use registry::types::{Hex32, MysqlPasswordHash, Presence};
+use registry::types::{Hex32, MysqlHost, MysqlPasswordHash, Presence};
 use registry::{Apply, Family, OpError, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::store_error;
 use crate::context::{Ctx, provider_error};
-use crate::mysql_database::{AccountMysql, UserView, db_user, full_name};
+use crate::mysql_database::{MysqlState, db_user, full_name};
+
+/// One MariaDB user as stored: its full name (`<username>_<name>`) and the hosts it has an
+/// account at.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MysqlUserRow {
+    pub name: String,
+    pub hosts: Vec<MysqlHost>,
+}
+
+impl StoredRow for MysqlUserRow {
+    const FAMILY: &'static str = MysqlUserFamily::NAME;
+}
 
 impl Purge<Ctx> for MysqlUserFamily {
     /// Drops every MariaDB account of the account's users (their grants go with them).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let view = AccountMysql::load(ctx, account)?;
+        let view = MysqlState::load(ctx, account)?;
         if !view.users.is_empty() {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for user in view.users.values() {
@@ -28,10 +41,7 @@ impl Purge<Ctx> for MysqlUserFamily {
                 crash::point("mysql.after_drop_user");
             }
         }
-        ctx.state
-            .forget_resources_of(account, MysqlUserFamily::NAME)
-            .map_err(store_error)?;
-        Ok(())
+        ctx.forget_rows_of::<MysqlUserRow>(account)
     }
 }
 
@@ -49,21 +59,22 @@ fn drop_all_hosts(db: &mut provider::Mariadb<'_>, name: &str) -> Result<(), OpEr
     Ok(())
 }
 
-/// Creates or converges the user at `hosts` with `hash`, drops other hosts, re-applies the
-/// account's grants, and returns the hosts MariaDB now has.
+/// Creates or converges user `id` as the view records it (this job's row included) with
+/// `hash`: its hosts, no other host, the account's grants re-applied. Returns the hosts
+/// MariaDB now has.
 fn converge(
     ctx: &mut Ctx,
     account: &Hex32,
     id: &Hex32,
-    user: UserView,
     hash: &MysqlPasswordHash,
 ) -> Result<Vec<String>, OpError> {
-    let mut view = AccountMysql::load(ctx, account)?;
+    let view = MysqlState::load(ctx, account)?;
+    let user = view.users.get(id).cloned().ok_or_else(|| missing(id))?;
     let name = db_user(&user.name)?;
     let hash = provider::NativeHash::new(hash.as_str()).map_err(provider_error)?;
     let mut db = ctx.provider.mariadb().map_err(provider_error)?;
     for host in db.hosts_of(&name).map_err(provider_error)? {
-        if !user.hosts.iter().any(|h| h == host.as_str()) {
+        if !user.hosts.iter().any(|h| h.as_str() == host.as_str()) {
             db.drop_account(&provider::DbAccount {
                 user: name.clone(),
                 host,
@@ -76,7 +87,6 @@ fn converge(
             .map_err(provider_error)?;
         crash::point("mysql.after_create_user");
     }
-    view.users.insert(id.clone(), user);
     view.sync_grants(&mut db)?;
     let mut hosts: Vec<String> = db
         .hosts_of(&name)
@@ -88,10 +98,17 @@ fn converge(
     Ok(hosts)
 }
 
+fn missing(id: &Hex32) -> OpError {
+    OpError::permanent(
+        "mysql_user_missing",
+        format!("user {id} does not exist for this account"),
+    )
+}
+
 impl Apply<Ctx> for EnsureMysqlUser {
     fn apply(ctx: &mut Ctx, req: &EnsureMysqlUserRequest) -> Result<MysqlUserResult, OpError> {
         let full = full_name(ctx, &req.account, &req.name)?;
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         if let Some(previous) = view.users.get(&req.id)
             && previous.name != full
         {
@@ -110,13 +127,11 @@ impl Apply<Ctx> for EnsureMysqlUser {
                 format!("the account's user {other} is already named {full}"),
             ));
         }
-        let wanted: Vec<String> = req.hosts.iter().map(|h| h.as_str().to_owned()).collect();
-        let user = UserView {
+        ctx.set_row(&MysqlUserRow {
             name: full.clone(),
-            hosts: wanted.clone(),
-        };
-        let hosts = converge(ctx, &req.account, &req.id, user, &req.password_hash)?;
-        ctx.set_resource(json!({"name": full, "hosts": wanted}));
+            hosts: req.hosts.iter().cloned().collect(),
+        });
+        let hosts = converge(ctx, &req.account, &req.id, &req.password_hash)?;
         Ok(MysqlUserResult {
             state: Presence::Present,
             name: Some(full),
@@ -127,15 +142,14 @@ impl Apply<Ctx> for EnsureMysqlUser {
 
 impl Apply<Ctx> for SetMysqlUserPassword {
     fn apply(ctx: &mut Ctx, req: &SetMysqlUserPasswordRequest) -> Result<MysqlUserResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
-        let user = view.users.get(&req.id).cloned().ok_or_else(|| {
-            OpError::permanent(
-                "mysql_user_missing",
-                format!("user {} does not exist for this account", req.id),
-            )
-        })?;
-        let full = user.name.clone();
-        let hosts = converge(ctx, &req.account, &req.id, user, &req.password_hash)?;
+        let view = MysqlState::load(ctx, &req.account)?;
+        let full = view
+            .users
+            .get(&req.id)
+            .ok_or_else(|| missing(&req.id))?
+            .name
+            .clone();
+        let hosts = converge(ctx, &req.account, &req.id, &req.password_hash)?;
         Ok(MysqlUserResult {
             state: Presence::Present,
             name: Some(full),
@@ -146,12 +160,12 @@ impl Apply<Ctx> for SetMysqlUserPassword {
 
 impl Apply<Ctx> for RemoveMysqlUser {
     fn apply(ctx: &mut Ctx, req: &RemoveMysqlUserRequest) -> Result<MysqlUserResult, OpError> {
-        let view = AccountMysql::load(ctx, &req.account)?;
+        let view = MysqlState::load(ctx, &req.account)?;
         if let Some(user) = view.users.get(&req.id) {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             drop_all_hosts(&mut db, &user.name)?;
         }
-        ctx.forget_resource();
+        ctx.forget_row();
         Ok(MysqlUserResult {
             state: Presence::Absent,
             name: None,

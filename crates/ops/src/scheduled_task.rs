@@ -16,15 +16,26 @@
 
 pub use declarations::scheduled_task::*;
 
-use std::collections::BTreeMap;
-
 use registry::types::{CronSchedule, Presence, TaskKind};
-use registry::{Apply, Family, Hex32, OpError, Owner, Purge};
-use serde_json::{Value, json};
+use registry::{Apply, Family, Hex32, OpError, Purge};
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::{Account, account_info, store_error};
-use crate::context::{Ctx, provider_error};
+use crate::account::{AccountRow, account_info};
+use crate::context::{Ctx, provider_error, store_error};
 use crate::php::{provider_version, require_version};
+
+/// One task as stored: when, and what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduledTaskRow {
+    pub schedule: CronSchedule,
+    pub task: TaskKind,
+}
+
+impl StoredRow for ScheduledTaskRow {
+    const FAMILY: &'static str = ScheduledTask::NAME;
+}
 
 /// The curl the fetch tasks run (Debian and CloudLinux both ship it here).
 pub const CURL: &str = "/usr/bin/curl";
@@ -91,41 +102,22 @@ pub fn render_crontab(account: &Hex32, lines: &[(Hex32, String)]) -> String {
     out
 }
 
-/// Re-derives and installs `account`'s crontab with `change` (task id, new row or `None`)
-/// applied over state.db.
-fn sync_crontab(
-    ctx: &mut Ctx,
-    account: &Hex32,
-    change: Option<(&Hex32, Option<&Value>)>,
-) -> Result<usize, OpError> {
+/// Re-derives and installs `account`'s crontab from the view: every task of the account,
+/// this job's change included. Returns how many tasks it holds.
+fn sync_crontab(ctx: &mut Ctx, account: &Hex32) -> Result<usize, OpError> {
     let info = account_info(ctx, account)?;
-    let mut rows: BTreeMap<Hex32, Value> = ctx
-        .state
-        .resources_of(&Owner::Tenant(account.clone()), ScheduledTask::NAME)
-        .map_err(store_error)?
-        .into_iter()
-        .map(|r| (r.resource_id, r.data))
-        .collect();
-    if let Some((id, row)) = change {
-        match row {
-            Some(data) => rows.insert(id.clone(), data.clone()),
-            None => rows.remove(id),
-        };
-    }
+    let tasks = ctx
+        .view()
+        .of_account::<ScheduledTaskRow>(account)
+        .map_err(store_error)?;
     let home = ctx.provider.sysconf(&info.home);
-    let mut lines = Vec::new();
-    for (id, data) in &rows {
-        let schedule: CronSchedule = data["schedule"]
-            .as_str()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| corrupt(id))?;
-        let task: TaskKind =
-            serde_json::from_value(data["task"].clone()).map_err(|_| corrupt(id))?;
-        lines.push((
-            id.clone(),
-            render_line(&schedule, &command_words(ctx, &home, &task)),
-        ));
-    }
+    let lines: Vec<(Hex32, String)> = tasks
+        .into_iter()
+        .map(|stored| {
+            let words = command_words(ctx, &home, &stored.row.task);
+            (stored.id, render_line(&stored.row.schedule, &words))
+        })
+        .collect();
     if lines.is_empty() {
         ctx.provider
             .remove_crontab(&info.username)
@@ -140,22 +132,15 @@ fn sync_crontab(
     Ok(lines.len())
 }
 
-fn corrupt(id: &Hex32) -> OpError {
-    OpError::permanent(
-        "state_corrupt",
-        format!("the recorded scheduled task {id} does not parse"),
-    )
-}
-
 impl Purge<Ctx> for ScheduledTask {
     /// Removes the account's crontab and forgets its tasks. Runs before the account's own
     /// purge, while the user still exists.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let username = ctx
-            .state
-            .resource(Account::NAME, account)
+            .view()
+            .get::<AccountRow>(account)
             .map_err(store_error)?
-            .and_then(|row| row.data["username"].as_str().map(str::to_owned));
+            .map(|stored| stored.row.username);
         if let Some(username) = username
             && ctx
                 .provider
@@ -167,10 +152,7 @@ impl Purge<Ctx> for ScheduledTask {
                 .remove_crontab(&username)
                 .map_err(provider_error)?;
         }
-        ctx.state
-            .forget_resources_of(account, ScheduledTask::NAME)
-            .map_err(store_error)?;
-        Ok(())
+        ctx.forget_rows_of::<ScheduledTaskRow>(account)
     }
 }
 
@@ -195,11 +177,13 @@ impl Apply<Ctx> for EnsureScheduledTask {
                 ));
             }
         }
-        let data = json!({"schedule": req.schedule, "task": req.task});
-        let count = sync_crontab(ctx, &req.account, Some((&req.id, Some(&data))))?;
+        ctx.set_row(&ScheduledTaskRow {
+            schedule: req.schedule.clone(),
+            task: req.task.clone(),
+        });
+        let count = sync_crontab(ctx, &req.account)?;
         let home = ctx.provider.sysconf(&info.home);
         let line = render_line(&req.schedule, &command_words(ctx, &home, &req.task));
-        ctx.set_resource(data);
         Ok(ScheduledTaskResult {
             state: Presence::Present,
             line: Some(line),
@@ -213,16 +197,16 @@ impl Apply<Ctx> for RemoveScheduledTask {
         ctx: &mut Ctx,
         req: &RemoveScheduledTaskRequest,
     ) -> Result<ScheduledTaskResult, OpError> {
+        ctx.forget_row();
         let count = match ctx
-            .state
-            .resource(Account::NAME, &req.account)
+            .view()
+            .get::<AccountRow>(&req.account)
             .map_err(store_error)?
         {
-            Some(_) => sync_crontab(ctx, &req.account, Some((&req.id, None)))?,
+            Some(_) => sync_crontab(ctx, &req.account)?,
             // No account, no crontab: the purge already removed it.
             None => 0,
         };
-        ctx.forget_resource();
         Ok(ScheduledTaskResult {
             state: Presence::Absent,
             line: None,

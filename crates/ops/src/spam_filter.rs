@@ -10,19 +10,32 @@
 
 pub use declarations::spam_filter::*;
 
-use registry::types::Hex32;
 use registry::types::mail::SpamLevel;
+use registry::types::{DomainName, Hex32};
 use registry::{Apply, OpError, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::{account_info, store_error};
+use crate::account::account_info;
 use crate::context::Ctx;
-use crate::mail::{Change, MailState, SPAM_FILTER, Target, own_domain, sync};
+use crate::mail::{MailState, SPAM_FILTER, Target, own_domain, purge_family, sync};
+
+/// A domain's spam filter setting as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpamFilterRow {
+    pub domain: DomainName,
+    pub level: SpamLevel,
+}
+
+impl StoredRow for SpamFilterRow {
+    const FAMILY: &'static str = SPAM_FILTER;
+}
 
 impl Purge<Ctx> for SpamFilter {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        crate::mail::purge_family(ctx, SPAM_FILTER, account, &[Target::Postfix])?;
-        crate::mail::forget_family(ctx, SPAM_FILTER, account)
+        purge_family::<SpamFilterRow>(ctx, account, &[Target::Postfix])?;
+        ctx.forget_rows_of::<SpamFilterRow>(account)
     }
 }
 
@@ -30,28 +43,22 @@ impl Apply<Ctx> for SetSpamFilter {
     fn apply(ctx: &mut Ctx, req: &SetSpamFilterRequest) -> Result<SpamFilterResult, OpError> {
         account_info(ctx, &req.account)?;
         own_domain(ctx, &req.account, req.domain.as_str())?;
-        let mail = MailState::load_in(ctx, &Change::None).map_err(store_error)?;
+        let mail = MailState::of_job(ctx)?;
         if mail
-            .of(SPAM_FILTER)
-            .any(|r| r.id != req.id && r.str("domain") == req.domain.as_str())
+            .spam_filters
+            .iter()
+            .any(|f| f.id != req.id && f.row.domain == req.domain)
         {
             return Err(OpError::permanent(
                 "spam_filter_exists",
                 format!("{} already has a spam filter setting", req.domain),
             ));
         }
-        let data = json!({"domain": req.domain, "level": req.level});
-        sync(
-            ctx,
-            Change::Upsert {
-                family: SPAM_FILTER,
-                id: &req.id,
-                account: &req.account,
-                data: data.clone(),
-            },
-            &[Target::Postfix],
-        )?;
-        ctx.set_resource(data);
+        ctx.set_row(&SpamFilterRow {
+            domain: req.domain.clone(),
+            level: req.level,
+        });
+        sync(ctx, &[Target::Postfix])?;
         let restriction_class = match req.level {
             SpamLevel::Off => None,
             SpamLevel::Standard => Some(provider::SPAM_CLASS_STANDARD.to_owned()),

@@ -11,22 +11,34 @@ use std::path::Path;
 
 use base64::Engine as _;
 use registry::types::{Hex32, Presence, SshPublicKey};
-use registry::{Apply, Family, OpError, Owner, Purge};
-use serde_json::json;
+use registry::{Apply, Family, OpError, Purge};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use store::StoredRow;
 
-use crate::account::{AccountInfo, account_info, store_error};
-use crate::context::{Ctx, provider_error};
+use crate::account::{AccountInfo, account_info};
+use crate::context::{Ctx, provider_error, store_error};
+
+/// One public key as stored, with its fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SshKeyRow {
+    pub key: SshPublicKey,
+    pub fingerprint: String,
+}
+
+impl StoredRow for SshKeyRow {
+    const FAMILY: &'static str = SshKey::NAME;
+}
 
 const SSH_DIR: &str = ".ssh";
 const AUTHORIZED_KEYS: &str = ".ssh/authorized_keys";
 
 impl Purge<Ctx> for SshKey {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        let owner = Owner::Tenant(account.clone());
         if ctx
-            .state
-            .resources_of(&owner, SshKey::NAME)
+            .view()
+            .of_account::<SshKeyRow>(account)
             .map_err(store_error)?
             .is_empty()
         {
@@ -35,10 +47,7 @@ impl Purge<Ctx> for SshKey {
         if let Ok(info) = account_info(ctx, account) {
             write_keys(ctx, &info, &[])?;
         }
-        ctx.state
-            .forget_resources_of(account, SshKey::NAME)
-            .map_err(store_error)?;
-        Ok(())
+        ctx.forget_rows_of::<SshKeyRow>(account)
     }
 }
 
@@ -54,32 +63,15 @@ pub fn fingerprint(key: &SshPublicKey) -> String {
     )
 }
 
-/// The account's keys after this job: the recorded ones, with `change` applied.
-fn keys_after(
-    ctx: &Ctx,
-    account: &Hex32,
-    id: &Hex32,
-    change: Option<&SshPublicKey>,
-) -> Result<Vec<String>, OpError> {
-    let owner = Owner::Tenant(account.clone());
-    let mut keys: Vec<(String, String)> = ctx
-        .state
-        .resources_of(&owner, SshKey::NAME)
+/// The account's keys as the view has them (this job's change included), in id order.
+fn recorded_keys(ctx: &Ctx, account: &Hex32) -> Result<Vec<String>, OpError> {
+    Ok(ctx
+        .view()
+        .of_account::<SshKeyRow>(account)
         .map_err(store_error)?
         .into_iter()
-        .filter(|row| &row.resource_id != id)
-        .filter_map(|row| {
-            Some((
-                row.resource_id.to_string(),
-                row.data["key"].as_str()?.to_owned(),
-            ))
-        })
-        .collect();
-    if let Some(key) = change {
-        keys.push((id.to_string(), key.to_string()));
-    }
-    keys.sort();
-    Ok(keys.into_iter().map(|(_, key)| key).collect())
+        .map(|stored| stored.row.key.to_string())
+        .collect())
 }
 
 /// The whole `authorized_keys` for `keys`.
@@ -95,24 +87,10 @@ fn render_keys(keys: &[String]) -> String {
 /// What the account's `authorized_keys` must hold according to state.db, or `None` when it
 /// records no key (then the file must not exist). The drift check compares it with the file.
 pub fn derived_authorized_keys(ctx: &Ctx, account: &Hex32) -> Result<Option<String>, OpError> {
-    let owner = Owner::Tenant(account.clone());
-    let mut keys: Vec<(String, String)> = ctx
-        .state
-        .resources_of(&owner, SshKey::NAME)
-        .map_err(store_error)?
-        .into_iter()
-        .filter_map(|row| {
-            Some((
-                row.resource_id.to_string(),
-                row.data["key"].as_str()?.to_owned(),
-            ))
-        })
-        .collect();
+    let keys = recorded_keys(ctx, account)?;
     if keys.is_empty() {
         return Ok(None);
     }
-    keys.sort();
-    let keys: Vec<String> = keys.into_iter().map(|(_, key)| key).collect();
     Ok(Some(render_keys(&keys)))
 }
 
@@ -147,10 +125,13 @@ fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpEr
 impl Apply<Ctx> for EnsureSshKey {
     fn apply(ctx: &mut Ctx, req: &EnsureSshKeyRequest) -> Result<SshKeyResult, OpError> {
         let info = account_info(ctx, &req.account)?;
-        let keys = keys_after(ctx, &req.account, &req.id, Some(&req.key))?;
-        write_keys(ctx, &info, &keys)?;
         let fingerprint = fingerprint(&req.key);
-        ctx.set_resource(json!({"key": req.key, "fingerprint": fingerprint}));
+        ctx.set_row(&SshKeyRow {
+            key: req.key.clone(),
+            fingerprint: fingerprint.clone(),
+        });
+        let keys = recorded_keys(ctx, &req.account)?;
+        write_keys(ctx, &info, &keys)?;
         Ok(SshKeyResult {
             state: Presence::Present,
             fingerprint: Some(fingerprint),
@@ -161,12 +142,12 @@ impl Apply<Ctx> for EnsureSshKey {
 
 impl Apply<Ctx> for RemoveSshKey {
     fn apply(ctx: &mut Ctx, req: &RemoveSshKeyRequest) -> Result<SshKeyResult, OpError> {
-        let keys = keys_after(ctx, &req.account, &req.id, None)?;
+        ctx.forget_row();
+        let keys = recorded_keys(ctx, &req.account)?;
         // Without the account there is no file to change: the key is already gone.
         if let Ok(info) = account_info(ctx, &req.account) {
             write_keys(ctx, &info, &keys)?;
         }
-        ctx.forget_resource();
         Ok(SshKeyResult {
             state: Presence::Absent,
             fingerprint: None,

@@ -12,7 +12,7 @@
 //!   node's tenant accounts (`sudo_user_is_tenant`). Each listed name and uid is recorded in
 //!   state.db (`identities`) before the drop-in names it, and kept for good: the drop-in
 //!   grants by name, so no tenant is ever given a name or a uid once an administrator's
-//!   (`crates/ops/src/account.rs` refuses the name and never allocates the uid), even after
+//!   (`crates/ops/src/account/identity.rs` refuses the name and never allocates the uid), even after
 //!   the administrator's user is deleted and its name and uid are free on the system. The drop-in
 //!   (`/etc/sudoers.d/layerone`) denies sudo to the admin group and grants it to the listed
 //!   users (sudoers applies the last matching rule, and sudo reads the drop-in after the main
@@ -31,12 +31,27 @@
 
 pub use declarations::sudo::*;
 
-use registry::types::{Generation, Hex32, Presence, SudoUsers, Username};
+use registry::types::{Generation, Hex32, Presence, Username};
 use registry::{Apply, Family, OpError, Owner, Purge};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
 
-use crate::account::store_error;
-use crate::context::{Ctx, provider_error};
+use crate::account::AccountRow;
+use crate::context::{Ctx, provider_error, store_error};
+
+/// The node's sudo allowlist as stored: what is installed (`absent` after
+/// `remove_sudo_allowlist`, a tombstone keeping the generation) and who it lists.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SudoAllowlistRow {
+    pub state: Presence,
+    pub generation: u64,
+    pub users: Vec<Username>,
+}
+
+impl StoredRow for SudoAllowlistRow {
+    const FAMILY: &'static str = SudoAllowlist::NAME;
+}
 
 impl Purge<Ctx> for SudoAllowlist {
     /// Nothing of a tenant's: the allowlist is the node's (owner `node:`), and a tenant purge
@@ -114,7 +129,14 @@ impl Apply<Ctx> for SetSudoAllowlist {
                 .record_administrator(name, uid)
                 .map_err(store_error)?;
         }
-        let content = render_dropin(&req.id, req.generation, &req.users, &layout);
+        // The drop-in is derived from the allowlist's row, the one this job records.
+        let row = SudoAllowlistRow {
+            state: Presence::Present,
+            generation: req.generation.get(),
+            users: req.users.iter().cloned().collect(),
+        };
+        ctx.set_row(&row);
+        let content = render_dropin(&req.id, &row, &layout);
         ensure_dir_if_missing(ctx, layout.dropin_dir, 0o755)?;
         // sudo creates the log file but not its directory; root only (the log names commands).
         if let Some(parent) = std::path::Path::new(layout.logfile).parent() {
@@ -130,11 +152,6 @@ impl Apply<Ctx> for SetSudoAllowlist {
                 other => provider_error(other),
             })?;
         let users: Vec<String> = req.users.iter().map(|u| u.to_string()).collect();
-        ctx.set_resource(json!({
-            "state": "present",
-            "generation": req.generation.get(),
-            "users": users,
-        }));
         Ok(SudoAllowlistResult {
             state: Presence::Present,
             generation: req.generation.get(),
@@ -155,11 +172,11 @@ impl Apply<Ctx> for RemoveSudoAllowlist {
             .remove_config(&ctx.provider.sysconf(layout.dropin))
             .map_err(provider_error)?;
         // A tombstone, not a deletion: the generation must outlive the drop-in.
-        ctx.set_resource(json!({
-            "state": "absent",
-            "generation": req.generation.get(),
-            "users": [],
-        }));
+        ctx.set_row(&SudoAllowlistRow {
+            state: Presence::Absent,
+            generation: req.generation.get(),
+            users: Vec::new(),
+        });
         Ok(SudoAllowlistResult {
             state: Presence::Absent,
             generation: req.generation.get(),
@@ -184,13 +201,9 @@ fn tenant_identities(
         std::collections::BTreeSet::new(),
         std::collections::BTreeSet::new(),
     );
-    for row in ctx
-        .state
-        .resources_of_family(crate::account::Account::NAME)
-        .map_err(store_error)?
-    {
-        names.extend(row.data["username"].as_str().map(str::to_owned));
-        uids.extend(row.data["uid"].as_u64().and_then(|v| u32::try_from(v).ok()));
+    for stored in ctx.view().all::<AccountRow>().map_err(store_error)? {
+        names.insert(stored.row.username);
+        uids.insert(stored.row.uid);
     }
     for row in ctx.state.identities().map_err(store_error)? {
         if row.kind == store::IdentityKind::Account && !row.removed {
@@ -204,20 +217,20 @@ fn tenant_identities(
 /// Refuses a request for another allowlist than the node's, or one not newer than it.
 fn check_generation(ctx: &Ctx, id: &Hex32, generation: Generation) -> Result<(), OpError> {
     let rows = ctx
-        .state
-        .resources_of(&Owner::Node, SudoAllowlist::NAME)
+        .view()
+        .of_owner::<SudoAllowlistRow>(&Owner::Node)
         .map_err(store_error)?;
     for row in rows {
-        if &row.resource_id != id {
+        if &row.id != id {
             return Err(OpError::permanent(
                 "allowlist_id_mismatch",
                 format!(
                     "this node's sudo allowlist is {}; requests must name it",
-                    row.resource_id
+                    row.id
                 ),
             ));
         }
-        let stored = row.data["generation"].as_u64().unwrap_or(0);
+        let stored = row.row.generation;
         if generation.get() <= stored {
             return Err(OpError::permanent(
                 "stale_generation",
@@ -243,21 +256,16 @@ fn ensure_dir_if_missing(ctx: &Ctx, system_path: &str, mode: u32) -> Result<(), 
 
 /// The drop-in. Every value in it is a validated type ([`Username`] is `[a-z][a-z0-9_-]*`,
 /// the rest are the node's constants), so no request can add a line or a rule to it.
-pub fn render_dropin(
-    id: &Hex32,
-    generation: Generation,
-    users: &SudoUsers,
-    layout: &provider::SudoLayout,
-) -> String {
+pub fn render_dropin(id: &Hex32, row: &SudoAllowlistRow, layout: &provider::SudoLayout) -> String {
     let (admin_group, logfile) = (layout.admin_group, layout.logfile);
     let mut out = format!(
         "# Managed by layerone node (allowlist {id}, generation {}): changes made here are replaced.\n\
          # Members of %{admin_group} may use sudo only when listed below; sudo logs to {logfile}.\n\
          Defaults logfile=\"{logfile}\", log_year, loglinelen=0\n\
          %{admin_group} ALL=(ALL:ALL) !ALL\n",
-        generation.get()
+        row.generation
     );
-    for user in users.iter() {
+    for user in &row.users {
         out.push_str(&user_line(user));
     }
     out

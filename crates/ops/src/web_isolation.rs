@@ -7,7 +7,7 @@
 //! - **Identity.** Apache's request-handling child becomes the tenant before it touches a
 //!   file: `AssignUserID #uid #gid` (mpm-itk), with the uid and gid the node recorded for
 //!   the account. The tenant's PHP-FPM pool listens on a socket only that uid may open
-//!   (`crates/ops/src/php.rs`), so whatever a `.htaccess` makes Apache proxy to, a child
+//!   (`crates/ops/src/php/pool.rs`), so whatever a `.htaccess` makes Apache proxy to, a child
 //!   running as one tenant cannot connect to another tenant's pool, and cannot read another
 //!   tenant's files (homes are `0750`, no tenant is in another's group).
 //! - **What a `.htaccess` may say.** The closed [`HTACCESS_DIRECTIVES`] list

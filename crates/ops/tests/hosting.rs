@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ops::account::AccountInfo;
-use ops::php::{PoolLimits, render_pool};
+use ops::php::pool::{PoolLimits, render_pool};
 use ops::scheduled_task::{quote_word, render_crontab, render_line};
-use ops::web_domain::{RedirectRule, VhostExtras, redirect_pattern, render_vhost};
+use ops::vhost::{RedirectRule, VhostExtras, redirect_pattern, render_vhost};
 use ops::web_isolation::WebTenant;
 use ops::{Ctx, Service};
 use provider::{Platform, Program, Provider};
@@ -171,7 +171,7 @@ fn real_apache_accepts_vhosts_with_php_redirects_and_suspension() {
 
 fn extras_access() -> VhostExtras {
     VhostExtras {
-        protected: vec![ops::web_access::ProtectedDir {
+        protected: vec![ops::vhost::ProtectedDir {
             path: "staff/reports".parse().unwrap(),
             realm: "Staff only".parse().unwrap(),
             user_file: PathBuf::from("/etc/apache2/layerone/auth/d.htpasswd"),

@@ -4,10 +4,11 @@
 //!
 //! A job that changed a shared service's configuration waits for the end of its batch: it is
 //! reported succeeded only after the service took the change. If the runner dies before that,
-//! the job is still `running` and the next pass runs it again (handlers are idempotent). A job
-//! that touched no shared service is completed at once. A batch ends before a job whose
-//! account has a job still waiting in it, so every job sees its account's earlier changes
-//! recorded.
+//! the job is still `running` and the next pass runs it again (handlers are idempotent); until
+//! its batch is completed its row stays in the handlers' view (`Ctx::hold_for_batch`), so the
+//! files later jobs derive include it. A job that touched no shared service is completed at
+//! once. A batch ends before a job whose account has a job still waiting in it, so every job
+//! sees its account's earlier changes recorded.
 //!
 //! This is the main lane. Long work (operations declared [`registry::Lane::Long`]) is not
 //! claimed here but by the long lane (`long_lane.rs`), and an account with long work pending
@@ -59,6 +60,8 @@ pub fn apply_pending(
                 ctx.state.complete_audited(&job, &outcome, &invocations)?;
                 applied += 1;
             } else {
+                // Completed with its batch: until then, later jobs see its row.
+                ctx.hold_for_batch(&job, &outcome.resource);
                 batch.push((job, outcome, services, invocations));
             }
         }
@@ -110,6 +113,7 @@ pub(crate) fn apply_one(
     node_id: &Hex32,
     job: &ClaimedJob,
 ) -> (Outcome, BTreeSet<Service>) {
+    ctx.begin_job(job);
     let result = checked_apply(ctx, registry, handlers, node_id, job);
     let (resource, services) = ctx.take_job_effects();
     match result {

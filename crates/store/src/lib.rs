@@ -3,7 +3,9 @@
 //! - [`inbox`]: `inbox.db`, owned by the unprivileged API. The API admits requests into it
 //!   through one group-commit writer thread; root reads it read-only, as hostile input.
 //! - [`state`]: `state.db`, owned by root. Admission, generations, supersession, claims,
-//!   completions, resources and the events feed. Only the runner writes it.
+//!   completions, resources and the events feed. Only the runner writes it. Handlers read
+//!   the resource rows typed through one [`View`], which includes the changes of the
+//!   running job and of its batch that are not committed yet ([`Pending`]).
 //! - [`read`]: the API's read-only view of `state.db`, with the retry and the clean 503 that a
 //!   rollback journal calls for.
 //! - [`blobs`]: content-addressed uploads (`blobs/in`) and products (`blobs/out`).
@@ -19,10 +21,10 @@ pub mod identities;
 pub mod inbox;
 pub mod layout;
 mod migrations;
+mod queries;
 pub mod read;
 pub mod sqlite;
 pub mod state;
-mod views;
 
 pub use identities::{IdentityKind, IdentityRow};
 pub use inbox::{Admission, Inbox, InboxRow};
@@ -30,6 +32,7 @@ pub use layout::{ApiIdentity, Layout, LayoutEntry, LayoutOwner, Side};
 pub use migrations::STATE_SCHEMA_VERSION;
 pub use read::{ReadError, StateReader};
 pub use state::{ClaimedJob, IngestReport, Outcome, ResourceChange, ResourceRow, StateDb};
+pub use state::{OuterJob, Pending, ResourceKey, Stored, StoredRow, View};
 
 use std::path::PathBuf;
 
@@ -53,6 +56,15 @@ pub enum StoreError {
     },
     #[error("state.db holds a value root did not write: {0}")]
     Corrupt(String),
+    /// A resource row that does not read back as its family's stored shape
+    /// ([`StoredRow`]): root did not write it so.
+    #[error("the {family} row {id} does not have its family's stored shape")]
+    InvalidRow {
+        family: String,
+        id: String,
+        #[source]
+        source: serde_json::Error,
+    },
     #[error("the inbox writer has stopped")]
     WriterGone,
     /// inbox.db holds something other than the one table the API creates (a view, a trigger,

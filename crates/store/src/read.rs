@@ -13,7 +13,7 @@ use std::time::Duration;
 use registry::{AuditEntry, Event, JobView};
 use rusqlite::Connection;
 
-use crate::{StoreError, sqlite, views};
+use crate::{StoreError, queries, sqlite};
 
 const BACKOFF_MS: [u64; 4] = [5, 10, 20, 40];
 const POOL: usize = 8;
@@ -95,29 +95,33 @@ impl StateReader {
     }
 
     pub fn job(&self, request_id: &str) -> Result<Option<JobView>, ReadError> {
-        self.read("read a job", |c| views::job(c, request_id))
+        self.read("read a job", |c| queries::job(c, request_id))
     }
 
     /// `None`: no such job; `Some(None)`: a job with no body (a rejected inbox row).
     pub fn job_body_sha(&self, request_id: &str) -> Result<Option<Option<String>>, ReadError> {
-        self.read("read a job", |c| views::job_body_sha(c, request_id))
+        self.read("read a job", |c| queries::job_body_sha(c, request_id))
     }
 
     pub fn events(&self, after: i64, limit: u32) -> Result<Vec<Event>, ReadError> {
-        self.read("read events", |c| views::events(c, after, limit))
+        self.read("read events", |c| queries::events(c, after, limit))
     }
 
     pub fn audit(&self, after: i64, limit: u32) -> Result<Vec<AuditEntry>, ReadError> {
-        self.read("read the audit trail", |c| views::audit(c, after, limit))
+        self.read("read the audit trail", |c| queries::audit(c, after, limit))
     }
 
     pub fn watermark(&self) -> Result<i64, ReadError> {
-        self.read("read the watermark", |c| views::meta(c, "ingest_watermark"))
+        self.read("read the watermark", |c| {
+            queries::meta(c, "ingest_watermark")
+        })
     }
 
     /// Every resource of one family (copied out, the read released at once).
     pub fn resources_of_family(&self, family: &str) -> Result<Vec<crate::ResourceRow>, ReadError> {
-        self.read("list resources", |c| views::resources_of_family(c, family))
+        self.read("list resources", |c| {
+            queries::resources_of_family(c, family)
+        })
     }
 
     /// The newest event cursor, so a waiting client can start from "now".

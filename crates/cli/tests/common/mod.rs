@@ -407,7 +407,7 @@ impl Node {
             .collect();
         assert_eq!(governed, recorded, "dbctl's limits and state.db disagree");
         // The mail stack's derived files are exactly what state.db implies.
-        let mail = ops::mail::MailState::load(&state, &ops::mail::Change::None).unwrap();
+        let mail = ops::mail::MailState::load(&state).unwrap();
         for (path, expected) in mail.expected_files(&self.provider) {
             let actual = std::fs::read(&path).ok();
             let has_entries = |bytes: &[u8]| {

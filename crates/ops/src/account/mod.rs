@@ -1,0 +1,129 @@
+//! The `account` family: a tenant's system user and group, home and shell, and the quota
+//! figures the control plane set. One part per file:
+//!
+//! - `identity`: who the account is (its name, uid and gid as the node recorded them) and
+//!   `ensure_account`, which creates it;
+//! - `logins`: `suspend_account`, `unsuspend_account`, `set_account_password`;
+//! - `limits`: `set_account_limits` and `set_account_isolation` (LVE, CageFS, MySQL
+//!   Governor on `cloudlinux`);
+//! - `usage`: `observe_account_usage`, measured by the tenant worker;
+//! - `rebuild`: `rebuild_account`, which replays what the account declared;
+//! - `removal`: `remove_account`, the purge sweep: every family's purge hook for the
+//!   account, in reverse declaration order, so the account itself goes last.
+//!
+//! This file holds what other families need of an account ([`AccountInfo`],
+//! [`account_info`], [`tenant_of`]).
+
+pub use declarations::account::*;
+
+mod identity;
+mod limits;
+mod logins;
+mod rebuild;
+mod removal;
+mod usage;
+
+pub use identity::{Recorded, allocate_id, home_of, marker, recorded, user_of};
+pub use rebuild::{rebuild, replayable};
+pub use removal::purge_account;
+pub use usage::account_usage;
+
+use std::path::PathBuf;
+
+use registry::types::Hex32;
+use registry::{Family, OpError};
+use serde::{Deserialize, Serialize};
+use store::StoredRow;
+
+use crate::context::{Ctx, provider_error, store_error};
+use crate::row_fields::present;
+
+/// An account's stored row: the user the node created for it, and what the control plane
+/// set. `limits` and `mysql_limits` are recorded together by `set_account_limits` (the
+/// latter `null` when it set none), `cagefs` by `set_account_isolation`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountRow {
+    pub username: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// The production path of the home, as passwd has it.
+    pub home: String,
+    /// The login shell's path.
+    pub shell: String,
+    pub suspended: bool,
+    pub disk_quota_mib: u64,
+    pub inode_quota: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub mysql_limits: Option<Option<MysqlLimits>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cagefs: Option<bool>,
+}
+
+impl StoredRow for AccountRow {
+    const FAMILY: &'static str = Account::NAME;
+}
+
+impl AccountRow {
+    /// The database limits `set_account_limits` recorded, if any.
+    pub fn mysql_limits(&self) -> Option<MysqlLimits> {
+        self.mysql_limits.flatten()
+    }
+}
+
+/// An account as other families need it: who owns files, and where the home is.
+pub struct AccountInfo {
+    pub username: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// The production path of the home (`/home/<user>`).
+    pub home: PathBuf,
+}
+
+/// The account's tenant as the worker becomes it: uid, primary gid, the groups whose member
+/// list names the user, and the home. Handlers pass it to `Provider::as_tenant`.
+pub fn tenant_of(ctx: &Ctx, info: &AccountInfo) -> Result<tenant::Identity, OpError> {
+    let groups = ctx
+        .provider
+        .supplementary_groups(&info.username)
+        .map_err(provider_error)?;
+    tenant::Identity::new(info.uid, info.gid, groups, info.home.clone())
+        .map_err(|e| OpError::permanent(e.code.code(), e.message))
+}
+
+/// The account's row, or `account_missing`.
+pub fn account_row(ctx: &Ctx, account: &Hex32) -> Result<AccountRow, OpError> {
+    ctx.view()
+        .get::<AccountRow>(account)
+        .map_err(store_error)?
+        .map(|stored| stored.row)
+        .ok_or_else(|| missing(account))
+}
+
+fn missing(account: &Hex32) -> OpError {
+    OpError::permanent(
+        "account_missing",
+        format!("account {account} does not exist on this node"),
+    )
+}
+
+/// Looks up the account that owns a resource: the user recorded for it (name and uid), as
+/// passwd has it now. Fails with `account_missing` when the account was never created here,
+/// was removed, or its user is gone.
+pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> {
+    let row = account_row(ctx, account)?;
+    let rec = recorded(ctx, account, Some(&row))?.ok_or_else(|| missing(account))?;
+    let user = user_of(ctx, &rec)?.ok_or_else(|| missing(account))?;
+    Ok(AccountInfo {
+        username: user.name,
+        uid: user.uid,
+        gid: user.gid,
+        home: user.home,
+    })
+}

@@ -1,0 +1,189 @@
+//! Issuance over ACME HTTP-01: the CA named by the node configuration's `[acme]` table, the
+//! challenge responses as files in the node's webroot, and on the simulated backend without
+//! that table a throw-away CA that asks for the same challenge files.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use registry::OpError;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::{ACME_ACCOUNT, ACME_WEBROOT, NODE_CONFIG, SIM_VALIDITY, challenge_dir, hex};
+use crate::context::{Ctx, Service, provider_error};
+
+/// How long one ACME exchange may take.
+const ACME_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The `[acme]` table of the node's configuration (the installer's `AcmeConfig`; other
+/// tables and keys are the installer's to check).
+#[derive(Clone, Debug, Deserialize)]
+pub struct AcmeSettings {
+    pub directory: String,
+    #[serde(default)]
+    pub email: Option<String>,
+    #[serde(default)]
+    pub server_root: Option<PathBuf>,
+    #[serde(default)]
+    pub http_port: Option<u16>,
+}
+
+#[derive(Deserialize)]
+struct NodeFile {
+    #[serde(default)]
+    acme: Option<AcmeSettings>,
+}
+
+/// The node configuration's `[acme]` table, if there is one.
+pub fn acme_settings(ctx: &Ctx) -> Result<Option<AcmeSettings>, OpError> {
+    let Some(bytes) = ctx
+        .provider
+        .read_config(&ctx.provider.sysconf(NODE_CONFIG))
+        .map_err(provider_error)?
+    else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let file: NodeFile = toml::from_str(&text).map_err(|e| {
+        OpError::permanent(
+            "node_config_invalid",
+            format!("{NODE_CONFIG} does not parse: {}", e.message()),
+        )
+    })?;
+    Ok(file.acme)
+}
+
+/// Challenge responses as files in the node's webroot, written whole through the provider.
+struct ProviderWebroot<'a> {
+    ctx: &'a Ctx,
+}
+
+impl ProviderWebroot<'_> {
+    /// A token is base64url (RFC 8555 section 8.3); anything else never becomes a path.
+    fn path(&self, token: &str) -> std::io::Result<PathBuf> {
+        if token.is_empty()
+            || token.len() > 128
+            || !token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(std::io::Error::other(format!(
+                "unexpected ACME token {token:?}"
+            )));
+        }
+        Ok(challenge_dir(self.ctx).join(token))
+    }
+}
+
+impl acme::Webroot for ProviderWebroot<'_> {
+    fn put(&self, token: &str, key_authorization: &str) -> std::io::Result<()> {
+        let path = self.path(token)?;
+        self.ctx
+            .provider
+            .write_config_atomic(&path, key_authorization.as_bytes(), 0o644)
+            .map_err(std::io::Error::other)
+    }
+
+    fn remove(&self, token: &str) -> std::io::Result<()> {
+        let path = self.path(token)?;
+        self.ctx
+            .provider
+            .remove_config(&path)
+            .map_err(std::io::Error::other)
+    }
+}
+
+fn acme_failed(e: impl std::fmt::Display) -> OpError {
+    OpError::retryable(
+        "acme_failed",
+        format!(
+            "resource.source: no certificate was issued (the one in place, if any, stays): {e}"
+        ),
+    )
+}
+
+/// A new chain for `names` (the first is the domain) and `key_pem`: from the configured ACME
+/// CA, or on the simulated backend without one, from a throw-away CA.
+pub(super) fn issue_chain(
+    ctx: &mut Ctx,
+    names: &[String],
+    key_pem: &str,
+) -> Result<String, OpError> {
+    let webroot = ctx.provider.sysconf(ACME_WEBROOT);
+    for dir in [
+        webroot.clone(),
+        webroot.join(".well-known"),
+        challenge_dir(ctx),
+    ] {
+        ctx.provider
+            .ensure_dir(&dir, 0o755)
+            .map_err(provider_error)?;
+    }
+    match acme_settings(ctx)? {
+        Some(settings) => {
+            // A vhost written earlier in this batch must answer the challenge now.
+            ctx.reload_now(Service::Apache)?;
+            let account_path = ctx.provider.sysconf(ACME_ACCOUNT);
+            let account = ctx
+                .provider
+                .read_config(&account_path)
+                .map_err(provider_error)?
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
+            let contact = settings.email.as_ref().map(|m| format!("mailto:{m}"));
+            let request = acme::Request {
+                directory: &settings.directory,
+                server_root: settings.server_root.as_deref(),
+                contact: contact.as_deref(),
+                name: &names[0],
+                aliases: &names[1..],
+                account: account.as_deref(),
+                key_pem,
+                timeout: ACME_TIMEOUT,
+            };
+            let issued = acme::issue(&request, &ProviderWebroot { ctx }).map_err(acme_failed)?;
+            if account.as_deref() != Some(issued.account.as_str()) {
+                ctx.provider
+                    .write_config_atomic(&account_path, issued.account.as_bytes(), 0o600)
+                    .map_err(provider_error)?;
+            }
+            Ok(issued.chain_pem)
+        }
+        None if ctx.provider.is_simulated() => {
+            // The simulated CA asks for the same challenge files a real one would, each
+            // placed, read back and removed.
+            let webroot = ProviderWebroot { ctx };
+            for name in names {
+                let token = hex(&Sha256::digest(format!("{name}\0{key_pem}")));
+                let answer = format!("{token}.simulated");
+                acme::Webroot::put(&webroot, &token, &answer).map_err(acme_failed)?;
+                let served = ctx
+                    .provider
+                    .read_config(&challenge_dir(ctx).join(&token))
+                    .map_err(provider_error)?;
+                acme::Webroot::remove(&webroot, &token).map_err(acme_failed)?;
+                if served.as_deref() != Some(answer.as_bytes()) {
+                    return Err(acme_failed(format!(
+                        "the challenge for {name} is not served"
+                    )));
+                }
+            }
+            acme::issue_locally(names, key_pem, SIM_VALIDITY).map_err(acme_failed)
+        }
+        None => Err(OpError::permanent(
+            "acme_not_configured",
+            format!(
+                "resource.source: ACME needs an [acme] table (directory, email, server_root) in {NODE_CONFIG}"
+            ),
+        )),
+    }
+}
+
+/// A key in place that loads, or a new one.
+pub(super) fn key_for(existing: Option<String>) -> Result<String, OpError> {
+    match existing {
+        Some(key) if acme::key_public_der(&key).is_ok() => Ok(key),
+        _ => acme::generate_key().map_err(|e| {
+            OpError::permanent("key_generation_failed", format!("resource.source: {e}"))
+        }),
+    }
+}

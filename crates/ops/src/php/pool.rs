@@ -1,0 +1,385 @@
+//! The owner of the account's PHP-FPM pools: one pool per account per version its domains
+//! use, derived whole from the view ([`sync`]) whenever something it derives from changes:
+//! a domain's version (`php_version`), the account's options (`php_options`) and extensions
+//! (`php_extensions`), its web domains (`web_domain`), its limits (`set_account_limits`).
+//! Those families record their rows and call [`sync`]; each pool goes through
+//! [`Ctx::write_service_config`] with `Service::PhpFpm` (written, checked with the real
+//! `php-fpmX.Y -t -y CONF`, reverted on failure, reloaded once per batch).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use registry::types::{PhpOptions, PhpVersion};
+use registry::{Hex32, OpError};
+
+use super::{
+    PhpExtensionsRow, PhpOptionsRow, PhpVersionRow, PoolInEffect, provider_version, require_version,
+};
+use crate::account::{AccountInfo, account_info, account_row};
+use crate::context::{Ctx, Service, provider_error, store_error};
+use crate::web_domain::WebDomainRow;
+
+/// Why the pools are synced, for what the view alone does not say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolSync {
+    /// Something the pools derive from was set.
+    Update,
+    /// A domain or its version went: every installed version the account no longer uses is
+    /// tested and reloaded, its pool present or not (a retry after a crash may find the pool
+    /// already gone but FPM not reloaded).
+    Removal,
+    /// The extensions were set: on CloudLinux the selector's choice is replaced even with an
+    /// empty list.
+    Extensions,
+}
+
+/// The pool file of `account` for `version` (mapped).
+pub fn pool_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
+    let layout = ctx.provider.php_fpm_layout(provider_version(version));
+    ctx.provider
+        .sysconf(&layout.pool_dir)
+        .join(format!("layerone-{account}.conf"))
+}
+
+/// The socket of `account`'s pool for `version` (mapped): what the vhost's handler names.
+pub fn socket_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
+    ctx.provider
+        .sysconf(socket_system_path(ctx, account, version))
+}
+
+/// The same socket as the system names it, for results.
+pub fn socket_system_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
+    let layout = ctx.provider.php_fpm_layout(provider_version(version));
+    PathBuf::from(&layout.socket_dir)
+        .join(format!("layerone-{account}-php{}.sock", version.as_str()))
+}
+
+/// The pool's own directories beneath the home, for temporary files, uploads and sessions:
+/// PHP writes nothing outside the home, so `open_basedir` names the home alone.
+pub fn private_dirs(version: PhpVersion) -> [String; 3] {
+    let v = version.as_str();
+    [
+        format!(".php/{v}/tmp"),
+        format!(".php/{v}/uploads"),
+        format!(".php/{v}/sessions"),
+    ]
+}
+
+/// How much of the node one account's pool may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolLimits {
+    /// Concurrent PHP requests (`pm.max_children`).
+    pub max_children: u64,
+    /// A request running longer is killed by FPM (`request_terminate_timeout`), whatever
+    /// the script did with `set_time_limit`.
+    pub request_timeout_s: u64,
+}
+
+/// Children when the account has no recorded limits (Debian, where `set_account_limits` is
+/// not available, or an account never limited).
+pub const DEFAULT_MAX_CHILDREN: u64 = 5;
+/// The most children a pool ever gets, whatever the account's limits say.
+pub const MAX_CHILDREN_CEILING: u64 = 50;
+/// A request's time when the account sets no `max_execution_time`.
+pub const DEFAULT_REQUEST_TIMEOUT_S: u64 = 300;
+/// The time FPM leaves past `max_execution_time` before it kills the request.
+const REQUEST_TIMEOUT_MARGIN_S: u64 = 30;
+
+impl PoolLimits {
+    /// The pool's limits from the account's recorded limits (`processes` and
+    /// `entry_processes`, 0 meaning unlimited) and its PHP options.
+    pub fn derive(limits: Option<&crate::account::Limits>, options: &PhpOptions) -> PoolLimits {
+        let bounds = limits
+            .map(|l| [l.entry_processes, l.processes])
+            .unwrap_or_default();
+        let max_children = bounds
+            .into_iter()
+            .filter(|&n| n > 0)
+            .min()
+            .unwrap_or(DEFAULT_MAX_CHILDREN)
+            .min(MAX_CHILDREN_CEILING);
+        let request_timeout_s = options
+            .max_execution_time_s
+            .map_or(DEFAULT_REQUEST_TIMEOUT_S, |t| {
+                t.get() + REQUEST_TIMEOUT_MARGIN_S
+            });
+        PoolLimits {
+            max_children,
+            request_timeout_s,
+        }
+    }
+}
+
+/// Renders one pool. Every value comes from a validated type or the provider's tables: the
+/// uid and gid are the ones the node recorded, a home path is the provider's, options are
+/// bounded integers and booleans, so no line can carry a second directive or section.
+///
+/// The pool runs as the account's recorded uid and gid and listens on a socket only that
+/// uid may open (0600): the vhost's requests run as the same uid (`AssignUserID`), and no
+/// other tenant's can connect (`crates/ops/src/web_isolation.rs`).
+pub fn render_pool(
+    account: &Hex32,
+    info: &AccountInfo,
+    home: &std::path::Path,
+    socket: &std::path::Path,
+    version: PhpVersion,
+    options: &PhpOptions,
+    limits: PoolLimits,
+) -> String {
+    let [tmp, uploads, sessions] = private_dirs(version).map(|d| home.join(d));
+    let mut out = format!(
+        "; Managed by layerone node for account {account}, PHP {v}.\n\
+         ; Changes made here are replaced.\n\
+         [layerone-{account}]\n\
+         user = {uid}\n\
+         group = {gid}\n\
+         listen = {socket}\n\
+         listen.owner = {uid}\n\
+         listen.group = {gid}\n\
+         listen.mode = 0600\n\
+         pm = ondemand\n\
+         pm.max_children = {children}\n\
+         pm.process_idle_timeout = 10s\n\
+         pm.max_requests = 500\n\
+         request_terminate_timeout = {timeout}s\n\
+         rlimit_core = 0\n\
+         rlimit_files = 4096\n\
+         chdir = /\n\
+         clear_env = yes\n\
+         security.limit_extensions = .php\n\
+         env[TMPDIR] = {tmp}\n\
+         env[TMP] = {tmp}\n\
+         env[TEMP] = {tmp}\n\
+         php_admin_value[open_basedir] = {home}/\n\
+         php_admin_value[sys_temp_dir] = {tmp}\n\
+         php_admin_value[upload_tmp_dir] = {uploads}\n\
+         php_admin_value[session.save_path] = {sessions}\n",
+        v = version.as_str(),
+        uid = info.uid,
+        gid = info.gid,
+        children = limits.max_children,
+        timeout = limits.request_timeout_s,
+        socket = socket.display(),
+        home = home.display(),
+        tmp = tmp.display(),
+        uploads = uploads.display(),
+        sessions = sessions.display(),
+    );
+    let mib = |name: &str, v: u64| format!("php_admin_value[{name}] = {v}M\n");
+    let num = |name: &str, v: u64| format!("php_admin_value[{name}] = {v}\n");
+    if let Some(v) = options.memory_limit_mib {
+        out.push_str(&mib("memory_limit", v.get()));
+    }
+    if let Some(v) = options.upload_max_filesize_mib {
+        out.push_str(&mib("upload_max_filesize", v.get()));
+    }
+    if let Some(v) = options.post_max_size_mib {
+        out.push_str(&mib("post_max_size", v.get()));
+    }
+    if let Some(v) = options.max_execution_time_s {
+        out.push_str(&num("max_execution_time", v.get()));
+    }
+    if let Some(v) = options.max_input_time_s {
+        out.push_str(&num("max_input_time", v.get()));
+    }
+    if let Some(v) = options.max_input_vars {
+        out.push_str(&num("max_input_vars", v.get()));
+    }
+    if let Some(on) = options.display_errors {
+        // A flag, not an admin flag: the tenant's code may still turn it off with ini_set.
+        out.push_str(&format!(
+            "php_flag[display_errors] = {}\n",
+            if on { "on" } else { "off" }
+        ));
+    }
+    out
+}
+
+/// Creates the pool's temporary, upload and session directories beneath the home, as the
+/// tenant (0700, the tenant's by construction; a symlink on the way fails this job only).
+fn ensure_private_dirs(ctx: &Ctx, info: &AccountInfo, version: PhpVersion) -> Result<(), OpError> {
+    let dirs = private_dirs(version)
+        .iter()
+        .map(|d| d.parse::<tenant::RelPath>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| OpError::permanent("invalid_path", "a pool directory is not a plain path"))?;
+    let who = crate::account::tenant_of(ctx, info)?;
+    ctx.provider
+        .as_tenant(
+            &who,
+            &tenant::Request::EnsureDirs {
+                dirs,
+                mode: tenant::DirMode::Private,
+            },
+        )
+        .map_err(provider_error)?;
+    Ok(())
+}
+
+/// The account's recorded options and extensions, as the view has them.
+pub fn settings(ctx: &Ctx, account: &Hex32) -> Result<(PhpOptions, Vec<String>), OpError> {
+    let view = ctx.view();
+    let options = view
+        .get_owned::<PhpOptionsRow>(account, account)
+        .map_err(store_error)?
+        .map(|row| row.options)
+        .unwrap_or_default();
+    let extensions = view
+        .get_owned::<PhpExtensionsRow>(account, account)
+        .map_err(store_error)?
+        .map(|row| row.extensions)
+        .unwrap_or_default();
+    Ok((options, extensions))
+}
+
+/// The version of each existing web domain of `account` that has one, as the view has them.
+pub fn domain_versions(ctx: &Ctx, account: &Hex32) -> Result<BTreeMap<Hex32, PhpVersion>, OpError> {
+    let view = ctx.view();
+    let domains: BTreeSet<Hex32> = view
+        .of_account::<WebDomainRow>(account)
+        .map_err(store_error)?
+        .into_iter()
+        .map(|stored| stored.id)
+        .collect();
+    Ok(view
+        .of_account::<PhpVersionRow>(account)
+        .map_err(store_error)?
+        .into_iter()
+        .filter(|stored| domains.contains(&stored.id))
+        .map(|stored| (stored.id, stored.row.version))
+        .collect())
+}
+
+/// Rewrites the account's pools from the view (this job's row included): one pool for each
+/// version its domains use, none for the others. Returns what is in effect.
+pub fn sync(
+    ctx: &mut Ctx,
+    account: &Hex32,
+    reason: PoolSync,
+) -> Result<Vec<PoolInEffect>, OpError> {
+    let used: BTreeSet<PhpVersion> = domain_versions(ctx, account)?.into_values().collect();
+    let (options, extensions) = settings(ctx, account)?;
+    check_option_consistency(&options)?;
+    // Check everything before writing anything: a missing version or extension changes
+    // nothing.
+    let mut modules = BTreeMap::new();
+    let cloudlinux = ctx.provider.platform() == provider::Platform::CloudLinux;
+    for &version in &used {
+        require_version(ctx, version)?;
+        let loaded = ctx
+            .provider
+            .php_fpm_modules(provider_version(version))
+            .map_err(provider_error)?;
+        // On CloudLinux the selector can also give the user an installed, disabled one.
+        let selectable: Vec<String> = if cloudlinux && !extensions.is_empty() {
+            ctx.provider
+                .selector_extensions(provider_version(version))
+                .map_err(provider_error)?
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if let Some(missing) = extensions
+            .iter()
+            .find(|e| !loaded.contains(e) && !selectable.contains(e))
+        {
+            return Err(OpError::permanent(
+                "php_extension_unavailable",
+                format!(
+                    "PHP {} on this node does not load the extension {missing}",
+                    version.as_str()
+                ),
+            ));
+        }
+        modules.insert(version, loaded);
+    }
+    let mut in_effect = Vec::new();
+    if !used.is_empty() {
+        let info = account_info(ctx, account)?;
+        let home = ctx.provider.sysconf(&info.home);
+        let recorded = account_row(ctx, account)?.limits;
+        let limits = PoolLimits::derive(recorded.as_ref(), &options);
+        for (&version, loaded) in &modules {
+            let socket = socket_path(ctx, account, version);
+            ensure_private_dirs(ctx, &info, version)?;
+            let pool = render_pool(account, &info, &home, &socket, version, &options, limits);
+            let path = pool_path(ctx, account, version);
+            ctx.write_service_config(
+                Service::PhpFpm(provider_version(version)),
+                &path,
+                pool.as_bytes(),
+            )?;
+            let selected =
+                if cloudlinux && (!extensions.is_empty() || reason == PoolSync::Extensions) {
+                    ctx.provider
+                        .selector_replace_user_extensions(
+                            &info.username,
+                            provider_version(version),
+                            &extensions,
+                        )
+                        .map_err(provider_error)?;
+                    extensions.clone()
+                } else {
+                    Vec::new()
+                };
+            in_effect.push(PoolInEffect {
+                version: version.as_str().to_owned(),
+                socket: socket_system_path(ctx, account, version)
+                    .display()
+                    .to_string(),
+                extensions: loaded.clone(),
+                selector_extensions: selected,
+            });
+        }
+    }
+    // A removal retried after a crash may find its pool already gone but FPM not reloaded:
+    // removals test and reload every installed version they leave unused, present or not.
+    let removal = reason == PoolSync::Removal;
+    let installed = ctx.provider.php_installed_versions();
+    for &version in PhpVersion::ALL {
+        if used.contains(&version) {
+            continue;
+        }
+        let path = pool_path(ctx, account, version);
+        let present = ctx
+            .provider
+            .read_config(&path)
+            .map_err(provider_error)?
+            .is_some();
+        if present || (removal && installed.contains(&provider_version(version))) {
+            ctx.remove_service_config(Service::PhpFpm(provider_version(version)), &path)?;
+        }
+    }
+    crash::point("php.after_pools");
+    Ok(in_effect)
+}
+
+fn check_option_consistency(options: &PhpOptions) -> Result<(), OpError> {
+    if let (Some(upload), Some(post)) = (options.upload_max_filesize_mib, options.post_max_size_mib)
+        && upload.get() > post.get()
+    {
+        return Err(OpError::permanent(
+            "invalid_php_options",
+            "upload_max_filesize_mib must not exceed post_max_size_mib (PHP would refuse such uploads)",
+        ));
+    }
+    Ok(())
+}
+
+/// Removes every pool file of `account` (purge), whatever state.db says.
+pub(super) fn remove_all(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+    for &version in PhpVersion::ALL {
+        let path = pool_path(ctx, account, version);
+        if ctx
+            .provider
+            .read_config(&path)
+            .map_err(provider_error)?
+            .is_some()
+        {
+            ctx.remove_service_config(Service::PhpFpm(provider_version(version)), &path)?;
+        }
+    }
+    Ok(())
+}

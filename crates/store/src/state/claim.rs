@@ -1,0 +1,323 @@
+//! Claiming: each lane of the runner claims its next job with one `UPDATE … RETURNING` and
+//! one durable commit, so every account's jobs run in admission order across the main lane
+//! and the long lane; and the recovery of the jobs a dead runner left `running`.
+
+use registry::{Hex32, Lane, Owner, Registry};
+use rusqlite::{OptionalExtension, params};
+
+use super::StateDb;
+use crate::{StoreError, crash_points, now_ms};
+
+impl StateDb {
+    /// Whether a job for this resource is queued or running.
+    pub fn pending_job(&self, family: &str, id: &Hex32) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT 1 FROM jobs WHERE family = ?1 AND resource_id = ?2
+                 AND state IN ('queued', 'running') LIMIT 1",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![family, id.as_str()], |_| Ok(()))
+                    .optional()
+            })
+            .map(|found| found.is_some())
+            .map_err(StoreError::sqlite("look up pending jobs"))
+    }
+
+    /// Puts the jobs of `lane` left `running` by a runner that died back in the queue, in
+    /// their original admission order. Costs one read and no commit when there are none.
+    ///
+    /// Each lane recovers only its own jobs, and only while it holds that lane's lock (the
+    /// pass lock for the main lane, the long lane's own for the long one): a long job that a
+    /// live long lane is running is never put back while it runs.
+    pub fn recover_running(
+        &mut self,
+        lane: Lane,
+        long: &LongOperations,
+    ) -> Result<usize, StoreError> {
+        let any: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('queued', 'running') AND state = 'running')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(StoreError::sqlite("look for interrupted jobs"))?;
+        if !any {
+            return Ok(0);
+        }
+        let sql = match lane {
+            Lane::Main => {
+                "UPDATE jobs SET state = 'queued' WHERE state IN ('queued', 'running') AND state = 'running'
+                 AND operation NOT IN (SELECT value FROM json_each(?1))"
+            }
+            Lane::Long => {
+                "UPDATE jobs SET state = 'queued' WHERE state IN ('queued', 'running') AND state = 'running'
+                 AND operation IN (SELECT value FROM json_each(?1))"
+            }
+        };
+        self.conn
+            .execute(sql, params![long.json])
+            .map_err(StoreError::sqlite("requeue interrupted jobs"))
+    }
+
+    /// Claims the oldest queued job, unless a job for the same resource is running (the newer
+    /// one waits), whatever its lane. One `UPDATE … RETURNING`, one durable commit. The runner
+    /// claims per lane ([`StateDb::claim_main`], [`StateDb::claim_long`]); this is the single
+    /// lane of tools and tests that stand in for it.
+    pub fn claim_next(&self) -> Result<Option<ClaimedJob>, StoreError> {
+        self.claim(
+            "UPDATE jobs SET state = 'running', started_at = ?1, attempts = attempts + 1
+             WHERE seq = (SELECT seq FROM jobs WHERE state IN ('queued', 'running') AND state = 'queued' ORDER BY seq LIMIT 1)
+               AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state IN ('queued', 'running') AND r.state = 'running'
+                               AND r.family = jobs.family AND r.resource_id = jobs.resource_id)
+             RETURNING seq, request_id, operation, family, resource_id, owner, generation, body, attempts",
+            params![now_ms()],
+        )
+    }
+
+    /// What the main lane must hold back: every account with long work pending (queued or
+    /// running), from its oldest such job on, so that an account's jobs keep their admission
+    /// order across the two lanes. A read of the pending jobs, taken before each batch.
+    ///
+    /// A snapshot is enough: jobs are admitted only by the pass, before its main lane runs,
+    /// so while the main lane claims, the set can only shrink (the long lane completing a
+    /// job). A stale snapshot holds back a job that could already run, never the reverse.
+    pub fn main_lane_hold(&self, long: &LongOperations) -> Result<MainLaneHold, StoreError> {
+        let held: String = self
+            .conn
+            .prepare_cached(MAIN_LANE_HOLD)
+            .and_then(|mut s| s.query_row(params![long.json], |r| r.get(0)))
+            .map_err(StoreError::sqlite(
+                "look for accounts with long work pending",
+            ))?;
+        Ok(MainLaneHold {
+            long: long.json.clone(),
+            held,
+        })
+    }
+
+    /// Claims the next job of the main lane: the oldest queued job that is not long work and
+    /// whose account has no older long work pending (`hold`), and whose resource no long job
+    /// is running. `None` also when that job's account or resource has a job running (one
+    /// of the batch: the batch ends, and the job is claimed after its completion). One
+    /// `UPDATE … RETURNING`, one durable commit.
+    pub fn claim_main(&self, hold: &MainLaneHold) -> Result<Option<ClaimedJob>, StoreError> {
+        self.claim(CLAIM_MAIN, params![now_ms(), hold.long, hold.held])
+    }
+
+    /// Claims the next job of the long lane: the oldest queued long job that is the oldest
+    /// pending job of its account (everything the account asked for before it is done) and
+    /// whose resource has no job running. One `UPDATE … RETURNING`, one durable commit.
+    pub fn claim_long(&self, long: &LongOperations) -> Result<Option<ClaimedJob>, StoreError> {
+        self.claim(CLAIM_LONG, params![now_ms(), long.json])
+    }
+
+    /// Whether long work is queued or running: what decides that a pass starts the long
+    /// lane. One read; on an idle node it finds no pending job at all.
+    pub fn long_work_pending(&self, long: &LongOperations) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached(LONG_WORK_PENDING)
+            .and_then(|mut s| s.query_row(params![long.json], |r| r.get(0)))
+            .map_err(StoreError::sqlite("look for long work"))
+    }
+
+    /// Runs one claiming `UPDATE … RETURNING` and reads the job it returned.
+    fn claim(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Option<ClaimedJob>, StoreError> {
+        let row = self
+            .conn
+            .prepare_cached(sql)
+            .and_then(|mut stmt| {
+                stmt.query_row(params, |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                        r.get::<_, i64>(6)?,
+                        r.get::<_, String>(7)?,
+                        r.get::<_, i64>(8)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(StoreError::sqlite("claim a job"))?;
+        let Some((
+            seq,
+            request_id,
+            operation,
+            family,
+            resource_id,
+            owner,
+            generation,
+            body,
+            attempts,
+        )) = row
+        else {
+            return Ok(None);
+        };
+        crash_points::point("claim.after_commit");
+        // Root wrote these columns itself from validated values; a value that does not parse
+        // means state.db was changed behind its back.
+        let resource_id = resource_id
+            .parse()
+            .map_err(|_| StoreError::Corrupt(format!("job {seq} resource_id")))?;
+        let owner =
+            Owner::parse(&owner).ok_or_else(|| StoreError::Corrupt(format!("job {seq} owner")))?;
+        Ok(Some(ClaimedJob {
+            seq,
+            request_id,
+            operation,
+            family,
+            resource_id,
+            owner,
+            generation,
+            body,
+            attempts,
+        }))
+    }
+}
+
+/// A job the runner claimed: everything it needs to apply it, re-read from state.db.
+#[derive(Clone, Debug)]
+pub struct ClaimedJob {
+    pub seq: i64,
+    pub request_id: String,
+    pub operation: String,
+    pub family: String,
+    pub resource_id: Hex32,
+    pub owner: Owner,
+    pub generation: i64,
+    /// The canonical envelope admitted; root parses it again before applying.
+    pub body: String,
+    pub attempts: i64,
+}
+
+/// The operations the long lane applies, derived from their declarations
+/// ([`registry::Operation::LANE`]); bound into the claim queries as a JSON array of names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LongOperations {
+    json: String,
+}
+
+impl LongOperations {
+    /// The operations of `registry` declared [`Lane::Long`].
+    pub fn of(registry: &Registry) -> LongOperations {
+        let names: Vec<&str> = registry
+            .operations()
+            .filter(|op| op.lane() == Lane::Long)
+            .map(|op| op.name())
+            .collect();
+        LongOperations {
+            json: serde_json::to_string(&names).expect("names always serialize"),
+        }
+    }
+}
+
+/// What the main lane holds back ([`StateDb::main_lane_hold`]).
+#[derive(Clone, Debug)]
+pub struct MainLaneHold {
+    long: String,
+    /// `[[owner, oldest long job's seq], ...]`.
+    held: String,
+}
+
+/// The main lane's claim ([`StateDb::claim_main`]): ?1 now, ?2 the long operations, ?3 the
+/// held accounts. The candidate is found in admission order through `jobs_pending`; the job
+/// is taken only if its account and its resource have no job running.
+const CLAIM_MAIN: &str = "UPDATE jobs SET state = 'running', started_at = ?1, attempts = attempts + 1
+     WHERE seq = (
+         SELECT c.seq FROM jobs c
+         WHERE c.state IN ('queued', 'running') AND c.state = 'queued'
+           AND c.operation NOT IN (SELECT value FROM json_each(?2))
+           AND NOT EXISTS (SELECT 1 FROM json_each(?3) h
+                           WHERE h.value ->> 0 = c.owner AND h.value ->> 1 < c.seq)
+           AND NOT EXISTS (SELECT 1 FROM jobs k
+                           WHERE k.state IN ('queued', 'running') AND k.state = 'running'
+                             AND k.family = c.family AND k.resource_id = c.resource_id
+                             AND k.operation IN (SELECT value FROM json_each(?2)))
+         ORDER BY c.seq LIMIT 1)
+       AND state = 'queued'
+       AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state IN ('queued', 'running') AND r.state = 'running'
+                       AND (r.owner = jobs.owner
+                            OR (r.family = jobs.family AND r.resource_id = jobs.resource_id)))
+     RETURNING seq, request_id, operation, family, resource_id, owner, generation, body, attempts";
+
+/// The long lane's claim ([`StateDb::claim_long`]): ?1 now, ?2 the long operations.
+const CLAIM_LONG: &str =
+    "UPDATE jobs SET state = 'running', started_at = ?1, attempts = attempts + 1
+     WHERE seq = (
+         SELECT c.seq FROM jobs c
+         WHERE c.state IN ('queued', 'running') AND c.state = 'queued'
+           AND c.operation IN (SELECT value FROM json_each(?2))
+           AND c.seq = (SELECT min(e.seq) FROM jobs e
+                        WHERE e.state IN ('queued', 'running') AND e.owner = c.owner)
+           AND NOT EXISTS (SELECT 1 FROM jobs r
+                           WHERE r.state IN ('queued', 'running') AND r.state = 'running'
+                             AND r.family = c.family AND r.resource_id = c.resource_id)
+         ORDER BY c.seq LIMIT 1)
+       AND state = 'queued'
+     RETURNING seq, request_id, operation, family, resource_id, owner, generation, body, attempts";
+
+/// [`StateDb::main_lane_hold`]: ?1 the long operations.
+const MAIN_LANE_HOLD: &str = "SELECT json_group_array(json_array(owner, first)) FROM (
+     SELECT owner, min(seq) AS first FROM jobs
+     WHERE state IN ('queued', 'running')
+       AND operation IN (SELECT value FROM json_each(?1))
+     GROUP BY owner)";
+
+/// [`StateDb::long_work_pending`]: ?1 the long operations.
+const LONG_WORK_PENDING: &str =
+    "SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('queued', 'running')
+     AND operation IN (SELECT value FROM json_each(?1)))";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lanes' claims and the checks every pass makes read the pending jobs through the
+    /// partial indexes, never the whole jobs table (which keeps every job ever admitted).
+    #[test]
+    fn lane_claims_read_only_pending_jobs_through_their_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
+        for (name, sql, params) in [
+            ("claim_main", CLAIM_MAIN, 3),
+            ("claim_long", CLAIM_LONG, 2),
+            ("main_lane_hold", MAIN_LANE_HOLD, 1),
+            ("long_work_pending", LONG_WORK_PENDING, 1),
+        ] {
+            let mut stmt = state
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let values = ["0", "[\"slow\"]", "[]"];
+            let plan: Vec<String> = stmt
+                .query_map(rusqlite::params_from_iter(&values[..params]), |r| {
+                    r.get::<_, String>(3)
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                plan.iter().all(|step| !step.starts_with("SCAN jobs")
+                    && !step.starts_with("SCAN c")
+                    && !step.starts_with("SCAN e")
+                    && !step.starts_with("SCAN r")
+                    && !step.starts_with("SCAN k")),
+                "{name} scans the jobs table: {plan:?}"
+            );
+            assert!(
+                plan.iter()
+                    .any(|step| step.contains("jobs_pending") || step.contains("jobs_key")),
+                "{name}: {plan:?}"
+            );
+        }
+    }
+}

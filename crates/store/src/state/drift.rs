@@ -1,0 +1,84 @@
+//! The drift check's findings: each one recorded once (a `drift` event) and resolved once
+//! (a `drift_resolved` event).
+
+use rusqlite::{TransactionBehavior, params};
+
+use super::StateDb;
+use crate::{StoreError, now_ms};
+
+impl StateDb {
+    /// Records the drift check's findings: a drift not yet recorded is inserted (its trigger
+    /// appends one `drift` event), a recorded one no longer found is deleted (one
+    /// `drift_resolved` event), one still there is left alone. Nothing changed writes
+    /// nothing. Returns how many were new and how many resolved.
+    pub fn record_drift(
+        &mut self,
+        found: &[registry::Drift],
+    ) -> Result<(usize, usize), StoreError> {
+        let key = |family: &str, id: &str, aspect: &str| format!("{family}\0{id}\0{aspect}");
+        let recorded: std::collections::BTreeSet<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT family, resource_id, aspect FROM drift")
+                .map_err(StoreError::sqlite("read drift"))?;
+            stmt.query_map([], |r| {
+                Ok(key(
+                    &r.get::<_, String>(0)?,
+                    &r.get::<_, String>(1)?,
+                    &r.get::<_, String>(2)?,
+                ))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::sqlite("read drift"))?
+        };
+        let wanted: std::collections::BTreeMap<String, &registry::Drift> = found
+            .iter()
+            .map(|d| (key(&d.family, &d.resource_id, d.aspect.as_str()), d))
+            .collect();
+        let new: Vec<&&registry::Drift> = wanted
+            .iter()
+            .filter(|(k, _)| !recorded.contains(*k))
+            .map(|(_, d)| d)
+            .collect();
+        let gone: Vec<&String> = recorded
+            .iter()
+            .filter(|k| !wanted.contains_key(*k))
+            .collect();
+        if new.is_empty() && gone.is_empty() {
+            return Ok((0, 0));
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::sqlite("begin recording drift"))?;
+        let now = now_ms();
+        for d in &new {
+            tx.prepare_cached(
+                "INSERT INTO drift(family, resource_id, aspect, owner, message, first_seen)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    d.family,
+                    d.resource_id,
+                    d.aspect.as_str(),
+                    d.owner,
+                    d.message,
+                    now
+                ])
+            })
+            .map_err(StoreError::sqlite("record drift"))?;
+        }
+        for k in &gone {
+            let mut parts = k.split('\0');
+            let (family, id, aspect) = (parts.next(), parts.next(), parts.next());
+            tx.prepare_cached(
+                "DELETE FROM drift WHERE family = ?1 AND resource_id = ?2 AND aspect = ?3",
+            )
+            .and_then(|mut st| st.execute(params![family, id, aspect]))
+            .map_err(StoreError::sqlite("resolve drift"))?;
+        }
+        tx.commit().map_err(StoreError::sqlite("commit drift"))?;
+        Ok((new.len(), gone.len()))
+    }
+}
