@@ -17,27 +17,45 @@
 //! The order of the list matters in one way: families are purged in reverse order of first
 //! appearance, so `account` comes first and is purged last.
 
-pub mod account;
-pub mod autoresponder;
-pub mod backup;
-pub mod certificate;
-pub mod dkim_key;
-pub mod ftp_account;
-pub mod mail;
-pub mod mail_domain;
-pub mod mail_forwarder;
-pub mod mailbox;
-pub mod mysql_database;
-pub mod mysql_grant;
-pub mod mysql_user;
-pub mod php;
-pub mod runtime;
-pub mod scheduled_task;
-pub mod spam_filter;
-pub mod ssh_key;
-pub mod sudo;
-pub mod web_access;
-pub mod web_domain;
+/// Calls `$callback!` with the name of every family module, in alphabetical order: this
+/// crate declares its modules from it, and the handlers (`ops`) declare theirs, of the same
+/// names, from it too, so a new family's module is named once.
+#[macro_export]
+macro_rules! family_modules {
+    ($callback:ident) => {
+        $callback! {
+            account,
+            autoresponder,
+            backup,
+            certificate,
+            dkim_key,
+            ftp_account,
+            mail,
+            mail_domain,
+            mail_forwarder,
+            mailbox,
+            mysql_database,
+            mysql_grant,
+            mysql_user,
+            php,
+            runtime,
+            scheduled_task,
+            spam_filter,
+            ssh_key,
+            sudo,
+            web_access,
+            web_domain,
+        }
+    };
+}
+
+macro_rules! declare_modules {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+    };
+}
+
+family_modules!(declare_modules);
 
 use std::sync::OnceLock;
 

@@ -35,9 +35,7 @@ pub fn main(arm_crash_points: Option<fn()>) -> anyhow::Result<()> {
             .sim_real
             .iter()
             .map(|name| {
-                Program::ALL
-                    .iter()
-                    .copied()
+                Program::all()
                     .find(|p| p.name() == name)
                     .with_context(|| format!("unknown program {name}"))
             })

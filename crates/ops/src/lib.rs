@@ -12,31 +12,18 @@
 //! `AuthUserFile`s), [`php::pool`] (the account's FPM pools) and [`mail`] (the Postfix,
 //! Dovecot and OpenDKIM tables); the families record their rows and call the owner.
 
-pub mod account;
-pub mod autoresponder;
-pub mod backup;
-pub mod certificate;
+// One module per family module of the declarations, of the same name.
+macro_rules! family_modules {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+    };
+}
+declarations::family_modules!(family_modules);
+
 pub mod context;
-pub mod dkim_key;
 pub mod drift;
-pub mod ftp_account;
-pub mod mail;
-pub mod mail_domain;
-pub mod mail_forwarder;
-pub mod mailbox;
-pub mod mysql_database;
-pub mod mysql_grant;
-pub mod mysql_user;
-pub mod php;
 mod row_fields;
-pub mod runtime;
-pub mod scheduled_task;
-pub mod spam_filter;
-pub mod ssh_key;
-pub mod sudo;
 pub mod vhost;
-pub mod web_access;
-pub mod web_domain;
 pub mod web_isolation;
 
 use std::sync::OnceLock;

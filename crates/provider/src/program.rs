@@ -5,7 +5,8 @@
 //! not exist on a platform maps to `None`, which `execute` turns into the typed
 //! `unsupported_on_platform` error before anything is started. Adding an executable means
 //! adding a variant here, a row in `path`, and a module under `programs/` with its typed
-//! arguments.
+//! arguments; a tool of a suite the node already runs (Postfix's) is a variant of that
+//! suite's own enum instead, in the suite's module (`docs/adding-a-family.md`).
 
 use std::fmt;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::platform::Platform;
 pub use crate::programs::php_fpm::PhpVersion;
+pub use crate::programs::postfix::PostfixTool;
 
 /// An executable the provider is allowed to run.
 ///
@@ -29,7 +31,10 @@ pub enum Program {
     Groupdel,
     /// `apache2ctl` on Debian, `apachectl` on CloudLinux.
     ApacheCtl,
-    Postfix,
+    /// One of Postfix's tools (`postfix`, `postmap`...), each named by the closed
+    /// [`PostfixTool`] enum, which keeps their paths and names beside their argv builders
+    /// (`programs/postfix.rs`).
+    Postfix(PostfixTool),
     Doveconf,
     /// The MariaDB/MySQL command-line client.
     Mariadb,
@@ -60,8 +65,6 @@ pub enum Program {
     Crontab,
     /// pure-ftpd's virtual-user tool (`mkdb` and `show` only).
     PurePw,
-    /// Postfix's table tool; the node runs only its query mode (`postmap -q`).
-    Postmap,
     /// Dovecot's administration tool: `doveadm reload` and `doveadm auth test`.
     Doveadm,
     /// Pigeonhole's Sieve compiler: every generated script is compiled before it is used.
@@ -111,38 +114,37 @@ impl TenantWork {
 
 impl Program {
     /// Every program, so tests can check the whole table.
-    pub const ALL: &'static [Program] = &[
-        Program::Useradd,
-        Program::Usermod,
-        Program::Userdel,
-        Program::Groupadd,
-        Program::Groupdel,
-        Program::ApacheCtl,
-        Program::Postfix,
-        Program::Doveconf,
-        Program::Mariadb,
-        Program::Openssl,
-        Program::OpendkimGenkey,
-        Program::Cagefsctl,
-        Program::Lvectl,
-        Program::Selectorctl,
-        Program::TenantWorker,
-        Program::LveSuwrapper,
-        Program::Visudo,
-        Program::PhpFpm(PhpVersion::V7_4),
-        Program::PhpFpm(PhpVersion::V8_0),
-        Program::PhpFpm(PhpVersion::V8_1),
-        Program::PhpFpm(PhpVersion::V8_2),
-        Program::PhpFpm(PhpVersion::V8_3),
-        Program::PhpFpm(PhpVersion::V8_4),
-        Program::Systemctl,
-        Program::Crontab,
-        Program::PurePw,
-        Program::Postmap,
-        Program::Doveadm,
-        Program::Sievec,
-        Program::Dbctl,
-    ];
+    pub fn all() -> impl Iterator<Item = Program> {
+        const ONE_EACH: &[Program] = &[
+            Program::Useradd,
+            Program::Usermod,
+            Program::Userdel,
+            Program::Groupadd,
+            Program::Groupdel,
+            Program::ApacheCtl,
+            Program::Doveconf,
+            Program::Mariadb,
+            Program::Openssl,
+            Program::OpendkimGenkey,
+            Program::Cagefsctl,
+            Program::Lvectl,
+            Program::Selectorctl,
+            Program::TenantWorker,
+            Program::LveSuwrapper,
+            Program::Visudo,
+            Program::Systemctl,
+            Program::Crontab,
+            Program::PurePw,
+            Program::Doveadm,
+            Program::Sievec,
+            Program::Dbctl,
+        ];
+        ONE_EACH
+            .iter()
+            .copied()
+            .chain(PhpVersion::ALL.iter().copied().map(Program::PhpFpm))
+            .chain(PostfixTool::ALL.iter().copied().map(Program::Postfix))
+    }
 
     /// The absolute path of the program on `platform`, or `None` where the platform has no
     /// such program (the caller answers `unsupported_on_platform`). The tenant worker has no
@@ -159,7 +161,7 @@ impl Program {
             (Groupdel, _) => Some("/usr/sbin/groupdel"),
             (ApacheCtl, Debian) => Some("/usr/sbin/apache2ctl"),
             (ApacheCtl, CloudLinux) => Some("/usr/sbin/apachectl"),
-            (Postfix, _) => Some("/usr/sbin/postfix"),
+            (Postfix(tool), _) => Some(tool.path()),
             (Doveconf, _) => Some("/usr/bin/doveconf"),
             (Mariadb, Debian) => Some("/usr/bin/mariadb"),
             // CloudLinux ships MariaDB or MySQL through MySQL Governor; `mysql` is the client
@@ -182,7 +184,6 @@ impl Program {
             // Debian's cron and CloudLinux's cronie both install it here.
             (Crontab, _) => Some("/usr/bin/crontab"),
             (PurePw, _) => Some("/usr/bin/pure-pw"),
-            (Postmap, _) => Some("/usr/sbin/postmap"),
             (Doveadm, _) => Some("/usr/bin/doveadm"),
             (Sievec, _) => Some("/usr/bin/sievec"),
             // governor-mysql installs it in /usr/sbin (beside db_governor and dbtop).
@@ -200,7 +201,7 @@ impl Program {
             Program::Groupadd => "groupadd",
             Program::Groupdel => "groupdel",
             Program::ApacheCtl => "apachectl",
-            Program::Postfix => "postfix",
+            Program::Postfix(tool) => tool.name(),
             Program::Doveconf => "doveconf",
             Program::Mariadb => "mariadb",
             Program::Openssl => "openssl",
@@ -215,7 +216,6 @@ impl Program {
             Program::Systemctl => "systemctl",
             Program::Crontab => "crontab",
             Program::PurePw => "pure-pw",
-            Program::Postmap => "postmap",
             Program::Doveadm => "doveadm",
             Program::Sievec => "sievec",
             Program::Dbctl => "dbctl",
@@ -243,9 +243,7 @@ impl Serialize for Program {
 impl<'de> Deserialize<'de> for Program {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let name = String::deserialize(d)?;
-        Program::ALL
-            .iter()
-            .copied()
+        Program::all()
             .find(|p| p.name() == name)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown program {name:?}")))
     }
@@ -265,7 +263,7 @@ mod tests {
 
     #[test]
     fn every_program_path_is_absolute_and_clean() {
-        for &program in Program::ALL {
+        for program in Program::all() {
             for &platform in Platform::ALL {
                 if let Some(path) = program.path(platform) {
                     assert!(path.starts_with('/'), "{program} on {platform}: {path}");
@@ -279,7 +277,7 @@ mod tests {
     #[test]
     fn program_names_are_unique_and_match_serde() {
         let mut seen = HashSet::new();
-        for &program in Program::ALL {
+        for program in Program::all() {
             assert!(seen.insert(program.name()), "duplicate name {program}");
             let json = serde_json::to_string(&program).unwrap();
             assert_eq!(json, format!("\"{}\"", program.name()));
@@ -314,7 +312,7 @@ mod tests {
         // A variant missing from ALL would escape the table tests above. This match stops
         // compiling when a variant is added, which is the reminder to list it in ALL and
         // update the count below.
-        for &program in Program::ALL {
+        for program in Program::all() {
             match program {
                 Program::Useradd
                 | Program::Usermod
@@ -322,7 +320,7 @@ mod tests {
                 | Program::Groupadd
                 | Program::Groupdel
                 | Program::ApacheCtl
-                | Program::Postfix
+                | Program::Postfix(_)
                 | Program::Doveconf
                 | Program::Mariadb
                 | Program::Openssl
@@ -337,17 +335,23 @@ mod tests {
                 | Program::Systemctl
                 | Program::Crontab
                 | Program::PurePw
-                | Program::Postmap
                 | Program::Doveadm
                 | Program::Sievec
                 | Program::Dbctl => {}
             }
         }
-        assert_eq!(Program::ALL.len(), 17 + PhpVersion::ALL.len() + 7);
+        let all: Vec<Program> = Program::all().collect();
+        assert_eq!(
+            all.len(),
+            22 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
+        );
         for &version in PhpVersion::ALL {
-            assert!(Program::ALL.contains(&Program::PhpFpm(version)));
+            assert!(all.contains(&Program::PhpFpm(version)));
         }
-        let unique: HashSet<_> = Program::ALL.iter().collect();
-        assert_eq!(unique.len(), Program::ALL.len());
+        for &tool in PostfixTool::ALL {
+            assert!(all.contains(&Program::Postfix(tool)));
+        }
+        let unique: HashSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), all.len());
     }
 }

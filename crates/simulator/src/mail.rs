@@ -24,7 +24,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use provider::{PostfixMap, Provider};
+use provider::{PostfixMap, PostfixTool, Provider};
 
 use super::{Outcome, unix_ms};
 
@@ -59,6 +59,14 @@ fn record(provider: &Provider, file: &str, what: &str) -> Outcome {
 fn has_control(line: &str) -> Option<char> {
     line.chars()
         .find(|&c| (c.is_control() && c != '\t') || c == '\u{7f}')
+}
+
+/// Postfix's tools, each by its own model.
+pub(super) fn postfix_tool(provider: &Provider, tool: PostfixTool, args: &[String]) -> Outcome {
+    match tool {
+        PostfixTool::Postfix => postfix(provider, args),
+        PostfixTool::Postmap => postmap(args),
+    }
 }
 
 pub(super) fn postfix(provider: &Provider, args: &[String]) -> Outcome {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use provider::{
-    AuditRecord, CONFIG_MODE, PhpVersion, Platform, Program, Provider, ProviderConfig,
+    AuditRecord, CONFIG_MODE, PhpVersion, Platform, PostfixTool, Program, Provider, ProviderConfig,
     ProviderError, read_audit_log,
 };
 use simulator::{
@@ -350,8 +350,8 @@ pub fn write_php_fpm_test_config(
 /// them must fail, not skip, on a machine without them (the test script installs them).
 pub fn require_mail_tools() {
     for (program, package) in [
-        (Program::Postfix, "postfix"),
-        (Program::Postmap, "postfix"),
+        (Program::Postfix(PostfixTool::Postfix), "postfix"),
+        (Program::Postfix(PostfixTool::Postmap), "postfix"),
         (Program::Doveconf, "dovecot-core"),
         (Program::Doveadm, "dovecot-core"),
         (Program::Sievec, "dovecot-sieve"),
@@ -369,8 +369,8 @@ pub fn require_mail_tools() {
 
 /// The mail programs started for real by [`write_mail_test_config`]'s users.
 pub const REAL_MAIL_PROGRAMS: &[Program] = &[
-    Program::Postfix,
-    Program::Postmap,
+    Program::Postfix(PostfixTool::Postfix),
+    Program::Postfix(PostfixTool::Postmap),
     Program::Doveconf,
     Program::Sievec,
     Program::OpendkimGenkey,

@@ -11,18 +11,47 @@ use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 
+/// Postfix's tools the node runs, as [`Program::Postfix`]: the same package installs each at
+/// `/usr/sbin/<name>` on both platforms, and every one of them takes `-c DIR` for a sysroot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PostfixTool {
+    /// `postfix check` and `postfix reload`.
+    Postfix,
+    /// The table tool; the node runs only its query mode (`postmap -q`).
+    Postmap,
+}
+
+impl PostfixTool {
+    /// Every tool, in the order `Program::all` lists them.
+    pub const ALL: &'static [PostfixTool] = &[PostfixTool::Postfix, PostfixTool::Postmap];
+
+    /// The stable name, used in the audit log, errors and serde.
+    pub fn name(self) -> &'static str {
+        match self {
+            PostfixTool::Postfix => "postfix",
+            PostfixTool::Postmap => "postmap",
+        }
+    }
+
+    /// Where the tool is on every platform.
+    pub fn path(self) -> &'static str {
+        match self {
+            PostfixTool::Postfix => "/usr/sbin/postfix",
+            PostfixTool::Postmap => "/usr/sbin/postmap",
+        }
+    }
+}
+
+const POSTFIX: Program = Program::Postfix(PostfixTool::Postfix);
+const POSTMAP: Program = Program::Postfix(PostfixTool::Postmap);
+
 impl Provider {
     /// `postfix [-c DIR] check`: `main.cf` and `master.cf` parse, and the directories and
     /// files Postfix needs have sane owners and modes.
     pub fn postfix_check(&self) -> Result<(), ProviderError> {
         let mut argv = self.postfix_config_argv();
         argv.arg("check");
-        self.execute(
-            Program::Postfix,
-            &argv,
-            None,
-            Program::Postfix.default_timeout(),
-        )?;
+        self.execute(POSTFIX, &argv, None, POSTFIX.default_timeout())?;
         Ok(())
     }
 
@@ -31,12 +60,7 @@ impl Provider {
     pub fn postfix_reload(&self) -> Result<(), ProviderError> {
         let mut argv = self.postfix_config_argv();
         argv.arg("reload");
-        self.execute(
-            Program::Postfix,
-            &argv,
-            None,
-            Program::Postfix.default_timeout(),
-        )?;
+        self.execute(POSTFIX, &argv, None, POSTFIX.default_timeout())?;
         Ok(())
     }
 
@@ -47,12 +71,7 @@ impl Provider {
         let mut spec = std::ffi::OsString::from("texthash:");
         spec.push(table);
         argv.arg("-q").arg(key).arg(spec);
-        match self.execute(
-            Program::Postmap,
-            &argv,
-            None,
-            Program::Postmap.default_timeout(),
-        ) {
+        match self.execute(POSTMAP, &argv, None, POSTMAP.default_timeout()) {
             Ok(out) => Ok(Some(
                 String::from_utf8_lossy(&out.stdout).trim_end().to_owned(),
             )),

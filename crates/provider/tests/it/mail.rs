@@ -62,7 +62,7 @@ fn real_postfix_checks_the_test_root_and_postmap_resolves_a_forwarder() {
         matches!(
             err,
             ProviderError::Failed {
-                program: Program::Postfix,
+                program: Program::Postfix(provider::PostfixTool::Postfix),
                 ..
             }
         ),
