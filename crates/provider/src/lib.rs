@@ -61,7 +61,8 @@ pub use programs::dbctl::{GovernorLimits, GovernorListed};
 pub use programs::lvectl::LveLimits;
 pub use programs::opendkim_genkey::{OPENDKIM_UNIT, parse_dkim_txt};
 pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
-pub use programs::postfix::PostfixTool;
+// Whole, so a tool added to the suite is reachable without listing it here.
+pub use programs::postfix::*;
 pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};
 pub use programs::selectorctl::{SelectorState, parse_extension_list};
 pub use programs::service_state::{ServiceUnit, UnitState};
