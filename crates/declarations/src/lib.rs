@@ -17,6 +17,10 @@
 //! The order of the list matters in one way: families are purged in reverse order of first
 //! appearance, so `account` comes first and is purged last.
 
+mod declare;
+pub mod example;
+pub mod resource;
+
 pub mod account;
 pub mod autoresponder;
 pub mod backup;
@@ -42,14 +46,6 @@ pub mod web_domain;
 use std::sync::OnceLock;
 
 use registry::Registry;
-
-/// A parse of a validated example value.
-pub(crate) fn ex<T: std::str::FromStr>(s: &str) -> T
-where
-    T::Err: std::fmt::Debug,
-{
-    s.parse().expect("valid example")
-}
 
 /// Calls `$callback!` with every operation type of the node, in declaration order: the one
 /// list. [`registry()`] builds the registry from it; the handlers build their table from it,
