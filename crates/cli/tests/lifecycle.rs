@@ -1,600 +1,583 @@
 //! The job lifecycle end to end, through the real runner binary: crashes at every point,
 //! seeded random histories, supersession and idempotency, hostile inbox rows, purge, tenant
 //! symlinks, tested and reverted vhosts, coalesced reloads, and the idle pass.
+//!
+//! The crash matrix, the seeded histories and the purge test find every operation in the
+//! declarations (`declarations::registry()`): its kind, its prerequisites and its examples
+//! give each its history, so a new family with examples is covered without a line here.
 
 mod common;
+#[path = "common/node_admin.rs"]
+mod node_admin;
+
+use std::collections::BTreeSet;
 
 use common::*;
-use registry::JobState;
+use registry::{Hex32, JobState, Kind, OperationEntry, Registry, Scope};
 use serde_json::{Value, json};
 use store::Admission;
 
-/// The histories the crash matrix replays: what must exist first, then the operation under
-/// test. Together they reach every crash point.
-fn scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
-    let account = || ensure_account(1, 10, "shop1");
-    let key = || ensure_key(2, 20, 10);
-    let domain = || ensure_domain(3, 30, 10, "shop.example.com");
-    let core = vec![
-        ("ensure_account", vec![], ensure_account(100, 10, "shop1")),
-        ("ensure_account (new shell)", vec![account()], {
-            let mut body = ensure_account(100, 10, "shop1");
-            body["resource"]["shell"] = json!("sh");
-            body
-        }),
-        (
-            "suspend_account",
-            vec![account()],
-            account_op(100, "suspend_account", 10),
-        ),
-        (
-            "set_account_password",
-            vec![account()],
-            json!({"request_id": id(100), "operation": "set_account_password",
-                   "resource": {"id": id(10), "password_hash": MAIL_HASH}}),
-        ),
-        (
-            "unsuspend_account",
-            vec![account(), account_op(4, "suspend_account", 10)],
-            account_op(100, "unsuspend_account", 10),
-        ),
-        (
-            "remove_account",
-            vec![account(), key(), domain()],
-            account_op(100, "remove_account", 10),
-        ),
-        ("ensure_ssh_key", vec![account()], ensure_key(100, 20, 10)),
-        (
-            "remove_ssh_key",
-            vec![account(), key()],
-            remove_key(100, 20, 10),
-        ),
-        (
-            "ensure_web_domain",
-            vec![account()],
-            ensure_domain(100, 30, 10, "shop.example.com"),
-        ),
-        (
-            "remove_web_domain",
-            vec![account(), domain()],
-            remove_domain(100, 30, 10),
-        ),
-        (
-            "ensure_ftp_account",
-            vec![account()],
-            ensure_ftp(100, 50, 10, "shop1.up", Some("web/up")),
-        ),
-        (
-            "remove_ftp_account",
-            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
-            remove_ftp(100, 50, 10),
-        ),
-        (
-            "set_ftp_account_password",
-            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
-            set_ftp_password(100, 50, 10, MAIL_HASH),
-        ),
-        (
-            "suspend_ftp_account",
-            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
-            mail_op(100, "suspend_ftp_account", 50, 10, json!({})),
-        ),
-        (
-            "unsuspend_ftp_account",
-            vec![
-                account(),
-                ensure_ftp(2, 50, 10, "shop1.up", None),
-                mail_op(3, "suspend_ftp_account", 50, 10, json!({})),
-            ],
-            mail_op(100, "unsuspend_ftp_account", 50, 10, json!({})),
-        ),
-        (
-            "remove_account (FTP)",
-            vec![account(), ensure_ftp(2, 50, 10, "shop1.up", None)],
-            account_op(100, "remove_account", 10),
-        ),
-        (
-            "observe_runtime",
-            vec![account()],
-            observe_runtime(100, &id(0xfeed).parse().unwrap()),
-        ),
-        (
-            "create_account_backup",
-            vec![account(), domain()],
-            create_backup(100, 70, 10),
-        ),
-        (
-            "restore_account_backup",
-            vec![account(), domain(), create_backup(4, 70, 10)],
-            // The blob is the setup's archive, uploaded by `upload_backup` below.
-            restore_backup(100, 71, 10, &"0".repeat(64)),
-        ),
-        (
-            "remove_account_backup",
-            vec![account(), create_backup(4, 70, 10)],
-            remove_backup(100, 70, 10),
-        ),
-        (
-            "remove_account (backup)",
-            vec![account(), create_backup(4, 70, 10)],
-            account_op(100, "remove_account", 10),
-        ),
-        (
-            "observe_account_usage",
-            vec![account(), domain()],
-            account_op(100, "observe_account_usage", 10),
-        ),
-        (
-            "rebuild_account",
-            vec![account(), key(), domain()],
-            account_op(100, "rebuild_account", 10),
-        ),
-        (
-            "remove_web_domain (with PHP)",
-            vec![account(), domain(), set_php_version(5, 30, 10, "8.2")],
-            remove_domain(100, 30, 10),
-        ),
-        (
-            "set_php_version",
-            vec![account(), domain()],
-            set_php_version(100, 30, 10, "8.2"),
-        ),
-        (
-            "remove_php_version",
-            vec![account(), domain(), set_php_version(5, 30, 10, "8.2")],
-            remove_php_version(100, 30, 10),
-        ),
-        (
-            "set_php_options",
-            vec![account(), domain(), set_php_version(5, 30, 10, "8.2")],
-            set_php_options(100, 10, 512),
-        ),
-        (
-            "set_php_extensions",
-            vec![account(), domain(), set_php_version(5, 30, 10, "8.2")],
-            set_php_extensions(100, 10, &["intl"]),
-        ),
-        (
-            "ensure_redirect",
-            vec![account(), domain()],
-            ensure_redirect(100, 50, 10, 30, "/old"),
-        ),
-        (
-            "remove_redirect",
-            vec![account(), domain(), ensure_redirect(6, 50, 10, 30, "/old")],
-            remove_redirect(100, 50, 10),
-        ),
-        (
-            "suspend_web_domain",
-            vec![account(), domain()],
-            domain_suspension(100, "suspend_web_domain", 30, 10),
-        ),
-        (
-            "unsuspend_web_domain",
-            vec![
-                account(),
-                domain(),
-                domain_suspension(7, "suspend_web_domain", 30, 10),
-            ],
-            domain_suspension(100, "unsuspend_web_domain", 30, 10),
-        ),
-        (
-            "ensure_protected_directory",
-            vec![account(), domain()],
-            ensure_protected(100, 70, 10, 30, "staff"),
-        ),
-        (
-            "remove_protected_directory",
-            vec![
-                account(),
-                domain(),
-                ensure_protected(6, 70, 10, 30, "staff"),
-            ],
-            remove_protected(100, 70, 10),
-        ),
-        (
-            "ensure_ip_block",
-            vec![account(), domain()],
-            ensure_ip_block(100, 30, 10, &["192.0.2.0/24"]),
-        ),
-        (
-            "remove_ip_block",
-            vec![
-                account(),
-                domain(),
-                ensure_ip_block(6, 30, 10, &["192.0.2.1"]),
-            ],
-            remove_ip_block(100, 30, 10),
-        ),
-        (
-            "ensure_scheduled_task",
-            vec![account()],
-            ensure_task(100, 60, 10, "*/5 * * * *"),
-        ),
-        (
-            "remove_scheduled_task",
-            vec![account(), ensure_task(8, 60, 10, "@daily")],
-            remove_task(100, 60, 10),
-        ),
-        (
-            "remove_account (every family)",
-            vec![
-                account(),
-                key(),
-                domain(),
-                set_php_version(5, 30, 10, "8.2"),
-                set_php_options(6, 10, 256),
-                ensure_redirect(7, 50, 10, 30, "/"),
-                ensure_task(8, 60, 10, "@daily"),
-                ensure_protected(9, 70, 10, 30, "staff"),
-                ensure_ip_block(11, 30, 10, &["192.0.2.1"]),
-            ],
-            account_op(100, "remove_account", 10),
-        ),
-        (
-            "ensure_certificate",
-            vec![account(), domain()],
-            ensure_cert(100, 80, 10, 30),
-        ),
-        (
-            "remove_certificate",
-            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
-            remove_cert(100, 80, 10),
-        ),
-        (
-            "ensure_certificate (bundle)",
-            vec![account(), domain()],
-            ensure_bundle_cert(100, 80, 10, 30, &shared_bundle().1),
-        ),
-        (
-            "renew_certificate",
-            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
-            renew_cert(100, 80, 10),
-        ),
-        (
-            "observe_certificates",
-            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
-            observe_certs(100, 10),
-        ),
-        (
-            "remove_account (certificate)",
-            vec![account(), domain(), ensure_cert(6, 80, 10, 30)],
-            account_op(100, "remove_account", 10),
-        ),
-        (
-            "observe_php_versions",
-            vec![],
-            observe_php(&id(0xfeed).parse().unwrap(), 100),
-        ),
-    ];
-    let db = || ensure_db(5, 50, 10, "main");
-    let user = || ensure_db_user(6, 60, 10, "app", SECRET_HASH);
-    let grant = || ensure_grant(7, 70, 10, 50, 60, "all");
-    let quota = || set_quota(8, 10, 1);
-    let mysql = vec![
-        (
-            "ensure_mysql_database",
-            vec![account()],
-            ensure_db(100, 50, 10, "main"),
-        ),
-        (
-            "remove_mysql_database",
-            vec![account(), db(), user(), grant()],
-            remove_db(100, 50, 10),
-        ),
-        (
-            "set_mysql_quota (over)",
-            vec![account(), db(), user(), grant()],
-            set_quota(100, 10, 1),
-        ),
-        (
-            "observe_mysql_usage (over)",
-            vec![account(), db(), user(), grant(), quota()],
-            account_op(100, "observe_mysql_usage", 10),
-        ),
-        (
-            "ensure_mysql_user",
-            vec![account(), db()],
-            ensure_db_user(100, 60, 10, "app", SECRET_HASH),
-        ),
-        (
-            "set_mysql_user_password",
-            vec![account(), user()],
-            set_db_password(100, 60, 10, "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19"),
-        ),
-        (
-            "remove_mysql_user",
-            vec![account(), db(), user(), grant()],
-            remove_db_user(100, 60, 10),
-        ),
-        (
-            "ensure_mysql_grant",
-            vec![account(), db(), user()],
-            ensure_grant(100, 70, 10, 50, 60, "read_write"),
-        ),
-        (
-            "remove_mysql_grant",
-            vec![account(), db(), user(), grant()],
-            remove_grant(100, 70, 10),
-        ),
-        (
-            "remove_account (mysql)",
-            vec![account(), db(), user(), grant()],
-            account_op(100, "remove_account", 10),
-        ),
-    ];
-    let md = || ensure_mail_domain(5, 50, 10, "shop.example.com");
-    let mb = || ensure_mailbox(6, 51, 10, "shop.example.com", "info");
-    let fw = || ensure_forwarder(7, 52, 10, "sales@shop.example.com");
-    let ar = || ensure_autoresponder(8, 53, 10, 51);
-    let dk = || ensure_dkim(9, 54, 10, "shop.example.com");
-    let mail = vec![
-        (
-            "ensure_mail_domain",
-            vec![account()],
-            ensure_mail_domain(100, 50, 10, "shop.example.com"),
-        ),
-        (
-            "remove_mail_domain",
-            vec![account(), md()],
-            mail_op(100, "remove_mail_domain", 50, 10, json!({})),
-        ),
-        (
-            "set_mail_sending_gate",
-            vec![account(), md()],
-            mail_op(100, "set_mail_sending_gate", 50, 10, json!({"open": true})),
-        ),
-        (
-            "set_mail_catch_all",
-            vec![account(), md(), mb()],
-            mail_op(
-                100,
-                "set_mail_catch_all",
-                50,
-                10,
-                json!({"mailbox": "info"}),
-            ),
-        ),
-        (
-            "ensure_mailbox",
-            vec![account(), md()],
-            ensure_mailbox(100, 51, 10, "shop.example.com", "info"),
-        ),
-        (
-            "remove_mailbox",
-            vec![account(), md(), mb()],
-            mail_op(100, "remove_mailbox", 51, 10, json!({})),
-        ),
-        (
-            "set_mailbox_password",
-            vec![account(), md(), mb()],
-            mail_op(
-                100,
-                "set_mailbox_password",
-                51,
-                10,
-                json!({"password": MAIL_HASH}),
-            ),
-        ),
-        (
-            "suspend_mailbox",
-            vec![account(), md(), mb()],
-            mail_op(100, "suspend_mailbox", 51, 10, json!({})),
-        ),
-        (
-            "unsuspend_mailbox",
-            vec![
-                account(),
-                md(),
-                mb(),
-                mail_op(7, "suspend_mailbox", 51, 10, json!({})),
-            ],
-            mail_op(100, "unsuspend_mailbox", 51, 10, json!({})),
-        ),
-        (
-            "observe_mailbox_usage",
-            vec![account(), md(), mb()],
-            mail_op(100, "observe_mailbox_usage", 51, 10, json!({})),
-        ),
-        (
-            "ensure_mail_forwarder",
-            vec![account(), md()],
-            ensure_forwarder(100, 52, 10, "sales@shop.example.com"),
-        ),
-        (
-            "remove_mail_forwarder",
-            vec![account(), md(), fw()],
-            mail_op(100, "remove_mail_forwarder", 52, 10, json!({})),
-        ),
-        (
-            "ensure_autoresponder",
-            vec![account(), md(), mb()],
-            ensure_autoresponder(100, 53, 10, 51),
-        ),
-        (
-            "remove_autoresponder",
-            vec![account(), md(), mb(), ar()],
-            mail_op(100, "remove_autoresponder", 53, 10, json!({})),
-        ),
-        (
-            "ensure_dkim_key",
-            vec![account(), md()],
-            ensure_dkim(100, 54, 10, "shop.example.com"),
-        ),
-        (
-            "remove_dkim_key",
-            vec![account(), md(), dk()],
-            mail_op(100, "remove_dkim_key", 54, 10, json!({})),
-        ),
-        (
-            "set_spam_filter",
-            vec![account(), md()],
-            set_spam(100, 55, 10, "shop.example.com", "strict"),
-        ),
-        (
-            "remove_account (mail)",
-            vec![account(), md(), mb(), fw(), ar(), dk()],
-            account_op(100, "remove_account", 10),
-        ),
-    ];
-    let mut all = core;
-    all.extend(mysql);
-    all.extend(mail);
-    all
+// ---------------------------------------------------------------------------------------
+// Requests from the declarations.
+
+fn registry() -> &'static Registry {
+    declarations::registry()
 }
 
-/// The Sim has no tables to measure: the quota scenarios give the database 2 MiB.
-fn fill_sim_database(node: &Node, name: &str) {
-    if name.contains("(over)") {
-        testkit::sim_set_mariadb_size(&node.provider, "shop1_main", 2 << 20).unwrap();
+fn operation(name: &str) -> &'static dyn OperationEntry {
+    registry()
+        .operation(name)
+        .unwrap_or_else(|| panic!("{name} is not declared"))
+}
+
+/// The operation a request body is for.
+fn operation_of(body: &Value) -> &'static dyn OperationEntry {
+    operation(
+        body["operation"]
+            .as_str()
+            .or(body["action"].as_str())
+            .expect("a request names its operation"),
+    )
+}
+
+/// The id the harness gives every node (`Node::new`): node-scope requests name it.
+fn node_id() -> Hex32 {
+    id(0xfeed).parse().unwrap()
+}
+
+/// Request `request_id` of `op` for `resource`, in its scope's envelope.
+fn envelope(op: &dyn OperationEntry, request_id: u64, resource: Value) -> Value {
+    match op.scope() {
+        Scope::Tenant => json!({"request_id": id(request_id), "operation": op.name(),
+                                "resource": resource}),
+        Scope::Node => json!({"request_id": id(request_id), "action": op.name(),
+                              "node_id": node_id(), "resource": resource}),
     }
 }
 
-/// A restore's blob is the archive its setup made: put into blobs/in as the API would, and
-/// named in the request.
-fn upload_backup(node: &Node, mut target: Value) -> Value {
-    if target["operation"] == "restore_account_backup" {
-        let row = node
-            .state()
-            .resource("backup", &id(70).parse().unwrap())
-            .unwrap()
-            .expect("the setup made a backup");
-        let blob = row.data["blob"].as_str().unwrap();
-        let bytes = std::fs::read(node.layout.blobs_out().join(blob)).unwrap();
-        assert_eq!(node.put_blob(&bytes), blob);
-        target["resource"]["blob"] = json!(blob);
-    }
-    target
+/// The family every tenant resource belongs to: the one whose declaring operation follows
+/// nothing (the account).
+fn root_family() -> &'static str {
+    registry()
+        .operations()
+        .find(|op| {
+            op.scope() == Scope::Tenant
+                && op.kind().declares()
+                && registry().prerequisites(op.name()).is_empty()
+        })
+        .expect("a tenant family declares its resources from nothing")
+        .family()
 }
 
-/// The same on the `cloudlinux` profile, for the operations only it supports.
-fn cloudlinux_scenarios() -> Vec<(&'static str, Vec<Value>, Value)> {
-    let account = || ensure_account(1, 10, "shop1");
-    vec![
-        (
-            "set_account_limits",
-            vec![account()],
-            set_limits(100, 10, 150),
-        ),
-        (
-            "set_account_isolation",
-            vec![account()],
-            set_isolation(100, 10, true),
-        ),
-        (
-            "remove_account (limits, CageFS)",
-            vec![account(), set_limits(2, 10, 50), set_isolation(3, 10, true)],
-            account_op(100, "remove_account", 10),
-        ),
-        (
-            "rebuild_account (limits, CageFS)",
-            vec![account(), set_limits(2, 10, 50), set_isolation(3, 10, true)],
-            account_op(100, "rebuild_account", 10),
-        ),
-    ]
+/// The root family's removal and rebuild act on everything the account owns.
+fn acts_on_everything(op: &dyn OperationEntry) -> bool {
+    op.family() == root_family() && matches!(op.kind(), Kind::Remove | Kind::Action)
+}
+
+/// The families whose declaration follows `family`'s (a redirect, a PHP version, a
+/// certificate build on a web domain).
+fn built_on(family: &str) -> Vec<&'static str> {
+    let Some(base) = registry().declaring(family) else {
+        return Vec::new();
+    };
+    registry()
+        .families()
+        .iter()
+        .filter(|g| g.name != family)
+        .filter(|g| {
+            registry().declaring(g.name).is_some_and(|d| {
+                registry()
+                    .prerequisites(d.name())
+                    .iter()
+                    .any(|p| p.name() == base.name())
+            })
+        })
+        .map(|g| g.name)
+        .collect()
+}
+
+/// Every tenant operation of `kinds`, each after its prerequisites, each once: with the
+/// declaring kinds, one of everything an account can own. Snapshots come last, so that they
+/// hold the rest. `skip`: operations the platform refuses, left out with what follows them.
+fn every_family(kinds: &[Kind], skip: &BTreeSet<&str>) -> Vec<&'static dyn OperationEntry> {
+    let mut out: Vec<&'static dyn OperationEntry> = Vec::new();
+    let wanted = registry()
+        .operations()
+        .filter(|op| op.scope() == Scope::Tenant && kinds.contains(&op.kind()));
+    let (snapshots, rest): (Vec<_>, Vec<_>) = wanted.partition(|op| op.kind() == Kind::Snapshot);
+    for op in rest.into_iter().chain(snapshots) {
+        let mut chain = registry().prerequisites(op.name());
+        chain.push(op);
+        if chain.iter().any(|o| skip.contains(o.name())) {
+            continue;
+        }
+        for o in chain {
+            if !out.iter().any(|x| x.name() == o.name()) {
+                out.push(o);
+            }
+        }
+    }
+    out
+}
+
+/// Requests 1, 2, ... of these operations, for these resources.
+fn examples_of(ops: &[(&dyn OperationEntry, Value)]) -> Vec<Value> {
+    ops.iter()
+        .enumerate()
+        .map(|(i, (op, resource))| envelope(*op, 1 + i as u64, resource.clone()))
+        .collect()
+}
+
+/// A request that names a blob names one the node has: a restore (its family's declaring
+/// operation is a snapshot), the archive the setup's snapshot made, put into blobs/in as the
+/// API would; any other (a certificate bundle), the bundle every node of this test is given.
+fn with_blob(node: &Node, setup: &[Value], mut body: Value) -> Value {
+    if body["resource"].get("blob").is_none() {
+        return body;
+    }
+    let op = operation_of(&body);
+    let snapshot = registry()
+        .declaring(op.family())
+        .filter(|d| d.kind() == Kind::Snapshot && d.name() != op.name());
+    let blob = match snapshot {
+        Some(snapshot) => {
+            let made = setup
+                .iter()
+                .find(|b| operation_of(b).name() == snapshot.name())
+                .unwrap_or_else(|| panic!("{} follows no {}", op.name(), snapshot.name()));
+            let job = node
+                .state()
+                .job(made["request_id"].as_str().unwrap())
+                .unwrap()
+                .expect("the setup's snapshot ran");
+            let blob = job.result.expect("a snapshot's result")["blob"]
+                .as_str()
+                .expect("a snapshot's result names its blob")
+                .to_owned();
+            let bytes = std::fs::read(node.layout.blobs_out().join(&blob)).unwrap();
+            assert_eq!(node.put_blob(&bytes), blob);
+            blob
+        }
+        None => shared_bundle().1.clone(),
+    };
+    body["resource"]["blob"] = json!(blob);
+    body
+}
+
+/// A node for the crash matrix and the seeded histories, of the profile asked for: Debian, or
+/// CloudLinux with MySQL Governor (the example limits include the database's); with the
+/// certificate bundle in blobs/in, and the local administrators a sudo allowlist names.
+fn matrix_node(cloudlinux: bool) -> Node {
+    let node = if cloudlinux {
+        let node = Node::cloudlinux();
+        testkit::seed_mysql_governor(&node.provider).unwrap();
+        node
+    } else {
+        Node::new()
+    };
+    node.upload_blob(shared_bundle().0.as_bytes());
+    node_admin::seed_admins(&node);
+    node
+}
+
+/// The Sim has no tables to measure: every database there is given 2 GiB, more than the
+/// example quota, so that the quota's scenarios are over it.
+fn fill_sim_databases(node: &Node) {
+    let contents = testkit::sim_mariadb_contents(&node.provider).unwrap();
+    for db in contents.databases {
+        testkit::sim_set_mariadb_size(&node.provider, &db, 2 << 30).unwrap();
+    }
+}
+
+/// Splits a setup into passes: a request goes into the first pass after every earlier request
+/// for its resource (one pass takes no two requests for one job key: they would supersede
+/// each other), and never before a request it follows (within a pass, an account's jobs run
+/// in admission order, each seeing the earlier ones recorded).
+fn passes(setup: &[Value]) -> Vec<Vec<&Value>> {
+    let key = |body: &Value| (operation_of(body).family(), body["resource"]["id"].clone());
+    let mut pass_of: Vec<usize> = Vec::new();
+    for (i, body) in setup.iter().enumerate() {
+        let follows = registry().prerequisites(operation_of(body).name());
+        let mut pass = 0;
+        for (j, earlier) in setup[..i].iter().enumerate() {
+            if key(earlier) == key(body) {
+                pass = pass.max(pass_of[j] + 1);
+            }
+            if follows
+                .iter()
+                .any(|o| o.name() == operation_of(earlier).name())
+            {
+                pass = pass.max(pass_of[j]);
+            }
+        }
+        pass_of.push(pass);
+    }
+    let count = pass_of.iter().max().map_or(0, |m| m + 1);
+    (0..count)
+        .map(|p| {
+            setup
+                .iter()
+                .zip(&pass_of)
+                .filter(|(_, q)| **q == p)
+                .map(|(b, _)| b)
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether the node's platform refused the job: an operation only another profile offers.
+fn refused_by_platform(job: &registry::JobView) -> bool {
+    job.error
+        .as_ref()
+        .is_some_and(|e| e.code == "unsupported_on_platform")
+}
+
+/// Admits requests exactly as the API does (validated, then group-committed), through an
+/// inbox whose writer is gone when this returns: its SQLite connection, the last on the
+/// write-ahead log, removes the log's files by name when it closes, and the crash matrix
+/// replaces the node's files between runs.
+fn admit(node: &Node, bodies: &[Value]) {
+    let (inbox, writer) = store::Inbox::open(&node.layout.inbox_db()).unwrap();
+    for body in bodies {
+        let job = registry()
+            .validate(body.to_string().as_bytes(), &node.node_id)
+            .expect("a valid request");
+        let admission = inbox.admit_blocking(job).unwrap();
+        assert!(
+            matches!(admission, Admission::Received { .. }),
+            "{body}: {admission:?}"
+        );
+    }
+    drop(inbox);
+    writer.join().expect("the inbox writer ends");
+}
+
+/// Applies a setup in as few passes as can hold it; every request must succeed. `Err(op)`:
+/// the node's platform refuses `op` (`unsupported_on_platform`).
+fn apply_setup(node: &Node, setup: &[Value]) -> Result<(), &'static str> {
+    for pass in passes(setup) {
+        let bodies: Vec<Value> = pass
+            .iter()
+            .map(|body| with_blob(node, setup, (*body).clone()))
+            .collect();
+        admit(node, &bodies);
+        node.pass();
+        let state = node.state();
+        for body in pass {
+            let job = state
+                .job(body["request_id"].as_str().unwrap())
+                .unwrap()
+                .expect("a setup request became a job");
+            match job.state {
+                JobState::Succeeded => {}
+                JobState::Failed if refused_by_platform(&job) => {
+                    return Err(operation_of(body).name());
+                }
+                _ => panic!("the setup request {body} ended as {job:?}"),
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// The crash matrix.
+
+/// A history the crash matrix replays: what must exist first, then the request under test,
+/// and the crash points that request can pass.
+struct Scenario {
+    name: String,
+    setup: Vec<Value>,
+    target: Value,
+    points: Vec<&'static str>,
+    cloudlinux: bool,
+}
+
+impl Scenario {
+    /// `op` for `resource` after `before`: the target is request 0x100, after the setup's.
+    fn new(
+        name: String,
+        before: &[(&dyn OperationEntry, Value)],
+        op: &dyn OperationEntry,
+        resource: Value,
+    ) -> Scenario {
+        Scenario {
+            name,
+            setup: examples_of(before),
+            target: envelope(op, 0x100, resource),
+            points: crash::ALL
+                .iter()
+                .copied()
+                .filter(|p| can_reach(op, p))
+                .collect(),
+            cloudlinux: false,
+        }
+    }
+}
+
+/// One scenario for each operation's example, after the examples of its prerequisites, and
+/// one for each of its other examples, applied over the example. The operations that act on
+/// everything an account owns are [`whole_account_scenarios`].
+fn operation_scenarios() -> Vec<Scenario> {
+    let mut out = Vec::new();
+    for op in registry()
+        .operations()
+        .filter(|op| !acts_on_everything(*op))
+    {
+        let before: Vec<(&dyn OperationEntry, Value)> = registry()
+            .prerequisites(op.name())
+            .into_iter()
+            .map(|p| (p, p.example()))
+            .collect();
+        out.push(Scenario::new(
+            op.name().to_owned(),
+            &before,
+            op,
+            op.example(),
+        ));
+        for (i, other) in op.other_examples().into_iter().enumerate() {
+            let mut over = before.clone();
+            over.push((op, op.example()));
+            out.push(Scenario::new(
+                format!("{} (example {})", op.name(), i + 2),
+                &over,
+                op,
+                other,
+            ));
+        }
+    }
+    out
+}
+
+/// The account's removal and rebuild over one of everything an account owns, every setting
+/// made: on Debian without what it refuses (`refused`), and on CloudLinux with MySQL Governor
+/// with all of it.
+fn whole_account_scenarios(refused: &BTreeSet<&str>) -> Vec<Scenario> {
+    let kinds = [Kind::Declare, Kind::Set, Kind::Snapshot];
+    let mut out = Vec::new();
+    for op in registry().operations().filter(|op| acts_on_everything(*op)) {
+        let mut platforms = vec![(false, refused.clone())];
+        if !refused.is_empty() {
+            platforms.push((true, BTreeSet::new()));
+        }
+        for (cloudlinux, skip) in platforms {
+            let before: Vec<(&dyn OperationEntry, Value)> = every_family(&kinds, &skip)
+                .into_iter()
+                .map(|o| (o, o.example()))
+                .collect();
+            let mut scenario = Scenario::new(
+                format!(
+                    "{} (every family{})",
+                    op.name(),
+                    if cloudlinux { ", cloudlinux" } else { "" }
+                ),
+                &before,
+                op,
+                op.example(),
+            );
+            scenario.cloudlinux = cloudlinux;
+            out.push(scenario);
+        }
+    }
+    out
+}
+
+/// Whether `op` can pass `point`: the runner's own points, always; otherwise a point of its
+/// family or its family's module (the families of one module share points: `mysql.`,
+/// `mail.`, `php.`), or of a family that builds on its family (a web domain's vhost carries
+/// its PHP handler, redirects, access rules and certificate). The account's removal and
+/// rebuild act on every family. Skipping the others keeps the matrix to runs that can crash
+/// somewhere new.
+fn can_reach(op: &dyn OperationEntry, point: &str) -> bool {
+    let runner = ["ingest.", "claim.", "apply.", "batch.", "complete."];
+    if runner.iter().any(|p| point.starts_with(p)) || acts_on_everything(op) {
+        return true;
+    }
+    let prefix = point.split('.').next().unwrap_or_default();
+    let mut families = vec![op.family()];
+    // Every tenant family builds on the account: only its removal and rebuild reach theirs.
+    if op.family() != root_family() {
+        families.extend(built_on(op.family()));
+    }
+    registry()
+        .families()
+        .iter()
+        .filter(|f| families.contains(&f.name))
+        .any(|f| f.name == prefix || f.module.as_str() == prefix)
+}
+
+/// A node as a scenario's setup left it, and a copy of its whole directory (sysroot and data
+/// directory, with owners and modes), so that every crash run of the scenario starts from
+/// exactly that without applying the setup again. The copy goes back to the same path: the
+/// node's files name their own paths.
+struct SetUp {
+    node: Node,
+    copy: tempfile::TempDir,
+}
+
+impl SetUp {
+    /// Applies `scenario`'s setup on a new node. `Err(op)`: a Debian node refuses `op`.
+    fn new(scenario: &Scenario, cloudlinux: bool) -> Result<SetUp, &'static str> {
+        let node = matrix_node(cloudlinux);
+        match apply_setup(&node, &scenario.setup) {
+            Err(op) if !cloudlinux => return Err(op),
+            Err(op) => panic!(
+                "{}: the setup's {op} is refused on both platforms",
+                scenario.name
+            ),
+            Ok(()) => {}
+        }
+        fill_sim_databases(&node);
+        let copy = tempfile::tempdir().unwrap();
+        copy_tree(node.dir.path(), copy.path());
+        Ok(SetUp { node, copy })
+    }
+
+    /// The node, holding exactly what the setup left.
+    fn node(&mut self) -> &mut Node {
+        for entry in std::fs::read_dir(self.node.dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+        copy_tree(self.copy.path(), self.node.dir.path());
+        &mut self.node
+    }
+
+    fn cloudlinux(&self) -> bool {
+        self.node.platform == provider::Platform::CloudLinux
+    }
+}
+
+/// Copies the contents of `from` into `to`: directories, files and symlinks, with their
+/// modes and owners (the tenant's files are the tenant's).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let meta = std::fs::symlink_metadata(&source).unwrap();
+        if meta.file_type().is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&source).unwrap(), &target).unwrap();
+            std::os::unix::fs::lchown(&target, Some(meta.uid()), Some(meta.gid())).unwrap();
+            continue;
+        }
+        if meta.is_dir() {
+            std::fs::create_dir(&target).unwrap();
+            copy_tree(&source, &target);
+        } else {
+            std::fs::copy(&source, &target).unwrap();
+        }
+        std::os::unix::fs::chown(&target, Some(meta.uid()), Some(meta.gid())).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(meta.mode())).unwrap();
+    }
+}
+
+/// One crash run: from the scenario's setup, the request under test with the runner killed
+/// at `point`, then a normal pass, after which the request must have succeeded and the node
+/// converged. `Ok(crashed)`; `Err(op)` when a Debian node refuses `op` as
+/// `unsupported_on_platform`.
+fn crash_run(scenario: &Scenario, setup: &mut SetUp, point: &str) -> Result<bool, &'static str> {
+    let cloudlinux = setup.cloudlinux();
+    let node = setup.node();
+    let name = &scenario.name;
+    let on = if cloudlinux { " (cloudlinux)" } else { "" };
+    let target = with_blob(node, &scenario.setup, scenario.target.clone());
+    admit(node, std::slice::from_ref(&target));
+    // The crash leaves at most a hot journal: root's next open rolls it back.
+    let crashed = !node.run(Some(point)).success();
+    node.pass();
+    let rid = target["request_id"].as_str().unwrap();
+    let job = node
+        .state()
+        .job(rid)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{name}{on} at {point}: the job was lost"));
+    if refused_by_platform(&job) && !cloudlinux {
+        return Err(operation_of(&target).name());
+    }
+    assert_eq!(
+        job.state,
+        JobState::Succeeded,
+        "{name}{on} at {point}: {job:?}"
+    );
+    node.check_converged();
+    node_admin::check_sudo_converged(node);
+    Ok(crashed)
+}
+
+/// What the matrix has run and reached so far.
+#[derive(Default)]
+struct Matrix {
+    reached: BTreeSet<&'static str>,
+    runs: usize,
+    expected_runs: usize,
+    /// Operations a Debian node refused: their scenarios ran on CloudLinux.
+    refused_on_debian: BTreeSet<&'static str>,
+}
+
+impl Matrix {
+    /// Crashes `scenario` at each of its points, each run from the one setup. A Debian node
+    /// refusing one of its requests shows in the setup or on the first run: the scenario then
+    /// runs on CloudLinux.
+    fn crash(&mut self, scenario: &Scenario) {
+        self.expected_runs += scenario.points.len();
+        let mut cloudlinux = scenario.cloudlinux;
+        'platform: loop {
+            let mut setup = match SetUp::new(scenario, cloudlinux) {
+                Ok(setup) => setup,
+                Err(op) => {
+                    self.refused_on_debian.insert(op);
+                    cloudlinux = true;
+                    continue;
+                }
+            };
+            for (done, point) in scenario.points.iter().enumerate() {
+                match crash_run(scenario, &mut setup, point) {
+                    Ok(crashed) => {
+                        if crashed {
+                            self.reached.insert(point);
+                        }
+                        self.runs += 1;
+                    }
+                    Err(op) => {
+                        assert_eq!(done, 0, "{}: {op} refused after {done} runs", scenario.name);
+                        self.refused_on_debian.insert(op);
+                        cloudlinux = true;
+                        continue 'platform;
+                    }
+                }
+            }
+            return;
+        }
+    }
 }
 
 #[test]
 fn crash_matrix_converges_at_every_point() {
-    let mut reached = std::collections::BTreeSet::new();
-    let mut runs = 0;
-    let mut expected_runs = 0;
-    let all = scenarios()
-        .into_iter()
-        .map(|s| (false, s))
-        .chain(cloudlinux_scenarios().into_iter().map(|s| (true, s)));
-    for (cloudlinux, (name, setup, target)) in all {
-        let op = target["operation"]
-            .as_str()
-            .or(target["action"].as_str())
-            .unwrap();
-        let points: Vec<&&str> = crash::ALL.iter().filter(|p| can_reach(op, p)).collect();
-        expected_runs += points.len();
-        for point in points {
-            let mut node = if cloudlinux {
-                Node::cloudlinux()
-            } else {
-                Node::new()
-            };
-            // One pass per setup request: requests for the same resource in one pass would
-            // supersede each other.
-            for body in &setup {
-                node.submit(body);
-                node.pass();
-            }
-            fill_sim_database(&node, name);
-            node.upload_blob(shared_bundle().0.as_bytes());
-            let target = upload_backup(&node, target.clone());
-            node.submit(&target);
-            let crashed = node.run(Some(point));
-            if !crashed.success() {
-                reached.insert(*point);
-                // The crash left at most a hot journal: root's next open rolls it back.
-            }
-            node.pass();
-            runs += 1;
-            let rid = target["request_id"].as_str().unwrap();
-            let state = node.state();
-            let job = state
-                .job(rid)
-                .unwrap()
-                .unwrap_or_else(|| panic!("{name} at {point}: the job was lost"));
-            assert_eq!(job.state, JobState::Succeeded, "{name} at {point}: {job:?}");
-            node.check_converged();
-        }
+    let mut matrix = Matrix::default();
+    for scenario in operation_scenarios() {
+        matrix.crash(&scenario);
+    }
+    for scenario in whole_account_scenarios(&matrix.refused_on_debian.clone()) {
+        matrix.crash(&scenario);
     }
     let missed: Vec<_> = crash::ALL
         .iter()
-        .filter(|p| !reached.contains(*p))
+        .filter(|p| !matrix.reached.contains(*p))
         .collect();
     assert!(
         missed.is_empty(),
         "crash points no scenario reaches: {missed:?}"
     );
-    assert_eq!(runs, expected_runs);
+    assert_eq!(matrix.runs, matrix.expected_runs);
 }
 
-/// Whether `operation` can pass `point`: the runner's own points, always; a family's points,
-/// for the operations that touch that family (`remove_account` purges them all). Skipping the
-/// others keeps the matrix to runs that can crash somewhere new.
-fn can_reach(operation: &str, point: &str) -> bool {
-    let runner = ["ingest.", "claim.", "apply.", "batch.", "complete."];
-    if runner.iter().any(|p| point.starts_with(p)) {
-        return true;
-    }
-    // Removing or rebuilding an account touches every family.
-    if matches!(operation, "remove_account" | "rebuild_account") {
-        return true;
-    }
-    let families: &[&str] = match operation {
-        "ensure_account"
-        | "suspend_account"
-        | "unsuspend_account"
-        | "set_account_password"
-        | "set_account_limits"
-        | "set_account_isolation"
-        | "observe_account_usage" => &["account."],
-        op if op.contains("mysql") => &["mysql."],
-        op if op.contains("ftp") => &["ftp_account."],
-        op if op.contains("backup") => &["backup."],
-        op if ["mail", "autoresponder", "dkim", "spam"]
-            .iter()
-            .any(|f| op.contains(f)) =>
-        {
-            &["mail.", "autoresponder.", "dkim_key."]
-        }
-        "ensure_ssh_key" | "remove_ssh_key" => &["ssh_key."],
-        "ensure_scheduled_task" | "remove_scheduled_task" => &["scheduled_task."],
-        "observe_php_versions" => &[],
-        "ensure_certificate" | "remove_certificate" | "renew_certificate" => &["certificate."],
-        "observe_certificates" => &[],
-        op if op.contains("protected_directory") || op.contains("ip_block") => {
-            &["protected_directory.", "ip_block."]
-        }
-        _ => &["web_domain.", "redirect.", "php."],
-    };
-    families.iter().any(|p| point.starts_with(p))
-}
+// ---------------------------------------------------------------------------------------
+// The seeded histories.
 
 /// A small deterministic generator, so a failing history can be replayed from its seed.
 struct SplitMix(u64);
@@ -611,245 +594,63 @@ impl SplitMix {
     }
 }
 
-fn random_request(rng: &mut SplitMix, req: u64) -> Value {
-    let account = 10 + rng.below(2);
-    let user = if account == 10 { "alpha" } else { "beta" };
-    let thing = rng.below(2);
-    let db = 60 + account * 2 + thing;
-    let db_user = 80 + account * 2 + thing;
-    let grant = 100 + account * 2 + thing;
-    let domain = 40 + account * 2 + thing;
-    let mail_domain = format!("m{account}.example.com");
-    let box_id = 160 + account * 2 + thing;
-    match rng.below(64) {
-        9 | 10 => ensure_db(req, db, account, &format!("db{thing}")),
-        11 => remove_db(req, db, account),
-        12 => ensure_db_user(req, db_user, account, &format!("u{thing}"), SECRET_HASH),
-        13 => match rng.below(2) {
-            0 => remove_db_user(req, db_user, account),
-            _ => set_db_password(req, db_user, account, SECRET_HASH),
-        },
-        14 | 15 => ensure_grant(
-            req,
-            grant,
-            account,
-            60 + account * 2 + rng.below(2),
-            80 + account * 2 + rng.below(2),
-            ["read_only", "read_write", "all"][rng.below(3) as usize],
-        ),
-        16 => remove_grant(req, grant, account),
-        17 => match rng.below(2) {
-            0 => set_quota(req, account, rng.below(3)),
-            _ => account_op(req, "observe_mysql_usage", account),
-        },
-        18 => set_php_version(
-            req,
-            domain,
-            account,
-            if rng.below(4) == 0 { "7.4" } else { "8.2" },
-        ),
-        19 => remove_php_version(req, domain, account),
-        20 => set_php_options(req, account, 64 + 64 * rng.below(4)),
-        21 => ensure_redirect(
-            req,
-            70 + account * 2 + thing,
-            account,
-            domain,
-            if thing == 0 { "/" } else { "/old" },
-        ),
-        22 => domain_suspension(
-            req,
-            if rng.below(2) == 0 {
-                "suspend_web_domain"
-            } else {
-                "unsuspend_web_domain"
-            },
-            domain,
-            account,
-        ),
-        23 => ensure_task(req, 90 + account * 2 + thing, account, "*/10 * * * *"),
-        24 => remove_task(req, 90 + account * 2 + thing, account),
-        25 => set_limits(req, account, 25 + 25 * rng.below(4)),
-        26 => set_isolation(req, account, rng.below(2) == 0),
-        27 => account_op(req, "observe_account_usage", account),
-        28 => account_op(req, "rebuild_account", account),
-        29 => ensure_mail_domain(req, 150 + account, account, &mail_domain),
-        30 => mail_op(req, "remove_mail_domain", 150 + account, account, json!({})),
-        31 => mail_op(
-            req,
-            "set_mail_sending_gate",
-            150 + account,
-            account,
-            json!({"open": thing == 0}),
-        ),
-        32 => ensure_mailbox(
-            req,
-            box_id,
-            account,
-            &mail_domain,
-            if thing == 0 { "info" } else { "sales" },
-        ),
-        33 => mail_op(req, "remove_mailbox", box_id, account, json!({})),
-        34 => ensure_forwarder(req, 180 + account, account, &format!("fw@{mail_domain}")),
-        35 => match thing {
-            0 => ensure_autoresponder(req, 190 + account, account, box_id),
-            _ => mail_op(
-                req,
-                "remove_autoresponder",
-                190 + account,
-                account,
-                json!({}),
-            ),
-        },
-        36 => match thing {
-            0 => ensure_dkim(req, 195 + account, account, &mail_domain),
-            _ => set_spam(req, 197 + account, account, &mail_domain, "standard"),
-        },
-        37 => ensure_ftp(
-            req,
-            260 + account * 2 + thing,
-            account,
-            &format!("{user}.ftp{thing}"),
-            (thing == 1).then_some("uploads"),
-        ),
-        38 => remove_ftp(req, 260 + account * 2 + thing, account),
-        39 => observe_runtime(req, &id(0xfeed).parse().unwrap()),
-        40 => set_ftp_password(req, 260 + account * 2 + thing, account, MAIL_HASH),
-        41 => mail_op(
-            req,
-            if rng.below(2) == 0 {
-                "suspend_mailbox"
-            } else {
-                "unsuspend_mailbox"
-            },
-            box_id,
-            account,
-            json!({}),
-        ),
-        42 => ensure_protected(
-            req,
-            300 + account * 2 + thing,
-            account,
-            domain,
-            ["staff", "admin/area"][rng.below(2) as usize],
-        ),
-        43 => remove_protected(req, 300 + account * 2 + thing, account),
-        44 => ensure_ip_block(
-            req,
-            domain,
-            account,
-            [&["192.0.2.0/24"][..], &["127.0.0.1", "2001:db8::/32"][..]][rng.below(2) as usize],
-        ),
-        45 => remove_ip_block(req, domain, account),
-        46 => mail_op(
-            req,
-            if rng.below(2) == 0 {
-                "suspend_ftp_account"
-            } else {
-                "unsuspend_ftp_account"
-            },
-            260 + account * 2 + thing,
-            account,
-            json!({}),
-        ),
-        47 => create_backup(req, 280 + account * 2 + thing, account),
-        48 => remove_backup(req, 280 + account * 2 + thing, account),
-        // A blob never uploaded: the restore fails, and changes nothing.
-        49 => restore_backup(req, 320 + account, account, &format!("{:064x}", thing)),
-        50 => ensure_cert(req, 110 + account * 2 + thing, account, domain),
-        51 => remove_cert(req, 110 + account * 2 + thing, account),
-        52 => renew_cert(req, 110 + account * 2 + thing, account),
-        53 => observe_certs(req, account),
-        54 => ensure_bundle_cert(
-            req,
-            110 + account * 2 + thing,
-            account,
-            domain,
-            &shared_bundle().1,
-        ),
-        55 => mail_op(
-            req,
-            "set_mail_catch_all",
-            150 + account,
-            account,
-            json!({"mailbox": if thing == 0 { "info" } else { "sales" }}),
-        ),
-        56 => mail_op(
-            req,
-            "set_mailbox_password",
-            box_id,
-            account,
-            json!({"password": MAIL_HASH}),
-        ),
-        57 => mail_op(req, "observe_mailbox_usage", box_id, account, json!({})),
-        58 => mail_op(req, "remove_dkim_key", 195 + account, account, json!({})),
-        59 => remove_redirect(req, 70 + account * 2 + thing, account),
-        60 => set_php_extensions(req, account, [&["intl"][..], &[][..]][thing as usize]),
-        61 => json!({"request_id": id(req), "operation": "set_account_password",
-                     "resource": {"id": id(account), "password_hash": MAIL_HASH}}),
-        62 => observe_php(&id(0xfeed).parse().unwrap(), req),
-        0 | 1 => ensure_account(req, account, user),
-        2 => account_op(req, "remove_account", account),
-        3 => account_op(
-            req,
-            if rng.below(2) == 0 {
-                "suspend_account"
-            } else {
-                "unsuspend_account"
-            },
-            account,
-        ),
-        4 => ensure_key(req, 20 + account * 2 + thing, account),
-        5 => remove_key(req, 20 + account * 2 + thing, account),
-        6 | 7 => ensure_domain(
-            req,
-            40 + account * 2 + thing,
-            account,
-            &format!("d{}.example.com", account * 2 + thing),
-        ),
-        8 => remove_domain(req, 40 + account * 2 + thing, account),
-        // 63, the last case.
-        _ => mail_op(
-            req,
-            "remove_mail_forwarder",
-            180 + account,
-            account,
-            json!({}),
-        ),
+/// What the histories draw from: every example of every operation, a declaring operation's
+/// twice (resources must exist for the others to act on).
+fn draws() -> Vec<(&'static dyn OperationEntry, Value)> {
+    let mut out = Vec::new();
+    for op in registry().operations() {
+        let examples: Vec<Value> = std::iter::once(op.example())
+            .chain(op.other_examples())
+            .collect();
+        for _ in 0..if op.kind().declares() { 2 } else { 1 } {
+            out.extend(examples.iter().map(|e| (op, e.clone())));
+        }
     }
+    out
+}
+
+/// One drawn request: a tenant operation's for one of two accounts and one of two resources
+/// of its family (`declarations::example::another`), a node-scope operation's for the node's
+/// own resource. A certificate bundle is the one the history's node has; a restore names an
+/// archive never uploaded, and fails without changing anything.
+fn random_request(rng: &mut SplitMix, draws: &[(&dyn OperationEntry, Value)], req: u64) -> Value {
+    let (op, example) = &draws[rng.below(draws.len() as u64) as usize];
+    let resource = match op.scope() {
+        Scope::Tenant => {
+            let account = rng.below(2) as u8;
+            declarations::example::another(example, account, rng.below(2) as u8)
+        }
+        Scope::Node => example.clone(),
+    };
+    let mut body = envelope(*op, req, resource);
+    let restore = registry()
+        .declaring(op.family())
+        .is_some_and(|d| d.kind() == Kind::Snapshot);
+    if body["resource"].get("blob").is_some() && !restore {
+        body["resource"]["blob"] = json!(shared_bundle().1);
+    }
+    body
 }
 
 /// The crash matrix and the seeded histories are only as good as the operations they draw:
-/// every tenant operation of the catalogue must be in both, so a new one cannot be left out.
-/// The node administrator operations are exercised against real `visudo` and their ordering
-/// cases in `node_scope.rs`; they have no crash case yet.
+/// every operation of the catalogue, tenant and node scope, must be in both. Both are derived
+/// from the declarations; this holds the derivation to the catalogue.
 #[test]
 fn every_operation_is_in_the_crash_matrix_and_the_random_simulation() {
-    let name = |body: &Value| {
-        body["operation"]
-            .as_str()
-            .or(body["action"].as_str())
-            .unwrap()
-            .to_owned()
-    };
-    let in_matrix: std::collections::BTreeSet<String> = scenarios()
+    let name = |body: &Value| operation_of(body).name().to_owned();
+    let in_matrix: BTreeSet<String> = operation_scenarios()
         .into_iter()
-        .chain(cloudlinux_scenarios())
-        .map(|(_, _, target)| name(&target))
+        .chain(whole_account_scenarios(&BTreeSet::new()))
+        .map(|s| name(&s.target))
         .collect();
+    let draws = draws();
     let mut rng = SplitMix(7);
-    let in_random: std::collections::BTreeSet<String> = (0..20_000)
-        .map(|req| name(&random_request(&mut rng, req)))
+    let in_random: BTreeSet<String> = (0..20_000)
+        .map(|req| name(&random_request(&mut rng, &draws, req)))
         .collect();
-    let node_admin = [
-        "set_sudo_allowlist",
-        "remove_sudo_allowlist",
-        "read_sudo_events",
-    ];
-    let missing: Vec<String> = declarations::registry()
+    let missing: Vec<String> = registry()
         .operations()
         .map(|op| op.name().to_owned())
-        .filter(|op| !node_admin.contains(&op.as_str()))
         .filter(|op| !in_matrix.contains(op) || !in_random.contains(op))
         .map(|op| {
             format!(
@@ -864,15 +665,11 @@ fn every_operation_is_in_the_crash_matrix_and_the_random_simulation() {
 
 fn run_history(seed: u64) {
     let mut rng = SplitMix(seed);
-    // Odd seeds run on the cloudlinux profile, where limits and CageFS exist; on debian they
-    // fail unsupported_on_platform and must leave nothing behind.
-    let mut node = if seed % 2 == 1 {
-        Node::cloudlinux()
-    } else {
-        Node::new()
-    };
-    // The bundle every `ensure_certificate` with a bundle source names.
-    node.upload_blob(shared_bundle().0.as_bytes());
+    let draws = draws();
+    // Odd seeds run on the cloudlinux profile (with MySQL Governor), where limits and CageFS
+    // exist; on debian they fail unsupported_on_platform and must leave nothing behind. The
+    // node has the certificate bundle and the administrators an allowlist names.
+    let mut node = matrix_node(seed % 2 == 1);
     let mut submitted: Vec<Value> = Vec::new();
     let mut next_req = 1000;
     for _step in 0..16 {
@@ -880,7 +677,7 @@ fn run_history(seed: u64) {
             // A burst of requests, some for the same resource: supersession.
             0..=2 => {
                 for _ in 0..1 + rng.below(4) {
-                    let body = random_request(&mut rng, next_req);
+                    let body = random_request(&mut rng, &draws, next_req);
                     next_req += 1;
                     assert!(matches!(node.submit(&body), Admission::Received { .. }));
                     submitted.push(body);
@@ -905,21 +702,25 @@ fn run_history(seed: u64) {
                 );
             }
             _ => {
-                // Sizes the Sim cannot measure: some database grows past a 1 MiB quota or
-                // shrinks back (absent ones stay absent).
-                let name = format!(
-                    "{}_db{}",
-                    ["alpha", "beta"][rng.below(2) as usize],
-                    rng.below(2)
-                );
-                testkit::sim_set_mariadb_size(&node.provider, &name, rng.below(3) << 20).unwrap();
+                // Sizes the Sim cannot measure: some database grows past the example quota
+                // (1 GiB) or shrinks back.
+                let databases = testkit::sim_mariadb_contents(&node.provider)
+                    .unwrap()
+                    .databases;
+                let pick = rng.below(databases.len() as u64 + 1) as usize;
+                let size = rng.below(3) << 30;
+                if let Some(db) = databases.get(pick) {
+                    testkit::sim_set_mariadb_size(&node.provider, db, size).unwrap();
+                }
                 node.pass();
                 node.check_converged();
+                node_admin::check_sudo_converged(&node);
             }
         }
     }
     node.pass();
     node.check_converged();
+    node_admin::check_sudo_converged(&node);
     // Nothing lost, nothing duplicated: every submitted request is exactly one terminal job.
     let state = node.state();
     for body in &submitted {
@@ -1043,41 +844,41 @@ fn hostile_inbox_rows_become_failed_jobs_and_change_nothing() {
 #[test]
 fn purge_leaves_nothing_for_every_family() {
     let mut node = Node::new();
-    node.submit(&ensure_account(1, 10, "shop1"));
-    node.submit(&ensure_key(2, 20, 10));
-    node.submit(&ensure_domain(3, 30, 10, "shop.example.com"));
-    node.submit(&ensure_db(5, 50, 10, "main"));
-    node.submit(&ensure_db_user(6, 60, 10, "app", SECRET_HASH));
-    node.submit(&ensure_ftp(20, 250, 10, "shop1.up", Some("web/up")));
-    node.pass();
-    let later = [
-        ensure_grant(7, 70, 10, 50, 60, "all"),
-        set_php_version(8, 30, 10, "8.2"),
-        set_php_options(9, 10, 256),
-        set_php_extensions(11, 10, &["intl"]),
-        ensure_redirect(12, 50, 10, 30, "/old"),
-        ensure_task(13, 60, 10, "@daily"),
-        ensure_mail_domain(14, 150, 10, "shop.example.com"),
-        ensure_mailbox(15, 151, 10, "shop.example.com", "info"),
-        ensure_forwarder(16, 152, 10, "sales@shop.example.com"),
-        ensure_autoresponder(17, 153, 10, 151),
-        ensure_dkim(18, 154, 10, "shop.example.com"),
-        set_spam(19, 155, 10, "shop.example.com", "standard"),
-        ensure_protected(21, 170, 10, 30, "staff"),
-        ensure_ip_block(22, 30, 10, &["192.0.2.1"]),
-        create_backup(23, 260, 10),
-        ensure_cert(24, 80, 10, 30),
-    ];
-    for body in later {
-        node.submit(&body);
-        node.pass();
-        let rid = body["request_id"].as_str().unwrap();
-        assert_eq!(node.job_state(rid), Some(JobState::Succeeded), "{body}");
-    }
+    // One of everything an account can own: every tenant family's declaring operation, with
+    // what it follows, from the examples.
+    let before: Vec<(&dyn OperationEntry, Value)> =
+        every_family(&[Kind::Declare, Kind::Snapshot], &BTreeSet::new())
+            .into_iter()
+            .map(|op| (op, op.example()))
+            .collect();
+    apply_setup(&node, &examples_of(&before)).expect("Debian declares every family");
     node.check_converged();
+    let account = registry()
+        .declaring(root_family())
+        .expect("the account family declares accounts")
+        .example();
+    let (account_id, username) = (
+        account["id"].as_str().unwrap(),
+        account["username"].as_str().unwrap(),
+    );
+    let example_of = |family: &str| {
+        registry()
+            .declaring(family)
+            .unwrap_or_else(|| panic!("{family} has a declaring operation"))
+            .example()
+    };
+    let mailbox = example_of(declarations::mail::MAILBOX);
+    let mail_domain = example_of(declarations::mail::MAIL_DOMAIN)["domain"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let dkim_key = example_of(declarations::mail::DKIM_KEY)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let spool = node
         .path(provider::crontab_spool(node.provider.platform()))
-        .join("shop1");
+        .join(username);
     assert!(spool.exists(), "the crontab was not installed");
     let pool_dir = node.path(
         &node
@@ -1085,10 +886,10 @@ fn purge_leaves_nothing_for_every_family() {
             .php_fpm_layout(provider::PhpVersion::V8_2)
             .pool_dir,
     );
-    let pool = pool_dir.join(format!("layerone-{}.conf", id(10)));
+    let pool = pool_dir.join(format!("layerone-{account_id}.conf"));
     assert!(pool.exists(), "the pool was not written");
     let state = node.state();
-    let families: std::collections::BTreeSet<String> = state
+    let families: BTreeSet<String> = state
         .all_resources()
         .unwrap()
         .into_iter()
@@ -1096,18 +897,26 @@ fn purge_leaves_nothing_for_every_family() {
         .collect();
     // Tenant families: those with a tenant-scope operation. Node-scope families own nothing of
     // a tenant (their purge hooks are no-ops by design); `node_scope.rs` covers their removal.
-    let declared: std::collections::BTreeSet<String> = declarations::registry()
+    let declared: BTreeSet<String> = registry()
         .operations()
-        .filter(|op| op.scope() == registry::Scope::Tenant)
+        .filter(|op| op.scope() == Scope::Tenant)
         .map(|op| op.family().to_owned())
         .collect();
     assert_eq!(
         families, declared,
         "the test must create one resource of every tenant family"
     );
-    node.submit(&account_op(4, "remove_account", 10));
+    let remove = registry()
+        .operations_of_kind(Kind::Remove)
+        .find(|op| op.family() == root_family())
+        .expect("accounts are removed");
+    let removal = envelope(remove, 0x100, remove.example());
+    node.submit(&removal);
     node.pass();
-    assert_eq!(node.job_state(&id(4)), Some(JobState::Succeeded));
+    assert_eq!(
+        node.job_state(removal["request_id"].as_str().unwrap()),
+        Some(JobState::Succeeded)
+    );
     let state = node.state();
     assert!(
         state.all_resources().unwrap().is_empty(),
@@ -1117,10 +926,10 @@ fn purge_leaves_nothing_for_every_family() {
     let group = std::fs::read_to_string(node.path("/etc/group")).unwrap();
     let shadow = std::fs::read_to_string(node.path("/etc/shadow")).unwrap();
     for (file, text) in [("passwd", &passwd), ("group", &group), ("shadow", &shadow)] {
-        assert!(!text.contains("shop1"), "{file} still names the account");
+        assert!(!text.contains(username), "{file} still names the account");
     }
     assert!(
-        !node.path("/home/shop1").exists(),
+        !node.path(&format!("/home/{username}")).exists(),
         "the home is still there"
     );
     assert!(node.vhosts().is_empty(), "a vhost is still there");
@@ -1141,7 +950,7 @@ fn purge_leaves_nothing_for_every_family() {
     for map in provider::PostfixMap::ALL {
         let text = std::fs::read_to_string(node.provider.postfix_map_path(*map)).unwrap();
         assert!(
-            !text.contains("shop.example.com"),
+            !text.contains(&mail_domain),
             "{map:?} still names the domain: {text}"
         );
     }
@@ -1154,18 +963,20 @@ fn purge_leaves_nothing_for_every_family() {
     for table in ["KeyTable", "SigningTable"] {
         let text = std::fs::read_to_string(dkim.join(table)).unwrap();
         assert!(
-            !text.contains("shop.example.com"),
+            !text.contains(&mail_domain),
             "{table} still names the domain"
         );
     }
     assert!(
-        !dkim.join("keys").join(id(154)).exists(),
+        !dkim.join("keys").join(&dkim_key).exists(),
         "the DKIM key is still there"
     );
-    assert!(
-        !node.path("/var/vmail/shop.example.com/info").exists(),
-        "the mail is still there"
+    let maildir = format!(
+        "/var/vmail/{}/{}",
+        mailbox["domain"].as_str().unwrap(),
+        mailbox["local_part"].as_str().unwrap()
     );
+    assert!(!node.path(&maildir).exists(), "the mail is still there");
     assert_eq!(
         std::fs::read_dir(node.provider.sieve_dir())
             .unwrap()
@@ -1184,7 +995,7 @@ fn purge_leaves_nothing_for_every_family() {
     let archives = std::fs::read_dir(node.layout.blobs_out()).unwrap().count();
     assert_eq!(archives, 0, "a backup's archive is still in blobs/out");
     let pdb = std::fs::read_to_string(node.path(provider::FTP_LAYOUT.pdb)).unwrap();
-    assert!(!pdb.contains("shop1"), "the PureDB still holds the login");
+    assert!(!pdb.contains(username), "the PureDB still holds the login");
     node.check_converged();
 }
 

@@ -4,43 +4,19 @@
 //! back through the API.
 
 mod common;
+#[path = "common/node_admin.rs"]
+mod node_admin;
 
 use std::os::unix::fs::PermissionsExt;
 
 use common::*;
+use node_admin::seed_admins;
 use registry::JobState;
 use serde_json::{Value, json};
 
 /// The allowlist's id in these tests.
 const LIST: u64 = 0x5d;
 const HASH_SALT: &str = "$6$saltsalt$";
-
-/// Local administrators: alice (in `sudo`), bob (primary group `sudo`), eve (not an admin),
-/// svc (an admin with a system UID), and a login.defs with the Debian range.
-fn seed_admins(node: &Node) {
-    let append = |path: &str, text: &str| {
-        let file = node.path(path);
-        let mut content = std::fs::read_to_string(&file).unwrap();
-        content.push_str(text);
-        std::fs::write(&file, content).unwrap();
-    };
-    append(
-        "/etc/passwd",
-        "alice:x:1001:1001::/home/alice:/bin/bash\n\
-         bob:x:1002:27::/home/bob:/bin/bash\n\
-         eve:x:1003:1003::/home/eve:/bin/bash\n\
-         svc:x:999:999::/nonexistent:/usr/sbin/nologin\n",
-    );
-    append(
-        "/etc/group",
-        "sudo:x:27:alice,svc\nalice:x:1001:\neve:x:1003:\nsvc:x:999:\n",
-    );
-    std::fs::write(
-        node.path("/etc/login.defs"),
-        "# shadow-utils\nUID_MIN\t\t\t 1000\nUID_MAX\t\t\t60000\n",
-    )
-    .unwrap();
-}
 
 fn set_list(
     node_id: &registry::Hex32,
@@ -169,6 +145,7 @@ fn sudo_allowlist_drop_in_passes_real_visudo_and_stale_or_invalid_changes_are_re
             .contains("\nalice ALL=(ALL:ALL) ALL\n")
     );
     node.check_converged();
+    node_admin::check_sudo_converged(&node);
 }
 
 #[test]
@@ -187,6 +164,7 @@ fn a_tenant_purge_leaves_the_node_allowlist_alone() {
     assert_eq!(rows[0].owner, registry::Owner::Node);
     assert!(dropin(&node).exists());
     node.check_converged();
+    node_admin::check_sudo_converged(&node);
 }
 
 #[test]
@@ -442,4 +420,5 @@ fn a_replayed_older_generation_never_supersedes_a_queued_newer_one() {
     );
     assert!(!installed.contains("bob"), "{installed}");
     node.check_converged();
+    node_admin::check_sudo_converged(&node);
 }

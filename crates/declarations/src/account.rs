@@ -7,16 +7,14 @@ use registry::types::{
     CpuPercent, GovernorKibPerSec, Hex32, Inodes, IoKibPerSec, MemoryMiB, MiB, PasswordHash,
     Presence, ProcessCount, Shell, Username,
 };
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct Account;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+pub use crate::resource::AccountRef;
 
-impl Family for Account {
-    const NAME: &'static str = "account";
-    const MODULE: Module = Module::Core;
-}
+family! { pub struct Account { name: "account", module: Core } }
 
 // ---------------------------------------------------------------------------------------
 
@@ -46,14 +44,7 @@ fn unlimited_inodes() -> Inodes {
     Inodes::try_from(0).expect("0 is within bounds")
 }
 
-impl Resource for EnsureAccountRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
+impl_resource!(owner = id: EnsureAccountRequest);
 
 /// The account as the OS shows it after the change.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -87,80 +78,50 @@ impl AccountResult {
     }
 }
 
-pub struct EnsureAccount;
-
-impl Operation for EnsureAccount {
-    const NAME: &'static str = "ensure_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Create or converge a tenant's system user, group and home";
-    type Family = Account;
-    type Request = EnsureAccountRequest;
-    type Result = AccountResult;
-
-    fn example() -> EnsureAccountRequest {
-        EnsureAccountRequest {
-            id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            username: "shop1".parse().expect("valid example"),
-            shell: Shell::Bash,
-            disk_quota_mib: MiB::try_from(10_240).expect("valid example"),
-            inode_quota: Inodes::try_from(500_000).expect("valid example"),
-        }
+fn example_account(shell: Shell) -> EnsureAccountRequest {
+    EnsureAccountRequest {
+        id: example::account(),
+        username: example::parse("shop1"),
+        shell,
+        disk_quota_mib: example::number(10_240),
+        inode_quota: example::number(500_000),
     }
 }
 
-/// Names one existing account.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AccountRef {
-    pub id: Hex32,
-}
-
-impl Resource for AccountRef {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
+operation! {
+    pub struct EnsureAccount {
+        name: "ensure_account",
+        kind: Declare,
+        family: Account,
+        summary: "Create or converge a tenant's system user, group and home",
+        request: EnsureAccountRequest,
+        result: AccountResult,
+        example: example_account(Shell::Bash),
+        other_examples: [example_account(Shell::Sh)],
     }
 }
 
-fn example_ref() -> AccountRef {
-    AccountRef {
-        id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-            .parse()
-            .expect("valid example"),
+operation! {
+    pub struct SuspendAccount {
+        name: "suspend_account",
+        kind: Suspend,
+        family: Account,
+        summary: "Lock the account's logins (password locked, account expired)",
+        request: AccountRef,
+        result: AccountResult,
+        example: AccountRef::example(),
     }
 }
 
-pub struct SuspendAccount;
-
-impl Operation for SuspendAccount {
-    const NAME: &'static str = "suspend_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Lock the account's logins (password locked, account expired)";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = AccountResult;
-
-    fn example() -> AccountRef {
-        example_ref()
-    }
-}
-
-pub struct UnsuspendAccount;
-
-impl Operation for UnsuspendAccount {
-    const NAME: &'static str = "unsuspend_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Unlock the account's logins";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = AccountResult;
-
-    fn example() -> AccountRef {
-        example_ref()
+operation! {
+    pub struct UnsuspendAccount {
+        name: "unsuspend_account",
+        kind: Unsuspend,
+        family: Account,
+        summary: "Unlock the account's logins",
+        request: AccountRef,
+        result: AccountResult,
+        example: AccountRef::example(),
     }
 }
 
@@ -173,49 +134,30 @@ pub struct SetAccountPasswordRequest {
     pub password_hash: PasswordHash,
 }
 
-impl Resource for SetAccountPasswordRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
-
-pub struct SetAccountPassword;
-
-impl Operation for SetAccountPassword {
-    const NAME: &'static str = "set_account_password";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Set the password hash of the account's user (kept locked while the account is suspended)";
-    type Family = Account;
-    type Request = SetAccountPasswordRequest;
-    type Result = AccountResult;
-
-    fn example() -> SetAccountPasswordRequest {
-        SetAccountPasswordRequest {
-            id: example_ref().id,
-            password_hash: format!("$6$saltsalt${}", "a".repeat(86))
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct SetAccountPassword {
+        name: "set_account_password",
+        kind: Set,
+        family: Account,
+        summary: "Set the password hash of the account's user (kept locked while the account is suspended)",
+        request: SetAccountPasswordRequest,
+        result: AccountResult,
+        example: SetAccountPasswordRequest {
+            id: example::account(),
+            password_hash: example::parse(&format!("$6$saltsalt${}", "a".repeat(86))),
+        },
     }
 }
 
-pub struct RemoveAccount;
-
-impl Operation for RemoveAccount {
-    const NAME: &'static str = "remove_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Remove the account and everything it owns on this node (every family's purge)";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = AccountResult;
-
-    fn example() -> AccountRef {
-        example_ref()
+operation! {
+    pub struct RemoveAccount {
+        name: "remove_account",
+        kind: Remove,
+        family: Account,
+        summary: "Remove the account and everything it owns on this node (every family's purge)",
+        request: AccountRef,
+        result: AccountResult,
+        example: AccountRef::example(),
     }
 }
 
@@ -291,14 +233,11 @@ pub struct MysqlLimits {
     pub write_kib_per_sec: u64,
 }
 
-impl Resource for SetAccountLimitsRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
+impl_resource!(
+    owner = id: SetAccountPasswordRequest,
+    SetAccountLimitsRequest,
+    SetAccountIsolationRequest,
+);
 
 /// Limits as the platform reports them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -325,30 +264,27 @@ pub struct AccountLimitsResult {
     pub mysql: Option<MysqlLimits>,
 }
 
-pub struct SetAccountLimits;
-
-impl Operation for SetAccountLimits {
-    const NAME: &'static str = "set_account_limits";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Set the account's CPU, memory, I/O, process and entry-process limits (cloudlinux: lvectl; debian: unsupported_on_platform)";
-    type Family = Account;
-    type Request = SetAccountLimitsRequest;
-    type Result = AccountLimitsResult;
-
-    fn example() -> SetAccountLimitsRequest {
-        SetAccountLimitsRequest {
-            id: example_ref().id,
-            cpu_percent: CpuPercent::try_from(100).expect("valid example"),
-            memory_mib: MemoryMiB::try_from(1024).expect("valid example"),
-            io_kib_per_sec: IoKibPerSec::try_from(1024).expect("valid example"),
-            processes: ProcessCount::try_from(100).expect("valid example"),
-            entry_processes: ProcessCount::try_from(20).expect("valid example"),
+operation! {
+    pub struct SetAccountLimits {
+        name: "set_account_limits",
+        kind: Set,
+        family: Account,
+        summary: "Set the account's CPU, memory, I/O, process and entry-process limits (cloudlinux: lvectl; debian: unsupported_on_platform)",
+        request: SetAccountLimitsRequest,
+        result: AccountLimitsResult,
+        example: SetAccountLimitsRequest {
+            id: example::account(),
+            cpu_percent: example::number(100),
+            memory_mib: example::number(1024),
+            io_kib_per_sec: example::number(1024),
+            processes: example::number(100),
+            entry_processes: example::number(20),
             mysql: Some(MysqlLimitsRequest {
-                cpu_percent: CpuPercent::try_from(100).expect("valid example"),
-                read_kib_per_sec: GovernorKibPerSec::try_from(1024).expect("valid example"),
-                write_kib_per_sec: GovernorKibPerSec::try_from(1024).expect("valid example"),
+                cpu_percent: example::number(100),
+                read_kib_per_sec: example::number(1024),
+                write_kib_per_sec: example::number(1024),
             }),
-        }
+        },
     }
 }
 
@@ -361,30 +297,18 @@ pub struct SetAccountIsolationRequest {
     pub cagefs: bool,
 }
 
-impl Resource for SetAccountIsolationRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
-
-pub struct SetAccountIsolation;
-
-impl Operation for SetAccountIsolation {
-    const NAME: &'static str = "set_account_isolation";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Turn the account's CageFS on or off (cloudlinux: cagefsctl; debian: unsupported_on_platform)";
-    type Family = Account;
-    type Request = SetAccountIsolationRequest;
-    type Result = AccountLimitsResult;
-
-    fn example() -> SetAccountIsolationRequest {
-        SetAccountIsolationRequest {
-            id: example_ref().id,
+operation! {
+    pub struct SetAccountIsolation {
+        name: "set_account_isolation",
+        kind: Set,
+        family: Account,
+        summary: "Turn the account's CageFS on or off (cloudlinux: cagefsctl; debian: unsupported_on_platform)",
+        request: SetAccountIsolationRequest,
+        result: AccountLimitsResult,
+        example: SetAccountIsolationRequest {
+            id: example::account(),
             cagefs: true,
-        }
+        },
     }
 }
 
@@ -426,20 +350,16 @@ pub struct AccountUsageResult {
     pub mysql_limits_in_effect: Option<MysqlLimits>,
 }
 
-pub struct ObserveAccountUsage;
-
-impl Operation for ObserveAccountUsage {
-    const NAME: &'static str = "observe_account_usage";
-    const SCOPE: Scope = Scope::Tenant;
-    const LANE: registry::Lane = registry::Lane::Long;
-    const SUMMARY: &'static str =
-        "Measure the account's disk and inode use (as the tenant) and report the limits in effect";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = AccountUsageResult;
-
-    fn example() -> AccountRef {
-        example_ref()
+operation! {
+    pub struct ObserveAccountUsage {
+        name: "observe_account_usage",
+        kind: Observe,
+        lane: Long,
+        family: Account,
+        summary: "Measure the account's disk and inode use (as the tenant) and report the limits in effect",
+        request: AccountRef,
+        result: AccountUsageResult,
+        example: AccountRef::example(),
     }
 }
 
@@ -454,18 +374,14 @@ pub struct RebuildResult {
     pub replayed: Vec<String>,
 }
 
-pub struct RebuildAccount;
-
-impl Operation for RebuildAccount {
-    const NAME: &'static str = "rebuild_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Re-derive every file and setting of the account from state.db (the repair for drift)";
-    type Family = Account;
-    type Request = AccountRef;
-    type Result = RebuildResult;
-
-    fn example() -> AccountRef {
-        example_ref()
+operation! {
+    pub struct RebuildAccount {
+        name: "rebuild_account",
+        kind: Action,
+        family: Account,
+        summary: "Re-derive every file and setting of the account from state.db (the repair for drift)",
+        request: AccountRef,
+        result: RebuildResult,
+        example: AccountRef::example(),
     }
 }

@@ -5,19 +5,16 @@
 
 use registry::types::mail::{IsoDate, SieveBody, SieveSubject, VacationDays};
 use registry::types::{Hex32, Presence};
-use registry::{Family, Module, Operation, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ex;
-use crate::mail::{AUTORESPONDER, tenant_resource};
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::mail::AUTORESPONDER;
+use crate::mailbox::EnsureMailbox;
+use crate::resource::AccountResource;
 
-pub struct Autoresponder;
-
-impl Family for Autoresponder {
-    const NAME: &'static str = AUTORESPONDER;
-    const MODULE: Module = Module::Mail;
-}
+family! { pub struct Autoresponder { name: AUTORESPONDER, module: Mail } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -39,14 +36,9 @@ pub struct EnsureAutoresponderRequest {
     pub until: Option<IsoDate>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveAutoresponderRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
+impl_resource!(owner = account: EnsureAutoresponderRequest);
 
-tenant_resource!(EnsureAutoresponderRequest, RemoveAutoresponderRequest);
+pub type RemoveAutoresponderRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -56,45 +48,39 @@ pub struct AutoresponderResult {
     pub address: Option<String>,
 }
 
-pub struct EnsureAutoresponder;
+/// The example autoresponder's id byte.
+const AUTORESPONDER_ID: u8 = 0xc8;
 
-impl Operation for EnsureAutoresponder {
-    const NAME: &'static str = "ensure_autoresponder";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Answer a mailbox's mail with a vacation message (Sieve), optionally between two dates";
-    type Family = Autoresponder;
-    type Request = EnsureAutoresponderRequest;
-    type Result = AutoresponderResult;
-
-    fn example() -> EnsureAutoresponderRequest {
-        EnsureAutoresponderRequest {
-            id: ex("c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-            mailbox: ex("e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"),
-            subject: ex("Out of office"),
-            body: ex("I am away until Monday.\nUrgent matters: sales@shop.example.com"),
+operation! {
+    pub struct EnsureAutoresponder {
+        name: "ensure_autoresponder",
+        kind: Declare,
+        family: Autoresponder,
+        summary: "Answer a mailbox's mail with a vacation message (Sieve), optionally between two dates",
+        request: EnsureAutoresponderRequest,
+        result: AutoresponderResult,
+        needs: [EnsureMailbox],
+        example: EnsureAutoresponderRequest {
+            id: example::id(AUTORESPONDER_ID),
+            account: example::account(),
+            mailbox: example::id(0xe5),
+            subject: example::parse("Out of office"),
+            body: example::parse("I am away until Monday.\nUrgent matters: sales@shop.example.com"),
             days: VacationDays::default(),
-            from: Some(ex("2026-12-20")),
-            until: Some(ex("2027-01-04")),
-        }
+            from: Some(example::parse("2026-12-20")),
+            until: Some(example::parse("2027-01-04")),
+        },
     }
 }
 
-pub struct RemoveAutoresponder;
-
-impl Operation for RemoveAutoresponder {
-    const NAME: &'static str = "remove_autoresponder";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Stop a mailbox's autoresponder";
-    type Family = Autoresponder;
-    type Request = RemoveAutoresponderRequest;
-    type Result = AutoresponderResult;
-
-    fn example() -> RemoveAutoresponderRequest {
-        RemoveAutoresponderRequest {
-            id: ex("c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-        }
+operation! {
+    pub struct RemoveAutoresponder {
+        name: "remove_autoresponder",
+        kind: Remove,
+        family: Autoresponder,
+        summary: "Stop a mailbox's autoresponder",
+        request: RemoveAutoresponderRequest,
+        result: AutoresponderResult,
+        example: AccountResource::example(AUTORESPONDER_ID),
     }
 }

@@ -4,35 +4,20 @@
 //! What a client needs and nothing that touches the OS; the handlers are `ops::backup`.
 
 use registry::types::{BlobId, Hex32, Presence};
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct Backup;
+use crate::account::EnsureAccount;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::AccountResource;
 
-impl Family for Backup {
-    const NAME: &'static str = "backup";
-    const MODULE: Module = Module::Backup;
-}
+family! { pub struct Backup { name: "backup", module: Backup } }
 
 // --- create --------------------------------------------------------------------------------
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateAccountBackupRequest {
-    /// The backup's id; creating it again replaces its archive.
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for CreateAccountBackupRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+/// The backup's id (creating it again replaces its archive) and its account.
+pub type CreateAccountBackupRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -69,67 +54,36 @@ pub struct BackupResult {
     pub created_at_ms: Option<i64>,
 }
 
-pub struct CreateAccountBackup;
+/// The example backup's id byte.
+const BACKUP: u8 = 0xb4;
 
-impl Operation for CreateAccountBackup {
-    const NAME: &'static str = "create_account_backup";
-    const SCOPE: Scope = Scope::Tenant;
-    const LANE: registry::Lane = registry::Lane::Long;
-    const SUMMARY: &'static str =
-        "Archive the account's home and databases into a compressed blob in blobs/out";
-    type Family = Backup;
-    type Request = CreateAccountBackupRequest;
-    type Result = BackupResult;
-
-    fn example() -> CreateAccountBackupRequest {
-        CreateAccountBackupRequest {
-            id: "b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct CreateAccountBackup {
+        name: "create_account_backup",
+        kind: Snapshot,
+        lane: Long,
+        family: Backup,
+        summary: "Archive the account's home and databases into a compressed blob in blobs/out",
+        request: CreateAccountBackupRequest,
+        result: BackupResult,
+        needs: [EnsureAccount],
+        example: AccountResource::example(BACKUP),
     }
 }
 
 // --- remove --------------------------------------------------------------------------------
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveAccountBackupRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
+pub type RemoveAccountBackupRequest = AccountResource;
 
-impl Resource for RemoveAccountBackupRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-pub struct RemoveAccountBackup;
-
-impl Operation for RemoveAccountBackup {
-    const NAME: &'static str = "remove_account_backup";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Delete a backup's archive from blobs/out";
-    type Family = Backup;
-    type Request = RemoveAccountBackupRequest;
-    type Result = BackupResult;
-
-    fn example() -> RemoveAccountBackupRequest {
-        RemoveAccountBackupRequest {
-            id: "b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4b4"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct RemoveAccountBackup {
+        name: "remove_account_backup",
+        kind: Remove,
+        family: Backup,
+        summary: "Delete a backup's archive from blobs/out",
+        request: RemoveAccountBackupRequest,
+        result: BackupResult,
+        example: AccountResource::example(BACKUP),
     }
 }
 
@@ -145,14 +99,7 @@ pub struct RestoreAccountBackupRequest {
     pub blob: BlobId,
 }
 
-impl Resource for RestoreAccountBackupRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(owner = account: RestoreAccountBackupRequest);
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -176,29 +123,19 @@ pub struct RestoreResult {
     pub statements: u64,
 }
 
-pub struct RestoreAccountBackup;
-
-impl Operation for RestoreAccountBackup {
-    const NAME: &'static str = "restore_account_backup";
-    const SCOPE: Scope = Scope::Tenant;
-    const LANE: registry::Lane = registry::Lane::Long;
-    const SUMMARY: &'static str =
-        "Restore an uploaded backup archive into the account's home and databases, as the tenant";
-    type Family = Backup;
-    type Request = RestoreAccountBackupRequest;
-    type Result = RestoreResult;
-
-    fn example() -> RestoreAccountBackupRequest {
-        RestoreAccountBackupRequest {
-            id: "c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            blob: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct RestoreAccountBackup {
+        name: "restore_account_backup",
+        kind: Action,
+        lane: Long,
+        family: Backup,
+        summary: "Restore an uploaded backup archive into the account's home and databases, as the tenant",
+        request: RestoreAccountBackupRequest,
+        result: RestoreResult,
+        example: RestoreAccountBackupRequest {
+            id: example::id(0xc5),
+            account: example::account(),
+            blob: example::parse("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+        },
     }
 }

@@ -3,19 +3,17 @@
 //!
 //! What a client needs and nothing that touches the OS; the handlers are `ops::certificate`.
 
+use registry::BlobId;
 use registry::types::{Hex32, Presence};
-use registry::{BlobId, Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::account::AccountRef;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::{AccountRef, AccountResource};
+use crate::web_domain::EnsureWebDomain;
 
-pub struct Certificate;
-
-impl Family for Certificate {
-    const NAME: &'static str = "certificate";
-    const MODULE: Module = Module::Web;
-}
+family! { pub struct Certificate { name: "certificate", module: Web } }
 
 /// Where a certificate comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -52,31 +50,10 @@ pub struct EnsureCertificateRequest {
     pub blob: Option<BlobId>,
 }
 
-impl Resource for EnsureCertificateRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(owner = account: EnsureCertificateRequest);
 
 /// One certificate of the account, for `remove_certificate` and `renew_certificate`.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CertificateRef {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for CertificateRef {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type CertificateRef = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -120,95 +97,69 @@ pub struct ObservedCertificates {
     pub certificates: Vec<ObservedCertificate>,
 }
 
-fn example_id() -> Hex32 {
-    "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
-        .parse()
-        .expect("valid example")
-}
+/// The example certificate's id byte.
+const CERTIFICATE: u8 = 0xe5;
 
-fn example_account() -> Hex32 {
-    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-        .parse()
-        .expect("valid example")
-}
-
-pub struct EnsureCertificate;
-
-impl Operation for EnsureCertificate {
-    const NAME: &'static str = "ensure_certificate";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Serve a web domain over HTTPS with a certificate issued over ACME HTTP-01 for its names, or from an uploaded bundle blob (chain and key, checked)";
-    type Family = Certificate;
-    type Request = EnsureCertificateRequest;
-    type Result = CertificateResult;
-
-    fn example() -> EnsureCertificateRequest {
-        EnsureCertificateRequest {
-            id: example_id(),
-            account: example_account(),
-            web_domain: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            source: CertificateSource::Bundle,
-            blob: Some(
-                "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-                    .parse()
-                    .expect("valid example"),
-            ),
-        }
+fn example_certificate(source: CertificateSource) -> EnsureCertificateRequest {
+    EnsureCertificateRequest {
+        id: example::id(CERTIFICATE),
+        account: example::account(),
+        web_domain: example::id(0xc3),
+        source,
+        blob: (source == CertificateSource::Bundle).then(|| {
+            example::parse("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+        }),
     }
 }
 
-pub struct RenewCertificate;
-
-impl Operation for RenewCertificate {
-    const NAME: &'static str = "renew_certificate";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Replace an ACME certificate's chain now (same key), whatever its expiry; the runner does it 30 days before";
-    type Family = Certificate;
-    type Request = CertificateRef;
-    type Result = CertificateResult;
-
-    fn example() -> CertificateRef {
-        CertificateRef {
-            id: example_id(),
-            account: example_account(),
-        }
+// The example is ACME's, which the rest of the family builds on (only an ACME certificate is
+// renewed); an uploaded bundle is the other form.
+operation! {
+    pub struct EnsureCertificate {
+        name: "ensure_certificate",
+        kind: Declare,
+        family: Certificate,
+        summary: "Serve a web domain over HTTPS with a certificate issued over ACME HTTP-01 for its names, or from an uploaded bundle blob (chain and key, checked)",
+        request: EnsureCertificateRequest,
+        result: CertificateResult,
+        needs: [EnsureWebDomain],
+        example: example_certificate(CertificateSource::Acme),
+        other_examples: [example_certificate(CertificateSource::Bundle)],
     }
 }
 
-pub struct RemoveCertificate;
-
-impl Operation for RemoveCertificate {
-    const NAME: &'static str = "remove_certificate";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Stop serving a web domain over HTTPS and delete its certificate and key";
-    type Family = Certificate;
-    type Request = CertificateRef;
-    type Result = CertificateResult;
-
-    fn example() -> CertificateRef {
-        CertificateRef {
-            id: example_id(),
-            account: example_account(),
-        }
+operation! {
+    pub struct RenewCertificate {
+        name: "renew_certificate",
+        kind: Action,
+        family: Certificate,
+        summary: "Replace an ACME certificate's chain now (same key), whatever its expiry; the runner does it 30 days before",
+        request: CertificateRef,
+        result: CertificateResult,
+        example: AccountResource::example(CERTIFICATE),
     }
 }
 
-pub struct ObserveCertificates;
+operation! {
+    pub struct RemoveCertificate {
+        name: "remove_certificate",
+        kind: Remove,
+        family: Certificate,
+        summary: "Stop serving a web domain over HTTPS and delete its certificate and key",
+        request: CertificateRef,
+        result: CertificateResult,
+        example: AccountResource::example(CERTIFICATE),
+    }
+}
 
-impl Operation for ObserveCertificates {
-    const NAME: &'static str = "observe_certificates";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "List the account's certificates: domain, expiry and SHA-256 fingerprint of the chain in place, source, whether renewal is due";
-    type Family = Certificate;
-    type Request = AccountRef;
-    type Result = ObservedCertificates;
-
-    fn example() -> AccountRef {
-        AccountRef {
-            id: example_account(),
-        }
+operation! {
+    pub struct ObserveCertificates {
+        name: "observe_certificates",
+        kind: Observe,
+        family: Certificate,
+        summary: "List the account's certificates: domain, expiry and SHA-256 fingerprint of the chain in place, source, whether renewal is due",
+        request: AccountRef,
+        result: ObservedCertificates,
+        example: AccountRef::example(),
     }
 }

@@ -5,19 +5,16 @@
 
 use registry::types::mail::{DkimKeyBits, DkimSelector};
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Family, Module, Operation, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ex;
-use crate::mail::{DKIM_KEY, tenant_resource};
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::mail::DKIM_KEY;
+use crate::mail_domain::EnsureMailDomain;
+use crate::resource::AccountResource;
 
-pub struct DkimKey;
-
-impl Family for DkimKey {
-    const NAME: &'static str = DKIM_KEY;
-    const MODULE: Module = Module::Mail;
-}
+family! { pub struct DkimKey { name: DKIM_KEY, module: Mail } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -31,14 +28,9 @@ pub struct EnsureDkimKeyRequest {
     pub bits: DkimKeyBits,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveDkimKeyRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
+impl_resource!(owner = account: EnsureDkimKeyRequest);
 
-tenant_resource!(EnsureDkimKeyRequest, RemoveDkimKeyRequest);
+pub type RemoveDkimKeyRequest = AccountResource;
 
 /// A DNS TXT record to publish.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -62,41 +54,36 @@ pub struct DkimKeyResult {
     pub dmarc: Option<TxtRecord>,
 }
 
-pub struct EnsureDkimKey;
+/// The example key's id byte.
+const KEY: u8 = 0xa9;
 
-impl Operation for EnsureDkimKey {
-    const NAME: &'static str = "ensure_dkim_key";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Sign a mail domain's mail with DKIM; returns the TXT record to publish, with SPF and DMARC";
-    type Family = DkimKey;
-    type Request = EnsureDkimKeyRequest;
-    type Result = DkimKeyResult;
-
-    fn example() -> EnsureDkimKeyRequest {
-        EnsureDkimKeyRequest {
-            id: ex("a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-            domain: ex("shop.example.com"),
-            selector: ex("mail2026"),
+operation! {
+    pub struct EnsureDkimKey {
+        name: "ensure_dkim_key",
+        kind: Declare,
+        family: DkimKey,
+        summary: "Sign a mail domain's mail with DKIM; returns the TXT record to publish, with SPF and DMARC",
+        request: EnsureDkimKeyRequest,
+        result: DkimKeyResult,
+        needs: [EnsureMailDomain],
+        example: EnsureDkimKeyRequest {
+            id: example::id(KEY),
+            account: example::account(),
+            domain: example::parse("shop.example.com"),
+            selector: example::parse("mail2026"),
             bits: DkimKeyBits::Rsa2048,
-        }
+        },
     }
 }
 
-pub struct RemoveDkimKey;
-
-impl Operation for RemoveDkimKey {
-    const NAME: &'static str = "remove_dkim_key";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Stop signing with a DKIM key and delete it";
-    type Family = DkimKey;
-    type Request = RemoveDkimKeyRequest;
-    type Result = DkimKeyResult;
-
-    fn example() -> RemoveDkimKeyRequest {
-        RemoveDkimKeyRequest {
-            id: ex("a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-        }
+operation! {
+    pub struct RemoveDkimKey {
+        name: "remove_dkim_key",
+        kind: Remove,
+        family: DkimKey,
+        summary: "Stop signing with a DKIM key and delete it",
+        request: RemoveDkimKeyRequest,
+        result: DkimKeyResult,
+        example: AccountResource::example(KEY),
     }
 }

@@ -3,16 +3,15 @@
 //! What a client needs and nothing that touches the OS; the handlers are `ops::ftp_account`.
 
 use registry::types::{FtpLogin, Hex32, HomePath, PasswordHash, Presence};
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct FtpAccount;
+use crate::account::EnsureAccount;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::AccountResource;
 
-impl Family for FtpAccount {
-    const NAME: &'static str = "ftp_account";
-    const MODULE: Module = Module::Web;
-}
+family! { pub struct FtpAccount { name: "ftp_account", module: Web } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -29,30 +28,7 @@ pub struct EnsureFtpAccountRequest {
     pub directory: Option<HomePath>,
 }
 
-impl Resource for EnsureFtpAccountRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveFtpAccountRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveFtpAccountRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemoveFtpAccountRequest = AccountResource;
 
 /// The login as `pure-pw show` reads it from the installed file.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -66,38 +42,29 @@ pub struct FtpAccountResult {
     pub gid: Option<u32>,
 }
 
-fn example_ids() -> (Hex32, Hex32) {
-    (
-        "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
-            .parse()
-            .expect("valid example"),
-        "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-            .parse()
-            .expect("valid example"),
-    )
+/// The example login's id byte.
+const LOGIN: u8 = 0xe5;
+
+fn example_hash(fill: char) -> PasswordHash {
+    example::parse(&format!("$6$saltsalt${}", fill.to_string().repeat(86)))
 }
 
-pub struct EnsureFtpAccount;
-
-impl Operation for EnsureFtpAccount {
-    const NAME: &'static str = "ensure_ftp_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Create or change an FTP login (pure-ftpd virtual user) jailed to a directory of the account's home";
-    type Family = FtpAccount;
-    type Request = EnsureFtpAccountRequest;
-    type Result = FtpAccountResult;
-
-    fn example() -> EnsureFtpAccountRequest {
-        let (id, account) = example_ids();
-        EnsureFtpAccountRequest {
-            id,
-            account,
-            login: "shop1.upload".parse().expect("valid example"),
-            password_hash: format!("$6$saltsalt${}", "a".repeat(86))
-                .parse()
-                .expect("valid example"),
-            directory: Some("web/shop.example.com".parse().expect("valid example")),
-        }
+operation! {
+    pub struct EnsureFtpAccount {
+        name: "ensure_ftp_account",
+        kind: Declare,
+        family: FtpAccount,
+        summary: "Create or change an FTP login (pure-ftpd virtual user) jailed to a directory of the account's home",
+        request: EnsureFtpAccountRequest,
+        result: FtpAccountResult,
+        needs: [EnsureAccount],
+        example: EnsureFtpAccountRequest {
+            id: example::id(LOGIN),
+            account: example::account(),
+            login: example::parse("shop1.upload"),
+            password_hash: example_hash('a'),
+            directory: Some(example::parse("web/shop.example.com")),
+        },
     }
 }
 
@@ -113,72 +80,43 @@ pub struct SetFtpAccountPasswordRequest {
     pub password_hash: PasswordHash,
 }
 
-impl Resource for SetFtpAccountPasswordRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(
+    owner = account: EnsureFtpAccountRequest,
+    SetFtpAccountPasswordRequest,
+);
 
-pub struct SetFtpAccountPassword;
-
-impl Operation for SetFtpAccountPassword {
-    const NAME: &'static str = "set_ftp_account_password";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Replace an FTP login's password hash; its login and directory stay as they are";
-    type Family = FtpAccount;
-    type Request = SetFtpAccountPasswordRequest;
-    type Result = FtpAccountResult;
-
-    fn example() -> SetFtpAccountPasswordRequest {
-        let (id, account) = example_ids();
-        SetFtpAccountPasswordRequest {
-            id,
-            account,
-            password_hash: format!("$6$saltsalt${}", "b".repeat(86))
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct SetFtpAccountPassword {
+        name: "set_ftp_account_password",
+        kind: Set,
+        family: FtpAccount,
+        summary: "Replace an FTP login's password hash; its login and directory stay as they are",
+        request: SetFtpAccountPasswordRequest,
+        result: FtpAccountResult,
+        example: SetFtpAccountPasswordRequest {
+            id: example::id(LOGIN),
+            account: example::account(),
+            password_hash: example_hash('b'),
+        },
     }
 }
 
-pub struct RemoveFtpAccount;
-
-impl Operation for RemoveFtpAccount {
-    const NAME: &'static str = "remove_ftp_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Remove an FTP login; the files it uploaded stay the tenant's";
-    type Family = FtpAccount;
-    type Request = RemoveFtpAccountRequest;
-    type Result = FtpAccountResult;
-
-    fn example() -> RemoveFtpAccountRequest {
-        let (id, account) = example_ids();
-        RemoveFtpAccountRequest { id, account }
+operation! {
+    pub struct RemoveFtpAccount {
+        name: "remove_ftp_account",
+        kind: Remove,
+        family: FtpAccount,
+        summary: "Remove an FTP login; the files it uploaded stay the tenant's",
+        request: RemoveFtpAccountRequest,
+        result: FtpAccountResult,
+        example: AccountResource::example(LOGIN),
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // suspend_ftp_account / unsuspend_ftp_account.
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FtpAccountSuspensionRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for FtpAccountSuspensionRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type FtpAccountSuspensionRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -189,35 +127,26 @@ pub struct FtpSuspensionResult {
     pub suspended: bool,
 }
 
-pub struct SuspendFtpAccount;
-
-impl Operation for SuspendFtpAccount {
-    const NAME: &'static str = "suspend_ftp_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Stop an FTP login from logging in; its row and the files it uploaded stay";
-    type Family = FtpAccount;
-    type Request = FtpAccountSuspensionRequest;
-    type Result = FtpSuspensionResult;
-
-    fn example() -> FtpAccountSuspensionRequest {
-        let (id, account) = example_ids();
-        FtpAccountSuspensionRequest { id, account }
+operation! {
+    pub struct SuspendFtpAccount {
+        name: "suspend_ftp_account",
+        kind: Suspend,
+        family: FtpAccount,
+        summary: "Stop an FTP login from logging in; its row and the files it uploaded stay",
+        request: FtpAccountSuspensionRequest,
+        result: FtpSuspensionResult,
+        example: AccountResource::example(LOGIN),
     }
 }
 
-pub struct UnsuspendFtpAccount;
-
-impl Operation for UnsuspendFtpAccount {
-    const NAME: &'static str = "unsuspend_ftp_account";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Let a suspended FTP login log in again, as it was";
-    type Family = FtpAccount;
-    type Request = FtpAccountSuspensionRequest;
-    type Result = FtpSuspensionResult;
-
-    fn example() -> FtpAccountSuspensionRequest {
-        let (id, account) = example_ids();
-        FtpAccountSuspensionRequest { id, account }
+operation! {
+    pub struct UnsuspendFtpAccount {
+        name: "unsuspend_ftp_account",
+        kind: Unsuspend,
+        family: FtpAccount,
+        summary: "Let a suspended FTP login log in again, as it was",
+        request: FtpAccountSuspensionRequest,
+        result: FtpSuspensionResult,
+        example: AccountResource::example(LOGIN),
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! One module per family, each holding its operations' request and result types (built only
 //! from the validated types of `registry::types`), the operation types implementing
-//! [`registry::Operation`] (name, scope, summary, lane, family, example) and the family types
-//! implementing [`registry::Family`] (name, module). [`operations!`] is the one list of them;
+//! [`registry::Operation`] (name, kind, scope, summary, lane, family, needs, examples) and the
+//! family types implementing [`registry::Family`] (name, module), written with the macros of
+//! `declare.rs`. The request shapes several operations share are in [`resource`], what the
+//! examples are built from in [`example`]. [`operations!`] is the one list of them;
 //! [`registry()`] builds the registry from it, and with it everything derived: validation, job
-//! identity, schemas, the catalogue and the OpenAPI document.
+//! identity, kinds and prerequisites, schemas, the catalogue and the OpenAPI document.
 //!
 //! This is what the unprivileged side links: the API, the client and every binary that talks
 //! about operations without performing them. The handlers (`ops`) implement
@@ -16,6 +18,10 @@
 //!
 //! The order of the list matters in one way: families are purged in reverse order of first
 //! appearance, so `account` comes first and is purged last.
+
+mod declare;
+pub mod example;
+pub mod resource;
 
 /// Calls `$callback!` with the name of every family module, in alphabetical order: this
 /// crate declares its modules from it, and the handlers (`ops`) declare theirs, of the same
@@ -60,14 +66,6 @@ family_modules!(declare_modules);
 use std::sync::OnceLock;
 
 use registry::Registry;
-
-/// A parse of a validated example value.
-pub(crate) fn ex<T: std::str::FromStr>(s: &str) -> T
-where
-    T::Err: std::fmt::Debug,
-{
-    s.parse().expect("valid example")
-}
 
 /// Calls `$callback!` with every operation type of the node, in declaration order: the one
 /// list. [`registry()`] builds the registry from it; the handlers build their table from it,

@@ -5,19 +5,17 @@
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Family, Module, Operation, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ex;
-use crate::mail::{MAIL_DOMAIN, tenant_resource};
+use crate::account::EnsureAccount;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::mail::MAIL_DOMAIN;
+use crate::mailbox::EnsureMailbox;
+use crate::resource::AccountResource;
 
-pub struct MailDomain;
-
-impl Family for MailDomain {
-    const NAME: &'static str = MAIL_DOMAIN;
-    const MODULE: Module = Module::Mail;
-}
+family! { pub struct MailDomain { name: MAIL_DOMAIN, module: Mail } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -27,12 +25,7 @@ pub struct EnsureMailDomainRequest {
     pub domain: DomainName,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveMailDomainRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
+pub type RemoveMailDomainRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -53,9 +46,8 @@ pub struct SetMailCatchAllRequest {
     pub mailbox: Option<MailLocalPart>,
 }
 
-tenant_resource!(
-    EnsureMailDomainRequest,
-    RemoveMailDomainRequest,
+impl_resource!(
+    owner = account: EnsureMailDomainRequest,
     SetMailSendingGateRequest,
     SetMailCatchAllRequest,
 );
@@ -71,89 +63,67 @@ pub struct MailDomainResult {
     pub catch_all: Option<String>,
 }
 
-fn example_ids() -> (Hex32, Hex32) {
-    (
-        ex("d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"),
-        ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-    )
-}
+/// The example mail domain's id byte.
+const DOMAIN: u8 = 0xd4;
 
-pub struct EnsureMailDomain;
-
-impl Operation for EnsureMailDomain {
-    const NAME: &'static str = "ensure_mail_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Receive mail for a domain; it may not send until its sending gate is opened";
-    type Family = MailDomain;
-    type Request = EnsureMailDomainRequest;
-    type Result = MailDomainResult;
-
-    fn example() -> EnsureMailDomainRequest {
-        let (id, account) = example_ids();
-        EnsureMailDomainRequest {
-            id,
-            account,
-            domain: ex("shop.example.com"),
-        }
+operation! {
+    pub struct EnsureMailDomain {
+        name: "ensure_mail_domain",
+        kind: Declare,
+        family: MailDomain,
+        summary: "Receive mail for a domain; it may not send until its sending gate is opened",
+        request: EnsureMailDomainRequest,
+        result: MailDomainResult,
+        needs: [EnsureAccount],
+        example: EnsureMailDomainRequest {
+            id: example::id(DOMAIN),
+            account: example::account(),
+            domain: example::parse("shop.example.com"),
+        },
     }
 }
 
-pub struct RemoveMailDomain;
-
-impl Operation for RemoveMailDomain {
-    const NAME: &'static str = "remove_mail_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Stop receiving mail for a domain (refused while it has mailboxes or forwarders)";
-    type Family = MailDomain;
-    type Request = RemoveMailDomainRequest;
-    type Result = MailDomainResult;
-
-    fn example() -> RemoveMailDomainRequest {
-        let (id, account) = example_ids();
-        RemoveMailDomainRequest { id, account }
+operation! {
+    pub struct RemoveMailDomain {
+        name: "remove_mail_domain",
+        kind: Remove,
+        family: MailDomain,
+        summary: "Stop receiving mail for a domain (refused while it has mailboxes or forwarders)",
+        request: RemoveMailDomainRequest,
+        result: MailDomainResult,
+        example: AccountResource::example(DOMAIN),
     }
 }
 
-pub struct SetMailSendingGate;
-
-impl Operation for SetMailSendingGate {
-    const NAME: &'static str = "set_mail_sending_gate";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Open a mail domain's sending once its DNS is published, or close it again";
-    type Family = MailDomain;
-    type Request = SetMailSendingGateRequest;
-    type Result = MailDomainResult;
-
-    fn example() -> SetMailSendingGateRequest {
-        let (id, account) = example_ids();
-        SetMailSendingGateRequest {
-            id,
-            account,
+operation! {
+    pub struct SetMailSendingGate {
+        name: "set_mail_sending_gate",
+        kind: Set,
+        family: MailDomain,
+        summary: "Open a mail domain's sending once its DNS is published, or close it again",
+        request: SetMailSendingGateRequest,
+        result: MailDomainResult,
+        example: SetMailSendingGateRequest {
+            id: example::id(DOMAIN),
+            account: example::account(),
             open: true,
-        }
+        },
     }
 }
 
-pub struct SetMailCatchAll;
-
-impl Operation for SetMailCatchAll {
-    const NAME: &'static str = "set_mail_catch_all";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Deliver mail for unknown addresses of a domain to one of its mailboxes, or stop";
-    type Family = MailDomain;
-    type Request = SetMailCatchAllRequest;
-    type Result = MailDomainResult;
-
-    fn example() -> SetMailCatchAllRequest {
-        let (id, account) = example_ids();
-        SetMailCatchAllRequest {
-            id,
-            account,
-            mailbox: Some(ex("info")),
-        }
+operation! {
+    pub struct SetMailCatchAll {
+        name: "set_mail_catch_all",
+        kind: Set,
+        family: MailDomain,
+        summary: "Deliver mail for unknown addresses of a domain to one of its mailboxes, or stop",
+        request: SetMailCatchAllRequest,
+        result: MailDomainResult,
+        needs: [EnsureMailbox],
+        example: SetMailCatchAllRequest {
+            id: example::id(DOMAIN),
+            account: example::account(),
+            mailbox: Some(example::parse("info")),
+        },
     }
 }

@@ -5,20 +5,17 @@
 
 use registry::types::mail::{MailAddress, MailDestinations};
 use registry::types::{Hex32, Presence};
-use registry::{Family, Module, Operation, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::ex;
-use crate::mail::{MAIL_FORWARDER, tenant_resource};
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::mail::MAIL_FORWARDER;
+use crate::mail_domain::EnsureMailDomain;
+use crate::resource::AccountResource;
 
-pub struct MailForwarder;
-
-impl Family for MailForwarder {
-    const NAME: &'static str = MAIL_FORWARDER;
-    const MODULE: Module = Module::Mail;
-}
+family! { pub struct MailForwarder { name: MAIL_FORWARDER, module: Mail } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -30,14 +27,9 @@ pub struct EnsureMailForwarderRequest {
     pub destinations: MailDestinations,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveMailForwarderRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
+impl_resource!(owner = account: EnsureMailForwarderRequest);
 
-tenant_resource!(EnsureMailForwarderRequest, RemoveMailForwarderRequest);
+pub type RemoveMailForwarderRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -47,47 +39,35 @@ pub struct MailForwarderResult {
     pub destinations: Vec<String>,
 }
 
-fn example_ids() -> (Hex32, Hex32) {
-    (
-        ex("f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"),
-        ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-    )
-}
+/// The example forwarder's id byte.
+const FORWARDER: u8 = 0xf6;
 
-pub struct EnsureMailForwarder;
-
-impl Operation for EnsureMailForwarder {
-    const NAME: &'static str = "ensure_mail_forwarder";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Forward an address of a mail domain to one or more addresses";
-    type Family = MailForwarder;
-    type Request = EnsureMailForwarderRequest;
-    type Result = MailForwarderResult;
-
-    fn example() -> EnsureMailForwarderRequest {
-        let (id, account) = example_ids();
-        EnsureMailForwarderRequest {
-            id,
-            account,
-            address: ex("sales@shop.example.com"),
-            destinations: serde_json::from_value(json!(["owner@example.org"]))
-                .expect("valid example"),
-        }
+operation! {
+    pub struct EnsureMailForwarder {
+        name: "ensure_mail_forwarder",
+        kind: Declare,
+        family: MailForwarder,
+        summary: "Forward an address of a mail domain to one or more addresses",
+        request: EnsureMailForwarderRequest,
+        result: MailForwarderResult,
+        needs: [EnsureMailDomain],
+        example: EnsureMailForwarderRequest {
+            id: example::id(FORWARDER),
+            account: example::account(),
+            address: example::parse("sales@shop.example.com"),
+            destinations: example::json(json!(["owner@example.org"])),
+        },
     }
 }
 
-pub struct RemoveMailForwarder;
-
-impl Operation for RemoveMailForwarder {
-    const NAME: &'static str = "remove_mail_forwarder";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Stop forwarding an address";
-    type Family = MailForwarder;
-    type Request = RemoveMailForwarderRequest;
-    type Result = MailForwarderResult;
-
-    fn example() -> RemoveMailForwarderRequest {
-        let (id, account) = example_ids();
-        RemoveMailForwarderRequest { id, account }
+operation! {
+    pub struct RemoveMailForwarder {
+        name: "remove_mail_forwarder",
+        kind: Remove,
+        family: MailForwarder,
+        summary: "Stop forwarding an address",
+        request: RemoveMailForwarderRequest,
+        result: MailForwarderResult,
+        example: AccountResource::example(FORWARDER),
     }
 }

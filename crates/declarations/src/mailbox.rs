@@ -5,19 +5,16 @@
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, MiB, PasswordHash, Presence};
-use registry::{Family, Module, Operation, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ex;
-use crate::mail::{MAILBOX, tenant_resource};
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::mail::MAILBOX;
+use crate::mail_domain::EnsureMailDomain;
+use crate::resource::AccountResource;
 
-pub struct Mailbox;
-
-impl Family for Mailbox {
-    const NAME: &'static str = MAILBOX;
-    const MODULE: Module = Module::Mail;
-}
+family! { pub struct Mailbox { name: MAILBOX, module: Mail } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -33,12 +30,7 @@ pub struct EnsureMailboxRequest {
     pub quota_mib: MiB,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MailboxRef {
-    pub id: Hex32,
-    pub account: Hex32,
-}
+pub type MailboxRef = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -48,7 +40,7 @@ pub struct SetMailboxPasswordRequest {
     pub password: PasswordHash,
 }
 
-tenant_resource!(EnsureMailboxRequest, MailboxRef, SetMailboxPasswordRequest);
+impl_resource!(owner = account: EnsureMailboxRequest, SetMailboxPasswordRequest);
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -71,91 +63,6 @@ pub struct MailboxUsageResult {
     pub truncated: bool,
 }
 
-fn example_ids() -> (Hex32, Hex32) {
-    (
-        ex("e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"),
-        ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-    )
-}
-
-const EXAMPLE_HASH: &str = "$6$saltsalt$fCrh8nUGWG1kaWS0cBxg4tHqtdI/.vguU6L92utUDE2uuLboegIJMic.sfv7QYLSrG3dfTzYL584/rt2BJn400";
-
-pub struct EnsureMailbox;
-
-impl Operation for EnsureMailbox {
-    const NAME: &'static str = "ensure_mailbox";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Create or update a mailbox: password hash and quota";
-    type Family = Mailbox;
-    type Request = EnsureMailboxRequest;
-    type Result = MailboxResult;
-
-    fn example() -> EnsureMailboxRequest {
-        let (id, account) = example_ids();
-        EnsureMailboxRequest {
-            id,
-            account,
-            domain: ex("shop.example.com"),
-            local_part: ex("info"),
-            password: ex(EXAMPLE_HASH),
-            quota_mib: MiB::try_from(1024).expect("valid example"),
-        }
-    }
-}
-
-pub struct RemoveMailbox;
-
-impl Operation for RemoveMailbox {
-    const NAME: &'static str = "remove_mailbox";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Remove a mailbox and its mail (refused while it has an autoresponder)";
-    type Family = Mailbox;
-    type Request = MailboxRef;
-    type Result = MailboxResult;
-
-    fn example() -> MailboxRef {
-        let (id, account) = example_ids();
-        MailboxRef { id, account }
-    }
-}
-
-pub struct SetMailboxPassword;
-
-impl Operation for SetMailboxPassword {
-    const NAME: &'static str = "set_mailbox_password";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Replace a mailbox's password hash";
-    type Family = Mailbox;
-    type Request = SetMailboxPasswordRequest;
-    type Result = MailboxResult;
-
-    fn example() -> SetMailboxPasswordRequest {
-        let (id, account) = example_ids();
-        SetMailboxPasswordRequest {
-            id,
-            account,
-            password: ex(EXAMPLE_HASH),
-        }
-    }
-}
-
-pub struct ObserveMailboxUsage;
-
-impl Operation for ObserveMailboxUsage {
-    const NAME: &'static str = "observe_mailbox_usage";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Bytes and messages a mailbox holds, against its quota";
-    type Family = Mailbox;
-    type Request = MailboxRef;
-    type Result = MailboxUsageResult;
-
-    fn example() -> MailboxRef {
-        let (id, account) = example_ids();
-        MailboxRef { id, account }
-    }
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MailboxSuspensionResult {
@@ -165,36 +72,91 @@ pub struct MailboxSuspensionResult {
     pub suspended: bool,
 }
 
-pub struct SuspendMailbox;
+/// The example mailbox's id byte.
+const MAILBOX_ID: u8 = 0xe5;
 
-impl Operation for SuspendMailbox {
-    const NAME: &'static str = "suspend_mailbox";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Refuse every login of a mailbox (IMAP, POP3, SMTP); mail is still delivered to it";
-    type Family = Mailbox;
-    type Request = MailboxRef;
-    type Result = MailboxSuspensionResult;
+const EXAMPLE_HASH: &str = "$6$saltsalt$fCrh8nUGWG1kaWS0cBxg4tHqtdI/.vguU6L92utUDE2uuLboegIJMic.sfv7QYLSrG3dfTzYL584/rt2BJn400";
 
-    fn example() -> MailboxRef {
-        let (id, account) = example_ids();
-        MailboxRef { id, account }
+operation! {
+    pub struct EnsureMailbox {
+        name: "ensure_mailbox",
+        kind: Declare,
+        family: Mailbox,
+        summary: "Create or update a mailbox: password hash and quota",
+        request: EnsureMailboxRequest,
+        result: MailboxResult,
+        needs: [EnsureMailDomain],
+        example: EnsureMailboxRequest {
+            id: example::id(MAILBOX_ID),
+            account: example::account(),
+            domain: example::parse("shop.example.com"),
+            local_part: example::parse("info"),
+            password: example::parse(EXAMPLE_HASH),
+            quota_mib: example::number(1024),
+        },
     }
 }
 
-pub struct UnsuspendMailbox;
+operation! {
+    pub struct RemoveMailbox {
+        name: "remove_mailbox",
+        kind: Remove,
+        family: Mailbox,
+        summary: "Remove a mailbox and its mail (refused while it has an autoresponder)",
+        request: MailboxRef,
+        result: MailboxResult,
+        example: AccountResource::example(MAILBOX_ID),
+    }
+}
 
-impl Operation for UnsuspendMailbox {
-    const NAME: &'static str = "unsuspend_mailbox";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Let a suspended mailbox log in again, with the mail that arrived meanwhile";
-    type Family = Mailbox;
-    type Request = MailboxRef;
-    type Result = MailboxSuspensionResult;
+operation! {
+    pub struct SetMailboxPassword {
+        name: "set_mailbox_password",
+        kind: Set,
+        family: Mailbox,
+        summary: "Replace a mailbox's password hash",
+        request: SetMailboxPasswordRequest,
+        result: MailboxResult,
+        example: SetMailboxPasswordRequest {
+            id: example::id(MAILBOX_ID),
+            account: example::account(),
+            password: example::parse(EXAMPLE_HASH),
+        },
+    }
+}
 
-    fn example() -> MailboxRef {
-        let (id, account) = example_ids();
-        MailboxRef { id, account }
+operation! {
+    pub struct ObserveMailboxUsage {
+        name: "observe_mailbox_usage",
+        kind: Observe,
+        family: Mailbox,
+        summary: "Bytes and messages a mailbox holds, against its quota",
+        request: MailboxRef,
+        result: MailboxUsageResult,
+        example: AccountResource::example(MAILBOX_ID),
+    }
+}
+
+operation! {
+    pub struct SuspendMailbox {
+        name: "suspend_mailbox",
+        kind: Suspend,
+        family: Mailbox,
+        summary: "Refuse every login of a mailbox (IMAP, POP3, SMTP); mail is still delivered to it",
+        request: MailboxRef,
+        result: MailboxSuspensionResult,
+        example: AccountResource::example(MAILBOX_ID),
+    }
+}
+
+operation! {
+    pub struct UnsuspendMailbox {
+        name: "unsuspend_mailbox",
+        kind: Unsuspend,
+        family: Mailbox,
+        summary: "Let a suspended mailbox log in again, with the mail that arrived meanwhile",
+        request: MailboxRef,
+        result: MailboxSuspensionResult,
+        example: AccountResource::example(MAILBOX_ID),
     }
 }

@@ -4,16 +4,16 @@
 //! What a client needs and nothing that touches the OS; the handlers are `ops::mysql_database`.
 
 use registry::types::{Hex32, MiB, MysqlCharset, MysqlCollation, MysqlName};
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct MysqlDatabase;
+use crate::account::EnsureAccount;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::mysql_grant::EnsureMysqlGrant;
+use crate::resource::{AccountRef, AccountResource};
 
-impl Family for MysqlDatabase {
-    const NAME: &'static str = "mysql_database";
-    const MODULE: Module = Module::Mysql;
-}
+family! { pub struct MysqlDatabase { name: "mysql_database", module: Mysql } }
 
 // --- requests and results ------------------------------------------------------------------
 
@@ -31,30 +31,9 @@ pub struct EnsureMysqlDatabaseRequest {
     pub collation: Option<MysqlCollation>,
 }
 
-impl Resource for EnsureMysqlDatabaseRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(owner = account: EnsureMysqlDatabaseRequest);
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveMysqlDatabaseRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveMysqlDatabaseRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemoveMysqlDatabaseRequest = AccountResource;
 
 /// A database as MariaDB shows it after the change.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -78,30 +57,9 @@ pub struct SetMysqlQuotaRequest {
     pub quota_mib: MiB,
 }
 
-impl Resource for SetMysqlQuotaRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
+impl_resource!(owner = id: SetMysqlQuotaRequest);
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ObserveMysqlUsageRequest {
-    /// The account.
-    pub id: Hex32,
-}
-
-impl Resource for ObserveMysqlUsageRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
+pub type ObserveMysqlUsageRequest = AccountRef;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -126,83 +84,66 @@ pub struct MysqlUsageResult {
 
 // --- operations ----------------------------------------------------------------------------
 
-const EXAMPLE_ACCOUNT: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+/// The example database's id byte.
+const DATABASE: u8 = 0xd4;
 
-pub struct EnsureMysqlDatabase;
-
-impl Operation for EnsureMysqlDatabase {
-    const NAME: &'static str = "ensure_mysql_database";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Create or converge a MariaDB database `<username>_<name>` with a charset and collation";
-    type Family = MysqlDatabase;
-    type Request = EnsureMysqlDatabaseRequest;
-    type Result = MysqlDatabaseResult;
-
-    fn example() -> EnsureMysqlDatabaseRequest {
-        EnsureMysqlDatabaseRequest {
-            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-                .parse()
-                .expect("valid example"),
-            account: EXAMPLE_ACCOUNT.parse().expect("valid example"),
-            name: "shop".parse().expect("valid example"),
+operation! {
+    pub struct EnsureMysqlDatabase {
+        name: "ensure_mysql_database",
+        kind: Declare,
+        family: MysqlDatabase,
+        summary: "Create or converge a MariaDB database `<username>_<name>` with a charset and collation",
+        request: EnsureMysqlDatabaseRequest,
+        result: MysqlDatabaseResult,
+        needs: [EnsureAccount],
+        example: EnsureMysqlDatabaseRequest {
+            id: example::id(DATABASE),
+            account: example::account(),
+            name: example::parse("shop"),
             charset: MysqlCharset::Utf8mb4,
             collation: Some(MysqlCollation::Utf8mb4UnicodeCi),
-        }
+        },
     }
 }
 
-pub struct RemoveMysqlDatabase;
-
-impl Operation for RemoveMysqlDatabase {
-    const NAME: &'static str = "remove_mysql_database";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Drop a MariaDB database with its tables, and the grants on it";
-    type Family = MysqlDatabase;
-    type Request = RemoveMysqlDatabaseRequest;
-    type Result = MysqlDatabaseResult;
-
-    fn example() -> RemoveMysqlDatabaseRequest {
-        RemoveMysqlDatabaseRequest {
-            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-                .parse()
-                .expect("valid example"),
-            account: EXAMPLE_ACCOUNT.parse().expect("valid example"),
-        }
+operation! {
+    pub struct RemoveMysqlDatabase {
+        name: "remove_mysql_database",
+        kind: Remove,
+        family: MysqlDatabase,
+        summary: "Drop a MariaDB database with its tables, and the grants on it",
+        request: RemoveMysqlDatabaseRequest,
+        result: MysqlDatabaseResult,
+        example: AccountResource::example(DATABASE),
     }
 }
 
-pub struct SetMysqlQuota;
-
-impl Operation for SetMysqlQuota {
-    const NAME: &'static str = "set_mysql_quota";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Set the account's MySQL quota (MiB, 0: none) and enforce it now";
-    type Family = MysqlDatabase;
-    type Request = SetMysqlQuotaRequest;
-    type Result = MysqlUsageResult;
-
-    fn example() -> SetMysqlQuotaRequest {
-        SetMysqlQuotaRequest {
-            id: EXAMPLE_ACCOUNT.parse().expect("valid example"),
-            quota_mib: MiB::try_from(1024).expect("valid example"),
-        }
+// The quota acts on the account's users' grants: the example has one to act on.
+operation! {
+    pub struct SetMysqlQuota {
+        name: "set_mysql_quota",
+        kind: Set,
+        family: MysqlDatabase,
+        summary: "Set the account's MySQL quota (MiB, 0: none) and enforce it now",
+        request: SetMysqlQuotaRequest,
+        result: MysqlUsageResult,
+        needs: [EnsureMysqlGrant],
+        example: SetMysqlQuotaRequest {
+            id: example::account(),
+            quota_mib: example::number(1024),
+        },
     }
 }
 
-pub struct ObserveMysqlUsage;
-
-impl Operation for ObserveMysqlUsage {
-    const NAME: &'static str = "observe_mysql_usage";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Measure the account's databases and enforce its MySQL quota";
-    type Family = MysqlDatabase;
-    type Request = ObserveMysqlUsageRequest;
-    type Result = MysqlUsageResult;
-
-    fn example() -> ObserveMysqlUsageRequest {
-        ObserveMysqlUsageRequest {
-            id: EXAMPLE_ACCOUNT.parse().expect("valid example"),
-        }
+operation! {
+    pub struct ObserveMysqlUsage {
+        name: "observe_mysql_usage",
+        kind: Observe,
+        family: MysqlDatabase,
+        summary: "Measure the account's databases and enforce its MySQL quota",
+        request: ObserveMysqlUsageRequest,
+        result: MysqlUsageResult,
+        needs: [SetMysqlQuota],
+        example: AccountRef::example(),
     }
 }

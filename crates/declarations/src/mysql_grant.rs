@@ -4,16 +4,16 @@
 //! What a client needs and nothing that touches the OS; the handlers are `ops::mysql_grant`.
 
 use registry::types::{Hex32, MysqlPrivilegeSet, Presence};
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct MysqlGrant;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::mysql_database::EnsureMysqlDatabase;
+use crate::mysql_user::EnsureMysqlUser;
+use crate::resource::AccountResource;
 
-impl Family for MysqlGrant {
-    const NAME: &'static str = "mysql_grant";
-    const MODULE: Module = Module::Mysql;
-}
+family! { pub struct MysqlGrant { name: "mysql_grant", module: Mysql } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -27,30 +27,9 @@ pub struct EnsureMysqlGrantRequest {
     pub privileges: MysqlPrivilegeSet,
 }
 
-impl Resource for EnsureMysqlGrantRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(owner = account: EnsureMysqlGrantRequest);
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveMysqlGrantRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveMysqlGrantRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemoveMysqlGrantRequest = AccountResource;
 
 /// The grant as MariaDB shows it after the change.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -66,58 +45,36 @@ pub struct MysqlGrantResult {
     pub writes_revoked: bool,
 }
 
-fn example_id() -> Hex32 {
-    "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
-        .parse()
-        .expect("valid example")
-}
+/// The example grant's id byte.
+const GRANT: u8 = 0xf6;
 
-fn example_account() -> Hex32 {
-    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-        .parse()
-        .expect("valid example")
-}
-
-pub struct EnsureMysqlGrant;
-
-impl Operation for EnsureMysqlGrant {
-    const NAME: &'static str = "ensure_mysql_grant";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Give one of the account's MariaDB users a privilege set on one of its databases";
-    type Family = MysqlGrant;
-    type Request = EnsureMysqlGrantRequest;
-    type Result = MysqlGrantResult;
-
-    fn example() -> EnsureMysqlGrantRequest {
-        EnsureMysqlGrantRequest {
-            id: example_id(),
-            account: example_account(),
-            database: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-                .parse()
-                .expect("valid example"),
-            user: "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
-                .parse()
-                .expect("valid example"),
+operation! {
+    pub struct EnsureMysqlGrant {
+        name: "ensure_mysql_grant",
+        kind: Declare,
+        family: MysqlGrant,
+        summary: "Give one of the account's MariaDB users a privilege set on one of its databases",
+        request: EnsureMysqlGrantRequest,
+        result: MysqlGrantResult,
+        needs: [EnsureMysqlDatabase, EnsureMysqlUser],
+        example: EnsureMysqlGrantRequest {
+            id: example::id(GRANT),
+            account: example::account(),
+            database: example::id(0xd4),
+            user: example::id(0xe5),
             privileges: MysqlPrivilegeSet::ReadWrite,
-        }
+        },
     }
 }
 
-pub struct RemoveMysqlGrant;
-
-impl Operation for RemoveMysqlGrant {
-    const NAME: &'static str = "remove_mysql_grant";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Take a grant's privileges away from its MariaDB user";
-    type Family = MysqlGrant;
-    type Request = RemoveMysqlGrantRequest;
-    type Result = MysqlGrantResult;
-
-    fn example() -> RemoveMysqlGrantRequest {
-        RemoveMysqlGrantRequest {
-            id: example_id(),
-            account: example_account(),
-        }
+operation! {
+    pub struct RemoveMysqlGrant {
+        name: "remove_mysql_grant",
+        kind: Remove,
+        family: MysqlGrant,
+        summary: "Take a grant's privileges away from its MariaDB user",
+        request: RemoveMysqlGrantRequest,
+        result: MysqlGrantResult,
+        example: AccountResource::example(GRANT),
     }
 }

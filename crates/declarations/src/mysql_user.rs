@@ -4,16 +4,15 @@
 //! What a client needs and nothing that touches the OS; the handlers are `ops::mysql_user`.
 
 use registry::types::{Hex32, MysqlHosts, MysqlName, MysqlPasswordHash, Presence};
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct MysqlUserFamily;
+use crate::account::EnsureAccount;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::AccountResource;
 
-impl Family for MysqlUserFamily {
-    const NAME: &'static str = "mysql_user";
-    const MODULE: Module = Module::Mysql;
-}
+family! { pub struct MysqlUserFamily { name: "mysql_user", module: Mysql } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -29,15 +28,6 @@ pub struct EnsureMysqlUserRequest {
     pub hosts: MysqlHosts,
 }
 
-impl Resource for EnsureMysqlUserRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetMysqlUserPasswordRequest {
@@ -46,30 +36,12 @@ pub struct SetMysqlUserPasswordRequest {
     pub password_hash: MysqlPasswordHash,
 }
 
-impl Resource for SetMysqlUserPasswordRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(
+    owner = account: EnsureMysqlUserRequest,
+    SetMysqlUserPasswordRequest,
+);
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveMysqlUserRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveMysqlUserRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemoveMysqlUserRequest = AccountResource;
 
 /// The user as MariaDB shows it after the change.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -84,72 +56,52 @@ pub struct MysqlUserResult {
 
 const EXAMPLE_HASH: &str = "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19";
 
-fn example_id() -> Hex32 {
-    "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
-        .parse()
-        .expect("valid example")
-}
+/// The example database user's id byte.
+const USER: u8 = 0xe5;
 
-fn example_account() -> Hex32 {
-    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-        .parse()
-        .expect("valid example")
-}
-
-pub struct EnsureMysqlUser;
-
-impl Operation for EnsureMysqlUser {
-    const NAME: &'static str = "ensure_mysql_user";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Create or converge a MariaDB user `<username>_<name>` with a native password hash and allowed hosts";
-    type Family = MysqlUserFamily;
-    type Request = EnsureMysqlUserRequest;
-    type Result = MysqlUserResult;
-
-    fn example() -> EnsureMysqlUserRequest {
-        EnsureMysqlUserRequest {
-            id: example_id(),
-            account: example_account(),
-            name: "app".parse().expect("valid example"),
-            password_hash: EXAMPLE_HASH.parse().expect("valid example"),
+operation! {
+    pub struct EnsureMysqlUser {
+        name: "ensure_mysql_user",
+        kind: Declare,
+        family: MysqlUserFamily,
+        summary: "Create or converge a MariaDB user `<username>_<name>` with a native password hash and allowed hosts",
+        request: EnsureMysqlUserRequest,
+        result: MysqlUserResult,
+        needs: [EnsureAccount],
+        example: EnsureMysqlUserRequest {
+            id: example::id(USER),
+            account: example::account(),
+            name: example::parse("app"),
+            password_hash: example::parse(EXAMPLE_HASH),
             hosts: MysqlHosts::default(),
-        }
+        },
     }
 }
 
-pub struct SetMysqlUserPassword;
-
-impl Operation for SetMysqlUserPassword {
-    const NAME: &'static str = "set_mysql_user_password";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Change a MariaDB user's password hash at every host";
-    type Family = MysqlUserFamily;
-    type Request = SetMysqlUserPasswordRequest;
-    type Result = MysqlUserResult;
-
-    fn example() -> SetMysqlUserPasswordRequest {
-        SetMysqlUserPasswordRequest {
-            id: example_id(),
-            account: example_account(),
-            password_hash: EXAMPLE_HASH.parse().expect("valid example"),
-        }
+operation! {
+    pub struct SetMysqlUserPassword {
+        name: "set_mysql_user_password",
+        kind: Set,
+        family: MysqlUserFamily,
+        summary: "Change a MariaDB user's password hash at every host",
+        request: SetMysqlUserPasswordRequest,
+        result: MysqlUserResult,
+        example: SetMysqlUserPasswordRequest {
+            id: example::id(USER),
+            account: example::account(),
+            password_hash: example::parse(EXAMPLE_HASH),
+        },
     }
 }
 
-pub struct RemoveMysqlUser;
-
-impl Operation for RemoveMysqlUser {
-    const NAME: &'static str = "remove_mysql_user";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Drop a MariaDB user at every host, with its grants";
-    type Family = MysqlUserFamily;
-    type Request = RemoveMysqlUserRequest;
-    type Result = MysqlUserResult;
-
-    fn example() -> RemoveMysqlUserRequest {
-        RemoveMysqlUserRequest {
-            id: example_id(),
-            account: example_account(),
-        }
+operation! {
+    pub struct RemoveMysqlUser {
+        name: "remove_mysql_user",
+        kind: Remove,
+        family: MysqlUserFamily,
+        summary: "Drop a MariaDB user at every host, with its grants",
+        request: RemoveMysqlUserRequest,
+        result: MysqlUserResult,
+        example: AccountResource::example(USER),
     }
 }

@@ -3,11 +3,16 @@
 //!
 //! What a client needs and nothing that touches the OS; the handlers are `ops::php`.
 
+use registry::Hex32;
 use registry::types::{PhpExtensions, PhpOptions, PhpVersion, Presence};
-use registry::{Family, Hex32, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::{AccountResource, NodeResource};
+use crate::web_domain::EnsureWebDomain;
 
 /// What an account's PHP looks like after a sync.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -27,36 +32,24 @@ pub struct PoolInEffect {
 // ---------------------------------------------------------------------------------------
 // Families.
 
-/// The PHP version of one web domain (resource id: the web domain's id).
-pub struct PhpVersionFamily;
-
-impl Family for PhpVersionFamily {
-    const NAME: &'static str = "php_version";
-    const MODULE: Module = Module::Php;
+family! {
+    /// The PHP version of one web domain (resource id: the web domain's id).
+    pub struct PhpVersionFamily { name: "php_version", module: Php }
 }
 
-/// The account's PHP options (resource id: the account's id).
-pub struct PhpOptionsFamily;
-
-impl Family for PhpOptionsFamily {
-    const NAME: &'static str = "php_options";
-    const MODULE: Module = Module::Php;
+family! {
+    /// The account's PHP options (resource id: the account's id).
+    pub struct PhpOptionsFamily { name: "php_options", module: Php }
 }
 
-/// The extensions the account needs (resource id: the account's id).
-pub struct PhpExtensionsFamily;
-
-impl Family for PhpExtensionsFamily {
-    const NAME: &'static str = "php_extensions";
-    const MODULE: Module = Module::Php;
+family! {
+    /// The extensions the account needs (resource id: the account's id).
+    pub struct PhpExtensionsFamily { name: "php_extensions", module: Php }
 }
 
-/// The node's PHP offer: an observation, nothing stored.
-pub struct PhpRuntime;
-
-impl Family for PhpRuntime {
-    const NAME: &'static str = "php_runtime";
-    const MODULE: Module = Module::Php;
+family! {
+    /// The node's PHP offer: an observation, nothing stored.
+    pub struct PhpRuntime { name: "php_runtime", module: Php }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -71,31 +64,9 @@ pub struct SetPhpVersionRequest {
     pub version: PhpVersion,
 }
 
-impl Resource for SetPhpVersionRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(owner = account: SetPhpVersionRequest);
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemovePhpVersionRequest {
-    /// The web domain's id.
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemovePhpVersionRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemovePhpVersionRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -109,50 +80,35 @@ pub struct PhpVersionResult {
     pub pools: Vec<PoolInEffect>,
 }
 
-pub struct SetPhpVersion;
+/// The example web domain's id byte: a PHP version's resource is its web domain's.
+const DOMAIN: u8 = 0xc3;
 
-impl Operation for SetPhpVersion {
-    const NAME: &'static str = "set_php_version";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Serve a web domain's PHP with one installed version, through the account's pool of it";
-    type Family = PhpVersionFamily;
-    type Request = SetPhpVersionRequest;
-    type Result = PhpVersionResult;
-
-    fn example() -> SetPhpVersionRequest {
-        SetPhpVersionRequest {
-            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
+operation! {
+    pub struct SetPhpVersion {
+        name: "set_php_version",
+        kind: Declare,
+        family: PhpVersionFamily,
+        summary: "Serve a web domain's PHP with one installed version, through the account's pool of it",
+        request: SetPhpVersionRequest,
+        result: PhpVersionResult,
+        needs: [EnsureWebDomain],
+        example: SetPhpVersionRequest {
+            id: example::id(DOMAIN),
+            account: example::account(),
             version: PhpVersion::V8_2,
-        }
+        },
     }
 }
 
-pub struct RemovePhpVersion;
-
-impl Operation for RemovePhpVersion {
-    const NAME: &'static str = "remove_php_version";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Stop running PHP for a web domain; its .php files are then served as plain files are not";
-    type Family = PhpVersionFamily;
-    type Request = RemovePhpVersionRequest;
-    type Result = PhpVersionResult;
-
-    fn example() -> RemovePhpVersionRequest {
-        RemovePhpVersionRequest {
-            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct RemovePhpVersion {
+        name: "remove_php_version",
+        kind: Remove,
+        family: PhpVersionFamily,
+        summary: "Stop running PHP for a web domain; its .php files are then served as plain files are not",
+        request: RemovePhpVersionRequest,
+        result: PhpVersionResult,
+        example: AccountResource::example(DOMAIN),
     }
 }
 
@@ -168,15 +124,6 @@ pub struct SetPhpOptionsRequest {
     pub options: PhpOptions,
 }
 
-impl Resource for SetPhpOptionsRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetPhpExtensionsRequest {
@@ -186,14 +133,7 @@ pub struct SetPhpExtensionsRequest {
     pub extensions: PhpExtensions,
 }
 
-impl Resource for SetPhpExtensionsRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.id.clone())
-    }
-}
+impl_resource!(owner = id: SetPhpOptionsRequest, SetPhpExtensionsRequest);
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -207,22 +147,19 @@ pub struct PhpSettingsResult {
     pub pools: Vec<PoolInEffect>,
 }
 
-pub struct SetPhpOptions;
-
-impl Operation for SetPhpOptions {
-    const NAME: &'static str = "set_php_options";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Set the account's PHP limits (memory, upload and post sizes, times, input vars, display_errors)";
-    type Family = PhpOptionsFamily;
-    type Request = SetPhpOptionsRequest;
-    type Result = PhpSettingsResult;
-
-    fn example() -> SetPhpOptionsRequest {
-        SetPhpOptionsRequest {
-            id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            options: serde_json::from_value(json!({
+// The account's settings apply to its pools: the examples set them where a pool exists.
+operation! {
+    pub struct SetPhpOptions {
+        name: "set_php_options",
+        kind: Declare,
+        family: PhpOptionsFamily,
+        summary: "Set the account's PHP limits (memory, upload and post sizes, times, input vars, display_errors)",
+        request: SetPhpOptionsRequest,
+        result: PhpSettingsResult,
+        needs: [SetPhpVersion],
+        example: SetPhpOptionsRequest {
+            id: example::account(),
+            options: example::json(json!({
                 "memory_limit_mib": 256,
                 "upload_max_filesize_mib": 64,
                 "post_max_size_mib": 64,
@@ -230,50 +167,31 @@ impl Operation for SetPhpOptions {
                 "max_input_time_s": 60,
                 "max_input_vars": 3000,
                 "display_errors": false
-            }))
-            .expect("valid example"),
-        }
+            })),
+        },
     }
 }
 
-pub struct SetPhpExtensions;
-
-impl Operation for SetPhpExtensions {
-    const NAME: &'static str = "set_php_extensions";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Require PHP extensions for the account; refused when a version it uses does not load one";
-    type Family = PhpExtensionsFamily;
-    type Request = SetPhpExtensionsRequest;
-    type Result = PhpSettingsResult;
-
-    fn example() -> SetPhpExtensionsRequest {
-        SetPhpExtensionsRequest {
-            id: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            extensions: serde_json::from_value(json!(["opcache", "intl"])).expect("valid example"),
-        }
+operation! {
+    pub struct SetPhpExtensions {
+        name: "set_php_extensions",
+        kind: Declare,
+        family: PhpExtensionsFamily,
+        summary: "Require PHP extensions for the account; refused when a version it uses does not load one",
+        request: SetPhpExtensionsRequest,
+        result: PhpSettingsResult,
+        needs: [SetPhpVersion],
+        example: SetPhpExtensionsRequest {
+            id: example::account(),
+            extensions: example::json(json!(["opcache", "intl"])),
+        },
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // observe_php_versions.
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ObservePhpVersionsRequest {
-    pub id: Hex32,
-}
-
-impl Resource for ObservePhpVersionsRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
+pub type ObservePhpVersionsRequest = NodeResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -299,21 +217,15 @@ pub struct PhpVersionsResult {
     pub versions: Vec<OfferedPhpVersion>,
 }
 
-pub struct ObservePhpVersions;
-
-impl Operation for ObservePhpVersions {
-    const NAME: &'static str = "observe_php_versions";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str = "The PHP versions this node can serve and the extensions each loads, as found on the machine";
-    type Family = PhpRuntime;
-    type Request = ObservePhpVersionsRequest;
-    type Result = PhpVersionsResult;
-
-    fn example() -> ObservePhpVersionsRequest {
-        ObservePhpVersionsRequest {
-            id: "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct ObservePhpVersions {
+        name: "observe_php_versions",
+        kind: Observe,
+        scope: Node,
+        family: PhpRuntime,
+        summary: "The PHP versions this node can serve and the extensions each loads, as found on the machine",
+        request: ObservePhpVersionsRequest,
+        result: PhpVersionsResult,
+        example: NodeResource::example(0xe5),
     }
 }

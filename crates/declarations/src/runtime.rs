@@ -3,32 +3,15 @@
 //!
 //! What a client needs and nothing that touches the OS; the handlers are `ops::runtime`.
 
-use registry::types::Hex32;
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct Runtime;
+use crate::declare::{family, operation};
+use crate::resource::NodeResource;
 
-impl Family for Runtime {
-    const NAME: &'static str = "runtime";
-    const MODULE: Module = Module::Core;
-}
+family! { pub struct Runtime { name: "runtime", module: Core } }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ObserveRuntimeRequest {
-    pub id: Hex32,
-}
-
-impl Resource for ObserveRuntimeRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
+pub type ObserveRuntimeRequest = NodeResource;
 
 /// Which shared service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -111,21 +94,15 @@ pub struct RuntimeResult {
     pub disks: Vec<DiskStatus>,
 }
 
-pub struct ObserveRuntime;
-
-impl Operation for ObserveRuntime {
-    const NAME: &'static str = "observe_runtime";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str = "Report the state of Apache, PHP-FPM, MariaDB, Postfix and Dovecot, and the node's load, memory and disk";
-    type Family = Runtime;
-    type Request = ObserveRuntimeRequest;
-    type Result = RuntimeResult;
-
-    fn example() -> ObserveRuntimeRequest {
-        ObserveRuntimeRequest {
-            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct ObserveRuntime {
+        name: "observe_runtime",
+        kind: Observe,
+        scope: Node,
+        family: Runtime,
+        summary: "Report the state of Apache, PHP-FPM, MariaDB, Postfix and Dovecot, and the node's load, memory and disk",
+        request: ObserveRuntimeRequest,
+        result: RuntimeResult,
+        example: NodeResource::example(0xd4),
     }
 }

@@ -3,17 +3,17 @@
 //!
 //! What a client needs and nothing that touches the OS; the handlers are `ops::scheduled_task`.
 
+use registry::Hex32;
 use registry::types::{CronSchedule, PhpScriptTask, PhpVersion, Presence, TaskKind};
-use registry::{Family, Hex32, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct ScheduledTask;
+use crate::account::EnsureAccount;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::AccountResource;
 
-impl Family for ScheduledTask {
-    const NAME: &'static str = "scheduled_task";
-    const MODULE: Module = Module::Core;
-}
+family! { pub struct ScheduledTask { name: "scheduled_task", module: Core } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -25,30 +25,9 @@ pub struct EnsureScheduledTaskRequest {
     pub task: TaskKind,
 }
 
-impl Resource for EnsureScheduledTaskRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(owner = account: EnsureScheduledTaskRequest);
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveScheduledTaskRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveScheduledTaskRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemoveScheduledTaskRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -60,54 +39,38 @@ pub struct ScheduledTaskResult {
     pub tasks_in_crontab: u64,
 }
 
-pub struct EnsureScheduledTask;
+/// The example task's id byte.
+const TASK: u8 = 0xb7;
 
-impl Operation for EnsureScheduledTask {
-    const NAME: &'static str = "ensure_scheduled_task";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Run a PHP script of the account or fetch a URL on a cron schedule, as the account's user";
-    type Family = ScheduledTask;
-    type Request = EnsureScheduledTaskRequest;
-    type Result = ScheduledTaskResult;
-
-    fn example() -> EnsureScheduledTaskRequest {
-        EnsureScheduledTaskRequest {
-            id: "b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            schedule: "*/15 * * * *".parse().expect("valid example"),
+operation! {
+    pub struct EnsureScheduledTask {
+        name: "ensure_scheduled_task",
+        kind: Declare,
+        family: ScheduledTask,
+        summary: "Run a PHP script of the account or fetch a URL on a cron schedule, as the account's user",
+        request: EnsureScheduledTaskRequest,
+        result: ScheduledTaskResult,
+        needs: [EnsureAccount],
+        example: EnsureScheduledTaskRequest {
+            id: example::id(TASK),
+            account: example::account(),
+            schedule: example::parse("*/15 * * * *"),
             task: TaskKind::PhpScript(PhpScriptTask {
-                path: "web/shop.example.com/public_html/cron.php"
-                    .parse()
-                    .expect("valid example"),
+                path: example::parse("web/shop.example.com/public_html/cron.php"),
                 php_version: PhpVersion::V8_2,
             }),
-        }
+        },
     }
 }
 
-pub struct RemoveScheduledTask;
-
-impl Operation for RemoveScheduledTask {
-    const NAME: &'static str = "remove_scheduled_task";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Remove a scheduled task from the account's crontab";
-    type Family = ScheduledTask;
-    type Request = RemoveScheduledTaskRequest;
-    type Result = ScheduledTaskResult;
-
-    fn example() -> RemoveScheduledTaskRequest {
-        RemoveScheduledTaskRequest {
-            id: "b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct RemoveScheduledTask {
+        name: "remove_scheduled_task",
+        kind: Remove,
+        family: ScheduledTask,
+        summary: "Remove a scheduled task from the account's crontab",
+        request: RemoveScheduledTaskRequest,
+        result: ScheduledTaskResult,
+        example: AccountResource::example(TASK),
     }
 }

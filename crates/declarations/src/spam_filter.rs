@@ -5,19 +5,15 @@
 
 use registry::types::mail::SpamLevel;
 use registry::types::{DomainName, Hex32};
-use registry::{Family, Module, Operation, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ex;
-use crate::mail::{SPAM_FILTER, tenant_resource};
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::mail::SPAM_FILTER;
+use crate::mail_domain::EnsureMailDomain;
 
-pub struct SpamFilter;
-
-impl Family for SpamFilter {
-    const NAME: &'static str = SPAM_FILTER;
-    const MODULE: Module = Module::Mail;
-}
+family! { pub struct SpamFilter { name: SPAM_FILTER, module: Mail } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -29,7 +25,7 @@ pub struct SetSpamFilterRequest {
     pub level: SpamLevel,
 }
 
-tenant_resource!(SetSpamFilterRequest);
+impl_resource!(owner = account: SetSpamFilterRequest);
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -40,23 +36,20 @@ pub struct SpamFilterResult {
     pub restriction_class: Option<String>,
 }
 
-pub struct SetSpamFilter;
-
-impl Operation for SetSpamFilter {
-    const NAME: &'static str = "set_spam_filter";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Set how hard a mail domain's incoming mail is filtered (off, standard, strict)";
-    type Family = SpamFilter;
-    type Request = SetSpamFilterRequest;
-    type Result = SpamFilterResult;
-
-    fn example() -> SetSpamFilterRequest {
-        SetSpamFilterRequest {
-            id: ex("b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7"),
-            account: ex("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
-            domain: ex("shop.example.com"),
+operation! {
+    pub struct SetSpamFilter {
+        name: "set_spam_filter",
+        kind: Declare,
+        family: SpamFilter,
+        summary: "Set how hard a mail domain's incoming mail is filtered (off, standard, strict)",
+        request: SetSpamFilterRequest,
+        result: SpamFilterResult,
+        needs: [EnsureMailDomain],
+        example: SetSpamFilterRequest {
+            id: example::id(0xb7),
+            account: example::account(),
+            domain: example::parse("shop.example.com"),
             level: SpamLevel::Standard,
-        }
+        },
     }
 }

@@ -3,16 +3,15 @@
 //! What a client needs and nothing that touches the OS; the handlers are `ops::ssh_key`.
 
 use registry::types::{Hex32, Presence, SshPublicKey};
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct SshKey;
+use crate::account::EnsureAccount;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::AccountResource;
 
-impl Family for SshKey {
-    const NAME: &'static str = "ssh_key";
-    const MODULE: Module = Module::Core;
-}
+family! { pub struct SshKey { name: "ssh_key", module: Core } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -23,30 +22,9 @@ pub struct EnsureSshKeyRequest {
     pub key: SshPublicKey,
 }
 
-impl Resource for EnsureSshKeyRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(owner = account: EnsureSshKeyRequest);
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveSshKeyRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveSshKeyRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemoveSshKeyRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -61,47 +39,31 @@ pub struct SshKeyResult {
 const EXAMPLE_KEY: &str =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example";
 
-pub struct EnsureSshKey;
-
-impl Operation for EnsureSshKey {
-    const NAME: &'static str = "ensure_ssh_key";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Authorize an SSH public key for the account's user";
-    type Family = SshKey;
-    type Request = EnsureSshKeyRequest;
-    type Result = SshKeyResult;
-
-    fn example() -> EnsureSshKeyRequest {
-        EnsureSshKeyRequest {
-            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            key: EXAMPLE_KEY.parse().expect("valid example"),
-        }
+operation! {
+    pub struct EnsureSshKey {
+        name: "ensure_ssh_key",
+        kind: Declare,
+        family: SshKey,
+        summary: "Authorize an SSH public key for the account's user",
+        request: EnsureSshKeyRequest,
+        result: SshKeyResult,
+        needs: [EnsureAccount],
+        example: EnsureSshKeyRequest {
+            id: example::id(0xb2),
+            account: example::account(),
+            key: example::parse(EXAMPLE_KEY),
+        },
     }
 }
 
-pub struct RemoveSshKey;
-
-impl Operation for RemoveSshKey {
-    const NAME: &'static str = "remove_ssh_key";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Remove an SSH public key from the account's authorized keys";
-    type Family = SshKey;
-    type Request = RemoveSshKeyRequest;
-    type Result = SshKeyResult;
-
-    fn example() -> RemoveSshKeyRequest {
-        RemoveSshKeyRequest {
-            id: "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct RemoveSshKey {
+        name: "remove_ssh_key",
+        kind: Remove,
+        family: SshKey,
+        summary: "Remove an SSH public key from the account's authorized keys",
+        request: RemoveSshKeyRequest,
+        result: SshKeyResult,
+        example: AccountResource::example(0xb2),
     }
 }

@@ -6,23 +6,15 @@
 //! What a client needs and nothing that touches the OS; the handlers are `ops::sudo`.
 
 use registry::types::{Generation, Hex32, Presence, SudoEventLimit, SudoUsers};
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub struct SudoAllowlist;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
 
-impl Family for SudoAllowlist {
-    const NAME: &'static str = "sudo_allowlist";
-    const MODULE: Module = Module::Core;
-}
+family! { pub struct SudoAllowlist { name: "sudo_allowlist", module: Core } }
 
-pub struct SudoEvents;
-
-impl Family for SudoEvents {
-    const NAME: &'static str = "sudo_events";
-    const MODULE: Module = Module::Core;
-}
+family! { pub struct SudoEvents { name: "sudo_events", module: Core } }
 
 // ---------------------------------------------------------------------------------------
 // The allowlist.
@@ -40,15 +32,6 @@ pub struct SetSudoAllowlistRequest {
     pub users: SudoUsers,
 }
 
-impl Resource for SetSudoAllowlistRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
-
 /// Remove the node's sudo allowlist (its drop-in).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -58,14 +41,11 @@ pub struct RemoveSudoAllowlistRequest {
     pub generation: Generation,
 }
 
-impl Resource for RemoveSudoAllowlistRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
+impl_resource!(
+    owner = node: SetSudoAllowlistRequest,
+    RemoveSudoAllowlistRequest,
+    ReadSudoEventsRequest,
+);
 
 /// The allowlist as the node now has it.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -80,54 +60,44 @@ pub struct SudoAllowlistResult {
     pub admin_group: String,
 }
 
-pub struct SetSudoAllowlist;
+/// The example allowlist's id byte: a node has one allowlist, and every request names it.
+const ALLOWLIST: u8 = 0xc3;
 
-impl Operation for SetSudoAllowlist {
-    const NAME: &'static str = "set_sudo_allowlist";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str = "Allow only the listed administrators to use sudo (checked with visudo, monotonic generation)";
-    type Family = SudoAllowlist;
-    type Request = SetSudoAllowlistRequest;
-    type Result = SudoAllowlistResult;
-
-    fn example() -> SetSudoAllowlistRequest {
-        SetSudoAllowlistRequest {
-            id: EXAMPLE_ID.parse().expect("valid example"),
-            generation: Generation::try_from(1).expect("valid example"),
-            users: SudoUsers::try_from(vec!["alice".parse().expect("valid example")])
-                .expect("valid example"),
-        }
-    }
-
-    fn request_generation(request: &Self::Request) -> Option<u64> {
-        Some(request.generation.get())
+operation! {
+    pub struct SetSudoAllowlist {
+        name: "set_sudo_allowlist",
+        kind: Declare,
+        scope: Node,
+        family: SudoAllowlist,
+        summary: "Allow only the listed administrators to use sudo (checked with visudo, monotonic generation)",
+        request: SetSudoAllowlistRequest,
+        result: SudoAllowlistResult,
+        generation: generation,
+        example: SetSudoAllowlistRequest {
+            id: example::id(ALLOWLIST),
+            generation: example::number(1),
+            users: SudoUsers::try_from(vec![example::parse("alice")])
+                .expect("an example is valid (Registry::check)"),
+        },
     }
 }
 
-pub struct RemoveSudoAllowlist;
-
-impl Operation for RemoveSudoAllowlist {
-    const NAME: &'static str = "remove_sudo_allowlist";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str =
-        "Remove the node's sudo allowlist drop-in (sudo falls back to the main sudoers file)";
-    type Family = SudoAllowlist;
-    type Request = RemoveSudoAllowlistRequest;
-    type Result = SudoAllowlistResult;
-
-    fn example() -> RemoveSudoAllowlistRequest {
-        RemoveSudoAllowlistRequest {
-            id: EXAMPLE_ID.parse().expect("valid example"),
-            generation: Generation::try_from(2).expect("valid example"),
-        }
-    }
-
-    fn request_generation(request: &Self::Request) -> Option<u64> {
-        Some(request.generation.get())
+operation! {
+    pub struct RemoveSudoAllowlist {
+        name: "remove_sudo_allowlist",
+        kind: Remove,
+        scope: Node,
+        family: SudoAllowlist,
+        summary: "Remove the node's sudo allowlist drop-in (sudo falls back to the main sudoers file)",
+        request: RemoveSudoAllowlistRequest,
+        result: SudoAllowlistResult,
+        generation: generation,
+        example: RemoveSudoAllowlistRequest {
+            id: example::id(ALLOWLIST),
+            generation: example::number(2),
+        },
     }
 }
-
-const EXAMPLE_ID: &str = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
 
 // ---------------------------------------------------------------------------------------
 // Events.
@@ -194,15 +164,6 @@ fn default_limit() -> SudoEventLimit {
     SudoEventLimit::try_from(100).expect("100 is within bounds")
 }
 
-impl Resource for ReadSudoEventsRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Node
-    }
-}
-
 /// One entry of sudo's log. Every string has its control characters removed and is cut to a
 /// bounded length.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -244,27 +205,23 @@ pub struct SudoEventsResult {
     pub restarted: bool,
 }
 
-pub struct ReadSudoEvents;
-
-impl Operation for ReadSudoEvents {
-    const NAME: &'static str = "read_sudo_events";
-    const SCOPE: Scope = Scope::Node;
-    const SUMMARY: &'static str = "A page of sudo's own log, parsed and sanitized, with a cursor";
-    type Family = SudoEvents;
-    type Request = ReadSudoEventsRequest;
-    type Result = SudoEventsResult;
-
-    fn example() -> ReadSudoEventsRequest {
-        ReadSudoEventsRequest {
-            id: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-                .parse()
-                .expect("valid example"),
+operation! {
+    pub struct ReadSudoEvents {
+        name: "read_sudo_events",
+        kind: Observe,
+        scope: Node,
+        family: SudoEvents,
+        summary: "A page of sudo's own log, parsed and sanitized, with a cursor",
+        request: ReadSudoEventsRequest,
+        result: SudoEventsResult,
+        example: ReadSudoEventsRequest {
+            id: example::id(0xd4),
             cursor: Some(SudoLogCursor {
                 device: 2049,
                 inode: 131_074,
                 offset: 0,
             }),
             limit: default_limit(),
-        }
+        },
     }
 }

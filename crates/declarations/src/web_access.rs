@@ -5,22 +5,22 @@
 //! What a client needs and nothing that touches the OS; the handlers are `ops::web_access`.
 
 use registry::types::{AuthRealm, AuthUsers, Hex32, IpNetworks, Presence, ProtectedPath};
-use registry::{Family, Module, Operation, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::mail::tenant_resource;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::AccountResource;
+use crate::web_domain::EnsureWebDomain;
+
+/// The example web domain's id byte: an IP block's resource is its web domain's.
+const DOMAIN: u8 = 0xc3;
 
 // ---------------------------------------------------------------------------------------
 // protected_directory.
 
-pub struct ProtectedDirectory;
-
-impl Family for ProtectedDirectory {
-    const NAME: &'static str = "protected_directory";
-    const MODULE: Module = Module::Web;
-}
+family! { pub struct ProtectedDirectory { name: "protected_directory", module: Web } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -37,17 +37,9 @@ pub struct EnsureProtectedDirectoryRequest {
     pub users: AuthUsers,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveProtectedDirectoryRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
+impl_resource!(owner = account: EnsureProtectedDirectoryRequest);
 
-tenant_resource!(
-    EnsureProtectedDirectoryRequest,
-    RemoveProtectedDirectoryRequest
-);
+pub type RemoveProtectedDirectoryRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -59,71 +51,48 @@ pub struct ProtectedDirectoryResult {
     pub users: Vec<String>,
 }
 
-pub struct EnsureProtectedDirectory;
+/// The example protected directory's id byte.
+const DIRECTORY: u8 = 0xd7;
 
-fn protected_example_ids() -> (Hex32, Hex32) {
-    (
-        "d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7"
-            .parse()
-            .expect("valid example"),
-        "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-            .parse()
-            .expect("valid example"),
-    )
-}
-
-impl Operation for EnsureProtectedDirectory {
-    const NAME: &'static str = "ensure_protected_directory";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Put a directory of a web domain behind HTTP Basic authentication (the ACME challenge path is never protected)";
-    type Family = ProtectedDirectory;
-    type Request = EnsureProtectedDirectoryRequest;
-    type Result = ProtectedDirectoryResult;
-
-    fn example() -> EnsureProtectedDirectoryRequest {
-        let (id, account) = protected_example_ids();
-        EnsureProtectedDirectoryRequest {
-            id,
-            account,
-            web_domain: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            path: "staff/reports".parse().expect("valid example"),
-            realm: "Staff only".parse().expect("valid example"),
-            users: serde_json::from_value(json!([{
+operation! {
+    pub struct EnsureProtectedDirectory {
+        name: "ensure_protected_directory",
+        kind: Declare,
+        family: ProtectedDirectory,
+        summary: "Put a directory of a web domain behind HTTP Basic authentication (the ACME challenge path is never protected)",
+        request: EnsureProtectedDirectoryRequest,
+        result: ProtectedDirectoryResult,
+        needs: [EnsureWebDomain],
+        example: EnsureProtectedDirectoryRequest {
+            id: example::id(DIRECTORY),
+            account: example::account(),
+            web_domain: example::id(DOMAIN),
+            path: example::parse("staff/reports"),
+            realm: example::parse("Staff only"),
+            users: example::json(json!([{
                 "name": "alice",
                 "password_hash": format!("$6$saltsalt${}", "c".repeat(86)),
-            }]))
-            .expect("valid example"),
-        }
+            }])),
+        },
     }
 }
 
-pub struct RemoveProtectedDirectory;
-
-impl Operation for RemoveProtectedDirectory {
-    const NAME: &'static str = "remove_protected_directory";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Serve a protected directory without authentication again";
-    type Family = ProtectedDirectory;
-    type Request = RemoveProtectedDirectoryRequest;
-    type Result = ProtectedDirectoryResult;
-
-    fn example() -> RemoveProtectedDirectoryRequest {
-        let (id, account) = protected_example_ids();
-        RemoveProtectedDirectoryRequest { id, account }
+operation! {
+    pub struct RemoveProtectedDirectory {
+        name: "remove_protected_directory",
+        kind: Remove,
+        family: ProtectedDirectory,
+        summary: "Serve a protected directory without authentication again",
+        request: RemoveProtectedDirectoryRequest,
+        result: ProtectedDirectoryResult,
+        example: AccountResource::example(DIRECTORY),
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // ip_block.
 
-pub struct IpBlock;
-
-impl Family for IpBlock {
-    const NAME: &'static str = "ip_block";
-    const MODULE: Module = Module::Web;
-}
+family! { pub struct IpBlock { name: "ip_block", module: Web } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -135,15 +104,9 @@ pub struct EnsureIpBlockRequest {
     pub networks: IpNetworks,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveIpBlockRequest {
-    /// The web domain's id.
-    pub id: Hex32,
-    pub account: Hex32,
-}
+impl_resource!(owner = account: EnsureIpBlockRequest);
 
-tenant_resource!(EnsureIpBlockRequest, RemoveIpBlockRequest);
+pub type RemoveIpBlockRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -153,54 +116,31 @@ pub struct IpBlockResult {
     pub blocked: Vec<String>,
 }
 
-pub struct EnsureIpBlock;
-
-fn block_example_ids() -> (Hex32, Hex32) {
-    (
-        "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-            .parse()
-            .expect("valid example"),
-        "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-            .parse()
-            .expect("valid example"),
-    )
-}
-
-impl Operation for EnsureIpBlock {
-    const NAME: &'static str = "ensure_ip_block";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Deny addresses and networks access to a web domain (403; the ACME challenge path stays reachable)";
-    type Family = IpBlock;
-    type Request = EnsureIpBlockRequest;
-    type Result = IpBlockResult;
-
-    fn example() -> EnsureIpBlockRequest {
-        let (id, account) = block_example_ids();
-        EnsureIpBlockRequest {
-            id,
-            account,
-            networks: serde_json::from_value(json!([
-                "192.0.2.0/24",
-                "2001:db8::/32",
-                "198.51.100.7"
-            ]))
-            .expect("valid example"),
-        }
+operation! {
+    pub struct EnsureIpBlock {
+        name: "ensure_ip_block",
+        kind: Declare,
+        family: IpBlock,
+        summary: "Deny addresses and networks access to a web domain (403; the ACME challenge path stays reachable)",
+        request: EnsureIpBlockRequest,
+        result: IpBlockResult,
+        needs: [EnsureWebDomain],
+        example: EnsureIpBlockRequest {
+            id: example::id(DOMAIN),
+            account: example::account(),
+            networks: example::json(json!(["192.0.2.0/24", "2001:db8::/32", "198.51.100.7"])),
+        },
     }
 }
 
-pub struct RemoveIpBlock;
-
-impl Operation for RemoveIpBlock {
-    const NAME: &'static str = "remove_ip_block";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Let every address reach a web domain again";
-    type Family = IpBlock;
-    type Request = RemoveIpBlockRequest;
-    type Result = IpBlockResult;
-
-    fn example() -> RemoveIpBlockRequest {
-        let (id, account) = block_example_ids();
-        RemoveIpBlockRequest { id, account }
+operation! {
+    pub struct RemoveIpBlock {
+        name: "remove_ip_block",
+        kind: Remove,
+        family: IpBlock,
+        summary: "Let every address reach a web domain again",
+        request: RemoveIpBlockRequest,
+        result: IpBlockResult,
+        example: AccountResource::example(DOMAIN),
     }
 }

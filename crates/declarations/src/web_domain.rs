@@ -6,17 +6,16 @@
 use registry::types::{
     DomainAliases, DomainName, Hex32, HomePath, HttpUrl, Presence, RedirectSource, RedirectStatus,
 };
-use registry::{Family, Module, Operation, Owner, Resource, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-pub struct WebDomain;
+use crate::account::EnsureAccount;
+use crate::declare::{family, impl_resource, operation};
+use crate::example;
+use crate::resource::AccountResource;
 
-impl Family for WebDomain {
-    const NAME: &'static str = "web_domain";
-    const MODULE: Module = Module::Web;
-}
+family! { pub struct WebDomain { name: "web_domain", module: Web } }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -31,30 +30,7 @@ pub struct EnsureWebDomainRequest {
     pub docroot: Option<HomePath>,
 }
 
-impl Resource for EnsureWebDomainRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveWebDomainRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveWebDomainRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemoveWebDomainRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -67,74 +43,44 @@ pub struct WebDomainResult {
     pub document_root: Option<String>,
 }
 
-pub struct EnsureWebDomain;
+/// The example web domain's id byte.
+const DOMAIN: u8 = 0xc3;
 
-impl Operation for EnsureWebDomain {
-    const NAME: &'static str = "ensure_web_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Serve a domain (and its aliases) from a document root in the account's home";
-    type Family = WebDomain;
-    type Request = EnsureWebDomainRequest;
-    type Result = WebDomainResult;
-
-    fn example() -> EnsureWebDomainRequest {
-        EnsureWebDomainRequest {
-            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            domain: "shop.example.com".parse().expect("valid example"),
-            aliases: serde_json::from_value(json!(["www.shop.example.com"]))
-                .expect("valid example"),
+operation! {
+    pub struct EnsureWebDomain {
+        name: "ensure_web_domain",
+        kind: Declare,
+        family: WebDomain,
+        summary: "Serve a domain (and its aliases) from a document root in the account's home",
+        request: EnsureWebDomainRequest,
+        result: WebDomainResult,
+        needs: [EnsureAccount],
+        example: EnsureWebDomainRequest {
+            id: example::id(DOMAIN),
+            account: example::account(),
+            domain: example::parse("shop.example.com"),
+            aliases: example::json(json!(["www.shop.example.com"])),
             docroot: None,
-        }
+        },
     }
 }
 
-pub struct RemoveWebDomain;
-
-impl Operation for RemoveWebDomain {
-    const NAME: &'static str = "remove_web_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Stop serving a domain; the files in its document root are left to the tenant";
-    type Family = WebDomain;
-    type Request = RemoveWebDomainRequest;
-    type Result = WebDomainResult;
-
-    fn example() -> RemoveWebDomainRequest {
-        RemoveWebDomainRequest {
-            id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct RemoveWebDomain {
+        name: "remove_web_domain",
+        kind: Remove,
+        family: WebDomain,
+        summary: "Stop serving a domain; the files in its document root are left to the tenant",
+        request: RemoveWebDomainRequest,
+        result: WebDomainResult,
+        example: AccountResource::example(DOMAIN),
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // suspend_web_domain / unsuspend_web_domain.
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WebDomainSuspensionRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for WebDomainSuspensionRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type WebDomainSuspensionRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -145,57 +91,36 @@ pub struct WebDomainSuspensionResult {
     pub suspended: bool,
 }
 
-pub struct SuspendWebDomain;
-
-fn suspension_example() -> WebDomainSuspensionRequest {
-    WebDomainSuspensionRequest {
-        id: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-            .parse()
-            .expect("valid example"),
-        account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-            .parse()
-            .expect("valid example"),
+operation! {
+    pub struct SuspendWebDomain {
+        name: "suspend_web_domain",
+        kind: Suspend,
+        family: WebDomain,
+        summary: "Answer 403 for a domain (the certificate challenge still works); its files are untouched",
+        request: WebDomainSuspensionRequest,
+        result: WebDomainSuspensionResult,
+        example: AccountResource::example(DOMAIN),
     }
 }
 
-impl Operation for SuspendWebDomain {
-    const NAME: &'static str = "suspend_web_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Answer 403 for a domain (the certificate challenge still works); its files are untouched";
-    type Family = WebDomain;
-    type Request = WebDomainSuspensionRequest;
-    type Result = WebDomainSuspensionResult;
-
-    fn example() -> WebDomainSuspensionRequest {
-        suspension_example()
-    }
-}
-
-pub struct UnsuspendWebDomain;
-
-impl Operation for UnsuspendWebDomain {
-    const NAME: &'static str = "unsuspend_web_domain";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Serve a suspended domain again, as it was before";
-    type Family = WebDomain;
-    type Request = WebDomainSuspensionRequest;
-    type Result = WebDomainSuspensionResult;
-
-    fn example() -> WebDomainSuspensionRequest {
-        suspension_example()
+operation! {
+    pub struct UnsuspendWebDomain {
+        name: "unsuspend_web_domain",
+        kind: Unsuspend,
+        family: WebDomain,
+        summary: "Serve a suspended domain again, as it was before",
+        request: WebDomainSuspensionRequest,
+        result: WebDomainSuspensionResult,
+        example: AccountResource::example(DOMAIN),
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // The `redirect` family: ensure_redirect / remove_redirect.
 
-/// Redirects of a web domain's paths, rendered into its vhost as `RedirectMatch` lines.
-pub struct Redirect;
-
-impl Family for Redirect {
-    const NAME: &'static str = "redirect";
-    const MODULE: Module = Module::Web;
+family! {
+    /// Redirects of a web domain's paths, rendered into its vhost as `RedirectMatch` lines.
+    pub struct Redirect { name: "redirect", module: Web }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -213,30 +138,9 @@ pub struct EnsureRedirectRequest {
     pub status: RedirectStatus,
 }
 
-impl Resource for EnsureRedirectRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+impl_resource!(owner = account: EnsureWebDomainRequest, EnsureRedirectRequest);
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RemoveRedirectRequest {
-    pub id: Hex32,
-    pub account: Hex32,
-}
-
-impl Resource for RemoveRedirectRequest {
-    fn resource_id(&self) -> &Hex32 {
-        &self.id
-    }
-    fn owner(&self) -> Owner {
-        Owner::Tenant(self.account.clone())
-    }
-}
+pub type RemoveRedirectRequest = AccountResource;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -246,53 +150,34 @@ pub struct RedirectResult {
     pub directive: Option<String>,
 }
 
-pub struct EnsureRedirect;
-
-impl Operation for EnsureRedirect {
-    const NAME: &'static str = "ensure_redirect";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str =
-        "Redirect a path prefix of a web domain to a URL (the ACME challenge path is exempt)";
-    type Family = Redirect;
-    type Request = EnsureRedirectRequest;
-    type Result = RedirectResult;
-
-    fn example() -> EnsureRedirectRequest {
-        EnsureRedirectRequest {
-            id: "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-            web_domain: "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
-                .parse()
-                .expect("valid example"),
-            source: "/old-shop".parse().expect("valid example"),
-            target: "https://shop.example.com/".parse().expect("valid example"),
+operation! {
+    pub struct EnsureRedirect {
+        name: "ensure_redirect",
+        kind: Declare,
+        family: Redirect,
+        summary: "Redirect a path prefix of a web domain to a URL (the ACME challenge path is exempt)",
+        request: EnsureRedirectRequest,
+        result: RedirectResult,
+        needs: [EnsureWebDomain],
+        example: EnsureRedirectRequest {
+            id: example::id(0xf6),
+            account: example::account(),
+            web_domain: example::id(DOMAIN),
+            source: example::parse("/old-shop"),
+            target: example::parse("https://shop.example.com/"),
             status: RedirectStatus::MovedPermanently,
-        }
+        },
     }
 }
 
-pub struct RemoveRedirect;
-
-impl Operation for RemoveRedirect {
-    const NAME: &'static str = "remove_redirect";
-    const SCOPE: Scope = Scope::Tenant;
-    const SUMMARY: &'static str = "Stop redirecting a path prefix of a web domain";
-    type Family = Redirect;
-    type Request = RemoveRedirectRequest;
-    type Result = RedirectResult;
-
-    fn example() -> RemoveRedirectRequest {
-        RemoveRedirectRequest {
-            id: "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
-                .parse()
-                .expect("valid example"),
-            account: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-                .parse()
-                .expect("valid example"),
-        }
+operation! {
+    pub struct RemoveRedirect {
+        name: "remove_redirect",
+        kind: Remove,
+        family: Redirect,
+        summary: "Stop redirecting a path prefix of a web domain",
+        request: RemoveRedirectRequest,
+        result: RedirectResult,
+        example: AccountResource::example(0xf6),
     }
 }

@@ -75,6 +75,83 @@ impl Lane {
     }
 }
 
+/// What an operation does to its resource. A closed list: rebuild, the crash matrix, the seeded
+/// histories and the purge test find the operations they need by kind, never by the verb their
+/// names start with (the registry's checks hold names and kinds together).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Creates the resource or converges it, whole, to the request: `ensure_*`, and the
+    /// `set_*` that are their family's way to declare its resource (`set_php_version`,
+    /// `set_spam_filter`, `set_sudo_allowlist`). Its family's declaring operation; replayed by
+    /// a rebuild.
+    Declare,
+    /// Changes one part of a resource its family declares (`set_account_password`,
+    /// `set_mail_sending_gate`, `set_account_limits`); replayed by a rebuild.
+    Set,
+    /// Turns a resource off without removing it (`suspend_*`); replayed by a rebuild.
+    Suspend,
+    /// Turns a suspended resource on again, as it was (`unsuspend_*`); replayed by a rebuild.
+    Unsuspend,
+    /// Removes the resource (`remove_*`); a rebuild replays nothing older than the last one.
+    Remove,
+    /// Reads and reports what is there (`observe_*`, `read_sudo_events`), recording nothing
+    /// new; an observation may enforce what is already declared (`observe_mysql_usage` holds
+    /// the account to its quota).
+    Observe,
+    /// Makes the resource from what exists now, anew each time (`create_account_backup`): its
+    /// family's declaring operation, but never replayed, since a replay would not bring the
+    /// old one back.
+    Snapshot,
+    /// Does something once to what exists (`restore_account_backup`, `renew_certificate`,
+    /// `rebuild_account`); never replayed.
+    Action,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::Declare,
+        Kind::Set,
+        Kind::Suspend,
+        Kind::Unsuspend,
+        Kind::Remove,
+        Kind::Observe,
+        Kind::Snapshot,
+        Kind::Action,
+    ];
+
+    /// The form the catalogue shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Declare => "declare",
+            Kind::Set => "set",
+            Kind::Suspend => "suspend",
+            Kind::Unsuspend => "unsuspend",
+            Kind::Remove => "remove",
+            Kind::Observe => "observe",
+            Kind::Snapshot => "snapshot",
+            Kind::Action => "action",
+        }
+    }
+
+    /// Whether the last succeeded request of an operation of this kind says what its resource
+    /// must look like, so that a rebuild replays it: the kinds that declare state.
+    pub fn is_replayed(self) -> bool {
+        matches!(
+            self,
+            Kind::Declare | Kind::Set | Kind::Suspend | Kind::Unsuspend
+        )
+    }
+
+    /// Whether an operation of this kind brings its family's resource into being: a family
+    /// has at most one such operation, its declaring operation.
+    pub fn declares(self) -> bool {
+        matches!(self, Kind::Declare | Kind::Snapshot)
+    }
+}
+
 /// Who a resource belongs to. The node's own resources live under the reserved owner `node:`,
 /// which cannot collide with a tenant's 32-hex id and never takes part in a tenant purge.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -148,6 +225,27 @@ pub trait Operation: 'static + Send + Sync {
     /// The lane the runner applies this operation in: [`Lane::Long`] for work whose length
     /// the tenant decides (see [`Lane`]).
     const LANE: Lane = Lane::Main;
+
+    /// What the operation does to its resource. Every operation of `crates/declarations`
+    /// states it (its `operation!` macro has no default); the default, [`Kind::Action`], the
+    /// kind that promises nothing (never replayed, nothing it must follow), is for the
+    /// operations tests make up.
+    const KIND: Kind = Kind::Action;
+
+    /// The operations whose examples must be applied, in this order, before this one's
+    /// example can do all its work: `ensure_redirect` needs `ensure_web_domain`, which needs
+    /// `ensure_account`. Besides these, an operation that acts on a resource its family
+    /// declares follows the family's declaring operation (see [`Kind`]); the registry adds
+    /// that itself ([`crate::Registry::prerequisites`]). Names, checked against the registry
+    /// by [`crate::Registry::check_structure`].
+    const NEEDS: &'static [&'static str] = &[];
+
+    /// More valid requests for the example's resource, each a change the example does not
+    /// make (another shell, another certificate source). The crash matrix applies each over
+    /// the example, the seeded histories draw them; the catalogue shows the example only.
+    fn other_examples() -> Vec<Self::Request> {
+        Vec::new()
+    }
 }
 
 /// The handler of a declared operation, working with the context `C` (the provider, state.db

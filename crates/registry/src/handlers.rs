@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::declare::{Apply, Family, Purge};
+use crate::declare::{Apply, Family, Kind, Purge};
 use crate::envelope::from_value;
 use crate::error::OpError;
 use crate::registry::{Registry, RegistryError};
@@ -22,6 +22,8 @@ use crate::types::Hex32;
 pub struct OperationHandler<C> {
     pub name: &'static str,
     pub family: &'static str,
+    /// The operation's declared [`Kind`]: what a rebuild replays, where it starts.
+    pub kind: Kind,
     apply: fn(&mut C, Value) -> Result<Value, OpError>,
 }
 
@@ -79,6 +81,7 @@ impl<C: 'static> HandlersBuilder<C> {
         self.handlers.ops.push(OperationHandler {
             name: O::NAME,
             family: <O::Family as Family>::NAME,
+            kind: O::KIND,
             apply: apply_typed::<C, O>,
         });
         self

@@ -21,7 +21,7 @@ pub mod registry;
 pub mod types;
 
 pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage};
-pub use declare::{Apply, Family, Lane, Module, Operation, Owner, Purge, Resource, Scope};
+pub use declare::{Apply, Family, Kind, Lane, Module, Operation, Owner, Purge, Resource, Scope};
 pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};
 pub use handlers::{FamilyHandler, Handlers, HandlersBuilder, OperationHandler};

@@ -15,7 +15,7 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::declare::{Family, Lane, Module, Operation, Owner, Resource, Scope};
+use crate::declare::{Family, Kind, Lane, Module, Operation, Owner, Resource, Scope};
 use crate::envelope::{Envelope, ValidatedJob, from_value};
 use crate::error::FieldError;
 use crate::types::Hex32;
@@ -37,9 +37,15 @@ pub trait OperationEntry: Send + Sync {
     fn module(&self) -> Module;
     /// [`Operation::LANE`].
     fn lane(&self) -> Lane;
+    /// [`Operation::KIND`].
+    fn kind(&self) -> Kind;
+    /// [`Operation::NEEDS`]; [`Registry::prerequisites`] is what they add up to.
+    fn needs(&self) -> &'static [&'static str];
     fn request_schema(&self) -> Value;
     fn result_schema(&self) -> Value;
     fn example(&self) -> Value;
+    /// [`Operation::other_examples`].
+    fn other_examples(&self) -> Vec<Value>;
     /// Parses a resource into the typed request, then checks it against the published request
     /// schema (compiled on first use).
     fn parse(&self, resource: Value) -> Result<Parsed, FieldError>;
@@ -85,6 +91,12 @@ impl<O: Operation> OperationEntry for Entry<O> {
     fn lane(&self) -> Lane {
         O::LANE
     }
+    fn kind(&self) -> Kind {
+        O::KIND
+    }
+    fn needs(&self) -> &'static [&'static str] {
+        O::NEEDS
+    }
     fn request_schema(&self) -> Value {
         schema_of::<O::Request>()
     }
@@ -93,6 +105,12 @@ impl<O: Operation> OperationEntry for Entry<O> {
     }
     fn example(&self) -> Value {
         serde_json::to_value(O::example()).expect("a typed request always serializes to JSON")
+    }
+    fn other_examples(&self) -> Vec<Value> {
+        O::other_examples()
+            .iter()
+            .map(|r| serde_json::to_value(r).expect("a typed request always serializes to JSON"))
+            .collect()
     }
     fn parse(&self, resource: Value) -> Result<Parsed, FieldError> {
         let parsed = self.parse_typed(resource.clone())?;
@@ -205,6 +223,35 @@ pub enum RegistryError {
         declared: &'static str,
         handler: &'static str,
     },
+    #[error("family {family} has two declaring operations, {first} and {second}")]
+    TwoDeclaringOperations {
+        family: &'static str,
+        first: &'static str,
+        second: &'static str,
+    },
+    #[error("{operation} is of kind {kind:?}, but its family {family} has no declaring operation")]
+    NoDeclaringOperation {
+        operation: &'static str,
+        kind: Kind,
+        family: &'static str,
+    },
+    #[error("{operation} unsuspends, but its family {family} has no operation that suspends")]
+    NoSuspendingOperation {
+        operation: &'static str,
+        family: &'static str,
+    },
+    #[error("{operation} needs {needed}, which is not declared")]
+    UnknownNeed {
+        operation: &'static str,
+        needed: &'static str,
+    },
+    #[error("{operation} needs {needed}, which has another scope")]
+    NeedAcrossScopes {
+        operation: &'static str,
+        needed: &'static str,
+    },
+    #[error("{operation} needs itself, through the operations it needs")]
+    CyclicNeeds { operation: &'static str },
 }
 
 /// The one list of operations.
@@ -249,6 +296,7 @@ pub struct CatalogueEntry {
     pub family: &'static str,
     pub module: Module,
     pub scope: Scope,
+    pub kind: Kind,
     pub summary: &'static str,
     pub request_schema: Value,
     pub result_schema: Value,
@@ -272,6 +320,97 @@ impl Registry {
 
     pub fn operation(&self, name: &str) -> Option<&dyn OperationEntry> {
         self.operations().find(|op| op.name() == name)
+    }
+
+    /// The operations of one kind, in declaration order: what a rebuild replays
+    /// ([`Kind::is_replayed`]), where it starts ([`Kind::Remove`]).
+    pub fn operations_of_kind(&self, kind: Kind) -> impl Iterator<Item = &dyn OperationEntry> {
+        self.operations().filter(move |op| op.kind() == kind)
+    }
+
+    /// The operation that brings a family's resources into being ([`Kind::declares`]), if
+    /// the family has one (an observation's family may have none).
+    pub fn declaring(&self, family: &str) -> Option<&dyn OperationEntry> {
+        self.operations()
+            .find(|op| op.family() == family && op.kind().declares())
+    }
+
+    /// Every operation whose example must be applied, in this order, before the example of
+    /// `name` can do all its work: what it needs ([`Operation::NEEDS`]), and, for an
+    /// operation that acts on a resource its family declares (every kind but
+    /// [`Kind::Declare`] and [`Kind::Snapshot`]), the family's declaring operation, after an
+    /// unsuspension its family's suspension too; each with its own prerequisites first, each
+    /// once. The crash matrix and the purge test build their histories from it.
+    ///
+    /// Panics on a registry [`Registry::check_structure`] refuses (an unknown or cyclic need).
+    pub fn prerequisites(&self, name: &str) -> Vec<&dyn OperationEntry> {
+        self.prerequisites_checked(name)
+            .expect("the registry's needs passed check_structure")
+    }
+
+    fn prerequisites_checked(&self, name: &str) -> Result<Vec<&dyn OperationEntry>, RegistryError> {
+        let op = self
+            .operation(name)
+            .unwrap_or_else(|| panic!("{name} is not a declared operation"));
+        let mut out = Vec::new();
+        self.visit_needs(op, &mut Vec::new(), &mut out)?;
+        Ok(out)
+    }
+
+    /// What `op` follows, directly: its own needs, then what its kind implies.
+    fn direct_needs<'a>(
+        &'a self,
+        op: &'a dyn OperationEntry,
+    ) -> Result<Vec<&'a dyn OperationEntry>, RegistryError> {
+        let mut needs = Vec::new();
+        for needed in op.needs() {
+            let entry = self.operation(needed).ok_or(RegistryError::UnknownNeed {
+                operation: op.name(),
+                needed,
+            })?;
+            if entry.scope() != op.scope() {
+                return Err(RegistryError::NeedAcrossScopes {
+                    operation: op.name(),
+                    needed,
+                });
+            }
+            needs.push(entry);
+        }
+        if !op.kind().declares() {
+            needs.extend(self.declaring(op.family()));
+        }
+        if op.kind() == Kind::Unsuspend {
+            needs.extend(
+                self.operations()
+                    .find(|o| o.family() == op.family() && o.kind() == Kind::Suspend),
+            );
+        }
+        Ok(needs)
+    }
+
+    fn visit_needs<'a>(
+        &'a self,
+        op: &'a dyn OperationEntry,
+        path: &mut Vec<&'static str>,
+        out: &mut Vec<&'a dyn OperationEntry>,
+    ) -> Result<(), RegistryError> {
+        if path.contains(&op.name()) {
+            return Err(RegistryError::CyclicNeeds {
+                operation: op.name(),
+            });
+        }
+        path.push(op.name());
+        for needed in self.direct_needs(op)? {
+            if out.iter().any(|o| o.name() == needed.name()) {
+                continue;
+            }
+            self.visit_needs(needed, path, out)?;
+            if !out.iter().any(|o| o.name() == needed.name()) {
+                out.push(needed);
+            }
+        }
+        path.pop();
+        Ok(())
     }
 
     /// Families in declaration order. The purge sweep runs them in reverse, so the family
@@ -351,6 +490,47 @@ impl Registry {
                 });
             }
         }
+        self.check_kinds()
+    }
+
+    /// The kinds add up: a family has at most one declaring operation; an operation that acts
+    /// on a resource its family declares has one to follow (a removal, a suspension, a
+    /// setting); an unsuspension has a suspension to undo; every need is a declared operation
+    /// of the same scope, and no operation needs itself.
+    fn check_kinds(&self) -> Result<(), RegistryError> {
+        for op in self.operations() {
+            if let Some(first) = self.declaring(op.family())
+                && op.kind().declares()
+                && first.name() != op.name()
+            {
+                return Err(RegistryError::TwoDeclaringOperations {
+                    family: op.family(),
+                    first: first.name(),
+                    second: op.name(),
+                });
+            }
+            let follows_a_declaration = matches!(
+                op.kind(),
+                Kind::Set | Kind::Suspend | Kind::Unsuspend | Kind::Remove
+            );
+            if follows_a_declaration && self.declaring(op.family()).is_none() {
+                return Err(RegistryError::NoDeclaringOperation {
+                    operation: op.name(),
+                    kind: op.kind(),
+                    family: op.family(),
+                });
+            }
+            let suspends = self
+                .operations()
+                .any(|o| o.family() == op.family() && o.kind() == Kind::Suspend);
+            if op.kind() == Kind::Unsuspend && !suspends {
+                return Err(RegistryError::NoSuspendingOperation {
+                    operation: op.name(),
+                    family: op.family(),
+                });
+            }
+            self.prerequisites_checked(op.name())?;
+        }
         Ok(())
     }
 
@@ -426,11 +606,144 @@ impl Registry {
                 family: op.family(),
                 module: op.module(),
                 scope: op.scope(),
+                kind: op.kind(),
                 summary: op.summary(),
                 request_schema: op.request_schema(),
                 result_schema: op.result_schema(),
                 example: op.example(),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `check_structure` refuses kinds that do not add up and needs that go nowhere.
+
+    use super::*;
+    use crate::declare::Owner;
+
+    struct Things;
+    impl Family for Things {
+        const NAME: &'static str = "thing";
+        const MODULE: Module = Module::Core;
+    }
+
+    #[derive(Serialize, serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Req {
+        id: Hex32,
+    }
+    impl Resource for Req {
+        fn resource_id(&self) -> &Hex32 {
+            &self.id
+        }
+        fn owner(&self) -> Owner {
+            Owner::Tenant(self.id.clone())
+        }
+    }
+
+    macro_rules! op {
+        ($ty:ident, $name:literal, $kind:ident $(, scope $scope:ident)? $(, needs $need:literal)?) => {
+            struct $ty;
+            impl Operation for $ty {
+                const NAME: &'static str = $name;
+                const SCOPE: Scope = { let _s = Scope::Tenant; $(let _s = Scope::$scope;)? _s };
+                const SUMMARY: &'static str = "test";
+                const KIND: Kind = Kind::$kind;
+                const NEEDS: &'static [&'static str] = &[$($need)?];
+                type Family = Things;
+                type Request = Req;
+                type Result = Req;
+                fn example() -> Req {
+                    Req {
+                        id: "0".repeat(32).parse().unwrap(),
+                    }
+                }
+            }
+        };
+    }
+    op!(Ensure, "ensure_thing", Declare);
+    op!(EnsureAgain, "ensure_thing_again", Declare);
+    op!(Remove, "remove_thing", Remove);
+    op!(Suspend, "suspend_thing", Suspend);
+    op!(Unsuspend, "unsuspend_thing", Unsuspend);
+    op!(Observe, "observe_thing", Observe, needs "set_thing");
+    op!(Set, "set_thing", Set, needs "observe_thing");
+    op!(Lost, "lost_thing", Action, needs "no_such_operation");
+    op!(NodeWide, "node_thing", Action, scope Node, needs "ensure_thing");
+
+    #[test]
+    fn kinds_and_needs_that_do_not_add_up_are_refused() {
+        let ok = Registry::builder()
+            .op::<Ensure>()
+            .op::<Suspend>()
+            .op::<Unsuspend>()
+            .op::<Remove>()
+            .build();
+        ok.check_structure().expect("a consistent family");
+        let names =
+            |name: &str| -> Vec<&str> { ok.prerequisites(name).iter().map(|o| o.name()).collect() };
+        assert_eq!(names("unsuspend_thing"), ["ensure_thing", "suspend_thing"]);
+        assert_eq!(names("remove_thing"), ["ensure_thing"]);
+        assert!(names("ensure_thing").is_empty());
+        assert_eq!(ok.declaring("thing").unwrap().name(), "ensure_thing");
+        let removals: Vec<&str> = ok
+            .operations_of_kind(Kind::Remove)
+            .map(|o| o.name())
+            .collect();
+        assert_eq!(removals, ["remove_thing"]);
+
+        let refused = |registry: Registry| registry.check_structure().unwrap_err();
+        assert!(matches!(
+            refused(Registry::builder().op::<Remove>().build()),
+            RegistryError::NoDeclaringOperation {
+                operation: "remove_thing",
+                ..
+            }
+        ));
+        assert!(matches!(
+            refused(Registry::builder().op::<Ensure>().op::<Unsuspend>().build()),
+            RegistryError::NoSuspendingOperation {
+                operation: "unsuspend_thing",
+                ..
+            }
+        ));
+        assert!(matches!(
+            refused(
+                Registry::builder()
+                    .op::<Ensure>()
+                    .op::<EnsureAgain>()
+                    .build()
+            ),
+            RegistryError::TwoDeclaringOperations {
+                second: "ensure_thing_again",
+                ..
+            }
+        ));
+        assert!(matches!(
+            refused(Registry::builder().op::<Lost>().build()),
+            RegistryError::UnknownNeed {
+                needed: "no_such_operation",
+                ..
+            }
+        ));
+        assert!(matches!(
+            refused(Registry::builder().op::<Ensure>().op::<NodeWide>().build()),
+            RegistryError::NeedAcrossScopes {
+                operation: "node_thing",
+                ..
+            }
+        ));
+        assert!(matches!(
+            refused(
+                Registry::builder()
+                    .op::<Ensure>()
+                    .op::<Set>()
+                    .op::<Observe>()
+                    .build()
+            ),
+            RegistryError::CyclicNeeds { .. }
+        ));
     }
 }

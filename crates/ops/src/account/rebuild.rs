@@ -2,7 +2,7 @@
 //! replayed from its succeeded requests.
 
 use registry::types::Hex32;
-use registry::{Apply, Family, OpError, Operation, Owner};
+use registry::{Apply, Family, Kind, OpError, Operation, Owner};
 use store::ResourceKey;
 
 use super::{
@@ -17,19 +17,25 @@ impl Apply<Ctx> for RebuildAccount {
     }
 }
 
-/// Whether replaying `operation` again re-derives its resource's state: the verbs that
-/// declare a state (`ensure_`, `set_`, `suspend_`, `unsuspend_`) do; removals, reads,
-/// creations of new things (a backup) and rebuilds do not. A later family plugs in by naming
-/// its operations with these verbs; nothing else to register.
+/// The kind `operation` is declared with (`registry::Kind`); `None` for a name the
+/// declarations no longer hold.
+fn kind_of(operation: &str) -> Option<Kind> {
+    declarations::registry()
+        .operation(operation)
+        .map(|op| op.kind())
+}
+
+/// Whether replaying `operation` again re-derives its resource's state: the kinds that
+/// declare state ([`Kind::is_replayed`]: declare, set, suspend, unsuspend) do; removals,
+/// observations, snapshots (a backup) and one-off actions (a restore, a rebuild) do not. A
+/// new family is replayed by the kinds its operations declare; nothing else to register.
 pub fn replayable(operation: &str) -> bool {
-    ["ensure_", "set_", "suspend_", "unsuspend_"]
-        .iter()
-        .any(|verb| operation.starts_with(verb))
+    kind_of(operation).is_some_and(Kind::is_replayed)
 }
 
 /// Rebuilds an account: the user (created again if gone), the home, then, for the account and
 /// for every resource it owns in state.db, the last succeeded request of each replayable
-/// operation since the resource's last removal, in admission order. Each family's handler
+/// operation since the resource's last removal (an operation of kind [`Kind::Remove`]), in admission order. Each family's handler
 /// derives its files whole from state.db, so the replay puts back exactly what was there
 /// (vhosts through the configuration test and a reload, `authorized_keys`, document roots as
 /// the tenant). The account's row is kept, its uid and gid refreshed from passwd.
@@ -71,7 +77,7 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
             .map_err(store_error)?;
         let since = jobs
             .iter()
-            .rposition(|(_, op, _)| op.starts_with("remove_"))
+            .rposition(|(_, op, _)| kind_of(op) == Some(Kind::Remove))
             .map_or(0, |i| i + 1);
         let mut latest: std::collections::BTreeMap<&str, (i64, &str)> = Default::default();
         for (seq, op, body) in &jobs[since..] {
