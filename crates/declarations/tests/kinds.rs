@@ -26,10 +26,13 @@ fn operation_names_agree_with_their_kinds() {
     ];
     let mut seen = BTreeSet::new();
     for op in declarations::registry().operations() {
+        // The verbs of state and observation are fixed; a one-off action names what it does
+        // (`flush_mail_queue`).
         let (verb, kinds) = verbs
             .iter()
             .find(|(verb, _)| op.name().starts_with(verb))
-            .unwrap_or_else(|| panic!("{}: a verb this test does not know", op.name()));
+            .copied()
+            .unwrap_or(("another verb", &[Kind::Action]));
         assert!(
             kinds.contains(&op.kind()),
             "{} is of kind {:?}; a `{verb}` operation is one of {kinds:?}",
