@@ -1,5 +1,6 @@
-//! Models of the mail stack's programs: `postfix check|reload`, `postmap -q`, `doveconf -n`,
-//! `doveadm reload`, `sievec` and `opendkim-genkey`, on the sysroot.
+//! Models of the mail stack's programs: `postfix check|reload`, `postmap -q`,
+//! `postqueue -j|-f`, `doveconf -n`, `doveadm reload`, `sievec` and `opendkim-genkey`, on the
+//! sysroot.
 //!
 //! What each model checks (real runs are in the provider's and the CLI's tests):
 //!
@@ -15,6 +16,9 @@
 //!   Pigeonhole (`line N: error: ...`), and a `.svbin` beside the script.
 //! - `opendkim-genkey`: the two files with the real names, modes and stub format; the key
 //!   itself is labelled simulated (the Sim has no RSA).
+//! - `postqueue -j` prints the lines of `SIM_MAIL_QUEUE_FILE` (a queue as `postqueue -j`
+//!   lists one; none when the file is absent), and `postqueue -f` turns every `deferred`
+//!   message of it `active` (the delivery that follows is not modelled).
 //! - `postfix reload` and `doveadm reload` record a line in `SIM_POSTFIX_RELOADS_FILE` /
 //!   `SIM_DOVECOT_RELOADS_FILE` (the Sim models running services). `doveadm auth test` has
 //!   no model (it needs the real auth service): exit 127.
@@ -32,6 +36,9 @@ use super::{Outcome, unix_ms};
 pub const SIM_POSTFIX_RELOADS_FILE: &str = "/var/lib/layerone-sim/postfix-reloads";
 /// Where a simulated `doveadm reload` is recorded (a system path).
 pub const SIM_DOVECOT_RELOADS_FILE: &str = "/var/lib/layerone-sim/dovecot-reloads";
+
+/// The simulated queue, one message per line in `postqueue -j`'s format (a system path).
+pub(crate) const SIM_MAIL_QUEUE_FILE: &str = "/var/lib/layerone-sim/mail-queue.jsonl";
 
 /// Splits a leading `-c VALUE` off `args`.
 fn config_option(args: &[String]) -> (Option<&str>, &[String]) {
@@ -66,6 +73,46 @@ pub(super) fn postfix_tool(provider: &Provider, tool: PostfixTool, args: &[Strin
     match tool {
         PostfixTool::Postfix => postfix(provider, args),
         PostfixTool::Postmap => postmap(args),
+        PostfixTool::Postqueue => postqueue(provider, args),
+    }
+}
+
+fn postqueue(provider: &Provider, args: &[String]) -> Outcome {
+    let (_, rest) = config_option(args);
+    let path = provider.sysconf(SIM_MAIL_QUEUE_FILE);
+    let queue = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Outcome::fail(75, format!("postqueue: fatal: read queue: {e}\n")),
+    };
+    match rest {
+        [flag] if flag == "-j" => Outcome {
+            status: 0,
+            stdout: queue,
+            stderr: String::new(),
+        },
+        [flag] if flag == "-f" && queue.is_empty() => Outcome::ok(),
+        [flag] if flag == "-f" => {
+            let flushed: String = queue
+                .lines()
+                .map(|line| {
+                    let mut line = match serde_json::from_str::<serde_json::Value>(line) {
+                        Ok(mut message) if message["queue_name"] == "deferred" => {
+                            message["queue_name"] = "active".into();
+                            message.to_string()
+                        }
+                        _ => line.to_owned(),
+                    };
+                    line.push('\n');
+                    line
+                })
+                .collect();
+            match std::fs::write(&path, flushed) {
+                Ok(()) => Outcome::ok(),
+                Err(e) => Outcome::fail(75, format!("postqueue: fatal: flush: {e}\n")),
+            }
+        }
+        _ => Outcome::fail(64, "postqueue: fatal: usage: postqueue [-c dir] -j | -f\n"),
     }
 }
 
@@ -546,6 +593,36 @@ mod tests {
         assert!(err.1.contains("unclosed"), "{err:?}");
         let err = check_sieve(b"vacation \"a\";\nsystem \"rm\";\n").unwrap_err();
         assert_eq!(err, (2, "unknown command 'system'".to_owned()));
+    }
+
+    #[test]
+    fn postqueue_lists_the_simulated_queue_and_a_flush_makes_deferred_mail_active() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider = crate::test_provider(provider::Platform::Debian, dir.path());
+        let run = |arg: &str| postqueue(&provider, &["-c".into(), "/x".into(), arg.into()]);
+        assert_eq!(run("-j").stdout, "", "no queue file: an empty queue");
+        let file = provider.sysconf(SIM_MAIL_QUEUE_FILE);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let deferred = r#"{"queue_name":"deferred","queue_id":"A1","arrival_time":1,"message_size":10,"sender":"s@example.com"}"#;
+        let hold = r#"{"queue_name":"hold","queue_id":"B2","arrival_time":2,"message_size":20,"sender":""}"#;
+        std::fs::write(&file, format!("{deferred}\n{hold}\n")).unwrap();
+        let listed = provider::parse_queue_listing(run("-j").stdout.as_bytes());
+        assert_eq!(listed.messages.len(), 2);
+        assert_eq!(listed.messages[0].queue_name, "deferred");
+        assert_eq!(run("-f").status, 0);
+        let listed = provider::parse_queue_listing(run("-j").stdout.as_bytes());
+        let queues: Vec<&str> = listed
+            .messages
+            .iter()
+            .map(|m| m.queue_name.as_str())
+            .collect();
+        assert_eq!(queues, ["active", "hold"]);
+        assert_eq!(listed.unparsed_lines, 0);
+        assert_eq!(
+            run("-d").status,
+            64,
+            "deleting mail is not a verb of the node"
+        );
     }
 
     #[test]
