@@ -213,7 +213,7 @@ fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
     for d in &found {
         tracing::warn!(family = %d.family, resource_id = %d.resource_id, aspect = d.aspect.as_str(), "{}", d.message);
     }
-    let (new, resolved) = ctx.state.record_drift(&found)?;
+    let (new, resolved) = ctx.state.record_drift(&found, &[])?;
     if new + resolved > 0 {
         tracing::warn!(new, resolved, "drift recorded on the events feed");
     }
