@@ -459,3 +459,69 @@ fn a_mail_change_failing_the_real_postfix_check_is_reverted() {
         "the passwd-file changed for a failed job"
     );
 }
+
+/// Drift on the real services: a mailbox's passwd-file line changed behind the node's back
+/// lets another password into the real Dovecot and keeps the right one out; the drift check
+/// names the mailbox and the line no resource derives, a DKIM key whose private half is gone
+/// is named too, and the account's rebuild puts the recorded line back (the right password
+/// logs in again) and makes the key anew with the real `opendkim-genkey`.
+#[test]
+fn a_changed_dovecot_login_and_a_lost_dkim_key_are_drift_until_the_rebuild() {
+    let mut node = mail_node();
+    for body in [
+        ensure_account(1, 10, "shop1"),
+        ensure_mail_domain(2, 50, 10, DOMAIN),
+        ensure_mailbox(3, 51, 10, DOMAIN, "info"),
+        ensure_dkim(4, 54, 10, DOMAIN),
+    ] {
+        run(&mut node, &body);
+    }
+    assert_eq!(node.check_drift(), [], "a converged node drifted");
+    let real = real_provider(&node);
+    let dovecot = start_dovecot(&node);
+    let address = format!("info@{DOMAIN}");
+    assert!(real.doveadm_auth_test(&address, "s3cret").unwrap());
+
+    let passwd = node.provider.dovecot_passwd_path();
+    let text = std::fs::read_to_string(&passwd).unwrap();
+    let changed = text.replace(&format!("{{SHA512-CRYPT}}{MAIL_HASH}"), "{PLAIN}intruder");
+    assert_ne!(changed, text);
+    std::fs::write(&passwd, changed).unwrap();
+    // Dovecot looks at its passwd-file again at most once a second.
+    let reread = || std::thread::sleep(Duration::from_millis(1100));
+    reread();
+    assert!(real.doveadm_auth_test(&address, "intruder").unwrap());
+    assert!(!real.doveadm_auth_test(&address, "s3cret").unwrap());
+    let private = node
+        .path("/etc/opendkim/layerone/keys")
+        .join(id(54))
+        .join("mail2026.private");
+    std::fs::remove_file(&private).unwrap();
+    use registry::{DriftAspect, EventKind, Owner};
+    let found = [
+        ("dkim_key", id(54), DriftAspect::DkimKeyMissing),
+        ("mailbox", id(51), DriftAspect::DovecotEntryMissing),
+        (
+            "mailbox",
+            Owner::NODE.to_owned(),
+            DriftAspect::DovecotPasswdDiffers,
+        ),
+    ];
+    assert_eq!(node.check_drift(), drift_as(EventKind::Drift, &found));
+    assert!(
+        real.doveadm_auth_test(&address, "intruder").unwrap(),
+        "reported, not repaired"
+    );
+
+    run(&mut node, &account_op(5, "rebuild_account", 10));
+    assert_eq!(
+        node.check_drift(),
+        drift_as(EventKind::DriftResolved, &found)
+    );
+    reread();
+    assert!(real.doveadm_auth_test(&address, "s3cret").unwrap());
+    assert!(!real.doveadm_auth_test(&address, "intruder").unwrap());
+    assert!(private.exists(), "the DKIM key was not made anew");
+    drop(dovecot);
+    node.check_converged();
+}

@@ -424,3 +424,56 @@ fn hostile_names_are_refused_at_admission_naming_the_field() {
     }
     assert!(checked > 300, "only {checked} cases");
 }
+
+/// Drift on the real server: a grant cut to SELECT, a database dropped and a host added to a
+/// user behind the node's back are drift events naming each (what MariaDB shows is compared
+/// with what state.db records), and the account's rebuild makes MariaDB show the recorded
+/// state again.
+#[test]
+fn grants_databases_and_users_changed_in_a_real_mariadb_are_drift_until_the_rebuild() {
+    let server = MariadbServer::start();
+    let secret = hash(&server, "secret");
+    let mut node = Node::with_mariadb(server.socket());
+    for body in [
+        ensure_account(1, 10, "shop1"),
+        ensure_db(2, 50, 10, "main"),
+        ensure_db(3, 51, 10, "logs"),
+        ensure_db_user(4, 60, 10, "app", &secret),
+        ensure_grant(5, 70, 10, 50, 60, "all"),
+    ] {
+        submit_pass(&mut node, body);
+    }
+    assert_eq!(node.check_drift(), [], "a converged node drifted");
+    let mut root = server.root_conn();
+    let (_, _, grants) = owned_by(&mut root, "shop1");
+
+    tamper_mariadb(&node);
+    let found = mariadb_drift();
+    assert_eq!(
+        node.check_drift(),
+        drift_as(registry::EventKind::Drift, &found)
+    );
+    let hosts: Vec<String> = root
+        .exec(
+            "SELECT Host FROM mysql.user WHERE User = ? ORDER BY Host",
+            ("shop1_app",),
+        )
+        .unwrap();
+    assert_eq!(
+        hosts,
+        ["%", "127.0.0.1", "localhost"],
+        "reported, not repaired"
+    );
+
+    submit_pass(&mut node, account_op(6, "rebuild_account", 10));
+    assert_eq!(
+        node.check_drift(),
+        drift_as(registry::EventKind::DriftResolved, &found)
+    );
+    let (mut dbs, users, after) = owned_by(&mut root, "shop1");
+    dbs.sort();
+    assert_eq!(dbs, ["shop1_logs", "shop1_main"]);
+    assert!(!users.iter().any(|u| u.contains('%')), "{users:?}");
+    assert_eq!(after, grants, "the rebuild put back other grants");
+    node.check_converged();
+}

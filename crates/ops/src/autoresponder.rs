@@ -10,7 +10,7 @@ pub use declarations::autoresponder::*;
 
 use registry::types::mail::{IsoDate, SieveBody, SieveSubject, VacationDays};
 use registry::types::{Hex32, Presence};
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, DriftAspect, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -113,6 +113,40 @@ pub fn render_script(id: &Hex32, req: &AutoresponderRow) -> String {
         ));
     }
     out
+}
+
+const SCRIPT: Aspects = Aspects::new(
+    DriftAspect::SieveScriptMissing,
+    DriftAspect::SieveScriptDiffers,
+);
+
+impl Derive<Ctx> for Autoresponder {
+    /// The Sieve script of each autoresponder whose mailbox is recorded, as
+    /// [`render_script`] writes it from the row (its compiled form is `sievec`'s and is not
+    /// compared).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let view = ctx.view();
+        let mut items = Vec::new();
+        for stored in view.all::<AutoresponderRow>().map_err(store_error)? {
+            if view
+                .get::<MailboxRow>(&stored.row.mailbox)
+                .map_err(store_error)?
+                .is_none_or(|mailbox| mailbox.owner != stored.owner)
+            {
+                continue;
+            }
+            let path = sieve_script(&ctx.provider, &stored.row.mailbox);
+            let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
+            items.push(Derived::path(
+                Of::new(&stored.id, &stored.owner),
+                path,
+                Content::Bytes(render_script(&stored.id, &stored.row).into_bytes()),
+                Content::file(actual),
+                SCRIPT,
+            ));
+        }
+        Ok(items)
+    }
 }
 
 impl Apply<Ctx> for EnsureAutoresponder {

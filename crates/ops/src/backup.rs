@@ -53,7 +53,7 @@ use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use registry::types::{BlobId, Hex32, Presence};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::blobs::{self, BlobError, OutgoingBlob, VerifyingReader};
 use store::{Layout, Stored, StoredRow};
@@ -119,6 +119,43 @@ impl Purge<Ctx> for Backup {
             release_blob(ctx, &stored.row.blob, &stored.id)?;
         }
         ctx.forget_rows_of::<BackupRow>(account)
+    }
+}
+
+const ARCHIVE: Aspects = Aspects::new(DriftAspect::BackupMissing, DriftAspect::BackupDiffers);
+
+impl Derive<Ctx> for Backup {
+    /// Each backup's archive in `blobs/out`, of the size recorded (its digest is not computed
+    /// again: an archive is up to 16 GiB). An archive is made once, never re-derived: a lost
+    /// one is not put back by `rebuild_account`; removing the backup resolves the drift.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let rows = all_backups(ctx)?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let layout = layout(ctx)?;
+        let mut items = Vec::new();
+        for stored in rows {
+            let actual = match blobs::open_outgoing(&layout, &stored.row.blob) {
+                Ok(file) => Some(match file.metadata() {
+                    Ok(meta) => format!("{} bytes", meta.len()),
+                    Err(e) => format!("unreadable ({e})"),
+                }),
+                Err(BlobError::Missing(_)) => None,
+                Err(e) => Some(e.to_string()),
+            };
+            items.push(Derived::setting(
+                Of::new(&stored.id, &stored.owner),
+                format!(
+                    "the archive {}",
+                    layout.blobs_out().join(stored.row.blob.as_str()).display()
+                ),
+                format!("{} bytes", stored.row.size),
+                actual,
+                ARCHIVE,
+            ));
+        }
+        Ok(items)
     }
 }
 

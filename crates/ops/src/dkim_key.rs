@@ -5,20 +5,20 @@
 //! The result carries the exact TXT record the control plane must publish
 //! (`<selector>._domainkey.<domain>`), read back from the key's zone stub, plus the SPF and
 //! DMARC records the node recommends for the domain. A re-sent request with the same
-//! selector and size keeps the existing key (the published record stays valid); another
-//! selector or size makes a new one.
+//! selector and size keeps the existing key while its private key is there (the published
+//! record stays valid); another selector or size, or a lost private key, makes a new one.
 
 pub use declarations::dkim_key::*;
 
 use registry::types::mail::{DkimKeyBits, DkimSelector};
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, DriftAspect, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::account_info;
 use crate::context::{Ctx, provider_error, store_error};
-use crate::mail::{DKIM_KEY, Target, dkim_key_dir, own_domain, purge_family, sync};
+use crate::mail::{DKIM_KEY, Target, derived_tables, dkim_key_dir, own_domain, purge_family, sync};
 
 /// A DKIM key as stored: its domain, selector and size (the key itself is on disk only).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,6 +59,37 @@ pub fn recommended_records(domain: &str) -> (TxtRecord, TxtRecord) {
     )
 }
 
+const PRIVATE_KEY: Aspects = Aspects::new(DriftAspect::DkimKeyMissing, DriftAspect::DkimKeyMissing);
+
+/// The private key of DKIM key `id` (mapped), as `opendkim-genkey` names it.
+fn private_key(ctx: &Ctx, id: &Hex32, selector: &DkimSelector) -> std::path::PathBuf {
+    dkim_key_dir(&ctx.provider, id).join(format!("{selector}.private"))
+}
+
+impl Derive<Ctx> for DkimKey {
+    /// The key's lines in OpenDKIM's KeyTable and SigningTable
+    /// (`crate::mail::derived_tables`), and its private key file (generated, so only its
+    /// presence is compared).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut items = derived_tables(ctx, DKIM_KEY)?;
+        for stored in ctx.view().all::<DkimKeyRow>().map_err(store_error)? {
+            let path = private_key(ctx, &stored.id, &stored.row.selector);
+            let actual = match ctx.provider.read_config(&path).map_err(provider_error)? {
+                Some(_) => Content::Present,
+                None => Content::Absent,
+            };
+            items.push(Derived::path(
+                Of::new(&stored.id, &stored.owner),
+                path,
+                Content::Present,
+                actual,
+                PRIVATE_KEY,
+            ));
+        }
+        Ok(items)
+    }
+}
+
 impl Apply<Ctx> for EnsureDkimKey {
     fn apply(ctx: &mut Ctx, req: &EnsureDkimKeyRequest) -> Result<DkimKeyResult, OpError> {
         account_info(ctx, &req.account)?;
@@ -77,9 +108,13 @@ impl Apply<Ctx> for EnsureDkimKey {
             .map_err(store_error)?
             .is_some_and(|stored| stored.row == row);
         let stub = provider.read_config(&stub_path).map_err(provider_error)?;
-        if !same || stub.is_none() {
-            // A key whose row was never written (a crash) or that the request changes is
-            // made anew: the published record must match the key on disk.
+        let private = provider
+            .read_config(&private_key(ctx, &req.id, &req.selector))
+            .map_err(provider_error)?;
+        if !same || stub.is_none() || private.is_none() {
+            // A key whose row was never written (a crash), that the request changes, or
+            // whose private half is gone (OpenDKIM cannot sign with a record alone) is made
+            // anew: the published record must match the key on disk.
             provider.remove_tree(&dir).map_err(provider_error)?;
             provider.ensure_dir(&dir, 0o750).map_err(provider_error)?;
             provider

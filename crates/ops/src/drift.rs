@@ -1,160 +1,63 @@
-//! The drift check: what state.db records that the OS no longer shows as recorded. Each
-//! family's files are derived whole from state.db, so "as recorded" is a byte comparison with
-//! what the family would write now. The check reads only: the runner records what it finds as
+//! The drift check: what state.db records that the OS no longer shows as recorded, built from
+//! what each family declares it derives (its `registry::Derive` hook, which the handler
+//! table requires beside `Purge`). It names no family: [`detect`] asks every family of
+//! [`crate::handlers()`] in the declarations' order and `registry::derive::findings`
+//! compares, so a new family is covered by its own hook, without a line here.
+//!
+//! Each hook renders what the family derives with its owner's own renderer, from the view
+//! (the same function the handlers install with), and reads what is there through the
+//! provider: files derived whole (vhosts, `AuthUserFile`s, FPM pools, crontabs, Sieve
+//! scripts, the sudo drop-in), the lines each resource contributes to a shared table (the
+//! Postfix maps, Dovecot's passwd-file, OpenDKIM's tables, pure-ftpd's passwd), files the
+//! node generated (keys, archives) and settings outside files (the account's user, MariaDB's
+//! databases, users and grants). The check reads only: the runner records what it finds as
 //! events (`StateDb::record_drift`), and `rebuild_account` is the repair.
 //!
-//! Checked today: every account's user (the name and uid the node recorded) and home; every web domain's
-//! vhost; every account's `authorized_keys` (read beneath the home without following a
-//! symlink); every FTP account's line in pure-ftpd's passwd file; the node's sudo drop-in. A family whose files are not checked here is not
-//! reported, never reported as healthy by mistake.
+//! A hook that fails (MariaDB unreachable) or panics leaves its family unchecked, never the
+//! others: its findings recorded earlier stand until it can look again.
 
-use registry::types::Presence;
-use registry::{Drift, DriftAspect, Family, OpError, Owner};
+use std::collections::BTreeSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::account::{Account, AccountRow, account_info, recorded, user_of};
-use crate::context::{Ctx, provider_error, store_error};
-use crate::ftp_account::{FtpAccount, FtpAccountRow};
-use crate::ssh_key::{SshKey, derived_authorized_keys, read_authorized_keys};
-use crate::sudo::{SudoAllowlist, SudoAllowlistRow};
-use crate::vhost;
-use crate::web_domain::{WebDomain, WebDomainRow};
+use registry::{DriftCheck, Hex32, OpError, Owner};
+use store::StoredRow;
 
-fn drift(family: &str, id: &str, owner: &str, aspect: DriftAspect, message: String) -> Drift {
-    Drift {
-        family: family.to_owned(),
-        resource_id: id.to_owned(),
-        owner: owner.to_owned(),
-        aspect,
-        message,
+use crate::context::{Ctx, store_error};
+
+/// Every family's derivations compared with what is there, and the families that could not
+/// be looked at.
+pub fn detect(ctx: &Ctx) -> DriftCheck {
+    let mut derived = Vec::new();
+    let mut unchecked = Vec::new();
+    for family in crate::handlers().families() {
+        match catch_unwind(AssertUnwindSafe(|| (family.derive)(ctx))) {
+            Ok(Ok(items)) => derived.push((family.name, items)),
+            Ok(Err(e)) => unchecked.push((family.name, e)),
+            Err(_) => unchecked.push((
+                family.name,
+                OpError::permanent(
+                    "derive_panicked",
+                    format!("the {} derive hook panicked: a node bug", family.name),
+                ),
+            )),
+        }
+    }
+    DriftCheck {
+        found: registry::derive::findings(derived),
+        unchecked,
     }
 }
 
-/// Everything that drifted now, in a stable order.
-pub fn detect(ctx: &Ctx) -> Result<Vec<Drift>, OpError> {
-    let mut found = Vec::new();
-    let view = ctx.view();
-    for stored in view.all::<AccountRow>().map_err(store_error)? {
-        let id = stored.id.as_str();
-        let name = stored.row.username.as_str();
-        let user = match recorded(ctx, &stored.id, Some(&stored.row))? {
-            Some(rec) => user_of(ctx, &rec)?,
-            None => None,
-        };
-        if user.is_none() {
-            found.push(drift(
-                Account::NAME,
-                id,
-                id,
-                DriftAspect::UserMissing,
-                format!("account {id} has no user {name} in passwd"),
-            ));
-            continue;
-        }
-        let home = ctx.provider.sysconf(&stored.row.home);
-        if std::fs::symlink_metadata(&home).is_err() {
-            found.push(drift(
-                Account::NAME,
-                id,
-                id,
-                DriftAspect::HomeMissing,
-                format!("account {id} has no home {}", home.display()),
-            ));
-            continue;
-        }
-        let expected = derived_authorized_keys(ctx, &stored.id)?;
-        let info = account_info(ctx, &stored.id)?;
-        // A symlink or an unreadable file is the tenant's doing: it differs from what the
-        // node wrote, and is reported as such.
-        let actual = read_authorized_keys(ctx, &info).unwrap_or(Some(Vec::new()));
-        match (expected, actual) {
-            (None, _) => {}
-            (Some(_), None) => found.push(drift(
-                SshKey::NAME,
-                id,
-                id,
-                DriftAspect::AuthorizedKeysMissing,
-                format!("account {id} has SSH keys recorded and no authorized_keys"),
-            )),
-            (Some(expected), Some(actual)) if expected.as_bytes() != actual => found.push(drift(
-                SshKey::NAME,
-                id,
-                id,
-                DriftAspect::AuthorizedKeysDiffers,
-                format!("the authorized_keys of account {id} is not what state.db derives"),
-            )),
-            (Some(_), Some(_)) => {}
-        }
-    }
-    for stored in view.all::<WebDomainRow>().map_err(store_error)? {
-        let id = stored.id.as_str();
-        let path = vhost::path(ctx, &stored.id);
-        let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
-        let expected = vhost::derived(ctx, &stored)?;
-        let aspect = match (actual, expected) {
-            (None, _) => Some(DriftAspect::VhostMissing),
-            (Some(actual), Some(expected)) if actual == expected.as_bytes() => None,
-            (Some(_), _) => Some(DriftAspect::VhostDiffers),
-        };
-        if let Some(aspect) = aspect {
-            found.push(drift(
-                WebDomain::NAME,
-                id,
-                stored.owner.as_str(),
-                aspect,
-                format!(
-                    "web domain {id}: {} {}",
-                    aspect.as_str().replace('_', " "),
-                    path.display()
-                ),
-            ));
-        }
-    }
-    let ftp_rows = view.all::<FtpAccountRow>().map_err(store_error)?;
-    if !ftp_rows.is_empty() {
-        let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
-        let installed = ctx.provider.read_config(&passwd).map_err(provider_error)?;
-        let text = String::from_utf8_lossy(installed.as_deref().unwrap_or_default());
-        for stored in ftp_rows {
-            let line = stored.row.line.as_str();
-            if line.is_empty() || !text.split_inclusive('\n').any(|l| l == line) {
-                let id = stored.id.as_str();
-                found.push(drift(
-                    FtpAccount::NAME,
-                    id,
-                    stored.owner.as_str(),
-                    DriftAspect::FtpLoginMissing,
-                    format!(
-                        "FTP account {id}: {} does not hold its line as recorded",
-                        passwd.display()
-                    ),
-                ));
-            }
-        }
-    }
-    for stored in view
-        .of_owner::<SudoAllowlistRow>(&Owner::Node)
+/// The accounts that have rows of `T`'s family: whose derivations a family's hook lists.
+pub(crate) fn accounts_of<T: StoredRow>(ctx: &Ctx) -> Result<BTreeSet<Hex32>, OpError> {
+    Ok(ctx
+        .view()
+        .all::<T>()
         .map_err(store_error)?
-    {
-        let dropin = ctx.provider.sysconf(ctx.provider.sudo_layout().dropin);
-        if stored.row.state == Presence::Present
-            && ctx
-                .provider
-                .read_config(&dropin)
-                .map_err(provider_error)?
-                .is_none()
-        {
-            found.push(drift(
-                SudoAllowlist::NAME,
-                stored.id.as_str(),
-                Owner::NODE,
-                DriftAspect::SudoDropinMissing,
-                format!(
-                    "sudo allowlist {} has no drop-in {}",
-                    stored.id,
-                    dropin.display()
-                ),
-            ));
-        }
-    }
-    Ok(found)
+        .into_iter()
+        .filter_map(|stored| match stored.owner {
+            Owner::Tenant(account) => Some(account),
+            Owner::Node => None,
+        })
+        .collect())
 }

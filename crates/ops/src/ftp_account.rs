@@ -24,9 +24,11 @@ pub use declarations::ftp_account::*;
 use std::path::PathBuf;
 
 use registry::types::{FtpLogin, Hex32, PasswordHash, Presence};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{
+    Apply, Aspects, Derive, Derived, DerivedTable, DriftAspect, Family, Of, OpError, Purge,
+};
 use serde::{Deserialize, Serialize};
-use store::StoredRow;
+use store::{Stored, StoredRow};
 
 use crate::account::{account_info, tenant_of};
 use crate::context::{Ctx, provider_error, store_error};
@@ -71,18 +73,30 @@ fn line(login: &str, hash: &str, uid: u64, gid: u64, dir: &str) -> String {
     format!("{login}:{hash}:{uid}:{gid}::{dir}/./::::::::::::\n")
 }
 
-/// Writes the passwd file derived from the view (every FTP login of the node that is not
-/// suspended, this job's change included), then `pure-pw mkdb`. An empty set leaves an empty
-/// file and database: pure-ftpd then has no virtual user.
-fn install(ctx: &Ctx) -> Result<(), OpError> {
-    let content: String = ctx
+/// The logins in pure-ftpd's passwd file, from the view: every FTP login of the node that is
+/// not suspended, this job's change included, in id order, each with its whole line.
+fn logins(ctx: &Ctx) -> Result<Vec<Stored<FtpAccountRow>>, OpError> {
+    Ok(ctx
         .view()
         .all::<FtpAccountRow>()
         .map_err(store_error)?
         .into_iter()
         .filter(|stored| !stored.row.suspended)
-        .map(|stored| stored.row.line)
-        .collect();
+        .collect())
+}
+
+/// The passwd file of `logins`, whole.
+fn passwd_text(logins: &[Stored<FtpAccountRow>]) -> String {
+    logins
+        .iter()
+        .map(|stored| stored.row.line.as_str())
+        .collect()
+}
+
+/// Writes the passwd file derived from the view ([`logins`]), then `pure-pw mkdb`. An empty
+/// set leaves an empty file and database: pure-ftpd then has no virtual user.
+fn install(ctx: &Ctx) -> Result<(), OpError> {
+    let content = passwd_text(&logins(ctx)?);
     let layout = ctx.provider.ftp_layout();
     let passwd = ctx.provider.sysconf(layout.passwd);
     let pdb = ctx.provider.sysconf(layout.pdb);
@@ -99,6 +113,33 @@ fn install(ctx: &Ctx) -> Result<(), OpError> {
         .pure_pw_mkdb(&passwd, &pdb)
         .map_err(provider_error)?;
     Ok(())
+}
+
+const PASSWD: Aspects = Aspects::new(DriftAspect::FtpLoginMissing, DriftAspect::FtpPasswdDiffers);
+
+impl Derive<Ctx> for FtpAccount {
+    /// pure-ftpd's passwd file: each login's line (a suspended login has none), and no line
+    /// beyond them, a suspended login's included. The PureDB compiled from it is read by
+    /// `pure-pw show` only, a program, which the drift check does not run.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let logins = logins(ctx)?;
+        let path = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
+        let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
+        let entries = logins
+            .iter()
+            .map(|stored| {
+                let line = stored.row.line.trim_end_matches('\n').to_owned();
+                (Of::new(&stored.id, &stored.owner), vec![line])
+            })
+            .collect();
+        Ok(vec![Derived::Table(DerivedTable {
+            path,
+            expected: passwd_text(&logins).into_bytes(),
+            actual,
+            entries,
+            aspects: PASSWD,
+        })])
+    }
 }
 
 /// The account's login `id`, or `ftp_account_missing`.

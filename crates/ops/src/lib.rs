@@ -1,9 +1,10 @@
 //! The handlers of the operation families, one module each. The operations and families are
 //! declared in the `declarations` crate (each module here re-exports its family's
-//! declarations); each module implements `registry::Apply` for its operations and
-//! `registry::Purge` for its families, with [`Ctx`] as the context. [`handlers()`] is the
-//! dispatch table, built from the one list (`declarations::operations!`), so a declared
-//! operation without a handler, or a family without a purge hook, does not compile.
+//! declarations); each module implements `registry::Apply` for its operations, and
+//! `registry::Purge` and `registry::Derive` (what it derives, for the [`drift`] check) for
+//! its families, with [`Ctx`] as the context. [`handlers()`] is the dispatch table, built from
+//! the one list (`declarations::operations!`), so a declared operation without a handler, or
+//! a family without a purge or a derive hook, does not compile.
 //!
 //! Handlers read resource rows through one typed view ([`Ctx::view`]) that includes this
 //! job's and this batch's uncommitted rows; each family defines its stored row (a
@@ -37,8 +38,8 @@ macro_rules! handlers_of {
     };
 }
 
-/// The node's handlers: one for every declared operation, and the purge hook of every
-/// declared family, in the declarations' order. Checked against `declarations::registry()` by
+/// The node's handlers: one for every declared operation, and the purge and derive hooks of
+/// every declared family, in the declarations' order. Checked against `declarations::registry()` by
 /// the runner's start and the unit tests ([`Handlers::check`]).
 pub fn handlers() -> &'static Handlers<Ctx> {
     static HANDLERS: OnceLock<Handlers<Ctx>> = OnceLock::new();

@@ -18,6 +18,9 @@
 //! from a validated type (no `:`, whitespace, `,` or control character can reach a line), so
 //! a value can never add a line or a field.
 //!
+//! The same tables, each line with the resource it comes from ([`MailTable`]), are what the
+//! mail families declare they derive for the drift check ([`derived_tables`]).
+//!
 //! Rows are committed to state.db with their batch; the view holds the rows of the batch's
 //! earlier jobs until then, so a job that derives files after another job of the same batch
 //! includes that job's rows.
@@ -36,7 +39,7 @@ use std::path::PathBuf;
 use provider::{PostfixMap, Provider, SPAM_CLASS_STANDARD, SPAM_CLASS_STRICT};
 use registry::types::Hex32;
 use registry::types::mail::SpamLevel;
-use registry::{OpError, Owner};
+use registry::{Aspects, Derived, DerivedTable, DriftAspect, Of, OpError, Owner};
 use store::{ResourceRow, StateDb, StoreError, Stored, StoredRow, View};
 
 use crate::autoresponder::AutoresponderRow;
@@ -138,45 +141,49 @@ impl MailState {
 
     /// The Postfix tables, whole.
     pub fn postfix_files(&self, provider: &Provider) -> Vec<ConfigFile> {
+        self.postfix_tables(provider)
+            .into_iter()
+            .map(|table| table.file(None))
+            .collect()
+    }
+
+    /// The Postfix tables, each line with the resource it comes from.
+    pub fn postfix_tables(&self, provider: &Provider) -> Vec<MailTable> {
         let domains = self.domain_names();
         let mailboxes = self.mailbox_addresses();
-        let mut tables: BTreeMap<PostfixMap, Vec<String>> = BTreeMap::new();
+        let mut tables: BTreeMap<PostfixMap, Vec<(Source, String)>> = BTreeMap::new();
+        let mut add = |map: PostfixMap, source: Source, line: String| {
+            tables.entry(map).or_default().push((source, line));
+        };
         for (domain, stored) in &domains {
-            tables
-                .entry(PostfixMap::Domains)
-                .or_default()
-                .push(format!("{domain} OK"));
+            let source = Source::of(MAIL_DOMAIN, stored);
+            add(PostfixMap::Domains, source.clone(), format!("{domain} OK"));
             if !stored.row.sending_open {
-                tables
-                    .entry(PostfixMap::SenderGate)
-                    .or_default()
-                    .push(format!(
-                        "{domain} REJECT 5.7.1 Sending from this domain is not enabled yet"
-                    ));
+                add(
+                    PostfixMap::SenderGate,
+                    source.clone(),
+                    format!("{domain} REJECT 5.7.1 Sending from this domain is not enabled yet"),
+                );
             }
             if let Some(local) = &stored.row.catch_all {
                 let target = format!("{local}@{domain}");
                 if mailboxes.contains_key(&target) {
-                    tables
-                        .entry(PostfixMap::Aliases)
-                        .or_default()
-                        .push(format!("@{domain} {target}"));
+                    add(PostfixMap::Aliases, source, format!("@{domain} {target}"));
                 }
             }
         }
         for (address, stored) in &mailboxes {
-            tables
-                .entry(PostfixMap::Mailboxes)
-                .or_default()
-                .push(format!(
+            let source = Source::of(MAILBOX, stored);
+            add(
+                PostfixMap::Mailboxes,
+                source.clone(),
+                format!(
                     "{address} {}/{}/Maildir/",
                     stored.row.domain, stored.row.local_part
-                ));
+                ),
+            );
             // Each mailbox to itself, so a catch-all does not take its mail.
-            tables
-                .entry(PostfixMap::Aliases)
-                .or_default()
-                .push(format!("{address} {address}"));
+            add(PostfixMap::Aliases, source, format!("{address} {address}"));
         }
         for stored in &self.forwarders {
             let address = stored.row.address.as_str();
@@ -185,10 +192,11 @@ impl MailState {
             }
             let destinations: Vec<&str> =
                 stored.row.destinations.iter().map(|d| d.as_str()).collect();
-            tables
-                .entry(PostfixMap::Aliases)
-                .or_default()
-                .push(format!("{address} {}", destinations.join(",")));
+            add(
+                PostfixMap::Aliases,
+                Source::of(MAIL_FORWARDER, stored),
+                format!("{address} {}", destinations.join(",")),
+            );
         }
         for stored in &self.spam_filters {
             let domain = stored.row.domain.as_str();
@@ -198,28 +206,23 @@ impl MailState {
                 SpamLevel::Off => continue,
             };
             if self.owns(&stored.owner, domain) {
-                tables
-                    .entry(PostfixMap::Spam)
-                    .or_default()
-                    .push(format!("{domain} {class}"));
+                add(
+                    PostfixMap::Spam,
+                    Source::of(SPAM_FILTER, stored),
+                    format!("{domain} {class}"),
+                );
             }
         }
         PostfixMap::ALL
             .iter()
-            .map(|map| {
-                let mut text = format!(
+            .map(|map| MailTable {
+                kind: TableKind::Postfix(*map),
+                path: provider.postfix_map_path(*map),
+                header: format!(
                     "# Derived whole from state.db by layerone node ({}); changes here are replaced.\n",
                     map.file_name()
-                );
-                for line in tables.get(map).into_iter().flatten() {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-                ConfigFile {
-                    path: provider.postfix_map_path(*map),
-                    content: text.into_bytes(),
-                    secret_group: None,
-                }
+                ),
+                lines: tables.remove(map).unwrap_or_default(),
             })
             .collect()
     }
@@ -229,13 +232,21 @@ impl MailState {
     /// comes from there, and a login with no address fails too): every login fails, its
     /// userdb entry (what delivery looks up) is the same.
     pub fn dovecot_files(&self, provider: &Provider) -> Vec<ConfigFile> {
+        vec![
+            self.dovecot_table(provider)
+                .file(Some(SecretGroup::Named(DOVECOT_GROUP))),
+        ]
+    }
+
+    /// Dovecot's passwd-file ([`MailState::dovecot_files`]), each line with its mailbox.
+    pub fn dovecot_table(&self, provider: &Provider) -> MailTable {
         let vmail = provider.sysconf(provider.mail_layout().vmail_dir);
         let sieve = provider.sieve_dir();
-        let mut text = String::new();
+        let mut lines = Vec::new();
         for (address, stored) in self.mailbox_addresses() {
             let mailbox = &stored.row;
-            text.push_str(&format!(
-                "{address}:{{SHA512-CRYPT}}{hash}::::{home}::userdb_quota_rule=*:storage={quota}M userdb_sieve=file:{script}{nologin}\n",
+            lines.push((Source::of(MAILBOX, stored), format!(
+                "{address}:{{SHA512-CRYPT}}{hash}::::{home}::userdb_quota_rule=*:storage={quota}M userdb_sieve=file:{script}{nologin}",
                 hash = mailbox.password,
                 home = vmail
                     .join(mailbox.domain.as_str())
@@ -248,20 +259,28 @@ impl MailState {
                 } else {
                     ""
                 },
-            ));
+            )));
         }
-        vec![ConfigFile {
+        MailTable {
+            kind: TableKind::Dovecot,
             path: provider.dovecot_passwd_path(),
-            content: text.into_bytes(),
-            secret_group: Some(SecretGroup::Named(DOVECOT_GROUP)),
-        }]
+            header: String::new(),
+            lines,
+        }
     }
 
     /// OpenDKIM's KeyTable and SigningTable (`refile:`), whole.
     pub fn dkim_files(&self, provider: &Provider) -> Vec<(PathBuf, Vec<u8>)> {
+        self.dkim_tables(provider)
+            .into_iter()
+            .map(|table| (table.path.clone(), table.text().into_bytes()))
+            .collect()
+    }
+
+    /// OpenDKIM's KeyTable and SigningTable, each line with its DKIM key.
+    pub fn dkim_tables(&self, provider: &Provider) -> Vec<MailTable> {
         let dir = provider.sysconf(provider.mail_layout().dkim_dir);
-        let mut keys = String::from("# Derived whole from state.db by layerone node.\n");
-        let mut signing = keys.clone();
+        let (mut keys, mut signing) = (Vec::new(), Vec::new());
         for stored in &self.dkim_keys {
             let (domain, selector) = (stored.row.domain.as_str(), stored.row.selector.as_str());
             if !self.owns(&stored.owner, domain) {
@@ -269,13 +288,36 @@ impl MailState {
             }
             let name = format!("{selector}._domainkey.{domain}");
             let key = dkim_key_dir(provider, &stored.id).join(format!("{selector}.private"));
-            keys.push_str(&format!("{name} {domain}:{selector}:{}\n", key.display()));
-            signing.push_str(&format!("*@{domain} {name}\n"));
+            let source = Source::of(DKIM_KEY, stored);
+            keys.push((
+                source.clone(),
+                format!("{name} {domain}:{selector}:{}", key.display()),
+            ));
+            signing.push((source, format!("*@{domain} {name}")));
         }
+        let header = String::from("# Derived whole from state.db by layerone node.\n");
         vec![
-            (dir.join("KeyTable"), keys.into_bytes()),
-            (dir.join("SigningTable"), signing.into_bytes()),
+            MailTable {
+                kind: TableKind::OpenDkim,
+                path: dir.join("KeyTable"),
+                header: header.clone(),
+                lines: keys,
+            },
+            MailTable {
+                kind: TableKind::OpenDkim,
+                path: dir.join("SigningTable"),
+                header,
+                lines: signing,
+            },
         ]
+    }
+
+    /// Every shared mail table.
+    pub fn tables(&self, provider: &Provider) -> Vec<MailTable> {
+        let mut tables = self.postfix_tables(provider);
+        tables.push(self.dovecot_table(provider));
+        tables.extend(self.dkim_tables(provider));
+        tables
     }
 
     /// Every derived file with the content state.db implies (for convergence checks).
@@ -287,6 +329,125 @@ impl MailState {
             .chain(self.dkim_files(provider))
             .collect()
     }
+}
+
+/// The resource a line of a mail table comes from: its family and the resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub family: &'static str,
+    pub of: Of,
+}
+
+impl Source {
+    fn of<T>(family: &'static str, stored: &Stored<T>) -> Source {
+        Source {
+            family,
+            of: Of::new(&stored.id, &stored.owner),
+        }
+    }
+}
+
+/// Which service reads a mail table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableKind {
+    Postfix(PostfixMap),
+    Dovecot,
+    OpenDkim,
+}
+
+impl TableKind {
+    /// The families whose rows give this table lines, and so list it among what they derive.
+    pub fn families(self) -> &'static [&'static str] {
+        match self {
+            TableKind::Postfix(PostfixMap::Domains | PostfixMap::SenderGate) => &[MAIL_DOMAIN],
+            TableKind::Postfix(PostfixMap::Aliases) => &[MAIL_DOMAIN, MAILBOX, MAIL_FORWARDER],
+            TableKind::Postfix(PostfixMap::Mailboxes) | TableKind::Dovecot => &[MAILBOX],
+            TableKind::Postfix(PostfixMap::Spam) => &[SPAM_FILTER],
+            TableKind::OpenDkim => &[DKIM_KEY],
+        }
+    }
+
+    fn aspects(self) -> Aspects {
+        match self {
+            TableKind::Postfix(_) => Aspects::new(
+                DriftAspect::PostfixEntryMissing,
+                DriftAspect::PostfixTableDiffers,
+            ),
+            TableKind::Dovecot => Aspects::new(
+                DriftAspect::DovecotEntryMissing,
+                DriftAspect::DovecotPasswdDiffers,
+            ),
+            TableKind::OpenDkim => Aspects::new(
+                DriftAspect::OpenDkimEntryMissing,
+                DriftAspect::OpenDkimTableDiffers,
+            ),
+        }
+    }
+}
+
+/// One shared mail table as the owner renders it: its header, then each line with the
+/// resource it comes from. What [`sync`] installs and what the drift check compares.
+#[derive(Clone, Debug)]
+pub struct MailTable {
+    pub kind: TableKind,
+    pub path: PathBuf,
+    pub header: String,
+    pub lines: Vec<(Source, String)>,
+}
+
+impl MailTable {
+    /// The table's text, whole.
+    pub fn text(&self) -> String {
+        let mut text = self.header.clone();
+        for (_, line) in &self.lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text
+    }
+
+    fn file(&self, secret_group: Option<SecretGroup>) -> ConfigFile {
+        ConfigFile {
+            path: self.path.clone(),
+            content: self.text().into_bytes(),
+            secret_group,
+        }
+    }
+}
+
+/// The mail tables `family` gives lines to, as the owner renders them from the view, each
+/// with `family`'s lines by resource and what is there: the family's derivations in the
+/// shared tables (`registry::DerivedTable`).
+pub fn derived_tables(ctx: &Ctx, family: &'static str) -> Result<Vec<Derived>, OpError> {
+    let mail = MailState::of_job(ctx)?;
+    let mut items = Vec::new();
+    for table in mail.tables(&ctx.provider) {
+        if !table.kind.families().contains(&family) {
+            continue;
+        }
+        let mut entries: Vec<(Of, Vec<String>)> = Vec::new();
+        for (source, line) in &table.lines {
+            if source.family != family {
+                continue;
+            }
+            match entries.iter_mut().find(|(of, _)| *of == source.of) {
+                Some((_, lines)) => lines.push(line.clone()),
+                None => entries.push((source.of.clone(), vec![line.clone()])),
+            }
+        }
+        let actual = ctx
+            .provider
+            .read_config(&table.path)
+            .map_err(provider_error)?;
+        items.push(Derived::Table(DerivedTable {
+            expected: table.text().into_bytes(),
+            path: table.path,
+            actual,
+            entries,
+            aspects: table.kind.aspects(),
+        }));
+    }
+    Ok(items)
 }
 
 /// The directory of one DKIM key (mapped).
@@ -462,6 +623,64 @@ mod tests {
             .find(|f| f.path.file_name().unwrap() == name)
             .unwrap();
         String::from_utf8(file.content.clone()).unwrap()
+    }
+
+    /// The families a table names as giving it lines ([`TableKind::families`], what the
+    /// drift check lists the table under) are the ones its lines come from.
+    #[test]
+    fn every_line_of_a_table_comes_from_a_family_that_lists_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let provider = testkit::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
+        let hash = format!("$6$salt${}", "a".repeat(86));
+        let every_kind = [
+            (
+                MAIL_DOMAIN,
+                json!({"domain": "a.example", "catch_all": "info"}),
+            ),
+            (
+                MAILBOX,
+                json!({"domain": "a.example", "local_part": "info", "password": hash, "quota_mib": 0}),
+            ),
+            (
+                MAIL_FORWARDER,
+                json!({"address": "sales@a.example", "destinations": ["a@x.example"]}),
+            ),
+            (
+                SPAM_FILTER,
+                json!({"domain": "a.example", "level": "strict"}),
+            ),
+            (
+                DKIM_KEY,
+                json!({"domain": "a.example", "selector": "s1", "bits": "rsa1024"}),
+            ),
+        ];
+        let rows = every_kind
+            .into_iter()
+            .zip(1..)
+            .map(|((family, data), n)| row(family, n, data))
+            .collect();
+        let mail = MailState::from_rows(rows).unwrap();
+        let mut families = std::collections::BTreeSet::new();
+        for table in mail.tables(&provider) {
+            assert!(
+                !table.lines.is_empty(),
+                "{} has no line",
+                table.path.display()
+            );
+            for (source, line) in &table.lines {
+                assert!(
+                    table.kind.families().contains(&source.family),
+                    "{}: {line:?} comes from {}, which does not list the table",
+                    table.path.display(),
+                    source.family
+                );
+                families.insert(source.family);
+            }
+        }
+        assert_eq!(
+            families,
+            [MAIL_DOMAIN, MAILBOX, MAIL_FORWARDER, SPAM_FILTER, DKIM_KEY].into()
+        );
     }
 
     #[test]

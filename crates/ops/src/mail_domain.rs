@@ -9,13 +9,13 @@ pub use declarations::mail_domain::*;
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::account_info;
 use crate::context::Ctx;
-use crate::mail::{MAIL_DOMAIN, MailState, Target, own_row, purge_family, sync};
+use crate::mail::{MAIL_DOMAIN, MailState, Target, derived_tables, own_row, purge_family, sync};
 
 /// A mail domain as stored: its name, whether it may send, and the local part of the
 /// mailbox its catch-all delivers to (`null` when none).
@@ -37,6 +37,14 @@ impl Purge<Ctx> for MailDomain {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         purge_family::<MailDomainRow>(ctx, account, &[Target::Postfix, Target::Dkim])?;
         ctx.forget_rows_of::<MailDomainRow>(account)
+    }
+}
+
+impl Derive<Ctx> for MailDomain {
+    /// The domain's lines in the Postfix tables: `virtual_mailbox_domains`, its sending gate,
+    /// its catch-all (`crate::mail::derived_tables`).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        derived_tables(ctx, MAIL_DOMAIN)
     }
 }
 

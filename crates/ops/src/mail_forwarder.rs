@@ -5,13 +5,15 @@ pub use declarations::mail_forwarder::*;
 
 use registry::types::mail::{MailAddress, MailDestinations};
 use registry::types::{Hex32, Presence};
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::account_info;
 use crate::context::Ctx;
-use crate::mail::{MAIL_FORWARDER, Target, check_address_free, own_domain, purge_family, sync};
+use crate::mail::{
+    MAIL_FORWARDER, Target, check_address_free, derived_tables, own_domain, purge_family, sync,
+};
 
 /// A forwarder as stored: the address and where its mail goes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +31,13 @@ impl Purge<Ctx> for MailForwarder {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         purge_family::<MailForwarderRow>(ctx, account, &[Target::Postfix])?;
         ctx.forget_rows_of::<MailForwarderRow>(account)
+    }
+}
+
+impl Derive<Ctx> for MailForwarder {
+    /// The forwarder's line in Postfix's `virtual_alias_maps` (`crate::mail::derived_tables`).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        derived_tables(ctx, MAIL_FORWARDER)
     }
 }
 

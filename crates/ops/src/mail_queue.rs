@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use provider::{QueueListing, QueuedMessage};
 use registry::types::Hex32;
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Purge};
 
 use crate::context::{Ctx, provider_error};
 
@@ -22,6 +22,13 @@ impl Purge<Ctx> for MailQueue {
     /// The queue belongs to Postfix and to no tenant: a purge leaves it alone.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())
+    }
+}
+
+impl Derive<Ctx> for MailQueue {
+    /// Nothing: the queue is Postfix's own state, and the family records no row.
+    fn derive(_: &Ctx) -> Result<Vec<Derived>, OpError> {
+        Ok(Vec::new())
     }
 }
 

@@ -18,15 +18,15 @@ pub use declarations::mailbox::*;
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, PasswordHash, Presence};
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::account_info;
 use crate::context::{Ctx, provider_error, store_error};
 use crate::mail::{
-    MAILBOX, MailState, Target, check_address_free, mailbox_home, own_domain, own_row,
-    purge_family, sieve_script, sync,
+    MAILBOX, MailState, Target, check_address_free, derived_tables, mailbox_home, own_domain,
+    own_row, purge_family, sieve_script, sync,
 };
 use crate::row_fields::is_false;
 
@@ -85,6 +85,15 @@ fn set(ctx: &mut Ctx, row: MailboxRow) -> Result<MailboxResult, OpError> {
     ctx.set_row(&row);
     sync(ctx, &[Target::Postfix, Target::Dovecot])?;
     Ok(result(&row))
+}
+
+impl Derive<Ctx> for Mailbox {
+    /// The mailbox's lines in the Postfix tables (`virtual_mailbox_maps`, its alias to
+    /// itself) and in Dovecot's passwd-file (`crate::mail::derived_tables`). Its mail is the
+    /// tenant's and is not compared.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        derived_tables(ctx, MAILBOX)
+    }
 }
 
 impl Apply<Ctx> for EnsureMailbox {

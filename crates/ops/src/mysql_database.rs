@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use provider::{Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, Privilege};
 use registry::types::{Hex32, MysqlCollation, MysqlHost, MysqlName, MysqlPrivilegeSet};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::{StoreError, Stored, StoredRow};
 
@@ -73,6 +73,62 @@ impl Purge<Ctx> for MysqlDatabase {
             }
         }
         ctx.forget_rows_of::<MysqlDatabaseRow>(account)
+    }
+}
+
+const DATABASE: Aspects = Aspects::new(
+    DriftAspect::MysqlDatabaseMissing,
+    DriftAspect::MysqlDatabaseDiffers,
+);
+
+impl Derive<Ctx> for MysqlDatabase {
+    /// Each recorded database, in MariaDB with the character set and collation recorded.
+    /// The quota's enforcement shows in the grants (`mysql_grant`).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        derive_each::<MysqlDatabaseRow>(ctx, |db, stored| {
+            let MysqlDatabaseRow::Database {
+                name,
+                charset,
+                collation,
+            } = &stored.row
+            else {
+                return Ok(None);
+            };
+            let found = db.database(&db_name(name)?).map_err(provider_error)?;
+            Ok(Some(Derived::setting(
+                Of::new(&stored.id, &stored.owner),
+                format!("the database {name}"),
+                format!("{charset}, {collation}"),
+                found.map(|info| format!("{}, {}", info.charset, info.collation)),
+                DATABASE,
+            )))
+        })
+    }
+}
+
+/// The settings a MariaDB family derives: what `setting` finds for each row of `T` (`None`
+/// for a row that derives nothing), through one session opened when first needed (a node
+/// without MariaDB resources opens none).
+pub(crate) fn derive_each<T: StoredRow>(
+    ctx: &Ctx,
+    mut setting: impl FnMut(&mut Mariadb<'_>, &Stored<T>) -> Result<Option<Derived>, OpError>,
+) -> Result<Vec<Derived>, OpError> {
+    let mut items = Vec::new();
+    let mut session = None;
+    for stored in ctx.view().all::<T>().map_err(store_error)? {
+        items.extend(setting(open(ctx, &mut session)?, &stored)?);
+    }
+    Ok(items)
+}
+
+/// A derive hook's MariaDB session, opened on first use.
+pub(crate) fn open<'s, 'p>(
+    ctx: &'p Ctx,
+    session: &'s mut Option<Mariadb<'p>>,
+) -> Result<&'s mut Mariadb<'p>, OpError> {
+    match session {
+        Some(db) => Ok(db),
+        None => Ok(session.insert(ctx.provider.mariadb().map_err(provider_error)?)),
     }
 }
 
@@ -367,6 +423,15 @@ impl MysqlUserRow {
     }
 }
 
+/// A grant as MariaDB must show it ([`MysqlState::effective_grants`]).
+pub(crate) struct EffectiveGrant<'a> {
+    pub id: &'a Hex32,
+    /// The database's full name.
+    pub database: &'a str,
+    pub user: &'a MysqlUserRow,
+    pub privileges: BTreeSet<Privilege>,
+}
+
 /// Everything of one account in MariaDB as the view records it (this job's row included),
 /// by resource id: the desired state that [`MysqlState::sync_grants`] makes true.
 #[derive(Debug, Default)]
@@ -405,21 +470,30 @@ impl MysqlState {
         Ok(mysql)
     }
 
+    /// Every recorded grant whose database and user are recorded, with the privileges it
+    /// makes: its set, less the write privileges while the account is over its quota.
+    pub(crate) fn effective_grants(&self) -> Vec<EffectiveGrant<'_>> {
+        self.grants
+            .iter()
+            .filter_map(|(id, grant)| {
+                Some(EffectiveGrant {
+                    id,
+                    database: self.databases.get(&grant.database)?,
+                    user: self.users.get(&grant.user)?,
+                    privileges: effective(grant.privileges, self.writes_revoked),
+                })
+            })
+            .collect()
+    }
+
     /// Makes every recorded grant true in MariaDB, for every host of its user, with the write
     /// privileges left out while the account is over its quota. Grants whose database or user
     /// is gone are skipped (the removal revoked them).
     pub(crate) fn sync_grants(&self, db: &mut Mariadb<'_>) -> Result<(), OpError> {
-        for grant in self.grants.values() {
-            let (Some(database), Some(user)) = (
-                self.databases.get(&grant.database),
-                self.users.get(&grant.user),
-            ) else {
-                continue;
-            };
-            let name = db_name(database)?;
-            let privs = effective(grant.privileges, self.writes_revoked);
-            for host in &user.hosts {
-                db.set_grants(&user.account(host)?, &name, &privs)
+        for grant in self.effective_grants() {
+            let name = db_name(grant.database)?;
+            for host in &grant.user.hosts {
+                db.set_grants(&grant.user.account(host)?, &name, &grant.privileges)
                     .map_err(provider_error)?;
             }
         }

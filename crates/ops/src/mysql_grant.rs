@@ -14,12 +14,12 @@ pub use declarations::mysql_grant::*;
 use std::collections::BTreeSet;
 
 use registry::types::{Hex32, MysqlPrivilegeSet, Presence};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Owner, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::context::{Ctx, provider_error};
-use crate::mysql_database::{MysqlState, db_name, effective};
+use crate::mysql_database::{MysqlState, db_name, effective, open};
 
 /// One grant as stored: the account's database and user (by resource id) and the set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +46,55 @@ impl Purge<Ctx> for MysqlGrant {
             }
         }
         ctx.forget_rows_of::<MysqlGrantRow>(account)
+    }
+}
+
+const GRANT: Aspects = Aspects::new(
+    DriftAspect::MysqlGrantMissing,
+    DriftAspect::MysqlGrantDiffers,
+);
+
+/// A privilege list in words, in the enum's order.
+fn privileges_text(privileges: &BTreeSet<provider::Privilege>) -> String {
+    privileges
+        .iter()
+        .map(|p| p.as_sql())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Derive<Ctx> for MysqlGrant {
+    /// Each recorded grant whose database and user are recorded: at every host of the user,
+    /// exactly the privileges it makes on its database (its set, less the write privileges
+    /// while the account is over its quota), as MariaDB shows them.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut items = Vec::new();
+        let mut session = None;
+        for account in crate::drift::accounts_of::<MysqlGrantRow>(ctx)? {
+            let state = MysqlState::load(ctx, &account)?;
+            for grant in state.effective_grants() {
+                let name = db_name(grant.database)?;
+                let db = open(ctx, &mut session)?;
+                for host in &grant.user.hosts {
+                    let shown = db
+                        .grants(&grant.user.account(host)?, &name)
+                        .map_err(provider_error)?;
+                    items.push(Derived::setting(
+                        Of::new(grant.id, &Owner::Tenant(account.clone())),
+                        format!(
+                            "the privileges of {}@{} on {}",
+                            grant.user.name,
+                            host.as_str(),
+                            grant.database
+                        ),
+                        privileges_text(&grant.privileges),
+                        (!shown.is_empty()).then(|| privileges_text(&shown)),
+                        GRANT,
+                    ));
+                }
+            }
+        }
+        Ok(items)
     }
 }
 

@@ -10,12 +10,12 @@
 pub use declarations::mysql_user::*;
 
 use registry::types::{Hex32, MysqlHost, MysqlPasswordHash, Presence};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::context::{Ctx, provider_error};
-use crate::mysql_database::{MysqlState, db_user, full_name};
+use crate::mysql_database::{MysqlState, db_user, derive_each, full_name};
 
 /// One MariaDB user as stored: its full name (`<username>_<name>`) and the hosts it has an
 /// account at.
@@ -42,6 +42,33 @@ impl Purge<Ctx> for MysqlUserFamily {
             }
         }
         ctx.forget_rows_of::<MysqlUserRow>(account)
+    }
+}
+
+const USER: Aspects = Aspects::new(DriftAspect::MysqlUserMissing, DriftAspect::MysqlUserDiffers);
+
+impl Derive<Ctx> for MysqlUserFamily {
+    /// Each recorded user, in MariaDB at exactly the hosts recorded (its password hash is
+    /// not recorded, and not compared).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        derive_each::<MysqlUserRow>(ctx, |db, stored| {
+            let mut recorded: Vec<&str> = stored.row.hosts.iter().map(|h| h.as_str()).collect();
+            recorded.sort_unstable();
+            let mut found: Vec<String> = db
+                .hosts_of(&db_user(&stored.row.name)?)
+                .map_err(provider_error)?
+                .into_iter()
+                .map(|h| h.as_str().to_owned())
+                .collect();
+            found.sort_unstable();
+            Ok(Some(Derived::setting(
+                Of::new(&stored.id, &stored.owner),
+                format!("the hosts of the user {}", stored.row.name),
+                recorded.join(", "),
+                (!found.is_empty()).then(|| found.join(", ")),
+                USER,
+            )))
+        })
     }
 }
 

@@ -12,7 +12,7 @@ pub use declarations::runtime::*;
 
 use provider::ServiceUnit;
 use registry::types::Hex32;
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Purge};
 
 use crate::context::{Ctx, provider_error};
 
@@ -20,6 +20,13 @@ impl Purge<Ctx> for Runtime {
     /// Observations leave nothing behind, for a tenant or for the node.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())
+    }
+}
+
+impl Derive<Ctx> for Runtime {
+    /// Nothing: an observation derives nothing.
+    fn derive(_: &Ctx) -> Result<Vec<Derived>, OpError> {
+        Ok(Vec::new())
     }
 }
 

@@ -17,11 +17,13 @@
 pub use declarations::scheduled_task::*;
 
 use registry::types::{CronSchedule, Presence, TaskKind};
-use registry::{Apply, Family, Hex32, OpError, Purge};
+use registry::{
+    Apply, Aspects, Content, Derive, Derived, DriftAspect, Family, Hex32, Of, OpError, Purge,
+};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
-use crate::account::{AccountRow, account_info};
+use crate::account::{AccountInfo, AccountRow, account_info, live_accounts_of};
 use crate::context::{Ctx, provider_error, store_error};
 use crate::php::{provider_version, require_version};
 
@@ -102,22 +104,32 @@ pub fn render_crontab(account: &Hex32, lines: &[(Hex32, String)]) -> String {
     out
 }
 
-/// Re-derives and installs `account`'s crontab from the view: every task of the account,
-/// this job's change included. Returns how many tasks it holds.
-fn sync_crontab(ctx: &mut Ctx, account: &Hex32) -> Result<usize, OpError> {
-    let info = account_info(ctx, account)?;
+/// The lines of `account`'s crontab from the view: every task of the account, this job's
+/// change included, by id.
+fn crontab_lines(
+    ctx: &Ctx,
+    account: &Hex32,
+    info: &AccountInfo,
+) -> Result<Vec<(Hex32, String)>, OpError> {
     let tasks = ctx
         .view()
         .of_account::<ScheduledTaskRow>(account)
         .map_err(store_error)?;
     let home = ctx.provider.sysconf(&info.home);
-    let lines: Vec<(Hex32, String)> = tasks
+    Ok(tasks
         .into_iter()
         .map(|stored| {
             let words = command_words(ctx, &home, &stored.row.task);
             (stored.id, render_line(&stored.row.schedule, &words))
         })
-        .collect();
+        .collect())
+}
+
+/// Re-derives and installs `account`'s crontab from the view: every task of the account,
+/// this job's change included. Returns how many tasks it holds.
+fn sync_crontab(ctx: &mut Ctx, account: &Hex32) -> Result<usize, OpError> {
+    let info = account_info(ctx, account)?;
+    let lines = crontab_lines(ctx, account, &info)?;
     if lines.is_empty() {
         ctx.provider
             .remove_crontab(&info.username)
@@ -130,6 +142,33 @@ fn sync_crontab(ctx: &mut Ctx, account: &Hex32) -> Result<usize, OpError> {
     }
     crash::point("scheduled_task.after_crontab");
     Ok(lines.len())
+}
+
+const CRONTAB_FILE: Aspects =
+    Aspects::new(DriftAspect::CrontabMissing, DriftAspect::CrontabDiffers);
+
+impl Derive<Ctx> for ScheduledTask {
+    /// The crontab of each account with tasks, as installed in the cron spool (read there,
+    /// without the installer's header). An account without a task is left out: the node
+    /// removed its crontab then, and what the tenant installs itself is the tenant's.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut items = Vec::new();
+        for (account, info) in live_accounts_of::<ScheduledTaskRow>(ctx)? {
+            let lines = crontab_lines(ctx, &account, &info)?;
+            let actual = ctx
+                .provider
+                .installed_crontab(&info.username)
+                .map_err(provider_error)?;
+            items.push(Derived::path(
+                Of::account(&account),
+                ctx.provider.crontab_spool_file(&info.username),
+                Content::Bytes(render_crontab(&account, &lines).into_bytes()),
+                Content::file(actual),
+                CRONTAB_FILE,
+            ));
+        }
+        Ok(items)
+    }
 }
 
 impl Purge<Ctx> for ScheduledTask {

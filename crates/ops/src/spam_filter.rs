@@ -12,13 +12,13 @@ pub use declarations::spam_filter::*;
 
 use registry::types::mail::SpamLevel;
 use registry::types::{DomainName, Hex32};
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::account_info;
 use crate::context::Ctx;
-use crate::mail::{MailState, SPAM_FILTER, Target, own_domain, purge_family, sync};
+use crate::mail::{MailState, SPAM_FILTER, Target, derived_tables, own_domain, purge_family, sync};
 
 /// A domain's spam filter setting as stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +36,14 @@ impl Purge<Ctx> for SpamFilter {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         purge_family::<SpamFilterRow>(ctx, account, &[Target::Postfix])?;
         ctx.forget_rows_of::<SpamFilterRow>(account)
+    }
+}
+
+impl Derive<Ctx> for SpamFilter {
+    /// The domain's restriction class in Postfix's `check_recipient_access` table (none when
+    /// `off`; `crate::mail::derived_tables`).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        derived_tables(ctx, SPAM_FILTER)
     }
 }
 

@@ -11,12 +11,12 @@ use std::path::Path;
 
 use base64::Engine as _;
 use registry::types::{Hex32, Presence, SshPublicKey};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use store::StoredRow;
 
-use crate::account::{AccountInfo, account_info};
+use crate::account::{AccountInfo, account_info, live_accounts_of};
 use crate::context::{Ctx, provider_error, store_error};
 
 /// One public key as stored, with its fingerprint.
@@ -85,7 +85,8 @@ fn render_keys(keys: &[String]) -> String {
 }
 
 /// What the account's `authorized_keys` must hold according to state.db, or `None` when it
-/// records no key (then the file must not exist). The drift check compares it with the file.
+/// records no key (the node then removed the file). The drift check compares it with the
+/// file.
 pub fn derived_authorized_keys(ctx: &Ctx, account: &Hex32) -> Result<Option<String>, OpError> {
     let keys = recorded_keys(ctx, account)?;
     if keys.is_empty() {
@@ -120,6 +121,38 @@ fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpEr
         .map_err(provider_error)?;
     crash::point("ssh_key.after_write");
     Ok(())
+}
+
+const AUTHORIZED_KEYS_FILE: Aspects = Aspects::new(
+    DriftAspect::AuthorizedKeysMissing,
+    DriftAspect::AuthorizedKeysDiffers,
+);
+
+impl Derive<Ctx> for SshKey {
+    /// The `authorized_keys` of each account that records a key, read beneath the home
+    /// without following a symlink (one there, or an unreadable file, is the tenant's doing
+    /// and differs from what the node wrote). An account without a key is left out: the node
+    /// removed the file then, and what the tenant keeps there is the tenant's.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut items = Vec::new();
+        for (account, info) in live_accounts_of::<SshKeyRow>(ctx)? {
+            let Some(expected) = derived_authorized_keys(ctx, &account)? else {
+                continue;
+            };
+            let actual = match read_authorized_keys(ctx, &info) {
+                Ok(bytes) => Content::file(bytes),
+                Err(_) => Content::Present,
+            };
+            items.push(Derived::path(
+                Of::account(&account),
+                ctx.provider.sysconf(&info.home).join(AUTHORIZED_KEYS),
+                Content::Bytes(expected.into_bytes()),
+                actual,
+                AUTHORIZED_KEYS_FILE,
+            ));
+        }
+        Ok(items)
+    }
 }
 
 impl Apply<Ctx> for EnsureSshKey {

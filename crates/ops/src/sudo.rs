@@ -32,7 +32,9 @@
 pub use declarations::sudo::*;
 
 use registry::types::{Generation, Hex32, Presence, Username};
-use registry::{Apply, Family, OpError, Owner, Purge};
+use registry::{
+    Apply, Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Owner, Purge,
+};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -65,6 +67,49 @@ impl Purge<Ctx> for SudoEvents {
     /// Reads leave nothing behind, for a tenant or for the node.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())
+    }
+}
+
+const DROPIN: Aspects = Aspects::new(
+    DriftAspect::SudoDropinMissing,
+    DriftAspect::SudoDropinDiffers,
+);
+
+impl Derive<Ctx> for SudoAllowlist {
+    /// The drop-in as the allowlist's row renders it ([`render_dropin`]), or no drop-in
+    /// while the row is the tombstone `remove_sudo_allowlist` leaves.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let layout = ctx.provider.sudo_layout();
+        let path = ctx.provider.sysconf(layout.dropin);
+        let mut items = Vec::new();
+        for stored in ctx
+            .view()
+            .of_owner::<SudoAllowlistRow>(&Owner::Node)
+            .map_err(store_error)?
+        {
+            let expected = match stored.row.state {
+                Presence::Present => {
+                    Content::Bytes(render_dropin(&stored.id, &stored.row, &layout).into_bytes())
+                }
+                Presence::Absent => Content::Absent,
+            };
+            let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
+            items.push(Derived::path(
+                Of::new(&stored.id, &Owner::Node),
+                path.clone(),
+                expected,
+                Content::file(actual),
+                DROPIN,
+            ));
+        }
+        Ok(items)
+    }
+}
+
+impl Derive<Ctx> for SudoEvents {
+    /// Nothing: reading sudo's log derives nothing.
+    fn derive(_: &Ctx) -> Result<Vec<Derived>, OpError> {
+        Ok(Vec::new())
     }
 }
 

@@ -20,7 +20,7 @@
 pub use declarations::web_access::*;
 
 use registry::types::{AuthRealm, AuthUsers, Hex32, IpNetworks, Presence, ProtectedPath};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{Apply, Derive, Derived, Family, OpError, Owner, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -73,6 +73,31 @@ impl Purge<Ctx> for ProtectedDirectory {
             ctx.forget_rows_of::<ProtectedDirectoryRow>(account)?;
         }
         Ok(())
+    }
+}
+
+impl Derive<Ctx> for ProtectedDirectory {
+    /// Each protected directory's `AuthUserFile` and the vhost of its domain (its
+    /// `<Directory>` section), as the vhost owner renders them.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut domains = std::collections::BTreeSet::new();
+        for stored in ctx
+            .view()
+            .all::<ProtectedDirectoryRow>()
+            .map_err(store_error)?
+        {
+            if let Owner::Tenant(account) = stored.owner {
+                domains.insert((account, stored.row.web_domain));
+            }
+        }
+        let mut items = Vec::new();
+        for (account, domain) in domains {
+            if let Some(derived) = vhost::derived(ctx, &account, &domain)? {
+                items.push(derived.vhost);
+                items.extend(derived.user_files);
+            }
+        }
+        Ok(items)
     }
 }
 
@@ -153,6 +178,14 @@ impl Apply<Ctx> for RemoveProtectedDirectory {
             directory: None,
             users: Vec::new(),
         })
+    }
+}
+
+impl Derive<Ctx> for IpBlock {
+    /// The vhost of each blocked domain (its `Require not ip` lines are the vhost owner's;
+    /// the vhost is reported under its web domain).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        vhost::derived_vhosts::<IpBlockRow>(ctx, |stored| &stored.id)
     }
 }
 

@@ -2,9 +2,10 @@
 //!
 //! [`Operation`] and [`Family`] are the declarations: what a client of the node needs, and
 //! nothing that touches the OS. [`Apply`] and [`Purge`] are the handlers, generic over the
-//! context they work with, implemented where the handlers live. A handler table takes an
-//! operation only if its family has a purge hook, so a family without one does not compile
-//! into a node (DESIGN.md invariant 2).
+//! context they work with, implemented where the handlers live, with [`crate::Derive`] (what
+//! a family derives, for the drift check). A handler table takes an operation only if its
+//! family has a purge hook and a derive hook, so a family without one does not compile into a
+//! node (DESIGN.md invariant 2).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -293,10 +294,11 @@ pub trait Apply<C>: Operation {
 /// let _ = Handlers::<()>::builder().op::<Ensure>();
 /// ```
 ///
-/// The same family with its purge hook:
+/// The same family with its purge hook (and its derive hook, [`crate::Derive`]: it derives
+/// nothing):
 ///
 /// ```
-/// use registry::{Apply, Family, Handlers, Hex32, Module, OpError, Operation, Owner, Purge, Resource, Scope};
+/// use registry::{Apply, Derive, Derived, Family, Handlers, Hex32, Module, OpError, Operation, Owner, Purge, Resource, Scope};
 ///
 /// struct Purgeable;
 /// impl Family for Purgeable {
@@ -306,6 +308,11 @@ pub trait Apply<C>: Operation {
 /// impl Purge<()> for Purgeable {
 ///     fn purge(_: &mut (), _: &Hex32) -> Result<(), OpError> {
 ///         Ok(())
+///     }
+/// }
+/// impl Derive<()> for Purgeable {
+///     fn derive(_: &()) -> Result<Vec<Derived>, OpError> {
+///         Ok(Vec::new())
 ///     }
 /// }
 ///

@@ -4,7 +4,8 @@
 //! The table is apart from the [`Registry`] so that the unprivileged side (the API, clients)
 //! links the declarations without the handlers. It is built by type like the registry
 //! ([`HandlersBuilder::op`]), which takes an operation only if it has an [`Apply`] in `C` and
-//! its family a [`Purge`] in `C`: a family without a purge hook does not compile into a table.
+//! its family a [`Purge`] and a [`Derive`] in `C`: a family without a purge hook, or without
+//! a derive hook saying what it derives, does not compile into a table.
 //! [`Handlers::check`] holds the table to the declarations: the same operations, with the same
 //! families, in the same order (so the purge sweep's order is the declarations' order). The
 //! node's start-up and its unit tests run it.
@@ -12,6 +13,7 @@
 use serde_json::Value;
 
 use crate::declare::{Apply, Family, Kind, Purge};
+use crate::derive::{Derive, Derived};
 use crate::envelope::from_value;
 use crate::error::OpError;
 use crate::registry::{Registry, RegistryError};
@@ -34,10 +36,12 @@ impl<C> OperationHandler<C> {
     }
 }
 
-/// A family as the purge sweep sees it.
+/// A family as the purge sweep and the drift check see it.
 pub struct FamilyHandler<C> {
     pub name: &'static str,
     pub purge: fn(&mut C, &Hex32) -> Result<(), OpError>,
+    /// What the family derives now, with what is there ([`Derive`]).
+    pub derive: fn(&C) -> Result<Vec<Derived>, OpError>,
 }
 
 fn apply_typed<C, O: Apply<C>>(ctx: &mut C, resource: Value) -> Result<Value, OpError> {
@@ -51,7 +55,7 @@ fn apply_typed<C, O: Apply<C>>(ctx: &mut C, resource: Value) -> Result<Value, Op
     })
 }
 
-/// The handlers of a list of operations, and the purge hooks of their families.
+/// The handlers of a list of operations, and the purge and derive hooks of their families.
 pub struct Handlers<C: 'static> {
     ops: Vec<OperationHandler<C>>,
     families: Vec<FamilyHandler<C>>,
@@ -63,12 +67,12 @@ pub struct HandlersBuilder<C: 'static> {
 }
 
 impl<C: 'static> HandlersBuilder<C> {
-    /// Adds an operation's handler, and its family's purge hook if this is the family's first
-    /// operation.
+    /// Adds an operation's handler, and its family's purge and derive hooks if this is the
+    /// family's first operation.
     pub fn op<O>(mut self) -> Self
     where
         O: Apply<C>,
-        O::Family: Purge<C>,
+        O::Family: Purge<C> + Derive<C>,
     {
         let family_type = std::any::TypeId::of::<O::Family>();
         if !self.handlers.family_types.contains(&family_type) {
@@ -76,6 +80,7 @@ impl<C: 'static> HandlersBuilder<C> {
             self.handlers.families.push(FamilyHandler {
                 name: <O::Family as Family>::NAME,
                 purge: <O::Family as Purge<C>>::purge,
+                derive: <O::Family as Derive<C>>::derive,
             });
         }
         self.handlers.ops.push(OperationHandler {
@@ -112,7 +117,8 @@ impl<C: 'static> Handlers<C> {
     }
 
     /// Families in the order of their first operation: the declarations' order once
-    /// [`Handlers::check`] passed. The purge sweep runs them in reverse.
+    /// [`Handlers::check`] passed. The purge sweep runs them in reverse; the drift check in
+    /// this order.
     pub fn families(&self) -> &[FamilyHandler<C>] {
         &self.families
     }

@@ -126,20 +126,29 @@ impl EventKind {
 
 /// A resource recorded in state.db that the OS no longer shows as recorded. Reported once
 /// when found, once when it is gone; never repaired by the check (`rebuild_account` repairs).
+///
+/// What is compared is what each family declares it derives: the files it derives whole,
+/// the lines it contributes to a table shared by many resources, and the settings it makes
+/// outside files (MariaDB's users and grants).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Drift {
-    /// The family of the resource that drifted.
+    /// The family whose derivation drifted.
     pub family: String,
+    /// The resource that drifted; for what one account's rows derive together (its
+    /// `authorized_keys`, FPM pools, crontab) the account's id; `node:` for a table many
+    /// resources share that holds a line state.db does not derive (no one resource's).
     pub resource_id: String,
-    /// The account id, or `node:` for the node's own resources.
+    /// The account id, or `node:` for the node's own resources and shared tables.
     pub owner: String,
     pub aspect: DriftAspect,
     /// One line for an operator.
     pub message: String,
 }
 
-/// What about a resource drifted.
+/// What about a resource drifted: a closed list, each with what it means. A new kind of
+/// derived file or setting adds its variants here, so the events feed's schema (and the
+/// OpenAPI document derived from it) lists it.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
@@ -161,9 +170,105 @@ pub enum DriftAspect {
     SudoDropinMissing,
     /// pure-ftpd's passwd file does not hold the FTP account's line as recorded.
     FtpLoginMissing,
+    /// The sudo drop-in is not what state.db derives, or is there while the allowlist is recorded as removed.
+    SudoDropinDiffers,
+    /// pure-ftpd's passwd file holds a line no FTP account derives (a suspended login's among them).
+    FtpPasswdDiffers,
+    /// A protected directory's `AuthUserFile` is gone.
+    AuthUserFileMissing,
+    /// A protected directory's `AuthUserFile` is not what state.db derives.
+    AuthUserFileDiffers,
+    /// The account's FPM pool for a PHP version its domains use is gone.
+    PhpPoolMissing,
+    /// An FPM pool of the account is not what state.db derives, or is there for a version none of its domains uses.
+    PhpPoolDiffers,
+    /// The account has scheduled tasks recorded and no crontab in the cron spool.
+    CrontabMissing,
+    /// The account's crontab is not what state.db derives.
+    CrontabDiffers,
+    /// A certificate's chain file is gone.
+    CertificateChainMissing,
+    /// A certificate's private key file is gone.
+    CertificateKeyMissing,
+    /// A certificate's chain and key in place are not a pair for its web domain (the key is another's, or the chain does not parse or name the domain).
+    CertificateDiffers,
+    /// A Postfix table lacks a line the resource derives.
+    PostfixEntryMissing,
+    /// A Postfix table holds a line state.db does not derive.
+    PostfixTableDiffers,
+    /// Dovecot's passwd-file lacks the mailbox's line as state.db derives it.
+    DovecotEntryMissing,
+    /// Dovecot's passwd-file holds a line state.db does not derive.
+    DovecotPasswdDiffers,
+    /// OpenDKIM's KeyTable or SigningTable lacks the DKIM key's line.
+    OpenDkimEntryMissing,
+    /// OpenDKIM's KeyTable or SigningTable holds a line state.db does not derive.
+    OpenDkimTableDiffers,
+    /// A DKIM key's private key file is gone.
+    DkimKeyMissing,
+    /// An autoresponder's Sieve script is gone.
+    SieveScriptMissing,
+    /// An autoresponder's Sieve script is not what state.db derives.
+    SieveScriptDiffers,
+    /// A recorded database is not in MariaDB.
+    MysqlDatabaseMissing,
+    /// A database's character set or collation is not the one recorded.
+    MysqlDatabaseDiffers,
+    /// A recorded MariaDB user has no account at any host.
+    MysqlUserMissing,
+    /// A MariaDB user's hosts are not the ones recorded.
+    MysqlUserDiffers,
+    /// A recorded grant's user has no privilege on its database at one of its hosts.
+    MysqlGrantMissing,
+    /// A grant's privileges in MariaDB are not the ones state.db derives (its set, less the write privileges while the account is over its quota).
+    MysqlGrantDiffers,
+    /// A backup's archive is gone from `blobs/out`.
+    BackupMissing,
+    /// A backup's archive in `blobs/out` is not the size recorded.
+    BackupDiffers,
 }
 
 impl DriftAspect {
+    /// Every aspect, in declaration order.
+    pub const ALL: &'static [DriftAspect] = &[
+        DriftAspect::UserMissing,
+        DriftAspect::HomeMissing,
+        DriftAspect::VhostMissing,
+        DriftAspect::VhostDiffers,
+        DriftAspect::AuthorizedKeysMissing,
+        DriftAspect::AuthorizedKeysDiffers,
+        DriftAspect::SudoDropinMissing,
+        DriftAspect::FtpLoginMissing,
+        DriftAspect::SudoDropinDiffers,
+        DriftAspect::FtpPasswdDiffers,
+        DriftAspect::AuthUserFileMissing,
+        DriftAspect::AuthUserFileDiffers,
+        DriftAspect::PhpPoolMissing,
+        DriftAspect::PhpPoolDiffers,
+        DriftAspect::CrontabMissing,
+        DriftAspect::CrontabDiffers,
+        DriftAspect::CertificateChainMissing,
+        DriftAspect::CertificateKeyMissing,
+        DriftAspect::CertificateDiffers,
+        DriftAspect::PostfixEntryMissing,
+        DriftAspect::PostfixTableDiffers,
+        DriftAspect::DovecotEntryMissing,
+        DriftAspect::DovecotPasswdDiffers,
+        DriftAspect::OpenDkimEntryMissing,
+        DriftAspect::OpenDkimTableDiffers,
+        DriftAspect::DkimKeyMissing,
+        DriftAspect::SieveScriptMissing,
+        DriftAspect::SieveScriptDiffers,
+        DriftAspect::MysqlDatabaseMissing,
+        DriftAspect::MysqlDatabaseDiffers,
+        DriftAspect::MysqlUserMissing,
+        DriftAspect::MysqlUserDiffers,
+        DriftAspect::MysqlGrantMissing,
+        DriftAspect::MysqlGrantDiffers,
+        DriftAspect::BackupMissing,
+        DriftAspect::BackupDiffers,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             DriftAspect::UserMissing => "user_missing",
@@ -174,6 +279,34 @@ impl DriftAspect {
             DriftAspect::AuthorizedKeysDiffers => "authorized_keys_differs",
             DriftAspect::SudoDropinMissing => "sudo_dropin_missing",
             DriftAspect::FtpLoginMissing => "ftp_login_missing",
+            DriftAspect::SudoDropinDiffers => "sudo_dropin_differs",
+            DriftAspect::FtpPasswdDiffers => "ftp_passwd_differs",
+            DriftAspect::AuthUserFileMissing => "auth_user_file_missing",
+            DriftAspect::AuthUserFileDiffers => "auth_user_file_differs",
+            DriftAspect::PhpPoolMissing => "php_pool_missing",
+            DriftAspect::PhpPoolDiffers => "php_pool_differs",
+            DriftAspect::CrontabMissing => "crontab_missing",
+            DriftAspect::CrontabDiffers => "crontab_differs",
+            DriftAspect::CertificateChainMissing => "certificate_chain_missing",
+            DriftAspect::CertificateKeyMissing => "certificate_key_missing",
+            DriftAspect::CertificateDiffers => "certificate_differs",
+            DriftAspect::PostfixEntryMissing => "postfix_entry_missing",
+            DriftAspect::PostfixTableDiffers => "postfix_table_differs",
+            DriftAspect::DovecotEntryMissing => "dovecot_entry_missing",
+            DriftAspect::DovecotPasswdDiffers => "dovecot_passwd_differs",
+            DriftAspect::OpenDkimEntryMissing => "open_dkim_entry_missing",
+            DriftAspect::OpenDkimTableDiffers => "open_dkim_table_differs",
+            DriftAspect::DkimKeyMissing => "dkim_key_missing",
+            DriftAspect::SieveScriptMissing => "sieve_script_missing",
+            DriftAspect::SieveScriptDiffers => "sieve_script_differs",
+            DriftAspect::MysqlDatabaseMissing => "mysql_database_missing",
+            DriftAspect::MysqlDatabaseDiffers => "mysql_database_differs",
+            DriftAspect::MysqlUserMissing => "mysql_user_missing",
+            DriftAspect::MysqlUserDiffers => "mysql_user_differs",
+            DriftAspect::MysqlGrantMissing => "mysql_grant_missing",
+            DriftAspect::MysqlGrantDiffers => "mysql_grant_differs",
+            DriftAspect::BackupMissing => "backup_missing",
+            DriftAspect::BackupDiffers => "backup_differs",
         }
     }
 }
@@ -184,4 +317,43 @@ pub struct EventPage {
     pub events: Vec<Event>,
     /// The cursor to ask from next; equal to `after` when nothing happened.
     pub next: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The aspects are a closed list the events feed's schema states: every one serializes
+    /// as its `as_str`, `ALL` holds each once, and the schema (which the OpenAPI document's
+    /// `EventPage` is) lists exactly those.
+    #[test]
+    fn every_drift_aspect_is_in_the_events_schema_under_its_name() {
+        let names: Vec<&str> = DriftAspect::ALL.iter().map(|a| a.as_str()).collect();
+        for aspect in DriftAspect::ALL {
+            assert_eq!(
+                serde_json::to_value(aspect).unwrap(),
+                Value::from(aspect.as_str())
+            );
+        }
+        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "an aspect is listed twice");
+        let schema = crate::registry::schema_of::<EventPage>();
+        let aspect =
+            &schema["properties"]["events"]["items"]["properties"]["drift"]["properties"]["aspect"];
+        let listed: std::collections::BTreeSet<&str> = aspect["oneOf"]
+            .as_array()
+            .unwrap_or_else(|| panic!("documented variants are a oneOf: {schema}"))
+            .iter()
+            .map(|variant| {
+                assert!(
+                    variant["description"]
+                        .as_str()
+                        .is_some_and(|d| !d.is_empty()),
+                    "an aspect without a description: {variant}"
+                );
+                variant["const"].as_str().expect("a unit variant's name")
+            })
+            .collect();
+        assert_eq!(listed, unique, "the schema and DriftAspect::ALL differ");
+    }
 }

@@ -4,14 +4,16 @@
 //! once, as a type implementing [`Family`]. A [`Registry`] lists the operations; from it, and
 //! from nothing else, the node derives request validation, result validation, job identity,
 //! supersession keys, scope, module, JSON Schemas, the OpenAPI document and the catalogue.
-//! The handlers implement [`Apply`] for each operation and [`Purge`] for each family in their
-//! own context; a [`Handlers`] table dispatches to them, and takes no operation whose family
-//! has no purge hook, so a family without one does not compile into a node.
+//! The handlers implement [`Apply`] for each operation, and [`Purge`] and [`Derive`] (what the
+//! family derives, for the drift check) for each family, in their own context; a
+//! [`Handlers`] table dispatches to them, and takes no operation whose family lacks either
+//! hook, so such a family does not compile into a node.
 //!
 //! This crate does no I/O: it knows nothing of SQLite, HTTP or the operating system.
 
 pub mod audit;
 pub mod declare;
+pub mod derive;
 pub mod envelope;
 pub mod error;
 pub mod handlers;
@@ -22,6 +24,9 @@ pub mod types;
 
 pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage};
 pub use declare::{Apply, Family, Kind, Lane, Module, Operation, Owner, Purge, Resource, Scope};
+pub use derive::{
+    Aspects, Content, Derive, Derived, DerivedPath, DerivedSetting, DerivedTable, DriftCheck, Of,
+};
 pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};
 pub use handlers::{FamilyHandler, Handlers, HandlersBuilder, OperationHandler};

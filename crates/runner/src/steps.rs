@@ -197,25 +197,36 @@ fn purge_orphans(ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Periodic drift check (`ops::drift::detect`): resources state.db records that the OS no
-/// longer shows as recorded (a user gone from passwd, a vhost missing or edited, an
-/// `authorized_keys` missing or edited, the sudo drop-in gone). Each new finding becomes one
-/// `drift` event on the events feed and each one gone a `drift_resolved` event
-/// (`StateDb::record_drift`); nothing is repaired here (`rebuild_account` repairs). Runs at
-/// most every [`PERIODIC_EVERY`], tracked by the mtime of a marker file, and a check that
-/// finds what the last one found commits nothing, so an idle pass stays read-only.
+/// Periodic drift check (`ops::drift::detect`): what every family declares it derives
+/// (`registry::Derive`) that the OS no longer shows as derived (a user gone from passwd, a
+/// vhost, pool, crontab or mail table missing or edited, a MariaDB grant changed). Each new
+/// finding becomes one `drift` event on the events feed and each one gone a `drift_resolved`
+/// event (`StateDb::record_drift`); nothing is repaired here (`rebuild_account` repairs). A
+/// family the check could not look at (MariaDB down) keeps what was recorded of it, and the
+/// step fails naming it, after the others' findings are recorded. Runs at most every
+/// [`PERIODIC_EVERY`], tracked by the mtime of a marker file, and a check that finds what the
+/// last one found commits nothing, so an idle pass stays read-only.
 fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
     if !due(&config.layout, OBSERVED) {
         return Ok(());
     }
     mark(&config.layout, OBSERVED)?;
-    let found = ops::drift::detect(ctx).map_err(|e| anyhow::anyhow!("drift check: {e}"))?;
-    for d in &found {
+    let check = ops::drift::detect(ctx);
+    for d in &check.found {
         tracing::warn!(family = %d.family, resource_id = %d.resource_id, aspect = d.aspect.as_str(), "{}", d.message);
     }
-    let (new, resolved) = ctx.state.record_drift(&found)?;
+    let unchecked: Vec<&str> = check.unchecked.iter().map(|(family, _)| *family).collect();
+    let (new, resolved) = ctx.state.record_drift(&check.found, &unchecked)?;
     if new + resolved > 0 {
         tracing::warn!(new, resolved, "drift recorded on the events feed");
+    }
+    if !check.unchecked.is_empty() {
+        let why: Vec<String> = check
+            .unchecked
+            .iter()
+            .map(|(family, e)| format!("{family}: {}", e.message))
+            .collect();
+        anyhow::bail!("drift check: could not look at {}", why.join("; "));
     }
     Ok(())
 }

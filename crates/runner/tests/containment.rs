@@ -9,8 +9,8 @@ use ops::Ctx;
 use provider::Platform;
 use registry::types::Hex32;
 use registry::{
-    Apply, Family, Handlers, JobState, Module, OpError, Operation, Owner, Purge, Registry,
-    Resource, Scope,
+    Apply, Derive, Derived, Family, Handlers, JobState, Module, OpError, Operation, Owner, Purge,
+    Registry, Resource, Scope,
 };
 use runner::{PassReport, apply, steps};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -25,6 +25,11 @@ impl Family for Boom {
 impl Purge<Ctx> for Boom {
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())
+    }
+}
+impl Derive<Ctx> for Boom {
+    fn derive(_: &Ctx) -> Result<Vec<Derived>, OpError> {
+        Ok(Vec::new())
     }
 }
 

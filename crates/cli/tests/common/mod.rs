@@ -63,6 +63,23 @@ pub struct Node {
     pub platform: Platform,
 }
 
+/// A drift event as (kind, family, resource, aspect).
+pub type DriftEvent = (registry::EventKind, String, String, registry::DriftAspect);
+
+/// `found`, as (family, resource, aspect), as the drift events of one `kind` that
+/// [`Node::check_drift`] returns.
+pub fn drift_as(
+    kind: registry::EventKind,
+    found: &[(&str, String, registry::DriftAspect)],
+) -> Vec<DriftEvent> {
+    let mut events: Vec<DriftEvent> = found
+        .iter()
+        .map(|(family, id, aspect)| (kind, family.to_string(), id.clone(), *aspect))
+        .collect();
+    events.sort_by(|a, b| (&a.1, &a.2, a.3).cmp(&(&b.1, &b.2, b.3)));
+    events
+}
+
 pub fn id(n: u64) -> String {
     format!("{n:032x}")
 }
@@ -260,8 +277,8 @@ impl Node {
             .collect()
     }
 
-    /// The invariants every converged node satisfies: SQLite intact, no job left pending, and
-    /// the sysroot exactly what state.db records — nothing missing, nothing extra.
+    /// The invariants every converged node satisfies: SQLite intact, no job left pending, the
+    /// sysroot exactly what state.db records — nothing missing, nothing extra — and no drift.
     pub fn check_converged(&self) {
         let state = self.state();
         assert_eq!(state.integrity_check().unwrap(), "ok");
@@ -457,6 +474,18 @@ impl Node {
                 );
             }
         }
+        // And the drift check, built from every family's derivations, finds nothing.
+        let drift = ops::drift::detect(&self.ctx());
+        assert!(
+            drift.unchecked.is_empty(),
+            "the drift check could not look at {:?}",
+            drift.unchecked
+        );
+        assert!(
+            drift.found.is_empty(),
+            "a converged node drifted: {:#?}",
+            drift.found
+        );
     }
 
     /// Protected directories and IP blocks: one `AuthUserFile` per recorded protected
@@ -752,6 +781,60 @@ impl Node {
     pub fn root_path(&self) -> &Path {
         self.provider.root()
     }
+
+    /// Makes the next pass run the drift check (it runs at most every 10 minutes, tracked by
+    /// the mtime of this marker).
+    pub fn drift_check_due(&self) {
+        let _ = std::fs::remove_file(self.layout.state_dir().join("observed"));
+    }
+
+    /// The drift events (`drift`, `drift_resolved`) after the cursor `after`.
+    pub fn drift_events(&self, after: i64) -> Vec<registry::Event> {
+        self.state()
+            .events(after, 10_000)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind != registry::EventKind::Job)
+            .collect()
+    }
+
+    /// The cursor of the last event of the feed.
+    pub fn last_cursor(&self) -> i64 {
+        self.state()
+            .events(0, 100_000)
+            .unwrap()
+            .last()
+            .map_or(0, |e| e.cursor)
+    }
+
+    /// Runs a pass with the drift check due and returns the drift events it added, as
+    /// (kind, family, resource, aspect), sorted by finding.
+    pub fn check_drift(&self) -> Vec<DriftEvent> {
+        let before = self.last_cursor();
+        self.drift_check_due();
+        self.pass();
+        let mut seen: Vec<DriftEvent> = self
+            .drift_events(before)
+            .into_iter()
+            .map(|e| {
+                let d = e.drift.expect("a drift event carries its finding");
+                (e.kind, d.family, d.resource_id, d.aspect)
+            })
+            .collect();
+        seen.sort_by(|a, b| (&a.1, &a.2, a.3).cmp(&(&b.1, &b.2, b.3)));
+        seen
+    }
+
+    /// A handler context on this node's state.db and sysroot, with the provider the runner
+    /// is given (its MariaDB included): what a test runs the drift check's hooks with, or
+    /// tampers with MariaDB through.
+    pub fn ctx(&self) -> ops::Ctx {
+        let mut provider = testkit::sim_provider(self.platform, self.dir.path(), vec![]);
+        if let Some(socket) = &self.mariadb_socket {
+            provider = provider.with_mariadb_socket(socket);
+        }
+        ops::Ctx::new(std::sync::Arc::new(provider), self.state()).with_layout(self.layout.clone())
+    }
 }
 
 pub const KEY: &str =
@@ -848,6 +931,37 @@ pub fn remove_db(req: u64, db: u64, account: u64) -> Value {
 
 /// `PASSWORD('secret')`.
 pub const SECRET_HASH: &str = "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7";
+
+/// Changes MariaDB behind the node's back, through the session the runner opens (the Sim
+/// model, or the real server): for account 10 (`shop1`) with databases 50 (`main`) and 51
+/// (`logs`), user 60 (`app`) and its grant 70 on `main`, the grant is cut to SELECT at
+/// `localhost`, `logs` is dropped and the user gets a host it was never given.
+pub fn tamper_mariadb(node: &Node) {
+    use provider::{DbAccount, DbHost, DbName, DbUser, NativeHash, Privilege};
+    let ctx = node.ctx();
+    let mut db = ctx.provider.mariadb().unwrap();
+    let at = |host: &str| DbAccount {
+        user: DbUser::new("shop1_app").unwrap(),
+        host: DbHost::new(host).unwrap(),
+    };
+    let main = DbName::new("shop1_main").unwrap();
+    db.set_grants(&at("localhost"), &main, &[Privilege::Select].into())
+        .unwrap();
+    db.drop_database(&DbName::new("shop1_logs").unwrap())
+        .unwrap();
+    db.ensure_account(&at("%"), &NativeHash::new(SECRET_HASH).unwrap())
+        .unwrap();
+}
+
+/// What [`tamper_mariadb`] is found as: (family, resource, aspect).
+pub fn mariadb_drift() -> [(&'static str, String, registry::DriftAspect); 3] {
+    use registry::DriftAspect;
+    [
+        ("mysql_database", id(51), DriftAspect::MysqlDatabaseMissing),
+        ("mysql_grant", id(70), DriftAspect::MysqlGrantDiffers),
+        ("mysql_user", id(60), DriftAspect::MysqlUserDiffers),
+    ]
+}
 
 pub fn ensure_db_user(req: u64, user: u64, account: u64, name: &str, hash: &str) -> Value {
     json!({"request_id": id(req), "operation": "ensure_mysql_user",

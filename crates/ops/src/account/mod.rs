@@ -12,7 +12,8 @@
 //!   account, in reverse declaration order, so the account itself goes last.
 //!
 //! This file holds what other families need of an account ([`AccountInfo`],
-//! [`account_info`], [`tenant_of`]).
+//! [`account_info`], [`live_account_info`], [`tenant_of`]) and what the family derives for
+//! the drift check (its user and home).
 
 pub use declarations::account::*;
 
@@ -31,7 +32,7 @@ pub use usage::account_usage;
 use std::path::PathBuf;
 
 use registry::types::Hex32;
-use registry::{Family, OpError};
+use registry::{Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -126,4 +127,64 @@ pub fn account_info(ctx: &Ctx, account: &Hex32) -> Result<AccountInfo, OpError> 
         gid: user.gid,
         home: user.home,
     })
+}
+
+/// [`account_info`], or `None` when the account's user is gone (or the account is not
+/// recorded): what the drift check derives from an account's rows is compared only while its
+/// user is there, the user's absence being the account's own finding (`user_missing`).
+pub fn live_account_info(ctx: &Ctx, account: &Hex32) -> Result<Option<AccountInfo>, OpError> {
+    match account_info(ctx, account) {
+        Ok(info) => Ok(Some(info)),
+        Err(e) if e.code == "account_missing" => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The accounts with rows of `T`'s family whose user is there, with the user: whose
+/// derivations of that family the drift check compares.
+pub fn live_accounts_of<T: StoredRow>(ctx: &Ctx) -> Result<Vec<(Hex32, AccountInfo)>, OpError> {
+    let mut live = Vec::new();
+    for account in crate::drift::accounts_of::<T>(ctx)? {
+        if let Some(info) = live_account_info(ctx, &account)? {
+            live.push((account, info));
+        }
+    }
+    Ok(live)
+}
+
+const USER: Aspects = Aspects::new(DriftAspect::UserMissing, DriftAspect::UserMissing);
+const HOME: Aspects = Aspects::new(DriftAspect::HomeMissing, DriftAspect::HomeMissing);
+
+impl Derive<Ctx> for Account {
+    /// Each account's user as recorded (its name with its uid in passwd) and, while the user
+    /// is there, its home.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut items = Vec::new();
+        for stored in ctx.view().all::<AccountRow>().map_err(store_error)? {
+            let of = Of::account(&stored.id);
+            let rec = recorded(ctx, &stored.id, Some(&stored.row))?;
+            let user = match &rec {
+                Some(rec) => user_of(ctx, rec)?,
+                None => None,
+            };
+            let uid = rec.as_ref().map_or(stored.row.uid, |rec| rec.uid);
+            items.push(Derived::setting(
+                of.clone(),
+                format!("the user {} in passwd", stored.row.username),
+                format!("uid {uid}"),
+                user.as_ref().map(|user| format!("uid {}", user.uid)),
+                USER,
+            ));
+            if user.is_none() {
+                continue;
+            }
+            let home = ctx.provider.sysconf(&stored.row.home);
+            let actual = match std::fs::symlink_metadata(&home) {
+                Ok(_) => Content::Present,
+                Err(_) => Content::Absent,
+            };
+            items.push(Derived::path(of, home, Content::Present, actual, HOME));
+        }
+        Ok(items)
+    }
 }

@@ -40,6 +40,38 @@ pub(super) fn check_chain(
     aliases: &[String],
     field: &str,
 ) -> Result<Checked, OpError> {
+    let leaf = check_pair(chain, key, domain, field)?;
+    let now = unix_now();
+    if leaf.not_after <= now || leaf.not_before > now {
+        return Err(refused(
+            "certificate_not_valid_now",
+            format!(
+                "{field}: the certificate is valid from {} to {} (Unix seconds), not now ({now})",
+                leaf.not_before, leaf.not_after
+            ),
+        ));
+    }
+    let (covered, uncovered) = std::iter::once(domain.to_string())
+        .chain(aliases.iter().cloned())
+        .partition(|n| leaf.dns_names.iter().any(|p| name_covers(p, n)));
+    Ok(Checked {
+        covered,
+        uncovered,
+        not_after: leaf.not_after,
+        fingerprint: hex(&Sha256::digest(&leaf.der)),
+    })
+}
+
+/// The part of [`check_chain`] that does not depend on the time: the chain parses and is
+/// bounded, the key is the end-entity certificate's, the certificate names the domain. What
+/// the drift check holds the files in place to (an expired certificate is the renewal's
+/// business, not drift). Returns the end-entity certificate.
+pub(super) fn check_pair(
+    chain: &str,
+    key: &str,
+    domain: &DomainName,
+    field: &str,
+) -> Result<acme::Leaf, OpError> {
     if chain.len() > MAX_CHAIN_BYTES {
         return Err(refused(
             "invalid_certificate",
@@ -91,25 +123,7 @@ pub(super) fn check_chain(
             ),
         ));
     }
-    let now = unix_now();
-    if leaf.not_after <= now || leaf.not_before > now {
-        return Err(refused(
-            "certificate_not_valid_now",
-            format!(
-                "{field}: the certificate is valid from {} to {} (Unix seconds), not now ({now})",
-                leaf.not_before, leaf.not_after
-            ),
-        ));
-    }
-    let (covered, uncovered) = std::iter::once(domain.to_string())
-        .chain(aliases.iter().cloned())
-        .partition(|n| leaf.dns_names.iter().any(|p| name_covers(p, n)));
-    Ok(Checked {
-        covered,
-        uncovered,
-        not_after: leaf.not_after,
-        fingerprint: hex(&Sha256::digest(&leaf.der)),
-    })
+    Ok(leaf)
 }
 
 /// Whether an ACME certificate must be renewed: its chain does not parse, does not cover

@@ -56,13 +56,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use registry::types::Hex32;
-use registry::{BlobId, Family, OpError, Purge};
+use registry::{
+    Aspects, BlobId, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Owner, Purge,
+};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use binding::unbind_and_delete;
 
-use crate::context::{Ctx, store_error};
+use crate::context::{Ctx, provider_error, store_error};
+use crate::vhost;
+use crate::web_domain::WebDomainRow;
 
 /// A certificate as stored: the web domain (by resource id) it is bound to, where it came
 /// from, when it expires and its SHA-256 fingerprint (rows of the first bundle
@@ -130,6 +134,78 @@ impl Purge<Ctx> for Certificate {
             ctx.forget_rows_of::<CertificateRow>(account)?;
         }
         Ok(())
+    }
+}
+
+const CHAIN_FILE: Aspects = Aspects::new(
+    DriftAspect::CertificateChainMissing,
+    DriftAspect::CertificateChainMissing,
+);
+const KEY_FILE: Aspects = Aspects::new(
+    DriftAspect::CertificateKeyMissing,
+    DriftAspect::CertificateKeyMissing,
+);
+const PAIR: Aspects = Aspects::new(
+    DriftAspect::CertificateDiffers,
+    DriftAspect::CertificateDiffers,
+);
+
+impl Derive<Ctx> for Certificate {
+    /// Each certificate's chain and key files, and that they are still a pair for the web
+    /// domain (`check_pair`: what `ensure_certificate` requires to keep them; their validity
+    /// in time is the renewal's business), and the vhost of its domain (its HTTPS virtual
+    /// host, reported under the web domain). The chain's bytes are not derived from
+    /// state.db: a renewal or a rebuild's new chain is as good as the recorded one.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut items =
+            vhost::derived_vhosts::<CertificateRow>(ctx, |stored| &stored.row.web_domain)?;
+        for stored in ctx.view().all::<CertificateRow>().map_err(store_error)? {
+            let of = Of::new(&stored.id, &stored.owner);
+            let (chain_path, key_path) = certificate_files(ctx, &stored.id);
+            let read = |path: &PathBuf| ctx.provider.read_config(path).map_err(provider_error);
+            let (chain, key) = (read(&chain_path)?, read(&key_path)?);
+            let present = |bytes: &Option<Vec<u8>>| match bytes {
+                Some(_) => Content::Present,
+                None => Content::Absent,
+            };
+            items.push(Derived::path(
+                of.clone(),
+                chain_path,
+                Content::Present,
+                present(&chain),
+                CHAIN_FILE,
+            ));
+            items.push(Derived::path(
+                of.clone(),
+                key_path,
+                Content::Present,
+                present(&key),
+                KEY_FILE,
+            ));
+            let domain = match &stored.owner {
+                Owner::Tenant(account) => ctx
+                    .view()
+                    .get_owned::<WebDomainRow>(account, &stored.row.web_domain)
+                    .map_err(store_error)?,
+                Owner::Node => None,
+            };
+            if let (Some(chain), Some(key), Some(domain)) = (chain, key, domain) {
+                let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+                let expected = format!("a key and a chain naming {}", domain.domain);
+                let actual = match chain::check_pair(&text(chain), &text(key), &domain.domain, "") {
+                    Ok(_) => expected.clone(),
+                    Err(e) => e.message.trim_start_matches(": ").to_owned(),
+                };
+                items.push(Derived::setting(
+                    of,
+                    "the chain and key in place",
+                    expected,
+                    Some(actual),
+                    PAIR,
+                ));
+            }
+        }
+        Ok(items)
     }
 }
 

@@ -36,13 +36,14 @@ pub use declarations::php::*;
 pub mod pool;
 
 use registry::types::{PhpOptions, PhpVersion, Presence};
-use registry::{Apply, Family, Hex32, OpError, Purge};
+use registry::{Apply, Derive, Derived, Family, Hex32, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::account_info;
 use crate::context::Ctx;
 use crate::vhost;
+use crate::web_domain::WebDomainRow;
 use pool::PoolSync;
 
 /// A web domain's PHP version as stored (its resource id is the web domain's).
@@ -147,6 +148,58 @@ impl Purge<Ctx> for PhpRuntime {
     /// An observation leaves nothing behind, for a tenant or for the node.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())
+    }
+}
+
+/// The pools of `accounts` whose user is there ([`pool::derived`]): a pool of a version no
+/// domain of the account uses is drift too.
+fn derived_pools(
+    ctx: &Ctx,
+    accounts: impl IntoIterator<Item = Hex32>,
+) -> Result<Vec<Derived>, OpError> {
+    let mut items = Vec::new();
+    for account in accounts {
+        items.extend(pool::derived(ctx, &account)?);
+    }
+    Ok(items)
+}
+
+impl Derive<Ctx> for PhpVersionFamily {
+    /// The FPM pools (reported under the account) of every account with a web domain or a
+    /// version (the requests whose replay rewrites its pools), and the vhost of each domain
+    /// with a version (its FastCGI handler; reported under the web domain).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut accounts = crate::drift::accounts_of::<WebDomainRow>(ctx)?;
+        accounts.extend(crate::drift::accounts_of::<PhpVersionRow>(ctx)?);
+        let mut items = derived_pools(ctx, accounts)?;
+        items.extend(vhost::derived_vhosts::<PhpVersionRow>(ctx, |stored| {
+            &stored.id
+        })?);
+        Ok(items)
+    }
+}
+
+impl Derive<Ctx> for PhpOptionsFamily {
+    /// The pools of each account with options (their `php_admin_value` lines; reported
+    /// under `php_version` when it lists them too).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        derived_pools(ctx, crate::drift::accounts_of::<PhpOptionsRow>(ctx)?)
+    }
+}
+
+impl Derive<Ctx> for PhpExtensionsFamily {
+    /// Nothing: the extensions an account needs are checked against what each version
+    /// loads, not written anywhere on Debian; on CloudLinux they are also the PHP Selector's
+    /// choice, which only `selectorctl` shows, and the drift check runs no program.
+    fn derive(_: &Ctx) -> Result<Vec<Derived>, OpError> {
+        Ok(Vec::new())
+    }
+}
+
+impl Derive<Ctx> for PhpRuntime {
+    /// Nothing: an observation derives nothing.
+    fn derive(_: &Ctx) -> Result<Vec<Derived>, OpError> {
+        Ok(Vec::new())
     }
 }
 

@@ -4,18 +4,19 @@
 //! (`php_extensions`), its web domains (`web_domain`), its limits (`set_account_limits`).
 //! Those families record their rows and call [`sync`]; each pool goes through
 //! [`Ctx::write_service_config`] with `Service::PhpFpm` (written, checked with the real
-//! `php-fpmX.Y -t -y CONF`, reverted on failure, reloaded once per batch).
+//! `php-fpmX.Y -t -y CONF`, reverted on failure, reloaded once per batch). The drift check
+//! compares the pools with what [`sync`] would write now ([`derived`], the same renderer).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use registry::types::{PhpOptions, PhpVersion};
-use registry::{Hex32, OpError};
+use registry::{Aspects, Content, Derived, DriftAspect, Hex32, Of, OpError};
 
 use super::{
     PhpExtensionsRow, PhpOptionsRow, PhpVersionRow, PoolInEffect, provider_version, require_version,
 };
-use crate::account::{AccountInfo, account_info, account_row};
+use crate::account::{AccountInfo, account_info, account_row, live_account_info};
 use crate::context::{Ctx, Service, provider_error, store_error};
 use crate::web_domain::WebDomainRow;
 
@@ -298,13 +299,10 @@ pub fn sync(
     let mut in_effect = Vec::new();
     if !used.is_empty() {
         let info = account_info(ctx, account)?;
-        let home = ctx.provider.sysconf(&info.home);
-        let recorded = account_row(ctx, account)?.limits;
-        let limits = PoolLimits::derive(recorded.as_ref(), &options);
+        let limits = limits_of(ctx, account, &options)?;
         for (&version, loaded) in &modules {
-            let socket = socket_path(ctx, account, version);
             ensure_private_dirs(ctx, &info, version)?;
-            let pool = render_pool(account, &info, &home, &socket, version, &options, limits);
+            let pool = pool_text(ctx, account, &info, version, &options, limits);
             let path = pool_path(ctx, account, version);
             ctx.write_service_config(
                 Service::PhpFpm(provider_version(version)),
@@ -354,6 +352,58 @@ pub fn sync(
     }
     crash::point("php.after_pools");
     Ok(in_effect)
+}
+
+/// The pool limits of `account` from its recorded limits and `options`.
+fn limits_of(ctx: &Ctx, account: &Hex32, options: &PhpOptions) -> Result<PoolLimits, OpError> {
+    let recorded = account_row(ctx, account)?.limits;
+    Ok(PoolLimits::derive(recorded.as_ref(), options))
+}
+
+/// The pool of `account` for `version`, as [`sync`] writes it.
+fn pool_text(
+    ctx: &Ctx,
+    account: &Hex32,
+    info: &AccountInfo,
+    version: PhpVersion,
+    options: &PhpOptions,
+    limits: PoolLimits,
+) -> String {
+    let home = ctx.provider.sysconf(&info.home);
+    let socket = socket_path(ctx, account, version);
+    render_pool(account, info, &home, &socket, version, options, limits)
+}
+
+const POOL_FILE: Aspects = Aspects::new(DriftAspect::PhpPoolMissing, DriftAspect::PhpPoolDiffers);
+
+/// The account's pool files as [`sync`] leaves them, each with what is there: the pool of
+/// every version its domains use, and no pool of any other version. Empty while the
+/// account's user is gone.
+pub fn derived(ctx: &Ctx, account: &Hex32) -> Result<Vec<Derived>, OpError> {
+    let Some(info) = live_account_info(ctx, account)? else {
+        return Ok(Vec::new());
+    };
+    let used: BTreeSet<PhpVersion> = domain_versions(ctx, account)?.into_values().collect();
+    let (options, _) = settings(ctx, account)?;
+    let limits = limits_of(ctx, account, &options)?;
+    let mut items = Vec::new();
+    for &version in PhpVersion::ALL {
+        let path = pool_path(ctx, account, version);
+        let expected = if used.contains(&version) {
+            Content::Bytes(pool_text(ctx, account, &info, version, &options, limits).into_bytes())
+        } else {
+            Content::Absent
+        };
+        let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
+        items.push(Derived::path(
+            Of::account(account),
+            path,
+            expected,
+            Content::file(actual),
+            POOL_FILE,
+        ));
+    }
+    Ok(items)
 }
 
 fn check_option_consistency(options: &PhpOptions) -> Result<(), OpError> {

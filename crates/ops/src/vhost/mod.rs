@@ -11,7 +11,8 @@
 //! to its own code and files (`crate::web_isolation`) and answers the node's ACME challenges.
 //!
 //! The vhost file is named after the web domain's resource id, so renaming a domain
-//! rewrites one file and a retry after a crash rewrites the same one. The vhost and the user
+//! rewrites one file and a retry after a crash rewrites the same one. What [`sync`] installs
+//! is also what the drift check compares ([`derived`]): one function renders both. The vhost and the user
 //! files are installed together through [`Ctx::write_service_configs`]: written atomically,
 //! checked with Apache's configuration test, put back on failure, reloaded once per batch.
 
@@ -25,10 +26,10 @@ pub use render::{
 use std::path::PathBuf;
 
 use registry::types::Hex32;
-use registry::{OpError, Owner};
+use registry::{Aspects, Content, Derived, DriftAspect, Of, OpError, Owner};
 use store::{Stored, StoredRow, View};
 
-use crate::account::{AccountInfo, account_info};
+use crate::account::{AccountInfo, account_info, live_account_info};
 use crate::certificate::{CertificateRow, certificate_files, challenge_dir};
 use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error, store_error};
 use crate::php::PhpVersionRow;
@@ -69,21 +70,13 @@ pub fn require_domain(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<WebDomai
 /// directories from the view. A domain the view does not have has no vhost to write (the
 /// parts recorded for it wait for it).
 pub fn sync(ctx: &mut Ctx, account: &Hex32, id: &Hex32) -> Result<(), OpError> {
-    let Some(domain) = ctx
-        .view()
-        .get_owned::<WebDomainRow>(account, id)
-        .map_err(store_error)?
+    let Some(domain) = Domain::of(ctx, account, id, |ctx, account| {
+        account_info(ctx, account).map(Some)
+    })?
     else {
         return Ok(());
     };
-    let info = account_info(ctx, account)?;
-    let parts = Parts::of(ctx, account, id)?;
-    let mut files = vec![ConfigFile {
-        path: path(ctx, id),
-        content: text(ctx, account, id, &domain, &info, &parts).into_bytes(),
-        secret_group: None,
-    }];
-    if !parts.protected.is_empty() {
+    if !domain.parts.protected.is_empty() {
         ctx.provider
             .ensure_dir(
                 &ctx.provider.sysconf(ctx.provider.apache_layout().auth_dir),
@@ -91,34 +84,144 @@ pub fn sync(ctx: &mut Ctx, account: &Hex32, id: &Hex32) -> Result<(), OpError> {
             )
             .map_err(provider_error)?;
     }
-    // Apache reads them as the account (mpm-itk's `AssignUserID`), so it is the account's
-    // group that may read them, and no other tenant's.
-    for stored in &parts.protected {
-        files.push(ConfigFile {
-            path: user_file_path(ctx, &stored.id),
-            content: render_user_file(&stored.row.users).into_bytes(),
-            secret_group: Some(SecretGroup::Id(info.gid)),
-        });
-    }
+    let files: Vec<ConfigFile> = files(ctx, &domain)
+        .into_iter()
+        .map(|(_, file)| file)
+        .collect();
     ctx.write_service_configs(Service::Apache, &files)
 }
 
-/// The vhost the view derives for a recorded web domain, or `None` when its rows or its
-/// account's cannot be read back (a node bug the drift check reports as a differing vhost).
-pub fn derived(ctx: &Ctx, domain: &Stored<WebDomainRow>) -> Result<Option<String>, OpError> {
-    let Owner::Tenant(account) = &domain.owner else {
+/// What one domain's files are rendered from, as the view has it: the domain's row, its
+/// account's user, and what the other families contribute.
+struct Domain<'a> {
+    account: &'a Hex32,
+    id: &'a Hex32,
+    row: WebDomainRow,
+    info: AccountInfo,
+    parts: Parts,
+}
+
+impl<'a> Domain<'a> {
+    /// `account`'s web domain `id`, with its account's user as `user` finds it; `None` when
+    /// the view has no such domain or `user` finds none.
+    fn of(
+        ctx: &Ctx,
+        account: &'a Hex32,
+        id: &'a Hex32,
+        user: impl FnOnce(&Ctx, &Hex32) -> Result<Option<AccountInfo>, OpError>,
+    ) -> Result<Option<Domain<'a>>, OpError> {
+        let Some(row) = ctx
+            .view()
+            .get_owned::<WebDomainRow>(account, id)
+            .map_err(store_error)?
+        else {
+            return Ok(None);
+        };
+        let Some(info) = user(ctx, account)? else {
+            return Ok(None);
+        };
+        Ok(Some(Domain {
+            account,
+            id,
+            row,
+            info,
+            parts: Parts::of(ctx, account, id)?,
+        }))
+    }
+}
+
+/// The vhost and the `AuthUserFile`s of one domain: each file with the resource it is
+/// derived for (the domain, or its protected directory).
+fn files(ctx: &Ctx, domain: &Domain<'_>) -> Vec<(Hex32, ConfigFile)> {
+    let mut files = vec![(
+        domain.id.clone(),
+        ConfigFile {
+            path: path(ctx, domain.id),
+            content: text(ctx, domain).into_bytes(),
+            secret_group: None,
+        },
+    )];
+    // Apache reads them as the account (mpm-itk's `AssignUserID`), so it is the account's
+    // group that may read them, and no other tenant's.
+    for stored in &domain.parts.protected {
+        files.push((
+            stored.id.clone(),
+            ConfigFile {
+                path: user_file_path(ctx, &stored.id),
+                content: render_user_file(&stored.row.users).into_bytes(),
+                secret_group: Some(SecretGroup::Id(domain.info.gid)),
+            },
+        ));
+    }
+    files
+}
+
+/// What a vhost's file is, for the drift check.
+pub const VHOST_FILE: Aspects = Aspects::new(DriftAspect::VhostMissing, DriftAspect::VhostDiffers);
+
+/// What an `AuthUserFile` is, for the drift check.
+pub const USER_FILE: Aspects = Aspects::new(
+    DriftAspect::AuthUserFileMissing,
+    DriftAspect::AuthUserFileDiffers,
+);
+
+/// One domain's files as [`sync`] would install them now, each with what is there: for the
+/// drift check of every family that contributes to them.
+pub struct DerivedVhost {
+    /// The vhost, reported under the web domain.
+    pub vhost: Derived,
+    /// Each protected directory's `AuthUserFile`, reported under the directory.
+    pub user_files: Vec<Derived>,
+}
+
+/// [`DerivedVhost`] of `account`'s web domain `id`, or `None` when the view has no such
+/// domain or the account's user is gone (nothing is derived for it then).
+pub fn derived(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<Option<DerivedVhost>, OpError> {
+    let Some(domain) = Domain::of(ctx, account, id, live_account_info)? else {
         return Ok(None);
     };
-    let derive = || -> Result<String, OpError> {
-        let info = account_info(ctx, account)?;
-        let parts = Parts::of(ctx, account, &domain.id)?;
-        Ok(text(ctx, account, &domain.id, &domain.row, &info, &parts))
-    };
-    match derive() {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.code == "state_corrupt" || e.code == "account_missing" => Ok(None),
-        Err(e) => Err(e),
+    let owner = Owner::Tenant(account.clone());
+    let mut items = Vec::new();
+    for (i, (of, file)) in files(ctx, &domain).into_iter().enumerate() {
+        let actual = ctx
+            .provider
+            .read_config(&file.path)
+            .map_err(provider_error)?;
+        let aspects = if i == 0 { VHOST_FILE } else { USER_FILE };
+        items.push(Derived::path(
+            Of::new(&of, &owner),
+            file.path,
+            Content::Bytes(file.content),
+            Content::file(actual),
+            aspects,
+        ));
     }
+    let vhost = items.remove(0);
+    Ok(Some(DerivedVhost {
+        vhost,
+        user_files: items,
+    }))
+}
+
+/// The vhosts of the web domains `rows` name (`web_domain` of each row), once each: what a
+/// family contributing to them derives.
+pub fn derived_vhosts<T: StoredRow>(
+    ctx: &Ctx,
+    web_domain: impl Fn(&Stored<T>) -> &Hex32,
+) -> Result<Vec<Derived>, OpError> {
+    let mut domains = std::collections::BTreeSet::new();
+    for stored in ctx.view().all::<T>().map_err(store_error)? {
+        if let Owner::Tenant(account) = &stored.owner {
+            domains.insert((account.clone(), web_domain(&stored).clone()));
+        }
+    }
+    let mut items = Vec::new();
+    for (account, id) in domains {
+        if let Some(derived) = derived(ctx, &account, &id)? {
+            items.push(derived.vhost);
+        }
+    }
+    Ok(items)
 }
 
 /// What the families other than `web_domain` contribute to one domain's vhost, from the
@@ -170,15 +273,9 @@ fn on_domain<T: StoredRow>(
         .collect())
 }
 
-/// The vhost of web domain `id` from its row and its parts.
-fn text(
-    ctx: &Ctx,
-    account: &Hex32,
-    id: &Hex32,
-    domain: &WebDomainRow,
-    info: &AccountInfo,
-    parts: &Parts,
-) -> String {
+/// The vhost of a web domain from its row and its parts.
+fn text(ctx: &Ctx, of: &Domain<'_>) -> String {
+    let (account, id, domain, info, parts) = (of.account, of.id, &of.row, &of.info, &of.parts);
     let home = ctx.provider.sysconf(&info.home);
     let docroot = home.join(domain.docroot.as_str());
     let extras = VhostExtras {

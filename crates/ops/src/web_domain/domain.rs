@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use registry::types::{DomainName, HomePath, Presence};
-use registry::{Apply, Hex32, OpError, Purge};
+use registry::{Apply, Derive, Derived, Hex32, OpError, Owner, Purge};
 
 use super::{
     EnsureWebDomain, EnsureWebDomainRequest, RemoveWebDomain, RemoveWebDomainRequest, WebDomain,
@@ -30,6 +30,22 @@ impl Purge<Ctx> for WebDomain {
             ctx.forget_rows_of::<WebDomainRow>(account)?;
         }
         Ok(())
+    }
+}
+
+impl Derive<Ctx> for WebDomain {
+    /// Each domain's vhost, as the vhost owner renders it from the view (`vhost::derived`).
+    /// The document root is the tenant's to arrange and is not compared.
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        let mut items = Vec::new();
+        for stored in ctx.view().all::<WebDomainRow>().map_err(store_error)? {
+            if let Owner::Tenant(account) = &stored.owner
+                && let Some(derived) = vhost::derived(ctx, account, &stored.id)?
+            {
+                items.push(derived.vhost);
+            }
+        }
+        Ok(items)
     }
 }
 

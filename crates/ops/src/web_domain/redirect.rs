@@ -3,7 +3,7 @@
 //! `RedirectMatch` line that never catches the ACME challenge path.
 
 use registry::types::{Hex32, HttpUrl, Presence, RedirectSource, RedirectStatus};
-use registry::{Apply, Family, OpError, Purge};
+use registry::{Apply, Derive, Derived, Family, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -33,6 +33,14 @@ impl Purge<Ctx> for Redirect {
     /// vhosts they were rendered into.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         ctx.forget_rows_of::<RedirectRow>(account)
+    }
+}
+
+impl Derive<Ctx> for Redirect {
+    /// The vhost of each domain a redirect is on (its `RedirectMatch` lines are the vhost
+    /// owner's; the vhost is reported under its web domain).
+    fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
+        vhost::derived_vhosts::<RedirectRow>(ctx, |stored| &stored.row.web_domain)
     }
 }
 

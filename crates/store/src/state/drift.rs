@@ -9,13 +9,17 @@ use crate::{StoreError, now_ms};
 impl StateDb {
     /// Records the drift check's findings: a drift not yet recorded is inserted (its trigger
     /// appends one `drift` event), a recorded one no longer found is deleted (one
-    /// `drift_resolved` event), one still there is left alone. Nothing changed writes
-    /// nothing. Returns how many were new and how many resolved.
+    /// `drift_resolved` event), one still there is left alone. The recorded drift of the
+    /// `unchecked` families (the check could not look at them) is left alone too: not
+    /// looking is not finding it gone. Nothing changed writes nothing. Returns how many were
+    /// new and how many resolved.
     pub fn record_drift(
         &mut self,
         found: &[registry::Drift],
+        unchecked: &[&str],
     ) -> Result<(usize, usize), StoreError> {
         let key = |family: &str, id: &str, aspect: &str| format!("{family}\0{id}\0{aspect}");
+        let family_of = |key: &str| key.split('\0').next().unwrap_or_default().to_owned();
         let recorded: std::collections::BTreeSet<String> = {
             let mut stmt = self
                 .conn
@@ -42,7 +46,7 @@ impl StateDb {
             .collect();
         let gone: Vec<&String> = recorded
             .iter()
-            .filter(|k| !wanted.contains_key(*k))
+            .filter(|k| !wanted.contains_key(*k) && !unchecked.contains(&family_of(k).as_str()))
             .collect();
         if new.is_empty() && gone.is_empty() {
             return Ok((0, 0));
@@ -80,5 +84,50 @@ impl StateDb {
         }
         tx.commit().map_err(StoreError::sqlite("commit drift"))?;
         Ok((new.len(), gone.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use registry::{Drift, DriftAspect, EventKind};
+
+    use super::*;
+
+    fn drift(family: &str, aspect: DriftAspect) -> Drift {
+        Drift {
+            family: family.to_owned(),
+            resource_id: "a".repeat(32),
+            owner: "a".repeat(32),
+            aspect,
+            message: format!("{family} drifted"),
+        }
+    }
+
+    #[test]
+    fn a_family_the_check_could_not_look_at_keeps_its_recorded_drift() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = StateDb::open(&dir.path().join("state.db")).unwrap();
+        let grant = drift("mysql_grant", DriftAspect::MysqlGrantDiffers);
+        let vhost = drift("web_domain", DriftAspect::VhostMissing);
+        assert_eq!(state.record_drift(&[grant, vhost], &[]).unwrap(), (2, 0));
+        // MariaDB unreachable: its grant's drift stands, the vhost's is resolved.
+        assert_eq!(state.record_drift(&[], &["mysql_grant"]).unwrap(), (0, 1));
+        // Looked at again and gone: resolved now.
+        assert_eq!(state.record_drift(&[], &[]).unwrap(), (0, 1));
+        let kinds: Vec<(EventKind, String)> = state
+            .events(0, 100)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.kind, e.drift.unwrap().family))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (EventKind::Drift, "mysql_grant".to_owned()),
+                (EventKind::Drift, "web_domain".to_owned()),
+                (EventKind::DriftResolved, "web_domain".to_owned()),
+                (EventKind::DriftResolved, "mysql_grant".to_owned()),
+            ]
+        );
     }
 }
