@@ -508,7 +508,10 @@ fn crash_matrix_converges_at_every_point() {
             .as_str()
             .or(target["action"].as_str())
             .unwrap();
-        let points: Vec<&&str> = crash::ALL.iter().filter(|p| can_reach(op, p)).collect();
+        let points: Vec<_> = crash::ALL
+            .iter()
+            .filter(|p| can_reach(op, p.name()))
+            .collect();
         expected_runs += points.len();
         for point in points {
             let mut node = if cloudlinux {
@@ -526,7 +529,7 @@ fn crash_matrix_converges_at_every_point() {
             node.upload_blob(shared_bundle().0.as_bytes());
             let target = upload_backup(&node, target.clone());
             node.submit(&target);
-            let crashed = node.run(Some(point));
+            let crashed = node.run(Some(*point));
             if !crashed.success() {
                 reached.insert(*point);
                 // The crash left at most a hot journal: root's next open rolls it back.
@@ -981,7 +984,7 @@ fn supersession_and_idempotency() {
     assert_eq!(new.result.unwrap()["shell"], "/bin/sh");
     // A running job is never interrupted: a newer request waits for it, then runs.
     node.submit(&ensure_account(3, 10, "shop1"));
-    node.run(Some("apply.before_handler"));
+    node.run(Some(crash::Point::ApplyBeforeHandler));
     node.submit(&account_op(4, "suspend_account", 10));
     node.pass();
     assert_eq!(node.job_state(&id(3)), Some(JobState::Succeeded));
