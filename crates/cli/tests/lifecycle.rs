@@ -289,7 +289,7 @@ struct Scenario {
     name: String,
     setup: Vec<Value>,
     target: Value,
-    points: Vec<&'static str>,
+    points: Vec<crash::Point>,
     cloudlinux: bool,
 }
 
@@ -308,7 +308,7 @@ impl Scenario {
             points: crash::ALL
                 .iter()
                 .copied()
-                .filter(|p| can_reach(op, p))
+                .filter(|p| can_reach(op, p.name()))
                 .collect(),
             cloudlinux: false,
         }
@@ -480,7 +480,11 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
 /// at `point`, then a normal pass, after which the request must have succeeded and the node
 /// converged. `Ok(crashed)`; `Err(op)` when a Debian node refuses `op` as
 /// `unsupported_on_platform`.
-fn crash_run(scenario: &Scenario, setup: &mut SetUp, point: &str) -> Result<bool, &'static str> {
+fn crash_run(
+    scenario: &Scenario,
+    setup: &mut SetUp,
+    point: crash::Point,
+) -> Result<bool, &'static str> {
     let cloudlinux = setup.cloudlinux();
     let node = setup.node();
     let name = &scenario.name;
@@ -512,7 +516,7 @@ fn crash_run(scenario: &Scenario, setup: &mut SetUp, point: &str) -> Result<bool
 /// What the matrix has run and reached so far.
 #[derive(Default)]
 struct Matrix {
-    reached: BTreeSet<&'static str>,
+    reached: BTreeSet<crash::Point>,
     runs: usize,
     expected_runs: usize,
     /// Operations a Debian node refused: their scenarios ran on CloudLinux.
@@ -536,10 +540,10 @@ impl Matrix {
                 }
             };
             for (done, point) in scenario.points.iter().enumerate() {
-                match crash_run(scenario, &mut setup, point) {
+                match crash_run(scenario, &mut setup, *point) {
                     Ok(crashed) => {
                         if crashed {
-                            self.reached.insert(point);
+                            self.reached.insert(*point);
                         }
                         self.runs += 1;
                     }
@@ -567,7 +571,7 @@ fn crash_matrix_converges_at_every_point() {
     }
     let missed: Vec<_> = crash::ALL
         .iter()
-        .filter(|p| !matrix.reached.contains(*p))
+        .filter(|p| !matrix.reached.contains(p))
         .collect();
     assert!(
         missed.is_empty(),
@@ -782,7 +786,7 @@ fn supersession_and_idempotency() {
     assert_eq!(new.result.unwrap()["shell"], "/bin/sh");
     // A running job is never interrupted: a newer request waits for it, then runs.
     node.submit(&ensure_account(3, 10, "shop1"));
-    node.run(Some("apply.before_handler"));
+    node.run(Some(crash::Point::ApplyBeforeHandler));
     node.submit(&account_op(4, "suspend_account", 10));
     node.pass();
     assert_eq!(node.job_state(&id(3)), Some(JobState::Succeeded));

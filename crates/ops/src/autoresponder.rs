@@ -184,7 +184,7 @@ impl Apply<Ctx> for EnsureAutoresponder {
         provider
             .write_config_atomic(&path, script.as_bytes(), 0o644)
             .map_err(provider_error)?;
-        crash::point("autoresponder.after_script_write");
+        crash::point(crash::Point::AutoresponderAfterScriptWrite);
         if let Err(e) = provider.sieve_compile(&path) {
             let restored = match &previous {
                 Some(old) => provider

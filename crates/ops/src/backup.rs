@@ -223,7 +223,7 @@ fn release_blob(ctx: &Ctx, blob: &BlobId, except: &Hex32) -> Result<(), OpError>
         .any(|stored| &stored.id != except && &stored.row.blob == blob);
     if !shared {
         blobs::remove_outgoing(&layout(ctx)?, blob).map_err(blob_error)?;
-        crash::point("backup.after_remove_blob");
+        crash::point(crash::Point::BackupAfterRemoveBlob);
     }
     Ok(())
 }
@@ -585,7 +585,7 @@ impl Apply<Ctx> for CreateAccountBackup {
             }
             (Ok((builder, home)), Ok(read)) => (builder, home, read),
         };
-        crash::point("backup.after_archive_home");
+        crash::point(crash::Point::BackupAfterArchiveHome);
         let written = |e: io::Error| {
             if over_limit(&e) {
                 cap.exceeded()
@@ -657,7 +657,7 @@ impl Apply<Ctx> for CreateAccountBackup {
         // 3. Published in blobs/out under its SHA-256.
         let (blob, size) = blob.finish().map_err(blob_error)?;
         note_pending(&layout, &req.id, &blob)?;
-        crash::point("backup.after_write_blob");
+        crash::point(crash::Point::BackupAfterWriteBlob);
         if let Some(previous) = previous.filter(|p| p != &blob) {
             release_blob(ctx, &previous, &req.id)?;
         }
@@ -1014,12 +1014,12 @@ impl Apply<Ctx> for RestoreAccountBackup {
         let who = tenant_of(ctx, &info)?;
         let layout = layout(ctx)?;
         let unpacked = unpack(ctx, &layout, &req.account, &req.blob)?;
-        crash::point("backup.after_unpack");
+        crash::point(crash::Point::BackupAfterUnpack);
         let written = ctx
             .provider
             .extract_home(&who, &mut unpacked.home.reader())
             .map_err(provider_error)?;
-        crash::point("backup.after_extract_home");
+        crash::point(crash::Point::BackupAfterExtractHome);
         let mut databases = Vec::new();
         let mut statements = 0;
         if !unpacked.dumps.is_empty() {

@@ -328,9 +328,9 @@ impl Ctx {
         let services: BTreeSet<Service> = self.changed.iter().map(|c| c.service).collect();
         let mut failed = BTreeSet::new();
         for service in services {
-            crash::point("batch.before_reload");
+            crash::point(crash::Point::BatchBeforeReload);
             let reloaded = service.reload(&self.provider);
-            crash::point("batch.after_reload");
+            crash::point(crash::Point::BatchAfterReload);
             if let Err(e) = reloaded {
                 tracing::error!(service = service.name(), error = %e, "reload failed; reverting this batch's configuration changes");
                 for changed in self.changed.iter().filter(|c| c.service == service) {

@@ -125,7 +125,7 @@ impl Apply<Ctx> for EnsureDkimKey {
                     req.bits.bits(),
                 )
                 .map_err(provider_error)?;
-            crash::point("dkim_key.after_genkey");
+            crash::point(crash::Point::DkimKeyAfterGenkey);
         }
         let stub = provider
             .read_config(&stub_path)

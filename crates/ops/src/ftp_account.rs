@@ -63,7 +63,7 @@ impl Purge<Ctx> for FtpAccount {
         }
         ctx.drop_rows_of::<FtpAccountRow>(account);
         install(ctx)?;
-        crash::point("ftp_account.after_install");
+        crash::point(crash::Point::FtpAccountAfterInstall);
         ctx.forget_rows_of::<FtpAccountRow>(account)
     }
 }
@@ -108,7 +108,7 @@ fn install(ctx: &Ctx) -> Result<(), OpError> {
     ctx.provider
         .write_config_atomic(&passwd, content.as_bytes(), 0o600)
         .map_err(provider_error)?;
-    crash::point("ftp_account.after_passwd");
+    crash::point(crash::Point::FtpAccountAfterPasswd);
     ctx.provider
         .pure_pw_mkdb(&passwd, &pdb)
         .map_err(provider_error)?;
@@ -198,7 +198,7 @@ impl Apply<Ctx> for EnsureFtpAccount {
                     },
                 )
                 .map_err(provider_error)?;
-            crash::point("ftp_account.after_directory");
+            crash::point(crash::Point::FtpAccountAfterDirectory);
         }
         let home = ctx.provider.sysconf(&info.home);
         let jail = relative.map_or(home.clone(), |r| home.join(r));
@@ -223,7 +223,7 @@ impl Apply<Ctx> for EnsureFtpAccount {
             suspended,
         });
         install(ctx)?;
-        crash::point("ftp_account.after_install");
+        crash::point(crash::Point::FtpAccountAfterInstall);
         let result = if suspended {
             FtpAccountResult {
                 state: Presence::Present,
@@ -259,7 +259,7 @@ impl Apply<Ctx> for SetFtpAccountPassword {
             ..row.clone()
         });
         install(ctx)?;
-        crash::point("ftp_account.after_install");
+        crash::point(crash::Point::FtpAccountAfterInstall);
         let result = if suspended {
             FtpAccountResult {
                 state: Presence::Present,
@@ -320,7 +320,7 @@ impl Apply<Ctx> for RemoveFtpAccount {
     fn apply(ctx: &mut Ctx, _: &RemoveFtpAccountRequest) -> Result<FtpAccountResult, OpError> {
         ctx.forget_row();
         install(ctx)?;
-        crash::point("ftp_account.after_remove");
+        crash::point(crash::Point::FtpAccountAfterRemove);
         Ok(FtpAccountResult {
             state: Presence::Absent,
             login: None,
@@ -340,7 +340,7 @@ fn set_suspended(
     let login = row.login.to_string();
     ctx.set_row(&FtpAccountRow { suspended, ..row });
     install(ctx)?;
-    crash::point("ftp_account.after_suspension");
+    crash::point(crash::Point::FtpAccountAfterSuspension);
     let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
     let shown = ctx
         .provider

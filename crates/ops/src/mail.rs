@@ -498,7 +498,7 @@ pub fn sync(ctx: &mut Ctx, targets: &[Target]) -> Result<(), OpError> {
             return Err(e);
         }
     }
-    crash::point("mail.after_config_write");
+    crash::point(crash::Point::MailAfterConfigWrite);
     Ok(())
 }
 

@@ -69,7 +69,7 @@ impl Purge<Ctx> for MysqlDatabase {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for name in view.databases.values() {
                 db.drop_database(&db_name(name)?).map_err(provider_error)?;
-                crash::point("mysql.after_drop_database");
+                crash::point(crash::Point::MysqlAfterDropDatabase);
             }
         }
         ctx.forget_rows_of::<MysqlDatabaseRow>(account)
@@ -188,7 +188,7 @@ impl Apply<Ctx> for EnsureMysqlDatabase {
         let mut db = provider.mariadb().map_err(provider_error)?;
         db.ensure_database(&name, provider_collation(collation))
             .map_err(provider_error)?;
-        crash::point("mysql.after_create_database");
+        crash::point(crash::Point::MysqlAfterCreateDatabase);
         let info = db.database(&name).map_err(provider_error)?.ok_or_else(|| {
             OpError::retryable(
                 "database_not_created",
@@ -235,7 +235,7 @@ impl Apply<Ctx> for RemoveMysqlDatabase {
                         .map_err(provider_error)?;
                 }
             }
-            crash::point("mysql.before_drop_database");
+            crash::point(crash::Point::MysqlBeforeDropDatabase);
             db.drop_database(&name).map_err(provider_error)?;
         }
         ctx.forget_row();
@@ -296,7 +296,7 @@ fn enforce(
         total_bytes,
     });
     MysqlState::load(ctx, account)?.sync_grants(&mut db)?;
-    crash::point("mysql.after_quota_grants");
+    crash::point(crash::Point::MysqlAfterQuotaGrants);
     Ok(MysqlUsageResult {
         databases,
         total_bytes,

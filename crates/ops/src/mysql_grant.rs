@@ -42,7 +42,7 @@ impl Purge<Ctx> for MysqlGrant {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for grant in view.grants.values() {
                 revoke(&view, &mut db, grant)?;
-                crash::point("mysql.after_revoke");
+                crash::point(crash::Point::MysqlAfterRevoke);
             }
         }
         ctx.forget_rows_of::<MysqlGrantRow>(account)
@@ -161,7 +161,7 @@ impl Apply<Ctx> for EnsureMysqlGrant {
         });
         let view = MysqlState::load(ctx, &req.account)?;
         view.sync_grants(&mut db)?;
-        crash::point("mysql.after_grant");
+        crash::point(crash::Point::MysqlAfterGrant);
         let name = db_name(&database)?;
         let shown = match user.hosts.first() {
             Some(host) => db

@@ -38,7 +38,7 @@ impl Purge<Ctx> for MysqlUserFamily {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for user in view.users.values() {
                 drop_all_hosts(&mut db, &user.name)?;
-                crash::point("mysql.after_drop_user");
+                crash::point(crash::Point::MysqlAfterDropUser);
             }
         }
         ctx.forget_rows_of::<MysqlUserRow>(account)
@@ -112,7 +112,7 @@ fn converge(
     for host in &user.hosts {
         db.ensure_account(&user.account(host)?, &hash)
             .map_err(provider_error)?;
-        crash::point("mysql.after_create_user");
+        crash::point(crash::Point::MysqlAfterCreateUser);
     }
     view.sync_grants(&mut db)?;
     let mut hosts: Vec<String> = db

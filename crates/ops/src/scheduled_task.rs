@@ -140,7 +140,7 @@ fn sync_crontab(ctx: &mut Ctx, account: &Hex32) -> Result<usize, OpError> {
             .install_crontab(&info.username, text.as_bytes())
             .map_err(provider_error)?;
     }
-    crash::point("scheduled_task.after_crontab");
+    crash::point(crash::Point::ScheduledTaskAfterCrontab);
     Ok(lines.len())
 }
 

@@ -115,11 +115,11 @@ fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpEr
     }
     dir.mkdir_all(Path::new(SSH_DIR), 0o700)
         .map_err(provider_error)?;
-    crash::point("ssh_key.after_ssh_dir");
+    crash::point(crash::Point::SshKeyAfterSshDir);
     let content = render_keys(keys);
     dir.write_file_atomic(Path::new(AUTHORIZED_KEYS), content.as_bytes(), 0o600)
         .map_err(provider_error)?;
-    crash::point("ssh_key.after_write");
+    crash::point(crash::Point::SshKeyAfterWrite);
     Ok(())
 }
 

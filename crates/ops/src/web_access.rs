@@ -68,7 +68,7 @@ impl Purge<Ctx> for ProtectedDirectory {
                 .remove_config(&user_file_path(ctx, &stored.id))
                 .map_err(provider_error)?;
         }
-        crash::point("protected_directory.after_user_files_removed");
+        crash::point(crash::Point::ProtectedDirectoryAfterUserFilesRemoved);
         if !rows.is_empty() {
             ctx.forget_rows_of::<ProtectedDirectoryRow>(account)?;
         }
@@ -142,7 +142,7 @@ impl Apply<Ctx> for EnsureProtectedDirectory {
             vhost::sync(ctx, &req.account, &old.row.web_domain)?;
         }
         vhost::sync(ctx, &req.account, &req.web_domain)?;
-        crash::point("protected_directory.after_vhost");
+        crash::point(crash::Point::ProtectedDirectoryAfterVhost);
         let directory = ctx
             .provider
             .sysconf(&info.home)
@@ -169,7 +169,7 @@ impl Apply<Ctx> for RemoveProtectedDirectory {
         if let Some(old) = previous {
             vhost::sync(ctx, &req.account, &old.web_domain)?;
         }
-        crash::point("protected_directory.after_vhost_removed");
+        crash::point(crash::Point::ProtectedDirectoryAfterVhostRemoved);
         ctx.provider
             .remove_config(&user_file_path(ctx, &req.id))
             .map_err(provider_error)?;
@@ -204,7 +204,7 @@ impl Apply<Ctx> for EnsureIpBlock {
             networks: req.networks.clone(),
         });
         vhost::sync(ctx, &req.account, &req.id)?;
-        crash::point("ip_block.after_vhost");
+        crash::point(crash::Point::IpBlockAfterVhost);
         Ok(IpBlockResult {
             state: Presence::Present,
             blocked: req.networks.iter().map(ToString::to_string).collect(),

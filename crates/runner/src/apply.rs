@@ -188,7 +188,7 @@ fn checked_apply(
         .ok()
         .and_then(|mut body| body.get_mut("resource").map(serde_json::Value::take))
         .ok_or_else(|| OpError::permanent("state_corrupt", "the admitted body has no resource"))?;
-    crash::point("apply.before_handler");
+    crash::point(crash::Point::ApplyBeforeHandler);
     let applied = catch_unwind(AssertUnwindSafe(|| handler.apply(ctx, resource))).unwrap_or_else(
         |panic| {
             let what = panic

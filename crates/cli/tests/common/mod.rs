@@ -190,7 +190,7 @@ impl Node {
 
     /// Runs the real runner code for one pass; `crash` arms a crash point (in the
     /// crash-point runner).
-    pub fn run(&self, crash: Option<&str>) -> ExitStatus {
+    pub fn run(&self, crash: Option<crash::Point>) -> ExitStatus {
         let runner = if crash.is_some() {
             &*CRASH_RUNNER
         } else {
@@ -216,7 +216,7 @@ impl Node {
             cmd.arg("--mariadb-socket").arg(socket);
         }
         if let Some(point) = crash {
-            cmd.env(testkit::crash_points::ENV, point);
+            cmd.env(testkit::crash_points::ENV, point.name());
         }
         cmd.status().expect("the runner binary starts")
     }

@@ -298,7 +298,7 @@ impl Apply<Ctx> for EnsureAccount {
                 )));
             }
         }
-        crash::point("account.after_groupadd");
+        crash::point(crash::Point::AccountAfterGroupadd);
         let user = match ctx.provider.lookup_user(name).map_err(provider_error)? {
             Some(user) if user.uid == rec.uid => user,
             Some(user) => {
@@ -330,7 +330,7 @@ impl Apply<Ctx> for EnsureAccount {
                         rec.uid,
                     )
                     .map_err(provider_error)?;
-                crash::point("account.after_useradd");
+                crash::point(crash::Point::AccountAfterUseradd);
                 user_of(ctx, &rec)?.ok_or_else(|| {
                     OpError::retryable(
                         "user_not_created",
@@ -350,7 +350,7 @@ impl Apply<Ctx> for EnsureAccount {
                     ..UserMod::default()
                 })
                 .map_err(provider_error)?;
-            crash::point("account.after_usermod");
+            crash::point(crash::Point::AccountAfterUsermod);
         }
         let suspended = previous.as_ref().is_some_and(|p| p.suspended);
         // The row as ensure_account has always written it: what set_account_limits and
@@ -390,7 +390,7 @@ fn new_identity(ctx: &mut Ctx, account: &Hex32, name: &str) -> Result<Recorded, 
     ctx.state
         .record_account_identity(account, name, id, id)
         .map_err(store_error)?;
-    crash::point("account.after_identity_recorded");
+    crash::point(crash::Point::AccountAfterIdentityRecorded);
     Ok(Recorded {
         name: name.to_owned(),
         uid: id,

@@ -81,7 +81,7 @@ impl Apply<Ctx> for SetAccountLimits {
         ctx.provider
             .lvectl_set_user(&info.username, &wanted)
             .map_err(provider_error)?;
-        crash::point("account.after_lvectl_set");
+        crash::point(crash::Point::AccountAfterLvectlSet);
         let limits = lve_limits_of(ctx, &info.username)?;
         if limits != Some(as_limits(wanted)) {
             return Err(OpError::retryable(
@@ -157,7 +157,7 @@ impl Apply<Ctx> for SetAccountIsolation {
         ctx.provider
             .cagefs_set(&info.username, req.cagefs)
             .map_err(provider_error)?;
-        crash::point("account.after_cagefsctl");
+        crash::point(crash::Point::AccountAfterCagefsctl);
         let cagefs = cagefs_of(ctx, &info.username)?;
         if cagefs != req.cagefs {
             return Err(OpError::retryable(

@@ -124,7 +124,7 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
             }
         }
     }
-    crash::point("account.rebuild.after_replay");
+    crash::point(crash::Point::AccountRebuildAfterReplay);
     let info = account_info(ctx, account)?;
     ctx.set_row(&AccountRow {
         uid: info.uid,

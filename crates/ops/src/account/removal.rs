@@ -55,7 +55,7 @@ impl Purge<Ctx> for Account {
         let uid_now = uid_holder(ctx, rec.uid)?;
         if uid_now.as_ref().is_none_or(|u| u.name == rec.name) {
             stop_processes(ctx, &rec, home.clone())?;
-            crash::point("account.after_processes_stopped");
+            crash::point(crash::Point::AccountAfterProcessesStopped);
             let left = ctx
                 .provider
                 .remove_files_of_uid(rec.uid)
@@ -92,7 +92,7 @@ impl Purge<Ctx> for Account {
                     .map_err(provider_error)?;
             }
         }
-        crash::point("account.before_userdel");
+        crash::point(crash::Point::AccountBeforeUserdel);
         if let Some(user) = user_of(ctx, &rec)? {
             if !rec.group_created && user.gid == rec.gid {
                 // An account from before the node created its groups may have been given a
@@ -213,7 +213,7 @@ impl Apply<Ctx> for RemoveAccount {
 pub fn purge_account(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
     for family in crate::handlers().families().iter().rev() {
         (family.purge)(ctx, account)?;
-        crash::point("account.purge.after_family");
+        crash::point(crash::Point::AccountPurgeAfterFamily);
     }
     Ok(())
 }

@@ -27,7 +27,7 @@ pub(super) fn unbind_and_delete(
     row: &CertificateRow,
 ) -> Result<(), OpError> {
     vhost::sync(ctx, account, &row.web_domain)?;
-    crash::point("certificate.after_unbind");
+    crash::point(crash::Point::CertificateAfterUnbind);
     let (chain, key) = certificate_files(ctx, id);
     for path in [chain, key] {
         ctx.provider.remove_config(&path).map_err(provider_error)?;
@@ -73,13 +73,13 @@ fn install_files(ctx: &Ctx, id: &Hex32, key: &str, chain: &str) -> Result<(), Op
             .write_config_atomic(&key_path, key.as_bytes(), 0o600)
             .map_err(provider_error)?;
     }
-    crash::point("certificate.after_key");
+    crash::point(crash::Point::CertificateAfterKey);
     if chain_now.as_deref() != Some(chain) {
         ctx.provider
             .write_config_atomic(&chain_path, chain.as_bytes(), 0o644)
             .map_err(provider_error)?;
     }
-    crash::point("certificate.after_chain");
+    crash::point(crash::Point::CertificateAfterChain);
     Ok(())
 }
 
@@ -108,7 +108,7 @@ fn bind(
     });
     // Rewritten and tested even when the text is the same: Apache reloads the new chain.
     vhost::sync(ctx, account, web_domain)?;
-    crash::point("certificate.after_vhost");
+    crash::point(crash::Point::CertificateAfterVhost);
     Ok(CertificateResult {
         state: Presence::Present,
         domain: Some(domain.to_string()),

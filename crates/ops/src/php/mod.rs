@@ -213,7 +213,7 @@ impl Apply<Ctx> for SetPhpVersion {
         });
         let pools = pool::sync(ctx, &req.account, PoolSync::Update)?;
         vhost::sync(ctx, &req.account, &req.id)?;
-        crash::point("php.after_vhost");
+        crash::point(crash::Point::PhpAfterVhost);
         let extensions = pools
             .iter()
             .find(|p| p.version == req.version.as_str())

@@ -350,7 +350,7 @@ pub fn sync(
             ctx.remove_service_config(Service::PhpFpm(provider_version(version)), &path)?;
         }
     }
-    crash::point("php.after_pools");
+    crash::point(crash::Point::PhpAfterPools);
     Ok(in_effect)
 }
 

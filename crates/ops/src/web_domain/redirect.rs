@@ -79,7 +79,7 @@ impl Apply<Ctx> for EnsureRedirect {
             vhost::sync(ctx, &req.account, &old.row.web_domain)?;
         }
         vhost::sync(ctx, &req.account, &req.web_domain)?;
-        crash::point("redirect.after_vhost");
+        crash::point(crash::Point::RedirectAfterVhost);
         Ok(RedirectResult {
             state: Presence::Present,
             directive: Some(format!(

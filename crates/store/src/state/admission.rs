@@ -57,9 +57,9 @@ impl StateDb {
             params![report.watermark],
         )
         .map_err(StoreError::sqlite("move the watermark"))?;
-        crash_points::point("ingest.before_commit");
+        crash_points::point(crash_points::Point::IngestBeforeCommit);
         tx.commit().map_err(StoreError::sqlite("commit ingest"))?;
-        crash_points::point("ingest.after_commit");
+        crash_points::point(crash_points::Point::IngestAfterCommit);
         Ok(report)
     }
 

@@ -162,7 +162,7 @@ impl StateDb {
         else {
             return Ok(None);
         };
-        crash_points::point("claim.after_commit");
+        crash_points::point(crash_points::Point::ClaimAfterCommit);
         // Root wrote these columns itself from validated values; a value that does not parse
         // means state.db was changed behind its back.
         let resource_id = resource_id

@@ -98,10 +98,10 @@ impl StateDb {
                     .map_err(StoreError::sqlite("record a node-scope request"))?;
             }
         }
-        crash_points::point("complete.before_commit");
+        crash_points::point(crash_points::Point::CompleteBeforeCommit);
         tx.commit()
             .map_err(StoreError::sqlite("commit completion"))?;
-        crash_points::point("complete.after_commit");
+        crash_points::point(crash_points::Point::CompleteAfterCommit);
         Ok(())
     }
 }
