@@ -73,12 +73,13 @@ impl Provider {
             "ProviderConfig.audit_dir must be absolute, got {}",
             config.audit_dir.display()
         );
+        let is_root = rustix::process::geteuid().is_root() && config.executor.acts_as_root();
         Provider {
             platform: config.platform,
             root: config.root,
             executor: config.executor,
             audit_dir: config.audit_dir,
-            is_root: rustix::process::geteuid().is_root(),
+            is_root,
             tenant_worker: None,
             audit_sink: Mutex::new(Vec::new()),
             mariadb_socket: None,
@@ -131,7 +132,8 @@ impl Provider {
         self.executor.simulated()
     }
 
-    /// Whether this process runs as root, so it gives the files it creates their owners (an
+    /// Whether this process runs as root and its executor acts as root
+    /// ([`Executor::acts_as_root`]), so it gives the files it creates their owners (an
     /// unprivileged test or dev node cannot, and leaves them its own).
     pub fn is_root(&self) -> bool {
         self.is_root

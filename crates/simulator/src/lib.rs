@@ -21,8 +21,8 @@
 //! A simulation is driven from the outside: the models read the time of the provider they run
 //! for (`Provider::clock`, which a test can hand a clock it moves itself), never the system's,
 //! and they change only the sysroot (`Provider::sysconf`). What they read of this machine on
-//! purpose is what a real kill could reach: its own `/etc/passwd` (the uids it names) and
-//! `/proc` (the processes of a uid, as `userdel` checks).
+//! purpose is what a real kill could reach: its own `/etc/passwd` (the uids it names) and,
+//! only on a root of `/`, `/proc` (the processes of a uid, as `userdel` checks).
 
 mod apache;
 mod cloudlinux;
@@ -99,9 +99,10 @@ impl SimExecutor {
     }
 
     /// The same simulation as it runs when this process is `root` or not, for the tests of
-    /// either path whoever runs them: not root, tenant work runs in-process and no real kill
-    /// is sent; root, the real worker is started (whose drop to the tenant fails unless this
-    /// process really is root).
+    /// either path whoever runs them: not root, tenant work runs in-process, no real kill is
+    /// sent and the provider gives no file an owner ([`Executor::acts_as_root`]); root, the
+    /// real worker is started (whose drop to the tenant fails unless this process really is
+    /// root).
     pub fn acting_as_root(mut self, root: bool) -> SimExecutor {
         self.root = root;
         self
@@ -182,6 +183,12 @@ impl Executor for SimExecutor {
 
     fn may_signal_as(&self, uid: u32) -> Result<bool, ProviderError> {
         Ok(self.root && SIM_REAL_PROCESS_UIDS.contains(&uid) && !this_machine_names_uid(uid)?)
+    }
+
+    /// As [`SimExecutor::acting_as_root`] says: acting unprivileged, the provider gives no
+    /// file an owner, as without root.
+    fn acts_as_root(&self) -> bool {
+        self.root
     }
 }
 
