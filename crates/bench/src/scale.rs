@@ -54,7 +54,7 @@ struct Row {
 
 pub fn seed(node: &Node, mix: &Mix) -> anyhow::Result<()> {
     let registry = declarations::registry();
-    let now = store::now_ms();
+    let now = clock::Clock::now_ms(&clock::SystemClock);
     let key: SshPublicKey = node::KEY.parse().map_err(anyhow::Error::msg)?;
     let fingerprint = ops::ssh_key::fingerprint(&key);
     let vhosts = node

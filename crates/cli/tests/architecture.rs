@@ -1,8 +1,9 @@
 //! Repository rules checked as ordinary tests, in the manner of rust-analyzer's tidy tests:
 //! ARCHITECTURE.md names only paths that exist, every test a document or a doc comment names
 //! exists, the invariants are numbered once, every source file opens with a module doc, every
-//! crash point has a call site, only the provider's real executor starts programs (DESIGN.md
-//! invariant 4), and the unprivileged side links the declarations only (DESIGN.md section 10).
+//! crash point has a call site, nothing a simulation drives reads the system's clock, only
+//! the provider's real executor starts programs (DESIGN.md invariant 4), and the unprivileged
+//! side links the declarations only (DESIGN.md section 10).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -531,6 +532,94 @@ fn every_source_file_opens_with_a_module_doc() {
     assert!(
         undocumented.is_empty(),
         "files without a module doc: {undocumented:#?}"
+    );
+}
+
+/// The crates a simulation drives, whose time must come from the clock their caller gives
+/// them (`clock::Clock`), never from the system's.
+const CLOCKED: &[&str] = &[
+    "crates/store/src",
+    "crates/runner/src",
+    "crates/ops/src",
+    "crates/provider/src",
+    "crates/simulator/src",
+];
+
+/// The files of those crates that read the system's time on purpose, each for something
+/// real that a simulation's clock must not stand in for.
+const REAL_TIME: &[(&str, &str)] = &[
+    (
+        "crates/provider/src/executor/real.rs",
+        "a real child's deadline: a clock that does not move would let a hung program hang",
+    ),
+    (
+        "crates/runner/src/watch.rs",
+        "`--watch` sleeps in poll(2) on the kernel between passes",
+    ),
+    (
+        "crates/runner/src/long_lane.rs",
+        "the patience while another connection holds state.db busy",
+    ),
+    (
+        "crates/store/src/migrations.rs",
+        "SQLite's time, only for a writer that records none (a hand edit)",
+    ),
+];
+
+/// Nothing a simulation drives reads the system's clock: the store, the runner, the handlers,
+/// the provider and the simulator take their time from the `Clock` they are given, so one
+/// process can replay a history from a seed (`a_seed_replays_the_runner_store_and_simulated_system_to_the_same_bytes`,
+/// runner). Tests (a file's `#[cfg(test)] mod`) may, and so may the files of [`REAL_TIME`].
+#[test]
+fn nothing_a_simulation_drives_reads_the_system_clock() {
+    let root = workspace();
+    let mut files = Vec::new();
+    for dir in CLOCKED {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut reads = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap().display().to_string();
+        if REAL_TIME.iter().any(|(allowed, _)| *allowed == rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let code = line.trim_start();
+            // The tests at the end of a file may read the time they measure.
+            if code == "#[cfg(test)]"
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|next| next.trim_start().starts_with("mod "))
+            {
+                break;
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            for needle in ["SystemTime::now", "Instant::now", "unixepoch(", "now_utc("] {
+                if code.contains(needle) {
+                    reads.push(format!("{rel}:{}: {needle}", i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        files.len() > 50,
+        "only {} files scanned: the crates moved",
+        files.len()
+    );
+    for (allowed, _) in REAL_TIME {
+        assert!(
+            root.join(allowed).is_file(),
+            "{allowed} is gone: update REAL_TIME"
+        );
+    }
+    assert!(
+        reads.is_empty(),
+        "the system's time read where the caller's clock must be: {reads:#?} (only these \
+         files may, each for its reason: {REAL_TIME:#?})"
     );
 }
 

@@ -97,12 +97,15 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         0o755,
     )?;
     layout.prepare_api_side(None)?;
+    // The system's, as the provider's: the dev node is a node, not a simulation.
+    let clock = provider.clock().clone();
     let config = RunnerConfig {
         layout: layout.clone(),
         provider,
         node_id: node_id.clone(),
         budget: Duration::from_secs(5),
         api: None,
+        clock,
     };
     // One pass first, so state.db exists before the API reads it.
     runner::run_once(&config)?;

@@ -526,16 +526,17 @@ fn append_checked<W: Write>(
     }
 }
 
+/// Appends a file of `size` bytes read from `data`, dated `at_ms` (the backup's time).
 fn append_bytes<W: Write>(
     builder: &mut tar::Builder<W>,
     path: &str,
-    size: u64,
+    (size, at_ms): (u64, i64),
     data: impl Read,
 ) -> io::Result<()> {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
     header.set_mode(0o600);
-    header.set_mtime((store::now_ms() / 1000).max(0) as u64);
+    header.set_mtime((at_ms / 1000).max(0) as u64);
     header.set_size(size);
     builder.append_data(&mut header, path, data)
 }
@@ -595,6 +596,7 @@ impl Apply<Ctx> for CreateAccountBackup {
         };
 
         // 2. The dumps, each spooled compressed, then the manifest.
+        let created_at_ms = ctx.clock().now_ms();
         let manifest = Manifest {
             format: if home.sparse_files > 0 {
                 FORMAT_SPARSE
@@ -603,7 +605,7 @@ impl Apply<Ctx> for CreateAccountBackup {
             },
             account: req.account.clone(),
             username: info.username.clone(),
-            created_at_ms: store::now_ms(),
+            created_at_ms,
             files: home.files,
             dirs: home.dirs,
             symlinks: home.symlinks,
@@ -634,7 +636,7 @@ impl Apply<Ctx> for CreateAccountBackup {
                 append_bytes(
                     &mut builder,
                     &format!("{DB_PREFIX}{name}{DB_SUFFIX}"),
-                    size,
+                    (size, created_at_ms),
                     spooled.reader(),
                 )
                 .map_err(written)?;
@@ -646,7 +648,7 @@ impl Apply<Ctx> for CreateAccountBackup {
         append_bytes(
             &mut builder,
             MANIFEST,
-            manifest_bytes.len() as u64,
+            (manifest_bytes.len() as u64, created_at_ms),
             &manifest_bytes[..],
         )
         .map_err(written)?;

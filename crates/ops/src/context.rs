@@ -17,6 +17,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use clock::Clock;
 use provider::{AuditRecord, Provider, ProviderError};
 use registry::{AuditDetail, Hex32, OpError, Owner};
 use store::{
@@ -142,6 +143,12 @@ impl Ctx {
                 "this context has no data directory to read blobs from",
             )
         })
+    }
+
+    /// The clock a handler reads the time from (a certificate's validity, a backup's date):
+    /// the store's, which is the runner's, so a simulation that owns time owns it here too.
+    pub fn clock(&self) -> &dyn Clock {
+        &**self.state.clock()
     }
 
     /// The resource rows as this job sees them: state.db with this job's change, the

@@ -7,7 +7,7 @@
 //! becomes `ProviderError::Failed`, so every executor is audited and checked alike.
 
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crate::audit::{AuditLog, AuditRecord};
 use crate::error::ProviderError;
@@ -82,12 +82,12 @@ impl Provider {
     ) -> Result<Output, ProviderError> {
         // Opened first: an invocation that cannot be audited does not happen.
         let mut audit = AuditLog::open(&self.audit_dir)?;
-        let at = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let started = Instant::now();
+        // The provider's clock, not the system's: a simulation replays these exactly. The
+        // executor's own deadline for a real child is on real time (`executor/real.rs`).
+        let at = self.clock.now_ms().max(0) as u64;
+        let started = self.clock.monotonic();
         let result = run();
-        let ms = started.elapsed().as_millis() as u64;
+        let ms = self.clock.monotonic().saturating_sub(started).as_millis() as u64;
         let backend = if real { "real" } else { "sim" };
         let record = AuditRecord {
             at,
@@ -139,6 +139,7 @@ mod tests {
     use std::io::Read;
     use std::path::PathBuf;
     use std::thread;
+    use std::time::Instant;
 
     use rustix::process::{Pid, Signal};
 

@@ -1,12 +1,20 @@
-//! The `Provider` handle: platform, system root, executor and audit directory.
+//! The `Provider` handle: platform, system root, executor, audit directory and clock.
 //!
 //! One value is built at start-up and shared by reference with every handler. It holds no
 //! mutable state but the audit records not yet handed to state.db (behind a mutex), so it is
 //! `Send + Sync`; everything else that changes lives on disk (the sysroot and the audit log),
 //! where tests can look at it.
+//!
+//! The seams a simulation drives: the system root (every system path is mapped under it by
+//! [`Provider::sysconf`]), the executor, and the clock ([`Provider::with_clock`]) that the
+//! audit lines' times are read from and that a simulated executor's models read theirs from.
+//! The real executor's child deadlines stay on the system's monotonic time whatever the
+//! clock: they bound real processes.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use clock::Clock;
 
 use crate::audit::AuditRecord;
 use crate::executor::Executor;
@@ -44,6 +52,8 @@ pub struct Provider {
     /// The MariaDB server socket, when configured (`with_mariadb_socket`); otherwise the
     /// executor's model of MariaDB if it has one, else the platform's default socket.
     pub(crate) mariadb_socket: Option<PathBuf>,
+    /// Where the times it records come from (`with_clock`); the system clock by default.
+    pub(crate) clock: Arc<dyn Clock>,
 }
 
 impl Provider {
@@ -63,16 +73,31 @@ impl Provider {
             "ProviderConfig.audit_dir must be absolute, got {}",
             config.audit_dir.display()
         );
+        let is_root = rustix::process::geteuid().is_root() && config.executor.acts_as_root();
         Provider {
             platform: config.platform,
             root: config.root,
             executor: config.executor,
             audit_dir: config.audit_dir,
-            is_root: rustix::process::geteuid().is_root(),
+            is_root,
             tenant_worker: None,
             audit_sink: Mutex::new(Vec::new()),
             mariadb_socket: None,
+            clock: clock::system(),
         }
+    }
+
+    /// The same provider reading the times it records from `clock` (the runner's): when each
+    /// invocation started and how long it took, and, for a simulated executor, whatever
+    /// time its models record.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Provider {
+        self.clock = clock;
+        self
+    }
+
+    /// The clock the provider reads its times from.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// The same provider with an audit sink of its own, for a second lane of work whose
@@ -88,6 +113,7 @@ impl Provider {
             tenant_worker: self.tenant_worker.clone(),
             audit_sink: Mutex::new(Vec::new()),
             mariadb_socket: self.mariadb_socket.clone(),
+            clock: self.clock.clone(),
         }
     }
 
@@ -106,7 +132,8 @@ impl Provider {
         self.executor.simulated()
     }
 
-    /// Whether this process runs as root, so it gives the files it creates their owners (an
+    /// Whether this process runs as root and its executor acts as root
+    /// ([`Executor::acts_as_root`]), so it gives the files it creates their owners (an
     /// unprivileged test or dev node cannot, and leaves them its own).
     pub fn is_root(&self) -> bool {
         self.is_root

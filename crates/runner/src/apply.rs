@@ -17,7 +17,7 @@
 
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Instant;
+use std::time::Duration;
 
 use ops::{Ctx, Service};
 use registry::{AuditDetail, Handlers, Hex32, Lane, OpError, Registry};
@@ -30,14 +30,16 @@ type Invocations = Vec<(i64, AuditDetail)>;
 /// The most jobs applied before their batch is completed.
 const MAX_BATCH: usize = 64;
 
-/// Applies queued jobs until none is claimable or the deadline passes. Returns how many ran.
+/// Applies queued jobs until none is claimable or `budget` has passed on the context's clock
+/// (`Ctx::clock`, the runner's). Returns how many ran.
 pub fn apply_pending(
     ctx: &mut Ctx,
     registry: &Registry,
     handlers: &Handlers<Ctx>,
     node_id: &Hex32,
-    deadline: Instant,
+    budget: Duration,
 ) -> anyhow::Result<usize> {
+    let deadline = ctx.clock().monotonic() + budget;
     let long = LongOperations::of(registry);
     // Under the pass lock no main-lane job can be running: any found is a dead runner's.
     ctx.state.recover_running(Lane::Main, &long)?;
@@ -46,7 +48,7 @@ pub fn apply_pending(
         let hold = ctx.state.main_lane_hold(&long)?;
         let mut batch: Vec<(ClaimedJob, Outcome, BTreeSet<Service>, Invocations)> = Vec::new();
         let mut claimed = 0;
-        while batch.len() < MAX_BATCH && Instant::now() < deadline {
+        while batch.len() < MAX_BATCH && ctx.clock().monotonic() < deadline {
             // None also when the next job's account has a job in this batch: it runs after
             // the batch is completed.
             let Some(job) = ctx.state.claim_main(&hold)? else {
@@ -76,7 +78,7 @@ pub fn apply_pending(
             ctx.state.complete_audited(&job, &outcome, &invocations)?;
             applied += 1;
         }
-        if Instant::now() >= deadline {
+        if ctx.clock().monotonic() >= deadline {
             return Ok(applied);
         }
     }

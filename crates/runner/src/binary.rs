@@ -93,6 +93,9 @@ where
     };
     let data_dir = std::path::absolute(&args.data_dir)?;
     let root = std::path::absolute(&args.root)?;
+    // Every runner binary runs on the system's time: only an in-process simulation gives
+    // the runner a clock of its own.
+    let clock = clock::system();
     let config = RunnerConfig {
         layout: Layout::new(&data_dir),
         provider: Arc::new({
@@ -101,7 +104,8 @@ where
                 root,
                 executor,
                 audit_dir: data_dir.join("log"),
-            });
+            })
+            .with_clock(clock.clone());
             match &args.mariadb_socket {
                 Some(socket) => provider.with_mariadb_socket(std::path::absolute(socket)?),
                 None => provider,
@@ -110,6 +114,7 @@ where
         node_id: args.node_id.clone(),
         budget: Duration::from_millis(args.budget_ms),
         api,
+        clock,
     };
     declarations::registry()
         .check_structure()

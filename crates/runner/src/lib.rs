@@ -17,6 +17,17 @@
 //! lane held back and the requests that arrive meanwhile are served, and a oneshot runner
 //! exits with nothing left running.
 //!
+//! Time comes from [`RunnerConfig::clock`]: the pass's budget, when a periodic step is due,
+//! and, through the store it opens with it (`StateDb::open_with_clock`) and the handlers'
+//! context, every time state.db records. The packaged runner gives the system clock; a
+//! simulation gives its own and drives passes itself ([`run_once`], [`pass`]), one process
+//! holding the runner, the store and the simulated system. What waits on the kernel stays on
+//! real time: the `--watch` loop's `poll(2)` ([`watch`]) and the long lane's patience while
+//! state.db is busy. The files a pass touches are the caller's too: the data directory
+//! ([`RunnerConfig::layout`]) and, through the provider, the system root; the runner reads
+//! nothing else but this machine's own `/etc/passwd`, for the API user's uid
+//! (`--api-user`), which owns files of the real data directory.
+//!
 //! Every runner binary runs [`binary::main`]: the packaged `layerone-runner` with the real
 //! executor and no way to arm a crash point, the simulated and crash-point runners of
 //! `crates/devnode` with the simulator (and, for the latter, crash points armed from the
@@ -32,10 +43,11 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use long_lane::LongLane;
 
+use clock::Clock;
 use provider::Provider;
 use registry::Hex32;
 use store::{ApiIdentity, Layout, StateDb};
@@ -51,6 +63,10 @@ pub struct RunnerConfig {
     /// The API's user and group, so state.db's directory and file get the owners and modes of
     /// DESIGN.md section 6. `None` on a dev node run by an ordinary user.
     pub api: Option<ApiIdentity>,
+    /// Where the pass's time comes from: its budget, its periodic steps, and every time the
+    /// store and the handlers record. The provider reads the same one
+    /// (`Provider::with_clock`). The system clock in production.
+    pub clock: Arc<dyn Clock>,
 }
 
 /// What one pass did.
@@ -139,7 +155,7 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
 /// One pass of the runner; `lane` is this process's long lane, which the pass starts when
 /// long work is due.
 pub fn pass(config: &RunnerConfig, lane: &mut LongLane) -> anyhow::Result<PassReport> {
-    let started = Instant::now();
+    let started = config.clock.monotonic();
     config.layout.prepare_root_side(config.api)?;
     let Some(lock) = PassLock::try_take(&config.layout)? else {
         tracing::info!("another runner is running a pass; skipping this one");
@@ -151,25 +167,25 @@ pub fn pass(config: &RunnerConfig, lane: &mut LongLane) -> anyhow::Result<PassRe
     // A journal beside state.db means a commit was interrupted: opening rolls it back.
     let recovering =
         std::fs::exists(config.layout.state_dir().join("state.db-journal")).unwrap_or(true);
-    let state = StateDb::open(&config.layout.state_db())?;
+    let state = StateDb::open_with_clock(&config.layout.state_db(), config.clock.clone())?;
     // The file may have just been created: give it the owner and mode the API reads it with.
     config.layout.prepare_root_side(config.api)?;
     // quick_check reads every page of state.db: it runs after an interrupted commit, and
     // otherwise every few minutes rather than on every pass.
-    if recovering || steps::due(&config.layout, steps::CHECKED) {
+    if recovering || steps::due(&config.layout, &*config.clock, steps::CHECKED) {
         state.quick_check()?;
-        steps::mark(&config.layout, steps::CHECKED)?;
+        steps::mark(&config.layout, &*config.clock, steps::CHECKED)?;
     }
     let mut ctx = ops::Ctx::new(config.provider.clone(), state).with_layout(config.layout.clone());
     let mut report = PassReport {
         ran: true,
         ..PassReport::default()
     };
-    let started_ms = store::now_ms();
+    let started_ms = config.clock.now_ms();
     steps::run_all(config, &mut ctx, &mut report, lane);
-    if let Err(e) = lock.record(started_ms, store::now_ms()) {
+    if let Err(e) = lock.record(started_ms, config.clock.now_ms()) {
         tracing::warn!(error = %e, "could not record the pass for `layerone status`");
     }
-    report.elapsed = started.elapsed();
+    report.elapsed = config.clock.monotonic().saturating_sub(started);
     Ok(report)
 }

@@ -16,8 +16,10 @@
 //!   pass its main-lane jobs, the long lane its long ones before its first claim. A long job
 //!   a live lane is running is never put back under it; one whose runner died is run again
 //!   by the next lane that starts.
-//! - **Its own audit sink.** The lane's provider is a sibling of the pass's with its own sink
-//!   (`Provider::for_another_lane`), so each job's invocations are committed with it.
+//! - **Its own audit sink, the runner's clock.** The lane's provider is a sibling of the pass's with its own sink
+//!   (`Provider::for_another_lane`), so each job's invocations are committed with it; its
+//!   state.db connection records the runner's clock ([`RunnerConfig::clock`]). Only its
+//!   patience while state.db is busy is real time: it waits on another connection's lock.
 //!
 //! A pass starts the lane (`long_lane` step) when long work is pending and no lane runs, by
 //! claiming its first job itself: a lane that starts always has a job, so a pass that finds
@@ -184,7 +186,7 @@ fn run_lane(
     wake: Option<&OwnedFd>,
 ) {
     let provider = Arc::new(config.provider.for_another_lane());
-    let outcome = StateDb::open(&config.layout.state_db())
+    let outcome = StateDb::open_with_clock(&config.layout.state_db(), config.clock.clone())
         .map_err(anyhow::Error::from)
         .map(|state| Ctx::new(provider, state).with_layout(config.layout.clone()))
         .and_then(|mut ctx| {

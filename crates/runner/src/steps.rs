@@ -1,8 +1,9 @@
 //! The steps of a pass, and the one containment helper they all run through.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
+use clock::Clock;
 use ops::Ctx;
 use registry::{Family, Owner};
 use store::Layout;
@@ -33,21 +34,29 @@ pub const RENEWALS_CHECKED: &str = "certificates-checked";
 
 /// Whether the periodic step tracked by `marker` is due. The marker's mtime is the last run,
 /// so an idle pass commits nothing to know it.
-pub fn due(layout: &Layout, marker: &str) -> bool {
-    due_every(layout, marker, PERIODIC_EVERY)
+pub fn due(layout: &Layout, clock: &dyn Clock, marker: &str) -> bool {
+    due_every(layout, clock, marker, PERIODIC_EVERY)
 }
 
-/// Whether the periodic step tracked by `marker` last ran at least `period` ago (or never).
-pub fn due_every(layout: &Layout, marker: &str, period: Duration) -> bool {
-    std::fs::metadata(layout.state_dir().join(marker))
+/// Whether the periodic step tracked by `marker` last ran at least `period` ago (or never),
+/// on the runner's clock.
+pub fn due_every(layout: &Layout, clock: &dyn Clock, marker: &str, period: Duration) -> bool {
+    let now = clock.system_time();
+    std::fs::metadata(marker_path(layout, marker))
         .and_then(|m| m.modified())
-        .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= period)
+        .map(|t| now.duration_since(t).unwrap_or_default() >= period)
         .unwrap_or(true)
 }
 
-/// Records that the periodic step tracked by `marker` ran now.
-pub fn mark(layout: &Layout, marker: &str) -> std::io::Result<()> {
-    std::fs::write(layout.state_dir().join(marker), b"")
+/// Records that the periodic step tracked by `marker` ran now: the marker's mtime is the
+/// runner's clock's time (the system's in production, as the kernel would have stamped it).
+pub fn mark(layout: &Layout, clock: &dyn Clock, marker: &str) -> std::io::Result<()> {
+    let file = std::fs::File::create(marker_path(layout, marker))?;
+    file.set_modified(clock.system_time())
+}
+
+fn marker_path(layout: &Layout, marker: &str) -> std::path::PathBuf {
+    layout.state_dir().join(marker)
 }
 /// How long an upload waits for the job that uses it.
 const BLOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -94,7 +103,6 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
     contain(ctx, report, "renew_certificates", |ctx| {
         renew_certificates(config, ctx)
     });
-    let deadline = Instant::now() + config.budget;
     let mut applied = 0;
     contain(ctx, report, "apply", |ctx| {
         applied = apply::apply_pending(
@@ -102,7 +110,7 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
             declarations::registry(),
             ops::handlers(),
             &config.node_id,
-            deadline,
+            config.budget,
         )?;
         Ok(())
     });
@@ -114,10 +122,10 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
         Ok(())
     });
     contain(ctx, report, "purge_orphans", |ctx| {
-        if !due(&config.layout, SWEPT) {
+        if !due(&config.layout, &*config.clock, SWEPT) {
             return Ok(());
         }
-        mark(&config.layout, SWEPT)?;
+        mark(&config.layout, &*config.clock, SWEPT)?;
         purge_orphans(ctx)
     });
     contain(ctx, report, "observe", |ctx| observe(config, ctx));
@@ -207,10 +215,10 @@ fn purge_orphans(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// [`PERIODIC_EVERY`], tracked by the mtime of a marker file, and a check that finds what the
 /// last one found commits nothing, so an idle pass stays read-only.
 fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
-    if !due(&config.layout, OBSERVED) {
+    if !due(&config.layout, &*config.clock, OBSERVED) {
         return Ok(());
     }
-    mark(&config.layout, OBSERVED)?;
+    mark(&config.layout, &*config.clock, OBSERVED)?;
     let check = ops::drift::detect(ctx);
     for d in &check.found {
         tracing::warn!(family = %d.family, resource_id = %d.resource_id, aspect = d.aspect.as_str(), "{}", d.message);
@@ -236,13 +244,16 @@ fn observe(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
 /// so each renewal is a job on the events feed, applied by the next apply step. A failed
 /// renewal is a failed job and leaves the certificate in place; the next day queues it again.
 fn renew_certificates(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()> {
-    if !due_every(&config.layout, RENEWALS_CHECKED, RENEWALS_EVERY) {
+    if !due_every(
+        &config.layout,
+        &*config.clock,
+        RENEWALS_CHECKED,
+        RENEWALS_EVERY,
+    ) {
         return Ok(());
     }
-    mark(&config.layout, RENEWALS_CHECKED)?;
-    let day = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    mark(&config.layout, &*config.clock, RENEWALS_CHECKED)?;
+    let day = config.clock.now_secs().div_euclid(86_400);
     let requests = ops::certificate::renewal_requests(ctx, day)
         .map_err(|e| anyhow::anyhow!("list certificates due for renewal: {e}"))?;
     for body in requests {
@@ -262,12 +273,13 @@ fn renew_certificates(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<()
 /// produced blob is never collected by age: it goes with the resource that records it.
 fn blob_gc(config: &RunnerConfig) -> anyhow::Result<()> {
     // Retentions are a day and a week: listing both directories every 15 s would buy nothing.
-    if !due(&config.layout, BLOBS_COLLECTED) {
+    if !due(&config.layout, &*config.clock, BLOBS_COLLECTED) {
         return Ok(());
     }
-    mark(&config.layout, BLOBS_COLLECTED)?;
-    store::blobs::collect_incoming(&config.layout, BLOB_RETENTION)?;
-    store::blobs::collect_outgoing_parts(&config.layout, PART_RETENTION)?;
+    mark(&config.layout, &*config.clock, BLOBS_COLLECTED)?;
+    let now = config.clock.system_time();
+    store::blobs::collect_incoming(&config.layout, BLOB_RETENTION, now)?;
+    store::blobs::collect_outgoing_parts(&config.layout, PART_RETENTION, now)?;
     Ok(())
 }
 
@@ -280,17 +292,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let layout = Layout::new(dir.path());
         layout.prepare_root_side(None).unwrap();
-        assert!(due(&layout, CHECKED), "never ran: due");
-        mark(&layout, CHECKED).unwrap();
-        assert!(!due(&layout, CHECKED), "just ran: not due");
-        let old = SystemTime::now() - PERIODIC_EVERY - Duration::from_secs(1);
-        std::fs::File::options()
-            .write(true)
-            .open(layout.state_dir().join(CHECKED))
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
-        assert!(due(&layout, CHECKED), "ran a period ago: due again");
-        assert!(due(&layout, SWEPT), "each step has its own marker");
+        let clock = testkit::ManualClock::starting_at(1_700_000_000_000);
+        assert!(due(&layout, &*clock, CHECKED), "never ran: due");
+        mark(&layout, &*clock, CHECKED).unwrap();
+        assert!(!due(&layout, &*clock, CHECKED), "just ran: not due");
+        clock.advance(PERIODIC_EVERY - Duration::from_secs(1));
+        assert!(
+            !due(&layout, &*clock, CHECKED),
+            "ran less than a period ago: not due"
+        );
+        clock.advance(Duration::from_secs(1));
+        assert!(
+            due(&layout, &*clock, CHECKED),
+            "ran a period ago: due again"
+        );
+        assert!(due(&layout, &*clock, SWEPT), "each step has its own marker");
+        // A marker the kernel stamped is judged on the system clock's scale.
+        std::fs::write(layout.state_dir().join(SWEPT), b"").unwrap();
+        assert!(!due(&layout, &clock::SystemClock, SWEPT));
     }
 }

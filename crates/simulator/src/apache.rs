@@ -110,7 +110,7 @@ pub(super) fn apachectl(provider: &Provider, args: &[String]) -> Outcome {
         return Outcome::ok().warn("Syntax OK");
     }
     let file = provider.sysconf(SIM_RELOADS_FILE);
-    match record_reload(&file) {
+    match record_reload(&file, unix_ms(provider)) {
         Ok(()) => Outcome::ok(),
         Err(e) => Outcome::fail(
             1,
@@ -119,12 +119,12 @@ pub(super) fn apachectl(provider: &Provider, args: &[String]) -> Outcome {
     }
 }
 
-fn record_reload(file: &Path) -> std::io::Result<()> {
+fn record_reload(file: &Path, at_ms: i64) -> std::io::Result<()> {
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)?;
     }
     let mut f = OpenOptions::new().create(true).append(true).open(file)?;
-    f.write_all(format!("graceful {}\n", unix_ms()).as_bytes())
+    f.write_all(format!("graceful {at_ms}\n").as_bytes())
 }
 
 /// Checks every `*.conf` of `dir` in name order (Apache's wildcard include order). A

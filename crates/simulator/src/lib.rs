@@ -17,6 +17,12 @@
 //! offered as the provider's database session when no server socket is configured) and the
 //! tenant worker when the process is not root (`tenant_worker.rs`), and it decides which uids
 //! a real kill may reach ([`SIM_REAL_PROCESS_UIDS`]).
+//!
+//! A simulation is driven from the outside: the models read the time of the provider they run
+//! for (`Provider::clock`, which a test can hand a clock it moves itself), never the system's,
+//! and they change only the sysroot (`Provider::sysconf`). What they read of this machine on
+//! purpose is what a real kill could reach: its own `/etc/passwd` (the uids it names) and,
+//! only on a root of `/`, `/proc` (the processes of a uid, as `userdel` checks).
 
 mod apache;
 mod cloudlinux;
@@ -36,7 +42,6 @@ mod visudo;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::ops::RangeInclusive;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use provider::{
     Argv, DatabaseSession, Executor, Invocation, Output, Program, Provider, ProviderError,
@@ -94,9 +99,10 @@ impl SimExecutor {
     }
 
     /// The same simulation as it runs when this process is `root` or not, for the tests of
-    /// either path whoever runs them: not root, tenant work runs in-process and no real kill
-    /// is sent; root, the real worker is started (whose drop to the tenant fails unless this
-    /// process really is root).
+    /// either path whoever runs them: not root, tenant work runs in-process, no real kill is
+    /// sent and the provider gives no file an owner ([`Executor::acts_as_root`]); root, the
+    /// real worker is started (whose drop to the tenant fails unless this process really is
+    /// root).
     pub fn acting_as_root(mut self, root: bool) -> SimExecutor {
         self.root = root;
         self
@@ -178,6 +184,12 @@ impl Executor for SimExecutor {
     fn may_signal_as(&self, uid: u32) -> Result<bool, ProviderError> {
         Ok(self.root && SIM_REAL_PROCESS_UIDS.contains(&uid) && !this_machine_names_uid(uid)?)
     }
+
+    /// As [`SimExecutor::acting_as_root`] says: acting unprivileged, the provider gives no
+    /// file an owner, as without root.
+    fn acts_as_root(&self) -> bool {
+        self.root
+    }
 }
 
 /// Whether this machine's own `/etc/passwd` (deliberately not the sysroot's) has a user with
@@ -247,7 +259,7 @@ fn run_model(
         Program::Doveconf => mail::doveconf(provider, &args),
         Program::Doveadm => mail::doveadm(provider, &args),
         Program::Sievec => mail::sievec(&args),
-        Program::OpendkimGenkey => mail::opendkim_genkey(&args),
+        Program::OpendkimGenkey => mail::opendkim_genkey(provider, &args),
         Program::Mariadb | Program::Openssl => Outcome::fail(
             127,
             format!(
@@ -379,15 +391,12 @@ impl CommandLine {
     }
 }
 
-/// Days since 1970-01-01, as shadow's "last change" field.
-fn today() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| (d.as_secs() / 86_400) as i64)
+/// Days since 1970-01-01 on the provider's clock, as shadow's "last change" field.
+fn today(provider: &Provider) -> i64 {
+    provider.clock().now_secs().div_euclid(86_400)
 }
 
-fn unix_ms() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis())
+/// The provider's clock's time in ms, for what a model records with a time.
+fn unix_ms(provider: &Provider) -> i64 {
+    provider.clock().now_ms()
 }

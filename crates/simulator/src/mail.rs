@@ -55,7 +55,7 @@ fn record(provider: &Provider, file: &str, what: &str) -> Outcome {
             std::fs::create_dir_all(parent)?;
         }
         let mut f = OpenOptions::new().create(true).append(true).open(&path)?;
-        f.write_all(format!("{what} {}\n", unix_ms()).as_bytes())
+        f.write_all(format!("{what} {}\n", unix_ms(provider)).as_bytes())
     })();
     match written {
         Ok(()) => Outcome::ok(),
@@ -480,7 +480,7 @@ pub(super) fn check_sieve(text: &[u8]) -> Result<(), (usize, String)> {
     Ok(())
 }
 
-pub(super) fn opendkim_genkey(args: &[String]) -> Outcome {
+pub(super) fn opendkim_genkey(provider: &Provider, args: &[String]) -> Outcome {
     let mut bits = None;
     let mut domain = None;
     let mut selector = None;
@@ -520,7 +520,7 @@ pub(super) fn opendkim_genkey(args: &[String]) -> Outcome {
     };
     let dir = PathBuf::from(dir);
     // SubjectPublicKeyInfo of an RSA key: about bits/8 + 38 bytes.
-    let mut state = seed(&format!("{domain}/{selector}/{}", unix_ms()));
+    let mut state = seed(&format!("{domain}/{selector}/{}", unix_ms(provider)));
     let public: Vec<u8> = (0..bits / 8 + 38).map(|_| next(&mut state) as u8).collect();
     let p = base64(&public);
     let (head, tail) = p.split_at(p.len().min(250));

@@ -182,7 +182,7 @@ pub(super) fn record_reload(provider: &Provider, unit: &str) -> Outcome {
             std::fs::create_dir_all(parent)?;
         }
         let mut f = OpenOptions::new().create(true).append(true).open(&file)?;
-        f.write_all(format!("reload {unit} {}\n", unix_ms()).as_bytes())
+        f.write_all(format!("reload {unit} {}\n", unix_ms(provider)).as_bytes())
     })();
     match recorded {
         Ok(()) => Outcome::ok(),

@@ -278,7 +278,7 @@ pub(super) fn useradd(provider: &Provider, args: &[String]) -> Outcome {
         .push(format!("{name}:x:{uid}:{gid}:{comment}:{home}:{shell}"));
     db.shadow
         .lines
-        .push(format!("{name}:{hash}:{}:0:99999:7:::", today()));
+        .push(format!("{name}:{hash}:{}:0:99999:7:::", today(provider)));
     tri!("useradd", db.save(true, false));
     drop(db);
 
@@ -424,7 +424,7 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
         }
         if let Some(pw) = password {
             sp[1] = pw.to_owned();
-            sp[2] = today().to_string();
+            sp[2] = today(provider).to_string();
         }
         if let Some(field) = expire_field {
             sp[7] = field;

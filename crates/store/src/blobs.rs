@@ -19,7 +19,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use registry::BlobId;
 use sha2::{Digest, Sha256};
@@ -361,21 +361,35 @@ impl Upload {
     }
 }
 
-/// Removes uploads older than `max_age` from `blobs/in`, and parts an interrupted upload
-/// left. Returns how many it removed.
-pub fn collect_incoming(layout: &Layout, max_age: Duration) -> Result<usize, BlobError> {
-    remove_older_than(&layout.blobs_in(), max_age, |_| true)
+/// Removes uploads older than `max_age` at `now` (the caller's clock) from `blobs/in`, and
+/// parts an interrupted upload left. A blob's age is its file's modification time: the
+/// kernel's when the API wrote it, a simulation's own when it stamps its uploads. Returns how
+/// many it removed.
+pub fn collect_incoming(
+    layout: &Layout,
+    max_age: Duration,
+    now: SystemTime,
+) -> Result<usize, BlobError> {
+    remove_older_than(&layout.blobs_in(), max_age, now, |_| true)
 }
 
-/// Removes only the parts an interrupted writer left in `blobs/out`: a produced blob belongs
-/// to the resource that records it (a backup) and goes with that resource, never by age.
-pub fn collect_outgoing_parts(layout: &Layout, max_age: Duration) -> Result<usize, BlobError> {
-    remove_older_than(&layout.blobs_out(), max_age, |name| name.starts_with(PART))
+/// Removes only the parts an interrupted writer left in `blobs/out`, older than `max_age` at
+/// `now`: a produced blob belongs to the resource that records it (a backup) and goes with
+/// that resource, never by age.
+pub fn collect_outgoing_parts(
+    layout: &Layout,
+    max_age: Duration,
+    now: SystemTime,
+) -> Result<usize, BlobError> {
+    remove_older_than(&layout.blobs_out(), max_age, now, |name| {
+        name.starts_with(PART)
+    })
 }
 
 fn remove_older_than(
     dir: &Path,
     max_age: Duration,
+    now: SystemTime,
     eligible: impl Fn(&str) -> bool,
 ) -> Result<usize, BlobError> {
     let entries = match std::fs::read_dir(dir) {
@@ -383,7 +397,6 @@ fn remove_older_than(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(io_at(dir)(e)),
     };
-    let now = std::time::SystemTime::now();
     let mut removed = 0;
     for entry in entries {
         let entry = entry.map_err(io_at(dir))?;
@@ -429,7 +442,9 @@ impl TempBlob {
                 "{PART}{}-{}-{}",
                 std::process::id(),
                 NEXT.fetch_add(1, Ordering::Relaxed),
-                crate::now_ms()
+                // Only to make the name unlikely to be a dead writer's leftover (a taken
+                // name is skipped anyway): recorded nowhere, so the system's time will do.
+                clock::Clock::now_ms(&clock::SystemClock)
             );
             if let Some(temp) = TempBlob::create_at(dir.join(name), mode)? {
                 return Ok(temp);
@@ -636,7 +651,7 @@ mod tests {
     fn old_uploads_and_abandoned_parts_are_collected_but_never_a_produced_blob() {
         let (_dir, layout) = layout();
         let age = |path: &Path| {
-            let old = std::time::SystemTime::now() - Duration::from_secs(7200);
+            let old = SystemTime::now() - Duration::from_secs(7200);
             File::options()
                 .write(true)
                 .open(path)
@@ -656,8 +671,13 @@ mod tests {
         std::fs::write(&new_upload, b"new").unwrap();
 
         let hour = Duration::from_secs(3600);
-        assert_eq!(collect_outgoing_parts(&layout, hour).unwrap(), 1);
-        assert_eq!(collect_incoming(&layout, hour).unwrap(), 1);
+        // Ages are judged at the caller's time: two hours ago, nothing was old yet.
+        let now = SystemTime::now();
+        let earlier = now - 2 * hour;
+        assert_eq!(collect_outgoing_parts(&layout, hour, earlier).unwrap(), 0);
+        assert_eq!(collect_incoming(&layout, hour, earlier).unwrap(), 0);
+        assert_eq!(collect_outgoing_parts(&layout, hour, now).unwrap(), 1);
+        assert_eq!(collect_incoming(&layout, hour, now).unwrap(), 1);
         assert!(!part.exists() && !old_upload.exists());
         assert!(new_upload.exists());
         assert!(layout.blobs_out().join(produced.as_str()).exists());

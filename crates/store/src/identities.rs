@@ -11,7 +11,7 @@
 use registry::Hex32;
 use rusqlite::{OptionalExtension, params};
 
-use crate::{StateDb, StoreError, now_ms};
+use crate::{StateDb, StoreError};
 
 /// Who an identity row is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +86,7 @@ impl StateDb {
         gid: u32,
     ) -> Result<(), StoreError> {
         let context = "record an account's identity";
+        let now = self.now_ms();
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -101,7 +102,7 @@ impl StateDb {
             tx.execute(
                 "INSERT INTO identities(kind, owner, name, uid, gid, recorded_at)
                  VALUES ('account', ?1, ?2, ?3, ?4, ?5)",
-                params![account.as_str(), name, uid, gid, now_ms()],
+                params![account.as_str(), name, uid, gid, now],
             )
             .map_err(StoreError::sqlite(context))?;
         }
@@ -127,7 +128,7 @@ impl StateDb {
             .execute(
                 "UPDATE identities SET removed_at = ?2
                  WHERE kind = 'account' AND owner = ?1 AND removed_at IS NULL",
-                params![account.as_str(), now_ms()],
+                params![account.as_str(), self.now_ms()],
             )
             .map(drop)
             .map_err(StoreError::sqlite("retire an account's identity"))
@@ -141,7 +142,7 @@ impl StateDb {
                 "INSERT INTO identities(kind, owner, name, uid, gid, recorded_at)
                  VALUES ('administrator', 'node:', ?1, ?2, NULL, ?3)
                  ON CONFLICT(name, uid) WHERE kind = 'administrator' DO NOTHING",
-                params![name, uid, now_ms()],
+                params![name, uid, self.now_ms()],
             )
             .map(drop)
             .map_err(StoreError::sqlite("record an administrator"))

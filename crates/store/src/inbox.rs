@@ -4,18 +4,21 @@
 //! waiting into one transaction (group commit) and answers each caller only after COMMIT
 //! returned, so a 202 means the request is on disk. Root reads it read-only through
 //! [`read_rows`], treats every row as hostile, and never writes it: the ingest watermark lives
-//! in state.db, and the API prunes the rows below it.
+//! in state.db, and the API prunes the rows below it. A request's `received_at` is read from
+//! the clock the inbox was opened with (the system's for the API, [`Inbox::open_with_clock`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use registry::envelope::MAX_BODY;
 use registry::{JobState, JobView, Timings, ValidatedJob};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::{StoreError, now_ms, sqlite};
+use clock::Clock;
+
+use crate::{StoreError, sqlite};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS requests (
@@ -57,9 +60,17 @@ pub struct Inbox {
 }
 
 impl Inbox {
-    /// Opens (creating if needed) the inbox and starts its writer thread. The thread ends when
-    /// the `Inbox` is dropped.
+    /// Opens (creating if needed) the inbox and starts its writer thread, which stamps each
+    /// request with the system clock's time. The thread ends when the `Inbox` is dropped.
     pub fn open(path: &Path) -> Result<(Inbox, JoinHandle<()>), StoreError> {
+        Inbox::open_with_clock(path, clock::system())
+    }
+
+    /// [`Inbox::open`], stamping each request with `clock`'s time.
+    pub fn open_with_clock(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+    ) -> Result<(Inbox, JoinHandle<()>), StoreError> {
         let conn = sqlite::open_inbox_rw(path)
             .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
         conn.execute_batch(SCHEMA)
@@ -72,7 +83,7 @@ impl Inbox {
         let (tx, rx) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("inbox-writer".into())
-            .spawn(move || writer_loop(conn, rx))
+            .spawn(move || writer_loop(conn, rx, &*clock))
             .map_err(|source| StoreError::Io {
                 path: path.to_owned(),
                 source,
@@ -176,7 +187,7 @@ impl Inbox {
     }
 }
 
-fn writer_loop(mut conn: Connection, rx: Receiver<Command>) {
+fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock) {
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::new();
         let mut prune = None;
@@ -191,7 +202,7 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>) {
             }
         }
         if !batch.is_empty() {
-            commit_batch(&mut conn, batch);
+            commit_batch(&mut conn, batch, clock.now_ms());
         }
         // The newest row always stays: SQLite gives a new row the largest rowid plus one, so
         // an emptied table would hand out 1, 2... again, below root's watermark, and root
@@ -207,8 +218,7 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>) {
     }
 }
 
-fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>) {
-    let now = now_ms();
+fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>, now: i64) {
     let outcome = (|| {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut admissions = Vec::with_capacity(batch.len());

@@ -157,6 +157,36 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX identities_administrator ON identities(name, uid)
         WHERE kind = 'administrator';
     "#,
+    // 6: event times from root's clock, not SQLite's. Each statement that changes a job's
+    // state sets `state_changed_at` to the store's clock (`clock::Clock`; the system clock in
+    // production, a simulation's own under test), a resolved drift gets `resolved_at` before
+    // its row goes, and the triggers copy that time onto the event, so a simulation that owns
+    // time replays the feed exactly. A writer that sets neither (a hand edit) gets SQLite's
+    // time, as before, or the time of the job's previous change.
+    r#"
+    ALTER TABLE jobs ADD COLUMN state_changed_at INTEGER;
+    ALTER TABLE drift ADD COLUMN resolved_at INTEGER;
+    DROP TRIGGER jobs_event_insert;
+    DROP TRIGGER jobs_event_update;
+    DROP TRIGGER drift_gone;
+    CREATE TRIGGER jobs_event_insert AFTER INSERT ON jobs BEGIN
+        INSERT INTO events(request_id, operation, state, at)
+        VALUES (NEW.request_id, NEW.operation, NEW.state,
+                COALESCE(NEW.state_changed_at, CAST(unixepoch('subsec') * 1000 AS INTEGER)));
+    END;
+    CREATE TRIGGER jobs_event_update AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+        INSERT INTO events(request_id, operation, state, at)
+        VALUES (NEW.request_id, NEW.operation, NEW.state,
+                COALESCE(NEW.state_changed_at, CAST(unixepoch('subsec') * 1000 AS INTEGER)));
+    END;
+    CREATE TRIGGER drift_gone AFTER DELETE ON drift BEGIN
+        INSERT INTO events(request_id, operation, state, at, kind, detail)
+        VALUES ('', '', '', COALESCE(OLD.resolved_at, CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+                'drift_resolved',
+                json_object('family', OLD.family, 'resource_id', OLD.resource_id,
+                            'owner', OLD.owner, 'aspect', OLD.aspect, 'message', OLD.message));
+    END;
+    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).

@@ -1,8 +1,9 @@
 //! `testkit`: what the tests (of every crate) and the dev node share: a simulated provider in
 //! a temporary sysroot, a seeded account database, self-contained configurations that the
 //! real `apache2ctl -t`, `php-fpm -t` and the mail tools accept, readers for what the
-//! simulation records, a throw-away MariaDB server (`mariadb_server.rs`) and the arming of
-//! crash points from the environment (`crash_points.rs`).
+//! simulation records, a throw-away MariaDB server (`mariadb_server.rs`), the arming of
+//! crash points from the environment (`crash_points.rs`) and a clock the test moves itself
+//! (`manual_clock.rs`: [`ManualClock`]).
 //!
 //! Nothing here is production code: no packaged binary links this crate (a test reads
 //! `cargo metadata` to hold that). It is a library rather than `cfg(test)` code because
@@ -10,6 +11,7 @@
 //! keep true than one per crate.
 
 pub mod crash_points;
+mod manual_clock;
 mod mariadb_server;
 
 use std::fmt::Write as _;
@@ -27,6 +29,7 @@ use simulator::{
     SimExecutor,
 };
 
+pub use manual_clock::ManualClock;
 pub use mariadb_server::MariadbServer;
 /// The client library, for tests that check MariaDB themselves.
 pub use mysql;

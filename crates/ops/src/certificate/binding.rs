@@ -13,7 +13,7 @@ use super::issuance::{issue_chain, key_for};
 use super::{
     CERTIFICATE_DIR, CertificateRef, CertificateResult, CertificateRow, CertificateSource,
     EnsureCertificate, EnsureCertificateRequest, RemoveCertificate, RenewCertificate,
-    certificate_files, refused, unix_now,
+    certificate_files, refused,
 };
 use crate::context::{Ctx, provider_error, store_error};
 use crate::vhost;
@@ -96,7 +96,8 @@ fn bind(
     (chain, key): (&str, &str),
     issued: bool,
 ) -> Result<CertificateResult, OpError> {
-    let checked = check_chain(chain, key, domain, aliases, source_field(source))?;
+    let now = ctx.clock().now_secs();
+    let checked = check_chain(chain, key, domain, aliases, source_field(source), now)?;
     install_files(ctx, id, key, chain)?;
     ctx.set_row(&CertificateRow {
         web_domain: web_domain.clone(),
@@ -166,6 +167,7 @@ impl Apply<Ctx> for EnsureCertificate {
             .chain(aliases.iter().cloned())
             .collect();
         let (chain_now, key_now) = in_place(ctx, &req.id)?;
+        let now = ctx.clock().now_secs();
         // Converged already: the same domain, source (and blob), and a chain in place that
         // matches its key; an ACME one also covers every name and is not due.
         let same = previous.as_ref().is_some_and(|row| {
@@ -180,9 +182,16 @@ impl Apply<Ctx> for EnsureCertificate {
             (Some(chain), Some(key))
                 if same
                     && (req.source == CertificateSource::Bundle
-                        || !renewal_due(Some(chain), &names, unix_now()))
-                    && check_chain(chain, key, &domain, &aliases, source_field(req.source))
-                        .is_ok() =>
+                        || !renewal_due(Some(chain), &names, now))
+                    && check_chain(
+                        chain,
+                        key,
+                        &domain,
+                        &aliases,
+                        source_field(req.source),
+                        now,
+                    )
+                    .is_ok() =>
             {
                 Some((chain.clone(), key.clone()))
             }
@@ -194,7 +203,7 @@ impl Apply<Ctx> for EnsureCertificate {
             (None, CertificateSource::Bundle, Some(blob)) => {
                 let (chain, key) = read_bundle(ctx, blob)?;
                 // Checked before anything changes: a refused bundle leaves everything as it was.
-                check_chain(&chain, &key, &domain, &aliases, "resource.blob")?;
+                check_chain(&chain, &key, &domain, &aliases, "resource.blob", now)?;
                 (chain, key)
             }
             _ => {

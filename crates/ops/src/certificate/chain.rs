@@ -6,9 +6,7 @@ use registry::OpError;
 use registry::types::DomainName;
 use sha2::{Digest, Sha256};
 
-use super::{
-    MAX_CHAIN_BYTES, MAX_CHAIN_CERTIFICATES, MAX_KEY_BYTES, RENEW_BEFORE, hex, refused, unix_now,
-};
+use super::{MAX_CHAIN_BYTES, MAX_CHAIN_CERTIFICATES, MAX_KEY_BYTES, RENEW_BEFORE, hex, refused};
 
 /// Whether a certificate DNS name (possibly `*.` wildcard) covers `name`.
 pub fn name_covers(pattern: &str, name: &str) -> bool {
@@ -31,17 +29,18 @@ pub(super) struct Checked {
 }
 
 /// Checks a chain and its key for a domain: the chain parses and is bounded, the key is the
-/// end-entity certificate's, the certificate names the domain and is valid now. Each refusal
-/// has its own code, and its message starts with the request field it concerns.
+/// end-entity certificate's, the certificate names the domain and is valid at `now` (Unix
+/// seconds, the handler's clock). Each refusal has its own code, and its message starts with
+/// the request field it concerns.
 pub(super) fn check_chain(
     chain: &str,
     key: &str,
     domain: &DomainName,
     aliases: &[String],
     field: &str,
+    now: i64,
 ) -> Result<Checked, OpError> {
     let leaf = check_pair(chain, key, domain, field)?;
-    let now = unix_now();
     if leaf.not_after <= now || leaf.not_before > now {
         return Err(refused(
             "certificate_not_valid_now",
@@ -159,8 +158,8 @@ mod tests {
             "www.shop.example.com".to_owned(),
         ];
         let key = acme::generate_key().unwrap();
-        let chain = acme::issue_locally(&names, &key, SIM_VALIDITY).unwrap();
-        let now = unix_now();
+        let now = 1_700_000_000;
+        let chain = acme::issue_locally_at(&names, &key, now, SIM_VALIDITY).unwrap();
         assert!(!renewal_due(Some(&chain), &names, now));
         assert!(renewal_due(Some(&chain), &names, now + 61 * 24 * 3600));
         let more = vec!["shop.example.com".to_owned(), "new.example.com".to_owned()];
@@ -168,10 +167,16 @@ mod tests {
         assert!(renewal_due(Some("garbage"), &names, now));
         assert!(renewal_due(None, &names, now));
         let domain: DomainName = "shop.example.com".parse().unwrap();
-        let checked = check_chain(&chain, &key, &domain, &names[1..], "resource.source").unwrap();
+        let checked =
+            check_chain(&chain, &key, &domain, &names[1..], "resource.source", now).unwrap();
         assert_eq!(checked.covered, names);
+        // Valid or not is decided at the caller's time.
+        let later = now + SIM_VALIDITY.as_secs() as i64 + 1;
+        let expired =
+            check_chain(&chain, &key, &domain, &[], "resource.source", later).unwrap_err();
+        assert_eq!(expired.code, "certificate_not_valid_now");
         let other = acme::generate_key().unwrap();
-        let err = check_chain(&chain, &other, &domain, &[], "resource.source").unwrap_err();
+        let err = check_chain(&chain, &other, &domain, &[], "resource.source", now).unwrap_err();
         assert_eq!(err.code, "certificate_key_mismatch");
         assert!(
             err.message.starts_with("resource.source:"),

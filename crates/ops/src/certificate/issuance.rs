@@ -167,7 +167,8 @@ pub(super) fn issue_chain(
                     )));
                 }
             }
-            acme::issue_locally(names, key_pem, SIM_VALIDITY).map_err(acme_failed)
+            let now = ctx.clock().now_secs();
+            acme::issue_locally_at(names, key_pem, now, SIM_VALIDITY).map_err(acme_failed)
         }
         None => Err(OpError::permanent(
             "acme_not_configured",

@@ -12,7 +12,8 @@
 //!   node's webroot, which every tenant vhost serves at `/.well-known/acme-challenge/`
 //!   ahead of the document root, redirects and suspension (`vhost::render_vhost`). On
 //!   the simulated backend without an `[acme]` table, a throw-away CA issues the chain
-//!   (`acme::issue_locally`) after the same challenge files were placed and removed.
+//!   (`acme::issue_locally_at`, valid from the handler clock's now) after the same challenge
+//!   files were placed and removed.
 //! - `"source": "bundle", "blob": <sha256>`: the PEM chain and its PKCS#8 key, uploaded as
 //!   one blob into `blobs/in`. Root reads it as hostile input (`store::blobs::open_incoming`,
 //!   no symlink; `VerifyingReader`, at most [`MAX_BUNDLE_BYTES`] and its SHA-256 checked),
@@ -31,8 +32,10 @@
 //!
 //! `ensure_certificate` converges: a certificate already in place for the same names and
 //! not due for renewal is kept (so `rebuild_account` replaying it issues nothing);
-//! `renew_certificate` forces a new chain. The runner's `renew_certificates` step queues a
-//! `renew_certificate` job for each ACME certificate within [`RENEW_BEFORE`] of expiry.
+//! `renew_certificate` forces a new chain. "Now" (valid now, due for renewal, the simulated
+//! CA's validity) is the handler context's clock ([`Ctx::clock`]), the runner's. The runner's
+//! `renew_certificates` step queues a `renew_certificate` job for each ACME certificate within
+//! [`RENEW_BEFORE`] of expiry.
 //!
 //! One part per file: the chain and key checks (`chain`), issuance over ACME
 //! (`issuance`), uploaded bundles (`bundle`), the files and their binding to the web
@@ -224,13 +227,6 @@ pub fn challenge_dir(ctx: &Ctx) -> PathBuf {
 
 pub(super) fn refused(code: &'static str, message: String) -> OpError {
     OpError::permanent(code, message)
-}
-
-pub fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 pub(super) fn hex(bytes: &[u8]) -> String {

@@ -9,7 +9,7 @@ use store::Stored;
 use super::chain::renewal_due;
 use super::{
     Certificate, CertificateRow, CertificateSource, ObserveCertificates, ObservedCertificate,
-    ObservedCertificates, RenewCertificate, certificate_files, hex, unix_now,
+    ObservedCertificates, RenewCertificate, certificate_files, hex,
 };
 use crate::account::AccountRef;
 use crate::context::{Ctx, store_error};
@@ -53,7 +53,7 @@ fn observe_one(ctx: &Ctx, stored: &Stored<CertificateRow>, now: i64) -> Observed
 impl Apply<Ctx> for ObserveCertificates {
     fn apply(ctx: &mut Ctx, req: &AccountRef) -> Result<ObservedCertificates, OpError> {
         crate::account::account_info(ctx, &req.id)?;
-        let now = unix_now();
+        let now = ctx.clock().now_secs();
         let rows = ctx
             .view()
             .of_account::<CertificateRow>(&req.id)
@@ -69,7 +69,7 @@ impl Apply<Ctx> for ObserveCertificates {
 /// the certificate, the chain in place and `day`: the same request is admitted once, so a
 /// renewal that failed (the chain in place stays) is made again the next day.
 pub fn renewal_requests(ctx: &Ctx, day: i64) -> Result<Vec<Value>, OpError> {
-    let now = unix_now();
+    let now = ctx.clock().now_secs();
     let mut out = Vec::new();
     for stored in ctx.view().all::<CertificateRow>().map_err(store_error)? {
         let Owner::Tenant(account) = &stored.owner else {

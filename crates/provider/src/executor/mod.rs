@@ -14,7 +14,8 @@
 //! - [`ReadOnlyExecutor`] starts nothing, for commands that only read the node.
 //!
 //! Code that must behave otherwise under a simulation asks the executor a narrow question
-//! ([`Executor::runs_real`], [`Executor::simulated`], [`Executor::may_signal_as`]), never which
+//! ([`Executor::runs_real`], [`Executor::simulated`], [`Executor::may_signal_as`],
+//! [`Executor::acts_as_root`]), never which
 //! implementation it holds (the Oxide omicron pattern: `illumos-utils/src/host/executor.rs`
 //! with its real and fake implementations).
 
@@ -76,6 +77,15 @@ pub trait Executor: Send + Sync + fmt::Debug {
     /// was handed out by this node). A simulation: only for a uid no real user or service of
     /// this machine can have (`programs/tenant_terminate.rs`).
     fn may_signal_as(&self, uid: u32) -> Result<bool, ProviderError>;
+
+    /// Whether the provider, when this process is root, acts as root: gives the files it
+    /// creates for a tenant their owners, because the tenant's own work runs as that tenant.
+    /// Production: always. A simulation acting unprivileged (its tenant work in this
+    /// process, as this process's user) answers no, so what the provider creates for a tenant
+    /// stays this process's, as it would without root, and its in-process worker can use it.
+    fn acts_as_root(&self) -> bool {
+        true
+    }
 }
 
 /// One program invocation, as the provider resolved it.

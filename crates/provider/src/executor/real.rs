@@ -22,6 +22,11 @@
 //! (`RLIMIT_NPROC` 0), so its group is itself. A child that is merely slow, or blocked, is
 //! killed at its deadline (`program.rs`: `TenantWork` for the worker's kinds of work).
 //!
+//! The deadline is on the system's monotonic time (`Instant`), whatever clock the provider
+//! records its audit lines with (`Provider::with_clock`): it bounds a real process, and a
+//! simulation's clock, which moves only when its test says, would let a hung child hang the
+//! node.
+//!
 //! # Long-running children
 //!
 //! [`RealExecutor::spawn_service`] starts a program that keeps running (a server), for the

@@ -28,8 +28,6 @@ use std::fmt;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
-
 use crate::audit::{AuditLog, AuditRecord};
 use crate::error::ProviderError;
 use crate::platform::Platform;
@@ -471,10 +469,9 @@ impl Mariadb<'_> {
         change: impl FnOnce(&mut dyn DatabaseSession) -> Result<(), ProviderError>,
     ) -> Result<(), ProviderError> {
         let mut audit = AuditLog::open(self.provider.audit_dir())?;
-        let at = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let started = Instant::now();
+        let clock = self.provider.clock();
+        let at = clock.now_ms().max(0) as u64;
+        let started = clock.monotonic();
         let result = change(self.session.as_mut());
         let record = AuditRecord {
             at,
@@ -482,7 +479,7 @@ impl Mariadb<'_> {
             path: self.session.endpoint().to_string_lossy().into_owned(),
             args,
             status: result.as_ref().ok().map(|()| 0),
-            ms: started.elapsed().as_millis() as u64,
+            ms: clock.monotonic().saturating_sub(started).as_millis() as u64,
             backend: if self.is_real() { "real" } else { "sim" }.to_owned(),
             error: result.as_ref().err().map(|e| e.code().to_owned()),
         };

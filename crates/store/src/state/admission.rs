@@ -14,7 +14,7 @@ use super::StateDb;
 use super::audit::insert_audit;
 use super::supersession::{queued_generation_at_least, supersede};
 use crate::inbox::InboxRow;
-use crate::{StoreError, crash_points, now_ms, queries};
+use crate::{StoreError, crash_points, queries};
 
 impl StateDb {
     /// Admits inbox rows. Every row is hostile input: it is validated again through the
@@ -34,7 +34,7 @@ impl StateDb {
         if rows.is_empty() {
             return Ok(report);
         }
-        let now = now_ms();
+        let now = self.now_ms();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -77,7 +77,7 @@ impl StateDb {
         let job = registry
             .validate(body, node_id)
             .map_err(|e| StoreError::Corrupt(format!("a request of the node's own: {e}")))?;
-        let now = now_ms();
+        let now = self.now_ms();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -199,8 +199,8 @@ fn admit(
     let (generation, superseded) = supersede(tx, job, now)?;
     tx.prepare_cached(
         "INSERT INTO jobs(request_id, operation, family, resource_id, owner, generation, body, body_sha256,
-                          state, inbox_seq, received_at, queued_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11)",
+                          state, inbox_seq, received_at, queued_at, state_changed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?11)",
     )?
     .execute(params![
         job.request_id.as_str(),
@@ -248,8 +248,9 @@ fn reject(
         retryable: false,
     };
     tx.prepare_cached(
-        "INSERT INTO jobs(request_id, operation, state, error, inbox_seq, received_at, queued_at, finished_at)
-         VALUES (?1, ?2, 'failed', ?3, ?4, ?5, ?6, ?6)
+        "INSERT INTO jobs(request_id, operation, state, error, inbox_seq, received_at, queued_at, finished_at,
+                          state_changed_at)
+         VALUES (?1, ?2, 'failed', ?3, ?4, ?5, ?6, ?6, ?6)
          ON CONFLICT (request_id) DO NOTHING",
     )?
     .execute(params![

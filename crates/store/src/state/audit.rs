@@ -5,7 +5,7 @@ use registry::AuditDetail;
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::StateDb;
-use crate::{StoreError, now_ms, queries};
+use crate::{StoreError, queries};
 
 impl StateDb {
     /// Appends audit records that belong to no job (a reload at the end of a batch, a purge
@@ -33,7 +33,7 @@ impl StateDb {
     /// Drops audit records beyond the newest `keep`, and those older than `max_age_ms`.
     /// Costs one indexed read when there is nothing to drop.
     pub fn trim_audit(&self, keep: i64, max_age_ms: i64) -> Result<usize, StoreError> {
-        let cutoff = now_ms() - max_age_ms;
+        let cutoff = self.now_ms() - max_age_ms;
         let (max, oldest): (Option<i64>, Option<i64>) = self
             .conn
             .query_row(
@@ -101,7 +101,7 @@ mod tests {
     fn audit_trail_is_append_only_trimmed_oldest_first_and_never_reuses_a_cursor() {
         let dir = tempfile::tempdir().unwrap();
         let mut state = StateDb::open(&dir.path().join("state.db")).unwrap();
-        let now = now_ms();
+        let now = state.now_ms();
         let records: Vec<_> = (0..5)
             .map(|i| (now, invocation(&format!("p{i}"))))
             .collect();

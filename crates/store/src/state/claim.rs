@@ -6,7 +6,7 @@ use registry::{Hex32, Lane, Owner, Registry};
 use rusqlite::{OptionalExtension, params};
 
 use super::StateDb;
-use crate::{StoreError, crash_points, now_ms};
+use crate::{StoreError, crash_points};
 
 impl StateDb {
     /// Whether a job for this resource is queued or running.
@@ -48,16 +48,18 @@ impl StateDb {
         }
         let sql = match lane {
             Lane::Main => {
-                "UPDATE jobs SET state = 'queued' WHERE state IN ('queued', 'running') AND state = 'running'
+                "UPDATE jobs SET state = 'queued', state_changed_at = ?2
+                 WHERE state IN ('queued', 'running') AND state = 'running'
                  AND operation NOT IN (SELECT value FROM json_each(?1))"
             }
             Lane::Long => {
-                "UPDATE jobs SET state = 'queued' WHERE state IN ('queued', 'running') AND state = 'running'
+                "UPDATE jobs SET state = 'queued', state_changed_at = ?2
+                 WHERE state IN ('queued', 'running') AND state = 'running'
                  AND operation IN (SELECT value FROM json_each(?1))"
             }
         };
         self.conn
-            .execute(sql, params![long.json])
+            .execute(sql, params![long.json, self.now_ms()])
             .map_err(StoreError::sqlite("requeue interrupted jobs"))
     }
 
@@ -67,12 +69,13 @@ impl StateDb {
     /// lane of tools and tests that stand in for it.
     pub fn claim_next(&self) -> Result<Option<ClaimedJob>, StoreError> {
         self.claim(
-            "UPDATE jobs SET state = 'running', started_at = ?1, attempts = attempts + 1
+            "UPDATE jobs SET state = 'running', started_at = ?1, state_changed_at = ?1,
+                 attempts = attempts + 1
              WHERE seq = (SELECT seq FROM jobs WHERE state IN ('queued', 'running') AND state = 'queued' ORDER BY seq LIMIT 1)
                AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state IN ('queued', 'running') AND r.state = 'running'
                                AND r.family = jobs.family AND r.resource_id = jobs.resource_id)
              RETURNING seq, request_id, operation, family, resource_id, owner, generation, body, attempts",
-            params![now_ms()],
+            params![self.now_ms()],
         )
     }
 
@@ -103,14 +106,14 @@ impl StateDb {
     /// of the batch: the batch ends, and the job is claimed after its completion). One
     /// `UPDATE … RETURNING`, one durable commit.
     pub fn claim_main(&self, hold: &MainLaneHold) -> Result<Option<ClaimedJob>, StoreError> {
-        self.claim(CLAIM_MAIN, params![now_ms(), hold.long, hold.held])
+        self.claim(CLAIM_MAIN, params![self.now_ms(), hold.long, hold.held])
     }
 
     /// Claims the next job of the long lane: the oldest queued long job that is the oldest
     /// pending job of its account (everything the account asked for before it is done) and
     /// whose resource has no job running. One `UPDATE … RETURNING`, one durable commit.
     pub fn claim_long(&self, long: &LongOperations) -> Result<Option<ClaimedJob>, StoreError> {
-        self.claim(CLAIM_LONG, params![now_ms(), long.json])
+        self.claim(CLAIM_LONG, params![self.now_ms(), long.json])
     }
 
     /// Whether long work is queued or running: what decides that a pass starts the long
@@ -231,7 +234,8 @@ pub struct MainLaneHold {
 /// The main lane's claim ([`StateDb::claim_main`]): ?1 now, ?2 the long operations, ?3 the
 /// held accounts. The candidate is found in admission order through `jobs_pending`; the job
 /// is taken only if its account and its resource have no job running.
-const CLAIM_MAIN: &str = "UPDATE jobs SET state = 'running', started_at = ?1, attempts = attempts + 1
+const CLAIM_MAIN: &str = "UPDATE jobs
+     SET state = 'running', started_at = ?1, state_changed_at = ?1, attempts = attempts + 1
      WHERE seq = (
          SELECT c.seq FROM jobs c
          WHERE c.state IN ('queued', 'running') AND c.state = 'queued'
@@ -250,8 +254,8 @@ const CLAIM_MAIN: &str = "UPDATE jobs SET state = 'running', started_at = ?1, at
      RETURNING seq, request_id, operation, family, resource_id, owner, generation, body, attempts";
 
 /// The long lane's claim ([`StateDb::claim_long`]): ?1 now, ?2 the long operations.
-const CLAIM_LONG: &str =
-    "UPDATE jobs SET state = 'running', started_at = ?1, attempts = attempts + 1
+const CLAIM_LONG: &str = "UPDATE jobs
+     SET state = 'running', started_at = ?1, state_changed_at = ?1, attempts = attempts + 1
      WHERE seq = (
          SELECT c.seq FROM jobs c
          WHERE c.state IN ('queued', 'running') AND c.state = 'queued'

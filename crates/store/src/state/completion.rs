@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::StateDb;
 use super::audit::insert_audit;
 use super::claim::ClaimedJob;
-use crate::{StoreError, crash_points, now_ms};
+use crate::{StoreError, crash_points};
 
 impl StateDb {
     /// Records how a claimed job ended, and what it did to its resource row, in one
@@ -27,7 +27,7 @@ impl StateDb {
         outcome: &Outcome,
         invocations: &[(i64, AuditDetail)],
     ) -> Result<(), StoreError> {
-        let now = now_ms();
+        let now = self.now_ms();
         let (state, result, error) = match &outcome.result {
             Ok(value) => ("succeeded", Some(value.to_string()), None),
             Err(e) => (
@@ -42,8 +42,8 @@ impl StateDb {
             .map_err(StoreError::sqlite("begin completion"))?;
         let updated = tx
             .prepare_cached(
-                "UPDATE jobs SET state = ?1, result = ?2, error = ?3, finished_at = ?4
-                 WHERE seq = ?5 AND state = 'running'",
+                "UPDATE jobs SET state = ?1, result = ?2, error = ?3, finished_at = ?4,
+                 state_changed_at = ?4 WHERE seq = ?5 AND state = 'running'",
             )
             .and_then(|mut s| s.execute(params![state, result, error, now, job.seq]))
             .map_err(StoreError::sqlite("complete a job"))?;

@@ -4,7 +4,7 @@
 use rusqlite::{TransactionBehavior, params};
 
 use super::StateDb;
-use crate::{StoreError, now_ms};
+use crate::StoreError;
 
 impl StateDb {
     /// Records the drift check's findings: a drift not yet recorded is inserted (its trigger
@@ -51,11 +51,11 @@ impl StateDb {
         if new.is_empty() && gone.is_empty() {
             return Ok((0, 0));
         }
+        let now = self.now_ms();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(StoreError::sqlite("begin recording drift"))?;
-        let now = now_ms();
         for d in &new {
             tx.prepare_cached(
                 "INSERT INTO drift(family, resource_id, aspect, owner, message, first_seen)
@@ -76,9 +76,18 @@ impl StateDb {
         for k in &gone {
             let mut parts = k.split('\0');
             let (family, id, aspect) = (parts.next(), parts.next(), parts.next());
+            // The time it was resolved first, for the `drift_resolved` event the deletion
+            // appends.
             tx.prepare_cached(
-                "DELETE FROM drift WHERE family = ?1 AND resource_id = ?2 AND aspect = ?3",
+                "UPDATE drift SET resolved_at = ?4
+                 WHERE family = ?1 AND resource_id = ?2 AND aspect = ?3",
             )
+            .and_then(|mut st| st.execute(params![family, id, aspect, now]))
+            .and_then(|_| {
+                tx.prepare_cached(
+                    "DELETE FROM drift WHERE family = ?1 AND resource_id = ?2 AND aspect = ?3",
+                )
+            })
             .and_then(|mut st| st.execute(params![family, id, aspect]))
             .map_err(StoreError::sqlite("resolve drift"))?;
         }

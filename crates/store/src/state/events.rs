@@ -36,7 +36,108 @@ const EVENTS_BOUNDS: &str =
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+    use std::time::Duration;
+
+    use registry::{Drift, DriftAspect, Lane, Registry};
+    use serde_json::json;
+
     use super::*;
+    use crate::state::LongOperations;
+    use crate::{Outcome, ResourceChange};
+
+    /// A clock that stands where the test puts it.
+    #[derive(Debug)]
+    struct At(AtomicI64);
+
+    impl clock::Clock for At {
+        fn now_ms(&self) -> i64 {
+            self.0.load(Ordering::SeqCst)
+        }
+
+        fn monotonic(&self) -> Duration {
+            Duration::ZERO
+        }
+    }
+
+    /// Each job state change and each drift found or resolved is one event dated by the
+    /// store's clock (the change's own `state_changed_at` or `resolved_at`), not SQLite's; a
+    /// hand edit that records no time still gets an event, dated by SQLite.
+    #[test]
+    fn every_event_is_dated_by_the_stores_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(At(AtomicI64::new(1_000)));
+        let mut state =
+            StateDb::open_with_clock(&dir.path().join("state.db"), clock.clone()).unwrap();
+        let hex = format!("{:032x}", 7);
+        // A job a dead runner left running.
+        state
+            .conn
+            .execute(
+                "INSERT INTO jobs(request_id, operation, family, resource_id, owner, generation,
+                                  body, state, queued_at, state_changed_at)
+                 VALUES ('r1', 'probe', 'probe', ?1, ?1, 1, '{}', 'running', 1000, 1000)",
+                [&hex],
+            )
+            .unwrap();
+        let at = |ms: i64| clock.0.store(ms, Ordering::SeqCst);
+        at(2_000);
+        let none = LongOperations::of(&Registry::builder().build());
+        assert_eq!(state.recover_running(Lane::Main, &none).unwrap(), 1);
+        at(3_000);
+        let job = state.claim_next().unwrap().unwrap();
+        at(4_000);
+        let done = Outcome {
+            result: Ok(json!({})),
+            resource: ResourceChange::Keep,
+        };
+        state.complete(&job, &done).unwrap();
+        let drift = Drift {
+            family: "probe".into(),
+            resource_id: hex.clone(),
+            owner: hex.clone(),
+            aspect: DriftAspect::UserMissing,
+            message: "gone".into(),
+        };
+        at(5_000);
+        assert_eq!(state.record_drift(&[drift], &[]).unwrap(), (1, 0));
+        at(6_000);
+        assert_eq!(state.record_drift(&[], &[]).unwrap(), (0, 1));
+        let feed = || -> Vec<(String, String, i64)> {
+            state
+                .conn
+                .prepare("SELECT kind, state, at FROM events ORDER BY cursor")
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let event = |kind: &str, state: &str, at: i64| (kind.to_owned(), state.to_owned(), at);
+        assert_eq!(
+            feed(),
+            [
+                event("job", "running", 1_000),
+                event("job", "queued", 2_000),
+                event("job", "running", 3_000),
+                event("job", "succeeded", 4_000),
+                event("drift", "", 5_000),
+                event("drift_resolved", "", 6_000),
+            ]
+        );
+        // A row written by hand, with no time of the change: SQLite's own (this century).
+        state
+            .conn
+            .execute(
+                "INSERT INTO jobs(request_id, operation, state, queued_at)
+                 VALUES ('r2', 'probe', 'failed', 0)",
+                [],
+            )
+            .unwrap();
+        let (_, _, at) = feed().pop().unwrap();
+        assert!(at > 946_684_800_000, "{at}");
+    }
 
     /// An idle pass trims events: finding there is nothing to trim must not read the table.
     #[test]

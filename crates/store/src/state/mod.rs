@@ -14,6 +14,13 @@
 //! - `audit`, `events`, `drift`, `passes`: the audit trail, the events feed, the
 //!   drift check's findings and the runner's pass bookkeeping.
 //!
+//! Every time it records (admission, claim, completion, each event, an audit record's trim
+//! horizon, drift, step failures, identities) is read from the clock it was opened with
+//! ([`StateDb::open_with_clock`]): the runner's, which is the system's in production. The
+//! events triggers copy the time of the row change they report (`jobs.state_changed_at`,
+//! `drift.first_seen`, `drift.resolved_at`, migration 6), so SQLite's own clock writes
+//! nothing root records.
+//!
 //! Only the runner opens it read-write. OS changes happen outside these transactions, so
 //! handlers keep what they need to finish or undo a change on the OS side or here, and a job
 //! found `running` at the start of a pass is simply run again (each lane's by that lane,
@@ -31,7 +38,9 @@ mod supersession;
 mod view;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use clock::Clock;
 use registry::JobView;
 use rusqlite::Connection;
 
@@ -46,19 +55,35 @@ pub use view::{OuterJob, Pending, ResourceKey, Stored, StoredRow, View};
 use crate::{StoreError, migrations, queries, sqlite};
 
 impl StateDb {
-    /// Opens (creating if needed) and migrates state.db.
+    /// Opens (creating if needed) and migrates state.db, recording the system clock's time.
     pub fn open(path: &Path) -> Result<StateDb, StoreError> {
+        StateDb::open_with_clock(path, clock::system())
+    }
+
+    /// Opens (creating if needed) and migrates state.db; every time it records is `clock`'s.
+    pub fn open_with_clock(path: &Path, clock: Arc<dyn Clock>) -> Result<StateDb, StoreError> {
         let mut conn = sqlite::open_state_rw(path)
             .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
         migrations::migrate(&mut conn).map_err(StoreError::sqlite("migrate state.db"))?;
         Ok(StateDb {
             conn,
             path: path.to_owned(),
+            clock,
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The clock this database records the time of.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The clock's wall time, in milliseconds since the Unix epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
     }
 
     /// `PRAGMA quick_check`, run at the start of each pass. Opening the database for it also
@@ -109,4 +134,5 @@ impl StateDb {
 pub struct StateDb {
     pub(crate) conn: Connection,
     path: PathBuf,
+    clock: Arc<dyn Clock>,
 }

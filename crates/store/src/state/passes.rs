@@ -4,7 +4,7 @@
 use rusqlite::{Connection, params};
 
 use super::StateDb;
-use crate::{StoreError, now_ms};
+use crate::StoreError;
 
 impl StateDb {
     /// Records that a runner step failed; the runner logs it too and moves on.
@@ -12,7 +12,7 @@ impl StateDb {
         self.conn
             .execute(
                 "INSERT INTO step_failures(step, at, message) VALUES (?1, ?2, ?3)",
-                params![step, now_ms(), message],
+                params![step, self.now_ms(), message],
             )
             .map_err(StoreError::sqlite("record a step failure"))?;
         // Keep the table bounded: it is a recent history, not an archive.

@@ -22,7 +22,8 @@ pub(super) fn supersede(
         .query_row(params![job.family, job.resource_id.as_str()], |r| r.get(0))?;
     let superseded = tx
         .prepare_cached(
-            "UPDATE jobs SET state = 'superseded', superseded_by = ?1, finished_at = ?2
+            "UPDATE jobs SET state = 'superseded', superseded_by = ?1, finished_at = ?2,
+                 state_changed_at = ?2
              WHERE family = ?3 AND resource_id = ?4 AND state IN ('queued', 'running') AND state = 'queued'",
         )?
         .execute(params![
