@@ -79,16 +79,15 @@ fn start_dev_node(dir: &Path) -> DevNode {
     node
 }
 
-#[test]
-fn the_readme_walk_through_runs_as_written_against_a_dev_node() {
+/// Runs the README's walk-through, as written, in `dir` against a dev node started there.
+fn run_walk_through(dir: &Path) {
     let commands = walk_through();
     assert!(
         commands.len() >= 10,
         "the walk-through has only {} commands",
         commands.len()
     );
-    let dir = tempfile::tempdir().unwrap();
-    let _node = start_dev_node(dir.path());
+    let _node = start_dev_node(dir);
     let script: String = commands
         .iter()
         .map(|c| c.replace("cargo run -q --bin layerone --", LAYERONE))
@@ -97,7 +96,7 @@ fn the_readme_walk_through_runs_as_written_against_a_dev_node() {
     #[allow(clippy::disallowed_methods)] // The README's commands are shell commands.
     let out = Command::new("/bin/bash")
         .args(["-euo", "pipefail", "-c", &script])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -137,10 +136,20 @@ fn the_readme_walk_through_runs_as_written_against_a_dev_node() {
 }
 
 #[test]
-fn a_dev_node_under_a_private_directory_run_as_root_says_what_to_do() {
+fn the_readme_walk_through_runs_as_written_against_a_dev_node() {
+    let dir = tempfile::tempdir().unwrap();
+    run_walk_through(dir.path());
+}
+
+/// A checkout under `/root` (mode 0700, where most root users clone): the dev node, run as
+/// root, does each tenant's work as that tenant, who cannot pass through it, so it keeps the
+/// simulated system where tenants reach (`/var/tmp/layerone-dev-*`), linked from
+/// `.layerone-dev/sysroot`, and the whole walk-through works from there as written.
+#[test]
+fn the_readme_walk_through_runs_as_root_from_a_checkout_other_users_cannot_enter() {
     assert!(
         rustix::process::geteuid().is_root(),
-        "this test runs as root (CI does): the refusal concerns a root dev node"
+        "this test runs as root (CI does): the private checkout concerns a root dev node"
     );
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
@@ -148,19 +157,13 @@ fn a_dev_node_under_a_private_directory_run_as_root_says_what_to_do() {
     let private = dir.path().join("root");
     std::fs::create_dir(&private).unwrap();
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
-    #[allow(clippy::disallowed_methods)] // The test starts the real binary it documents.
-    let out = Command::new(&*common::DEV_NODE)
-        .args(["--listen", "127.0.0.1:0"])
-        .current_dir(&private)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--root /var/tmp/layerone-dev") && err.contains("mode 700"),
-        "{err}"
-    );
-    // Nothing was started: no key, no certificate, no node identity written.
-    assert!(!private.join(".layerone-dev/dev.json").exists());
-    assert!(!private.join(".layerone-dev/tls").exists());
+    run_walk_through(&private);
+    let link = private.join(".layerone-dev/sysroot");
+    let outside = std::fs::read_link(&link).expect("the sysroot is linked from the sandbox");
+    assert!(outside.starts_with("/var/tmp"), "{}", outside.display());
+    for parent in outside.ancestors().skip(1) {
+        let mode = std::fs::metadata(parent).unwrap().permissions().mode();
+        assert_ne!(mode & 0o001, 0, "{} is closed to tenants", parent.display());
+    }
+    std::fs::remove_dir_all(outside.parent().unwrap()).unwrap();
 }

@@ -2,7 +2,8 @@
 //!
 //! A sandbox directory (default `./.layerone-dev`) holds a simulated system root
 //! (`sysroot/`), the node's data (`data/`: inbox, state, blobs, audit log) and its TLS pair
-//! (`tls/`). The API serves HTTPS on loopback and a watching runner applies jobs to the
+//! (`tls/`); run as root from where tenants cannot pass (a checkout under a 0700 `/root`), the
+//! simulated system root lives in `/var/tmp` and `sysroot` links to it. The API serves HTTPS on loopback and a watching runner applies jobs to the
 //! sysroot through the simulator (`crates/simulator`). Starting again reuses everything: the
 //! key, the node id, the certificate and the state.
 //!
@@ -60,10 +61,13 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.root)
         .with_context(|| format!("create {}", args.root.display()))?;
     let root = std::path::absolute(&args.root)?;
-    let sysroot = root.join("sysroot");
-    if rustix::process::geteuid().is_root() {
+    let sysroot = if rustix::process::geteuid().is_root() {
+        let sysroot = sysroot_tenants_reach(&root)?;
         reachable_by_tenants(&sysroot)?;
-    }
+        sysroot
+    } else {
+        root.join("sysroot")
+    };
     let layout = Layout::new(root.join("data"));
     let dev_json = root.join("dev.json");
     let (api_key, node_id) = identity(&dev_json)?;
@@ -182,24 +186,79 @@ const DEV_PHP_EXTENSIONS: &[&str] = &[
 /// under a private directory (`/root` is 0700) cannot host it: say so, and what to do,
 /// before anything is started.
 fn reachable_by_tenants(sysroot: &std::path::Path) -> anyhow::Result<()> {
+    if let Some((dir, mode)) = closed_parent(sysroot)? {
+        anyhow::bail!(
+            "the dev node runs as root and does each tenant's work as that tenant, who cannot \
+                 pass through {} (mode {:o}); start it with a sandbox elsewhere, for example \
+                 `layerone-dev --root /var/tmp/layerone-dev` (then `layerone job --dev \
+                 /var/tmp/layerone-dev/dev.json ...`), or as a user other than root",
+            dir.display(),
+            mode & 0o7777
+        );
+    }
+    Ok(())
+}
+
+/// The first parent of `path` that other users cannot pass through, with its mode.
+fn closed_parent(path: &std::path::Path) -> anyhow::Result<Option<(std::path::PathBuf, u32)>> {
     use std::os::unix::fs::PermissionsExt;
-    for dir in sysroot.ancestors().skip(1) {
+    for dir in path.ancestors().skip(1) {
         let mode = std::fs::metadata(dir)
             .with_context(|| format!("read {}", dir.display()))?
             .permissions()
             .mode();
         if mode & 0o001 == 0 {
-            anyhow::bail!(
-                "the dev node runs as root and does each tenant's work as that tenant, who cannot \
-                 pass through {} (mode {:o}); start it with a sandbox elsewhere, for example \
-                 `layerone-dev --root /var/tmp/layerone-dev` (then `layerone job --dev \
-                 /var/tmp/layerone-dev/dev.json ...`), or as a user other than root",
-                dir.display(),
-                mode & 0o7777
-            );
+            return Ok(Some((dir.to_owned(), mode)));
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// Where a dev node run as root keeps its simulated system: `<sandbox>/sysroot`, unless the
+/// sandbox sits where tenants cannot pass (a checkout under a 0700 `/root`); then in
+/// `/var/tmp/layerone-dev-<hash of the sandbox's path>/sysroot`, with `<sandbox>/sysroot` a
+/// symlink to it, so every path under `.layerone-dev/sysroot` still reads as before. A
+/// sandbox that already holds a real `sysroot` there keeps it (and is refused if tenants
+/// cannot reach it).
+fn sysroot_tenants_reach(root: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    let inside = root.join("sysroot");
+    if std::fs::symlink_metadata(&inside).is_ok_and(|m| m.is_dir())
+        || closed_parent(&inside)?.is_none()
+    {
+        return Ok(inside);
+    }
+    // FNV-1a of the sandbox's path: one shared directory per sandbox, the same each start.
+    let hash = root
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let shared = std::path::Path::new("/var/tmp").join(format!("layerone-dev-{hash:016x}"));
+    let outside = shared.join("sysroot");
+    std::fs::create_dir_all(&outside).with_context(|| format!("create {}", outside.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755))?;
+    }
+    match std::fs::read_link(&inside) {
+        Ok(target) if target == outside => {}
+        Ok(_) => {
+            std::fs::remove_file(&inside)?;
+            std::os::unix::fs::symlink(&outside, &inside)?;
+        }
+        Err(_) => std::os::unix::fs::symlink(&outside, &inside)
+            .with_context(|| format!("link {} to {}", inside.display(), outside.display()))?,
+    }
+    eprintln!(
+        "{} cannot be reached by the tenants the dev node works as: the simulated system is in {} \
+         ({} links to it)",
+        root.display(),
+        outside.display(),
+        inside.display()
+    );
+    Ok(outside)
 }
 
 /// This executable, linked into the sandbox under the tenant worker's name: `main` then runs
