@@ -1,0 +1,983 @@
+#!/usr/bin/env python3
+"""The qualification run: one tenant's whole life on a real node, checked with the real daemons.
+
+Runs inside a disposable real node (`scripts/real-node`, started by `scripts/qualify`): systemd
+is PID 1 there, the network is loopback only, and the machine's packages are seen through an
+overlay. It installs the built package, runs `layerone install`, lets the installed units run
+the real runner, and then acts only as a control plane would: over the HTTPS API, with the
+API key and the certificate pin `layerone install` printed. Each step says what it checked;
+the first check that fails stops the run with a non-zero exit.
+
+Nothing here talks to the node's store or calls its code: what is checked is what the
+daemons do (Apache and PHP-FPM serving a page, MariaDB holding a row, Postfix, Dovecot and
+OpenDKIM moving and signing mail, pure-ftpd storing an upload, cron running a task, the
+kernel refusing a write past a quota).
+
+    qualify.py run DEB          the whole run
+    qualify.py bench DEB        the figures of docs/benchmarks.md ("real node")
+"""
+
+import base64
+import hashlib
+import http.client
+import imaplib
+import json
+import os
+import pathlib
+import pwd
+import secrets
+import shutil
+import smtplib
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import ftplib
+import email
+import email.message
+import email.utils
+
+NODE_NAME = "node1.example.test"
+SHOP = "shop.example.test"
+SHOP_ALIAS = "www.shop.example.test"
+OTHER = "other.example.test"
+SINK_DOMAIN = "sink.example.test"
+SINK_PORT = 2525
+API_DIRECT = ("127.0.0.1", 8443)
+WORK = pathlib.Path("/var/lib/layerone-qualify")
+
+started = time.monotonic()
+
+
+# ----------------------------------------------------------------------------------------
+# Saying what was checked
+
+
+class Failed(Exception):
+    pass
+
+
+def step(title):
+    print(f"\n== [{time.monotonic() - started:6.1f}s] {title}", flush=True)
+
+
+def ok(what):
+    print(f"   ok  {what}", flush=True)
+
+
+def check(cond, what, detail=""):
+    if not cond:
+        raise Failed(f"{what}{': ' + str(detail) if detail else ''}")
+    ok(what)
+
+
+def wait_until(what, probe, timeout=30.0, interval=0.2):
+    """Calls `probe` until it returns a true value, at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            value = probe()
+            if value:
+                return value
+        except Exception as e:  # noqa: BLE001 - the probe's failure is reported below
+            last = e
+        if time.monotonic() > deadline:
+            raise Failed(f"{what}: not within {timeout:.0f} s (last: {last!r})")
+        time.sleep(interval)
+
+
+def sh(*argv, check_rc=True, user=None, input_text=None, timeout=120):
+    """Runs a program (no shell), returns its stdout; as `user` through runuser."""
+    if user is not None:
+        argv = ("runuser", "-u", user, "--") + argv
+    p = subprocess.run(argv, capture_output=True, text=True, input=input_text, timeout=timeout)
+    if check_rc and p.returncode != 0:
+        raise Failed(f"{' '.join(argv)} exited {p.returncode}: {p.stderr.strip()[:2000]}")
+    return p.stdout if check_rc else p
+
+
+def hexid(n, byte):
+    return f"{byte:02x}{n:02x}".ljust(32, "0")[:30] + f"{n:02x}"
+
+
+def sha512_crypt(password):
+    return sh("openssl", "passwd", "-6", password).strip()
+
+
+def mysql_native_hash(password):
+    inner = hashlib.sha1(password.encode()).digest()
+    return "*" + hashlib.sha1(inner).hexdigest().upper()
+
+
+# ----------------------------------------------------------------------------------------
+# The control plane: the HTTPS API with a pinned certificate and the bearer key
+
+
+class ControlPlane:
+    def __init__(self, key, pin, address=API_DIRECT, server_name=None):
+        self.key = key
+        self.pin = pin
+        self.address = address
+        self.server_name = server_name
+        self.counter = 0
+
+    def _connection(self):
+        ctx = ssl.create_default_context()
+        # The pin is the trust: the node's certificate is self-signed until ACME replaces it.
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        # The node's name resolves to 127.0.0.1 (the node's /etc/hosts): SNI and Host carry it.
+        host = self.server_name or self.address[0]
+        conn = http.client.HTTPSConnection(host, self.address[1], context=ctx, timeout=60)
+        conn.connect()
+        der = conn.sock.getpeercert(binary_form=True)
+        seen = hashlib.sha256(der).hexdigest()
+        if seen != self.pin:
+            raise Failed(f"the API's certificate {seen} is not the pinned {self.pin}")
+        return conn
+
+    def request(self, method, path, body=None):
+        conn = self._connection()
+        headers = {"Authorization": f"Bearer {self.key}"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        raw = resp.read()
+        conn.close()
+        try:
+            return resp.status, json.loads(raw) if raw else None
+        except ValueError:
+            return resp.status, raw.decode(errors="replace")
+
+    def submit(self, operation, resource):
+        self.counter += 1
+        rid = secrets.token_hex(16)
+        status, body = self.request(
+            "POST", "/v1/jobs", {"request_id": rid, "operation": operation, "resource": resource}
+        )
+        if status != 202:
+            raise Failed(f"{operation}: {status} {body}")
+        return rid
+
+    def job(self, rid):
+        status, body = self.request("GET", f"/v1/jobs/{rid}")
+        if status != 200:
+            raise Failed(f"GET /v1/jobs/{rid}: {status} {body}")
+        return body
+
+    def wait(self, rid, timeout=120):
+        def done():
+            view = self.job(rid)
+            return view if view["state"] in ("succeeded", "failed") else None
+
+        return wait_until(f"job {rid}", done, timeout=timeout, interval=0.05)
+
+    def run(self, operation, resource, expect="succeeded"):
+        view = self.wait(self.submit(operation, resource))
+        if view["state"] != expect:
+            raise Failed(f"{operation} {view['state']}: {json.dumps(view.get('error'))}")
+        return view.get("result") if expect == "succeeded" else view.get("error")
+
+    def run_all(self, ops):
+        """Submits every (operation, resource) at once, then waits for all: one batch."""
+        rids = [(op, self.submit(op, res)) for op, res in ops]
+        results = []
+        for op, rid in rids:
+            view = self.wait(rid)
+            if view["state"] != "succeeded":
+                raise Failed(f"{op} {view['state']}: {json.dumps(view.get('error'))}")
+            results.append(view.get("result"))
+        return results
+
+    def put_blob(self, data):
+        sha = hashlib.sha256(data).hexdigest()
+        conn = self._connection()
+        conn.request(
+            "PUT",
+            f"/v1/blobs/{sha}",
+            body=data,
+            headers={"Authorization": f"Bearer {self.key}", "Content-Type": "application/octet-stream"},
+        )
+        resp = conn.getresponse()
+        resp.read()
+        if resp.status not in (200, 201, 204):
+            raise Failed(f"PUT blob: {resp.status}")
+        return sha
+
+    def get_blob(self, sha):
+        conn = self._connection()
+        conn.request("GET", f"/v1/blobs/{sha}", headers={"Authorization": f"Bearer {self.key}"})
+        resp = conn.getresponse()
+        data = resp.read()
+        if resp.status != 200:
+            raise Failed(f"GET blob: {resp.status}")
+        check(hashlib.sha256(data).hexdigest() == sha, f"blob {sha[:12]}… has its hash")
+        return data
+
+
+# ----------------------------------------------------------------------------------------
+# HTTP probes of the tenants' sites, through the real Apache on 127.0.0.1
+
+
+def http_get(host, path, port=80, tls=False, fingerprint=None):
+    """(status, headers, body) of one request to 127.0.0.1 for `host`; never follows."""
+    raw = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock = raw
+    seen = None
+    if tls:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        sock = ctx.wrap_socket(raw, server_hostname=host)
+        seen = hashlib.sha256(sock.getpeercert(binary_form=True)).hexdigest()
+        if fingerprint is not None and seen != fingerprint:
+            raise Failed(f"https://{host} serves {seen}, not {fingerprint}")
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    sock.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode(errors="replace").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        out, rest = b"", body
+        while rest:
+            size_line, _, rest = rest.partition(b"\r\n")
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0:
+                break
+            out, rest = out + rest[:size], rest[size + 2 :]
+        body = out
+    return status, headers, body.decode(errors="replace")
+
+
+# ----------------------------------------------------------------------------------------
+# Mail leaving the node: a local SMTP sink (Postfix relays everything not local to it)
+
+
+class Sink:
+    """A minimal SMTP server on 127.0.0.1:SINK_PORT keeping every message it is given."""
+
+    def __init__(self):
+        self.messages = []
+        self.lock = threading.Lock()
+        self.server = socket.socket()
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.server.bind(("127.0.0.1", SINK_PORT))
+        self.server.listen(16)
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            conn, _ = self.server.accept()
+            threading.Thread(target=self._session, args=(conn,), daemon=True).start()
+
+    def _session(self, conn):
+        f = conn.makefile("rwb")
+
+        def say(line):
+            f.write(line.encode() + b"\r\n")
+            f.flush()
+
+        say("220 sink ESMTP")
+        rcpts, sender = [], None
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            cmd = line.decode(errors="replace").strip()
+            verb = cmd.split(" ", 1)[0].upper()
+            if verb in ("EHLO", "HELO"):
+                say("250-sink")
+                say("250 8BITMIME")
+            elif verb == "MAIL":
+                sender, rcpts = cmd[10:].strip(), []
+                say("250 ok")
+            elif verb == "RCPT":
+                rcpts.append(cmd[8:].strip().strip("<>").split(">")[0])
+                say("250 ok")
+            elif verb == "DATA":
+                say("354 go on")
+                body = b""
+                while True:
+                    l = f.readline()
+                    if l in (b".\r\n", b".\n", b""):
+                        break
+                    if l.startswith(b".."):
+                        l = l[1:]
+                    body += l
+                with self.lock:
+                    self.messages.append({"from": sender, "rcpts": rcpts, "data": body})
+                say("250 kept")
+            elif verb == "QUIT":
+                say("221 bye")
+                break
+            else:
+                say("250 ok")
+        conn.close()
+
+    def wait_for(self, what, match, timeout=60):
+        def find():
+            with self.lock:
+                for m in self.messages:
+                    if match(m):
+                        return m
+            return None
+
+        return wait_until(what, find, timeout=timeout)
+
+
+def send(port, sender, rcpt, subject, body="hello", login=None, headers=None):
+    msg = email.message.EmailMessage()
+    msg["From"] = sender
+    msg["To"] = rcpt
+    msg["Subject"] = subject
+    msg["Date"] = email.utils.formatdate()
+    msg["Message-ID"] = email.utils.make_msgid(domain="sender.example.test")
+    for k, v in (headers or {}).items():
+        msg[k] = v
+    msg.set_content(body)
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as s:
+        s.ehlo("client.example.test")
+        if login is not None:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            s.starttls(context=ctx)
+            s.ehlo("client.example.test")
+            s.login(*login)
+        s.send_message(msg, from_addr=sender, to_addrs=[rcpt])
+
+
+def imap_subjects(user, password):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with imaplib.IMAP4_SSL("127.0.0.1", 993, ssl_context=ctx) as m:
+        m.login(user, password)
+        m.select("INBOX")
+        _, data = m.search(None, "ALL")
+        subjects = []
+        for num in data[0].split():
+            _, parts = m.fetch(num, "(BODY.PEEK[HEADER.FIELDS (SUBJECT)])")
+            subjects.append(email.message_from_bytes(parts[0][1]).get("Subject", ""))
+        return subjects
+
+
+def imap_login_fails(user, password):
+    try:
+        imap_subjects(user, password)
+        return False
+    except imaplib.IMAP4.error:
+        return True
+
+
+def submission_login_fails(user, password):
+    try:
+        send(587, user, f"probe@{SINK_DOMAIN}", "login probe", login=(user, password))
+        return False
+    except smtplib.SMTPAuthenticationError:
+        return True
+
+
+def ftp_login(login, password):
+    f = ftplib.FTP_TLS("127.0.0.1", timeout=30)
+    f.context.check_hostname = False
+    f.context.verify_mode = ssl.CERT_NONE
+    f.login(login, password)
+    f.prot_p()
+    return f
+
+
+def ftp_login_fails(login, password):
+    try:
+        ftp_login(login, password).quit()
+        return False
+    except ftplib.error_perm:
+        return True
+
+
+def dkim_verifies(message, record_name, record_value):
+    import dkim  # dkimpy, pinned in scripts/qualify
+
+    def dns(name, timeout=5):
+        name = name.decode() if isinstance(name, bytes) else name
+        if name.rstrip(".") == record_name:
+            return record_value.encode()
+        return None
+
+    return dkim.verify(message, dnsfunc=dns)
+
+
+# ----------------------------------------------------------------------------------------
+# The node's side: install, units, what is left on disk
+
+
+def unit_active(unit):
+    return sh("systemctl", "is-active", unit, check_rc=False).stdout.strip() == "active"
+
+
+def install_node(deb):
+    step("install the package and run `layerone install`")
+    names = " ".join((NODE_NAME, SHOP, SHOP_ALIAS, OTHER))
+    with open("/etc/hosts", "a") as f:
+        f.write(f"127.0.0.1 {names}\n")
+    sh("dpkg", "-i", deb)
+    check(os.access("/usr/bin/layerone", os.X_OK), "dpkg installed /usr/bin/layerone")
+    out = sh("layerone", "install", "--name", NODE_NAME)
+    print("\n".join("   | " + (l if not l.startswith("api key") else "api key    <redacted>") for l in out.splitlines()))
+    fields = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if line.startswith("pin "):
+            fields["pin"] = parts[1]
+        if line.startswith("api key "):
+            fields["key"] = parts[2]
+    check("pin" in fields and "key" in fields, "the installer printed the pin and the API key")
+    return fields["key"], fields["pin"]
+
+
+def main_units():
+    return [
+        "layerone-api.service",
+        "layerone-runner.timer",
+        "layerone-runner.path",
+        "layerone-renew.timer",
+        "apache2.service",
+        "php8.2-fpm.service",
+        "mariadb.service",
+        "postfix.service",
+        "dovecot.service",
+        "opendkim.service",
+        "pure-ftpd.service",
+        "cron.service",
+    ]
+
+
+# ----------------------------------------------------------------------------------------
+# The run
+
+
+INFO_PHP = """<?php
+header('Content-Type: application/json');
+$out = ['uid' => posix_geteuid(), 'sapi' => php_sapi_name(),
+        'memory_limit' => ini_get('memory_limit'), 'max_input_vars' => ini_get('max_input_vars')];
+if (isset($_GET['db'])) {
+    $c = json_decode(file_get_contents(__DIR__ . '/../db.json'), true);
+    $db = new mysqli('localhost', $c['user'], $c['password'], $c['database']);
+    if ($_GET['db'] === 'write') {
+        $db->query('CREATE TABLE IF NOT EXISTS notes (v VARCHAR(64))');
+        $db->query("INSERT INTO notes VALUES ('" . $db->real_escape_string($_GET['v']) . "')");
+    }
+    $out['rows'] = array_column($db->query('SELECT v FROM notes')->fetch_all(), 0);
+}
+echo json_encode($out);
+"""
+
+CRON_PHP = """<?php
+file_put_contents(__DIR__ . '/../cron.out', posix_geteuid() . "\\n", FILE_APPEND);
+"""
+
+SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example"
+
+
+def put_file(path, text, owner):
+    path = pathlib.Path(path)
+    path.write_text(text)
+    user = pwd.getpwnam(owner)
+    os.chown(path, user.pw_uid, user.pw_gid)
+    path.chmod(0o640)
+
+
+class Tenant:
+    """The ids, names and secrets of one tenant, as a control plane keeps them."""
+
+    def __init__(self, username, domain, alias=None, quota_mib=0):
+        self.username = username
+        self.domain = domain
+        self.alias = alias
+        self.quota_mib = quota_mib
+        self.ids = {k: secrets.token_hex(16) for k in (
+            "account", "ssh_key", "web", "db", "db_user", "grant", "mail_domain", "mailbox",
+            "dkim", "forwarder", "autoresponder", "ftp", "task", "certificate", "backup",
+            "restore", "https")}
+        self.mail_password = secrets.token_urlsafe(12)
+        self.db_password = secrets.token_urlsafe(12)
+        self.ftp_password = secrets.token_urlsafe(12)
+        self.mailbox = f"info@{domain}"
+
+    @property
+    def home(self):
+        return pathlib.Path("/home") / self.username
+
+    @property
+    def site_dir(self):
+        return self.home / "web" / self.domain
+
+    @property
+    def docroot(self):
+        return self.site_dir / "public_html"
+
+    def account(self):
+        return ("ensure_account", {"id": self.ids["account"], "username": self.username,
+                                   "shell": "bash", "disk_quota_mib": self.quota_mib,
+                                   "inode_quota": 0})
+
+    def web(self):
+        return ("ensure_web_domain", {"id": self.ids["web"], "account": self.ids["account"],
+                                      "domain": self.domain,
+                                      "aliases": [self.alias] if self.alias else [],
+                                      "docroot": None})
+
+    def php(self):
+        return ("set_php_version", {"id": self.ids["web"], "account": self.ids["account"],
+                                    "version": "8.2"})
+
+    def database(self):
+        return [
+            ("ensure_mysql_database", {"id": self.ids["db"], "account": self.ids["account"],
+                                       "name": "shop", "charset": "utf8mb4",
+                                       "collation": "utf8mb4_unicode_ci"}),
+            ("ensure_mysql_user", {"id": self.ids["db_user"], "account": self.ids["account"],
+                                   "name": "app", "hosts": ["localhost"],
+                                   "password_hash": mysql_native_hash(self.db_password)}),
+            ("ensure_mysql_grant", {"id": self.ids["grant"], "account": self.ids["account"],
+                                    "database": self.ids["db"], "user": self.ids["db_user"],
+                                    "privileges": "all"}),
+        ]
+
+    def mail(self):
+        return [
+            ("ensure_mail_domain", {"id": self.ids["mail_domain"], "account": self.ids["account"],
+                                    "domain": self.domain}),
+            ("ensure_mailbox", {"id": self.ids["mailbox"], "account": self.ids["account"],
+                                "domain": self.domain, "local_part": "info",
+                                "password": sha512_crypt(self.mail_password), "quota_mib": 64}),
+            ("ensure_dkim_key", {"id": self.ids["dkim"], "account": self.ids["account"],
+                                 "domain": self.domain, "selector": "mail2026",
+                                 "bits": "rsa2048"}),
+        ]
+
+
+def qualify(deb):
+    key, pin = install_node(deb)
+    api = ControlPlane(key, pin)
+
+    step("the units run under systemd")
+    for unit in main_units():
+        wait_until(f"{unit} active", lambda: unit_active(unit), timeout=60)
+        ok(f"{unit} is active")
+    out = sh("layerone", "install", "--check")
+    check("nothing to change" in out, "`layerone install --check` after install: nothing to change", out)
+
+    step("the control plane reaches the API directly and through Apache's vhost for the node")
+    status, body = api.request("GET", "/v1/health")
+    check(status == 200, f"GET https://127.0.0.1:8443/v1/health answers 200 with the pinned certificate", body)
+    via_apache = ControlPlane(key, pin, address=("127.0.0.1", 443), server_name=NODE_NAME)
+    status, body = via_apache.request("GET", "/v1/health")
+    check(status == 200, f"GET https://{NODE_NAME}/v1/health through Apache answers 200", body)
+    status, body = via_apache.request("GET", "/v1/catalogue")
+    check(status == 200 and len(body["operations"]) >= 70, "the catalogue through Apache, with the key")
+
+    sink = Sink()
+
+    step("another tenant, created first, is served")
+    other = Tenant("other1", OTHER)
+    api.run_all([other.account(), other.web()] + other.mail()[:2])
+    put_file(other.docroot / "index.html", "other tenant\n", other.username)
+    status, _, body = http_get(OTHER, "/")
+    check(status == 200 and "other tenant" in body, f"http://{OTHER}/ answers the other tenant's page")
+
+    shop = Tenant("shop1", SHOP, SHOP_ALIAS, quota_mib=64)
+    step("account, SSH key, web domain with an alias")
+    result = api.run(*shop.account())
+    uid = result["uid"]
+    check(pwd.getpwnam("shop1").pw_uid == uid, f"user shop1 exists with uid {uid}")
+    api.run("ensure_ssh_key", {"id": shop.ids["ssh_key"], "account": shop.ids["account"], "key": SSH_KEY})
+    keys = (shop.home / ".ssh" / "authorized_keys").read_text()
+    check(SSH_KEY.split()[1] in keys, "the SSH key is in ~shop1/.ssh/authorized_keys")
+    api.run(*shop.web())
+    put_file(shop.docroot / "index.html", "shop home\n", shop.username)
+    for name in (SHOP, SHOP_ALIAS):
+        status, _, body = http_get(name, "/")
+        check(status == 200 and "shop home" in body, f"Apache answers http://{name}/ from the tenant's document root")
+
+    step("cron: a scheduled task of the tenant (checked later)")
+    put_file(shop.docroot / "cron.php", CRON_PHP, shop.username)
+    api.run("ensure_scheduled_task", {
+        "id": shop.ids["task"], "account": shop.ids["account"], "schedule": "* * * * *",
+        "task": {"php_script": {"path": f"web/{SHOP}/public_html/cron.php", "php_version": "8.2"}}})
+    cron_created = time.monotonic()
+    check("cron.php" in sh("crontab", "-l", "-u", shop.username), "the task is in shop1's crontab")
+
+    step("PHP 8.2 through the tenant's own FPM pool")
+    result = api.run(*shop.php())
+    check(any(p["version"] == "8.2" for p in result["pools"]), "the result lists the 8.2 pool")
+    api.run("set_php_options", {"id": shop.ids["account"], "options": {
+        "display_errors": False, "max_execution_time_s": 30, "max_input_time_s": 60,
+        "max_input_vars": 2345, "memory_limit_mib": 192, "post_max_size_mib": 32,
+        "upload_max_filesize_mib": 16}})
+    put_file(shop.docroot / "info.php", INFO_PHP, shop.username)
+    status, _, body = http_get(SHOP, "/info.php")
+    check(status == 200, "http://shop/info.php answers 200", body[:300])
+    info = json.loads(body)
+    check(info["sapi"] == "fpm-fcgi", "the page runs under PHP-FPM")
+    check(info["uid"] == uid, f"the page runs as the tenant's uid {uid}")
+    check(info["memory_limit"] == "192M" and info["max_input_vars"] == "2345",
+          "the page sees the PHP options the node set (memory_limit 192M, max_input_vars 2345)", info)
+
+    step("MariaDB: database, user, grant; the page writes a row")
+    db, user, _ = api.run_all(shop.database())
+    put_file(shop.site_dir / "db.json", json.dumps(
+        {"user": user["name"], "password": shop.db_password, "database": db["name"]}), shop.username)
+    status, _, body = http_get(SHOP, "/info.php?db=write&v=first-row")
+    check(status == 200 and json.loads(body).get("rows") == ["first-row"],
+          f"the page connected as {user['name']} to {db['name']} and wrote a row", body[:300])
+
+    step("mail: domain, mailbox, DKIM key, forwarder, autoresponder")
+    _, mailbox, dkim = api.run_all(shop.mail())
+    record = dkim["dkim"]
+    check(record["name"] == f"mail2026._domainkey.{SHOP}", f"the DKIM record to publish: {record['name']}")
+    forward_to = f"owner@{SINK_DOMAIN}"
+    api.run("ensure_mail_forwarder", {"id": shop.ids["forwarder"], "account": shop.ids["account"],
+                                      "address": f"sales@{SHOP}", "destinations": [forward_to]})
+    subject = f"inbound {secrets.token_hex(4)}"
+    send(25, f"customer@{SINK_DOMAIN}", shop.mailbox, subject)
+    wait_until("the message in the mailbox over IMAP",
+               lambda: subject in imap_subjects(shop.mailbox, shop.mail_password), timeout=60)
+    ok("SMTP on 25 to the mailbox → Postfix → Dovecot LMTP → Maildir, fetched over IMAPS with the mailbox's password")
+    maildir = pathlib.Path("/var/vmail") / SHOP / "info" / "Maildir"
+    check(maildir.is_dir(), f"the Maildir is {maildir}")
+
+    subject = f"outbound {secrets.token_hex(4)}"
+    send(587, shop.mailbox, f"friend@{SINK_DOMAIN}", subject, login=(shop.mailbox, shop.mail_password))
+    signed = sink.wait_for("the submitted message at the sink",
+                           lambda m: subject.encode() in m["data"])
+    check(b"DKIM-Signature:" in signed["data"], "the message submitted on 587 with SASL left the node DKIM-signed")
+    check(dkim_verifies(signed["data"], record["name"], record["value"]),
+          "its signature verifies against the DNS record the node reported")
+
+    subject = f"forward {secrets.token_hex(4)}"
+    send(25, f"customer@{SINK_DOMAIN}", f"sales@{SHOP}", subject)
+    sink.wait_for("the forwarded message", lambda m: subject.encode() in m["data"] and forward_to in m["rcpts"])
+    ok(f"mail to sales@{SHOP} was forwarded to {forward_to}")
+
+    today = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 86400))
+    until = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 30 * 86400))
+    api.run("ensure_autoresponder", {"id": shop.ids["autoresponder"], "account": shop.ids["account"],
+                                     "mailbox": shop.ids["mailbox"], "subject": "Away",
+                                     "body": "I am away.", "days": 1, "from": today, "until": until})
+    asker = f"asker-{secrets.token_hex(3)}@{SINK_DOMAIN}"
+    send(25, asker, shop.mailbox, "are you there?")
+    sink.wait_for("the autoresponder's answer", lambda m: asker in m["rcpts"] and b"Away" in m["data"])
+    ok("the autoresponder answered the sender")
+
+    step("FTP: the tenant's login uploads a file")
+    api.run("ensure_ftp_account", {"id": shop.ids["ftp"], "account": shop.ids["account"],
+                                   "login": "shop1.upload", "password_hash": sha512_crypt(shop.ftp_password),
+                                   "directory": f"web/{SHOP}"})
+    f = ftp_login("shop1.upload", shop.ftp_password)
+    import io
+    f.storbinary("STOR uploaded.txt", io.BytesIO(b"uploaded over FTP\n"))
+    f.quit()
+    landed = shop.site_dir / "uploaded.txt"
+    check(landed.read_text() == "uploaded over FTP\n", f"the upload landed in {landed}")
+    check(landed.stat().st_uid == uid, "owned by the tenant")
+
+    step("cron ran the tenant's task")
+    out_file = shop.site_dir / "cron.out"
+    wait_until("cron.out written", lambda: out_file.exists(), timeout=max(5, 75 - (time.monotonic() - cron_created)))
+    check(out_file.read_text().split()[0] == str(uid), f"cron ran the task as uid {uid}")
+    check(out_file.stat().st_uid == uid, "its output file is the tenant's")
+
+    certificate_step(api, shop)
+    quota_step(api, shop)
+    backup_step(api, shop)
+    suspend_step(api, shop)
+    removal_step(api, shop, other, sink)
+    systemd_step()
+    drift_step()
+    watch_runner_step(api, other)
+
+
+# Forcing HTTPS, and reading the quota's report (the families that do both).
+HTTPS_OPERATION = "set_https_policy"
+
+
+def https_request(t):
+    return {"id": t.ids["web"], "account": t.ids["account"], "force_https": True,
+            "hsts": {"max_age_s": 31536000, "include_subdomains": False}}
+
+
+def quota_enforced(usage):
+    return usage.get("quota", {}).get("enforced") is True
+
+
+def start_pebble():
+    """Pebble (the ACME CA) and its DNS responder on loopback, answering 127.0.0.1 for every
+    name; its own HTTPS certificate from a throw-away CA made here."""
+    d = WORK / "pebble"
+    d.mkdir(parents=True, exist_ok=True)
+    sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+       "-keyout", str(d / "ca.key"), "-out", str(d / "root.pem"), "-days", "2", "-subj", "/CN=pebble root")
+    sh("openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+       "-keyout", str(d / "key.pem"), "-out", str(d / "leaf.csr"), "-subj", "/CN=127.0.0.1")
+    (d / "ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    sh("openssl", "x509", "-req", "-in", str(d / "leaf.csr"), "-CA", str(d / "root.pem"), "-CAkey",
+       str(d / "ca.key"), "-CAcreateserial", "-out", str(d / "cert.pem"), "-days", "2", "-extfile", str(d / "ext"))
+    (d / "pebble.json").write_text(json.dumps({"pebble": {
+        "listenAddress": "127.0.0.1:14000", "managementListenAddress": "127.0.0.1:15000",
+        "certificate": str(d / "cert.pem"), "privateKey": str(d / "key.pem"),
+        "httpPort": 80, "tlsPort": 5001, "ocspResponderURL": "",
+        "externalAccountBindingRequired": False}}))
+    log = open(d / "log", "w")
+    subprocess.Popen(["pebble-challtestsrv", "-defaultIPv4", "127.0.0.1", "-defaultIPv6", "",
+                      "-dns01", "127.0.0.1:8053", "-http01", "", "-https01", "", "-tlsalpn01", "",
+                      "-management", "127.0.0.1:8055"], stdout=log, stderr=log)
+    subprocess.Popen(["pebble", "-config", str(d / "pebble.json"), "-dnsserver", "127.0.0.1:8053"],
+                     stdout=log, stderr=log, env={**os.environ, "PEBBLE_VA_NOSLEEP": "1",
+                                                  "PEBBLE_WFE_NONCEREJECT": "0"})
+    wait_until("pebble listening", lambda: socket.create_connection(("127.0.0.1", 14000), 1), timeout=20)
+    return "https://127.0.0.1:14000/dir", d / "root.pem"
+
+
+def certificate_step(api, shop):
+    step("certificates from pebble: the node's own, then the tenant's; force HTTPS")
+    directory, root = start_pebble()
+    with open("/etc/layerone/config.toml", "a") as f:
+        f.write(f'\n[acme]\ndirectory = "{directory}"\nemail = "hostmaster@{NODE_NAME}"\nserver_root = "{root}"\n')
+    out = sh("layerone", "install")
+    new_pin = next((l.split()[1] for l in out.splitlines() if l.startswith("pin ")), None)
+    check(new_pin and new_pin != api.pin, "`layerone install` with [acme] took a certificate from pebble: a new pin", out)
+    api.pin = new_pin
+    wait_until("the API serving the new certificate", lambda: api.request("GET", "/v1/health")[0] == 200, timeout=30)
+    ok("the API serves pebble's certificate (pinned)")
+
+    cert = api.run("ensure_certificate", {"id": shop.ids["certificate"], "account": shop.ids["account"],
+                                          "web_domain": shop.ids["web"], "source": "acme", "blob": None})
+    check(set(cert["covered"]) >= {SHOP, SHOP_ALIAS}, "the certificate covers the domain and its alias", cert)
+    fingerprint = cert["fingerprint_sha256"].replace(":", "").lower()
+    for name in (SHOP, SHOP_ALIAS):
+        status, _, body = http_get(name, "/", port=443, tls=True, fingerprint=fingerprint)
+        check(status == 200 and "shop home" in body, f"https://{name}/ answers with the issued certificate")
+    challenge = pathlib.Path("/var/lib/layerone/acme-challenge/qualify-probe")
+    challenge.write_text("probe\n")
+    challenge.chmod(0o644)
+    api.run(HTTPS_OPERATION, https_request(shop))
+    status, headers, _ = http_get(SHOP, "/some/page?x=1")
+    check(status == 301 and headers.get("location") == f"https://{SHOP}/some/page?x=1",
+          "force HTTPS: http:// answers 301 to the same URL over https", (status, headers.get("location")))
+    status, _, body = http_get(SHOP, "/.well-known/acme-challenge/qualify-probe")
+    check(status == 200 and body == "probe\n", "but not the ACME challenge path (200 over http)")
+    status, headers, body = http_get(SHOP, "/", port=443, tls=True, fingerprint=fingerprint)
+    check(status == 200 and "shop home" in body, "https:// answers 200, no redirect loop")
+    check("max-age=" in headers.get("strict-transport-security", ""), "and sends HSTS as asked")
+    challenge.unlink()
+
+
+def quota_step(api, shop):
+    step(f"quota: {shop.quota_mib} MiB on the tenant's home")
+    big = shop.home / "big.bin"
+    p = sh("dd", "if=/dev/zero", f"of={big}", "bs=1M", f"count={shop.quota_mib * 2}", "conv=fsync",
+           user=shop.username, check_rc=False)
+    check(p.returncode != 0 and "quota" in p.stderr.lower(),
+          f"writing {shop.quota_mib * 2} MiB as the tenant fails: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''}")
+    written = big.stat().st_size if big.exists() else 0
+    check(written <= shop.quota_mib * 1024 * 1024, f"it stopped at {written // (1024 * 1024)} MiB")
+    usage = api.run("observe_account_usage", {"id": shop.ids["account"]})
+    print(f"   | observe_account_usage: {json.dumps(usage.get('quota'))} disk_bytes={usage.get('disk_bytes')}")
+    check(quota_enforced(usage), "observe_account_usage reports the quota as enforced by the kernel", usage)
+    check(usage["disk_bytes"] >= written, "and the bytes used", usage["disk_bytes"])
+    big.unlink()
+
+
+def backup_step(api, shop):
+    step("backup, damage, restore")
+    backup = api.run("create_account_backup", {"id": shop.ids["backup"], "account": shop.ids["account"]})
+    check(backup["databases"], f"the backup holds the home ({backup['files']} files) and the databases {backup['databases']}")
+    archive = api.get_blob(backup["blob"])
+    (shop.docroot / "info.php").unlink()
+    db = json.loads((shop.site_dir / "db.json").read_text())
+    sh("mariadb", "-e", f"DELETE FROM `{db['database']}`.notes")
+    status, _, _ = http_get(SHOP, "/info.php")
+    check(status == 404, "damaged: the page is gone (404) and the table emptied")
+    blob = api.put_blob(archive)
+    api.run("restore_account_backup", {"id": shop.ids["restore"], "account": shop.ids["account"], "blob": blob})
+    status, _, body = http_get(SHOP, "/info.php?db=read", port=443, tls=True)
+    check(status == 200 and json.loads(body).get("rows") == ["first-row"], "restored: the page and the row are back", body[:300])
+
+
+def suspend_step(api, shop):
+    step("suspend and unsuspend the tenant")
+    api.run("suspend_account", {"id": shop.ids["account"]})
+    status, _, _ = http_get(SHOP, "/", port=443, tls=True)
+    check(status == 403, "the site answers 403", status)
+    check(imap_login_fails(shop.mailbox, shop.mail_password), "IMAP login fails")
+    check(submission_login_fails(shop.mailbox, shop.mail_password), "SMTP submission login fails")
+    check(ftp_login_fails("shop1.upload", shop.ftp_password), "FTP login fails")
+    api.run("unsuspend_account", {"id": shop.ids["account"]})
+    status, _, body = http_get(SHOP, "/", port=443, tls=True)
+    check(status == 200 and "shop home" in body, "unsuspended: the site answers again")
+    check(not imap_login_fails(shop.mailbox, shop.mail_password), "IMAP login works again")
+    check(not submission_login_fails(shop.mailbox, shop.mail_password), "SMTP submission login works again")
+    check(not ftp_login_fails("shop1.upload", shop.ftp_password), "FTP login works again")
+
+
+def grep_tree(root, needle):
+    hits = []
+    for base, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(base, name)
+            try:
+                if needle in pathlib.Path(path).read_bytes():
+                    hits.append(path)
+            except OSError:
+                pass
+    return hits
+
+
+def removal_step(api, shop, other, sink):
+    step("remove the account: nothing of it is left anywhere")
+    db = json.loads((shop.site_dir / "db.json").read_text())
+    api.run("remove_account", {"id": shop.ids["account"]})
+    check(subprocess.run(["getent", "passwd", shop.username], capture_output=True).returncode == 2, "no user shop1")
+    check(subprocess.run(["getent", "group", shop.username], capture_output=True).returncode == 2, "no group shop1")
+    check(not shop.home.exists(), f"no {shop.home}")
+    for tree in ("/etc/apache2", "/etc/php", "/etc/postfix", "/etc/dovecot", "/etc/opendkim",
+                 "/etc/pure-ftpd", "/var/spool/cron"):
+        hits = grep_tree(tree, SHOP.encode()) + grep_tree(tree, shop.username.encode())
+        check(not hits, f"nothing in {tree} names the tenant", hits)
+    check(not (pathlib.Path("/var/vmail") / SHOP).exists(), "no mail store")
+    dbs = sh("mariadb", "-N", "-e", "SHOW DATABASES").split()
+    check(db["database"] not in dbs, f"no database {db['database']}")
+    users = sh("mariadb", "-N", "-e", "SELECT User FROM mysql.user").split()
+    check(db["user"] not in users, f"no database user {db['user']}")
+    check(not pathlib.Path(f"/var/spool/cron/crontabs/{shop.username}").exists(), "no crontab")
+    check(ftp_login_fails("shop1.upload", shop.ftp_password), "no FTP login")
+    check(imap_login_fails(shop.mailbox, shop.mail_password), "no IMAP login")
+    for unit in main_units():
+        check(unit_active(unit), f"{unit} still runs")
+    status, _, body = http_get(OTHER, "/")
+    check(status == 200 and "other tenant" in body, "the other tenant's site is still served")
+    subject = f"after removal {secrets.token_hex(4)}"
+    send(25, f"customer@{SINK_DOMAIN}", other.mailbox, subject)
+    wait_until("the other tenant's mail", lambda: subject in imap_subjects(other.mailbox, other.mail_password), timeout=60)
+    ok("the other tenant's mailbox still receives mail")
+
+
+def systemd_step():
+    step("the hardened units under systemd")
+    for unit in ("layerone-api.service", "layerone-runner.service"):
+        out = sh("systemd-analyze", "security", "--no-pager", unit, check_rc=False).stdout
+        line = next((l for l in out.splitlines() if "Overall exposure level" in l), "")
+        check(line, f"systemd-analyze security {unit}: {line.split(':', 1)[-1].strip()}")
+    pid = sh("systemctl", "show", "-P", "MainPID", "layerone-api.service").strip()
+    check(pid not in ("", "0"), f"layerone-api runs (pid {pid})")
+    api_user = pwd.getpwnam("layerone-api")
+    def write_as_api(path):
+        return subprocess.run(["nsenter", "-t", pid, "-m", "-S", str(api_user.pw_uid), "-G", str(api_user.pw_gid),
+                               "sh", "-c", f": > {path} && rm -f {path}"], capture_output=True, text=True)
+    for path in ("/etc/layerone/x", "/usr/local/x", "/var/lib/layerone/state/x", "/root/x", "/home/x"):
+        p = write_as_api(path)
+        check(p.returncode != 0, f"in the API's namespace, its user cannot write {path}")
+    inbox = next(pathlib.Path("/var/lib/layerone").glob("inbox*"), None)
+    if inbox is not None and inbox.is_dir():
+        p = write_as_api(f"{inbox}/qualify-probe")
+        check(p.returncode == 0, f"but can write its ReadWritePaths ({inbox})", p.stderr)
+
+
+def drift_step():
+    step("`layerone install --check` names a setting edited by hand, `layerone install` restores it")
+    main_cf = pathlib.Path("/etc/postfix/main.cf")
+    text = main_cf.read_text()
+    edited = "\n".join(
+        "smtpd_milters = " if l.startswith("smtpd_milters") else l for l in text.splitlines()) + "\n"
+    check(edited != text, "main.cf had smtpd_milters")
+    main_cf.write_text(edited)
+    out = sh("layerone", "install", "--check")
+    check("smtpd_milters" in out, "--check names the drifted setting smtpd_milters", out)
+    check(main_cf.read_text() == edited, "and changed nothing")
+    out = sh("layerone", "install")
+    check(main_cf.read_text() == text, "install restored main.cf")
+    adopted = [p for p in pathlib.Path("/etc/layerone/override").rglob("*main.cf*")]
+    check(adopted and any(a.read_text() == edited for a in adopted), f"and kept the edited file in the override area: {adopted}")
+    out = sh("layerone", "install", "--check")
+    check("nothing to change" in out, "--check: nothing to change", out)
+
+
+def watch_runner_step(api, tenant):
+    step("the watching runner, the alternative to the timer and path units")
+    sh("layerone", "install", "--runner", "watch")
+    wait_until("layerone-runner-watch active", lambda: unit_active("layerone-runner-watch.service"), timeout=30)
+    check(not unit_active("layerone-runner.path"), "the path unit is off")
+    usage = api.run("observe_account_usage", {"id": tenant.ids["account"]})
+    ok(f"a job runs through the watching runner (observe_account_usage: {usage['disk_bytes']} bytes)")
+    sh("layerone", "install", "--runner", "timer")
+    check(unit_active("layerone-runner.path"), "back to the timer and path units")
+
+
+def tenant_ops(t):
+    """account + web domain + PHP + database (with user and grant) + mail domain, mailbox, DKIM."""
+    return [t.account(), t.web(), t.php()] + t.database() + t.mail()
+
+
+def bench(deb):
+    key, pin = install_node(deb)
+    api = ControlPlane(key, pin)
+    for unit in main_units():
+        wait_until(f"{unit} active", lambda: unit_active(unit), timeout=60)
+    # One warm-up tenant: the first pool, database and key of a node pay one-time costs.
+    api.run_all(tenant_ops(Tenant("warm0", "warm0.example.test")))
+    step("one tenant: account + web domain + PHP 8.2 + database, user, grant + mail domain, mailbox, DKIM")
+    singles = []
+    for n in range(5):
+        t = Tenant(f"bench{n}", f"bench{n}.example.test")
+        begin = time.monotonic()
+        api.run_all(tenant_ops(t))
+        singles.append(time.monotonic() - begin)
+        ok(f"tenant {n}: {singles[-1]:.3f} s from the first request to the last result")
+    singles.sort()
+    step("20 tenants in one go")
+    many = [Tenant(f"fleet{n}", f"fleet{n}.example.test") for n in range(20)]
+    begin = time.monotonic()
+    api.run_all([op for t in many for op in tenant_ops(t)])
+    twenty = time.monotonic() - begin
+    ok(f"20 tenants ({20 * len(tenant_ops(many[0]))} jobs): {twenty:.3f} s from the first request to the last result")
+    print(json.dumps({"one_tenant_s": {"min": round(singles[0], 3), "median": round(singles[2], 3),
+                                       "max": round(singles[-1], 3), "runs": len(singles)},
+                      "twenty_tenants_s": round(twenty, 3),
+                      "jobs_per_tenant": len(tenant_ops(many[0]))}))
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in ("run", "bench"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        if argv[1] == "run":
+            qualify(argv[2])
+        else:
+            bench(argv[2])
+    except Failed as e:
+        print(f"\nFAILED after {time.monotonic() - started:.1f} s: {e}", flush=True)
+        return 1
+    print(f"\n== qualification passed in {time.monotonic() - started:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
