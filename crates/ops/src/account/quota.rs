@@ -131,3 +131,49 @@ pub(super) fn status(ctx: &Ctx, fs: &HomesFs, home: &Path, uid: u32) -> Result<Q
 pub(super) fn homes_fs(ctx: &Ctx) -> Result<HomesFs, OpError> {
     ctx.provider.homes_fs().map_err(provider_error)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn request(mib: u64, inodes: u64) -> EnsureAccountRequest {
+        serde_json::from_value(serde_json::json!({
+            "id": "0123456789abcdef0123456789abcdef", "username": "shop1",
+            "disk_quota_mib": mib, "inode_quota": inodes
+        }))
+        .unwrap()
+    }
+
+    fn fs(mechanism: provider::QuotaMechanism, fstype: &str) -> HomesFs {
+        HomesFs {
+            mechanism,
+            mount: PathBuf::from("/home"),
+            fstype: fstype.into(),
+        }
+    }
+
+    #[test]
+    fn only_what_the_file_system_enforces_is_offered_and_unlimited_always_is() {
+        use provider::QuotaMechanism::{BtrfsQgroup, None, UserQuota};
+        let refused = |f: &HomesFs, mib, inodes| {
+            let e = check_offered(f, &request(mib, inodes)).unwrap_err();
+            assert_eq!(e.code, "quota_unsupported");
+            e.message
+        };
+        let ext4 = fs(None, "ext4");
+        assert!(refused(&ext4, 20, 0).starts_with(
+            "resource.disk_quota_mib: the file system of /home is ext4 without user quotas"
+        ));
+        assert!(refused(&ext4, 0, 10).starts_with("resource.inode_quota: "));
+        let btrfs = fs(BtrfsQgroup, "btrfs");
+        assert!(refused(&btrfs, 20, 10).contains("btrfs qgroups limit bytes, not inodes"));
+        assert!(refused(&btrfs, 20, 10).starts_with("resource.inode_quota: "));
+        for f in [&ext4, &btrfs, &fs(UserQuota, "xfs")] {
+            assert!(check_offered(f, &request(0, 0)).is_ok(), "{f:?}");
+        }
+        assert!(check_offered(&btrfs, &request(20, 0)).is_ok());
+        assert!(check_offered(&fs(UserQuota, "ext4"), &request(20, 10)).is_ok());
+    }
+}
