@@ -422,3 +422,148 @@ fn database_limits_out_of_bounds_are_refused_naming_the_field() {
         assert_eq!(err.field, format!("resource.mysql.{field}"), "{err:?}");
     }
 }
+
+fn ensure_with_quota(req: u64, account: u64, username: &str, mib: u64, inodes: u64) -> Value {
+    serde_json::json!({"request_id": id(req), "operation": "ensure_account",
+        "resource": {"id": id(account), "username": username, "shell": "bash",
+                     "disk_quota_mib": mib, "inode_quota": inodes}})
+}
+
+/// The Sim's record of the user quotas `setquota` set, one `UID BSOFT BHARD ISOFT IHARD` line
+/// each.
+fn sim_user_quotas(node: &Node) -> String {
+    std::fs::read_to_string(node.path(simulator::SIM_USER_QUOTA_FILE)).unwrap_or_default()
+}
+
+#[test]
+fn quotas_are_hard_user_quotas_read_back_into_the_results_and_cleared_on_removal() {
+    const MIB: u64 = 1024 * 1024;
+    let mut node = Node::new();
+    node.submit(&ensure_with_quota(1, 10, "shop1", 20, 1000));
+    node.pass();
+    let created = result(&node, 1);
+    let uid = created["uid"].as_u64().unwrap();
+    assert_eq!(created["disk_quota_mib"], 20);
+    let quota = &created["quota"];
+    assert_eq!(quota["mechanism"], "user_quota");
+    assert_eq!(quota["enforced"], true);
+    assert_eq!(quota["limit_bytes"], 20 * MIB);
+    assert_eq!(quota["limit_inodes"], 1000);
+    assert!(quota["used_bytes"].as_u64().is_some(), "{quota}");
+    assert!(quota["used_inodes"].as_u64().unwrap() >= 1, "{quota}");
+    assert_eq!(
+        sim_user_quotas(&node),
+        format!("{uid} 20480 20480 1000 1000\n"),
+        "setquota got KiB blocks and inodes, soft equal to hard"
+    );
+    let setquota: Vec<Vec<String>> = node
+        .audit_records()
+        .into_iter()
+        .filter(|r| r.program == "setquota")
+        .map(|r| r.args)
+        .collect();
+    let mount = node.root_path().display().to_string();
+    assert_eq!(
+        setquota,
+        [vec![
+            "-u".to_owned(),
+            uid.to_string(),
+            "20480".into(),
+            "20480".into(),
+            "1000".into(),
+            "1000".into(),
+            mount
+        ]]
+    );
+
+    let home = node.path("/home/shop1");
+    std::fs::write(home.join("data.bin"), vec![7u8; 300_000]).unwrap();
+    node.submit(&account_op(2, "observe_account_usage", 10));
+    node.pass();
+    let usage = result(&node, 2);
+    assert_eq!(usage["quota"]["mechanism"], "user_quota");
+    assert_eq!(usage["quota"]["enforced"], true);
+    assert_eq!(usage["quota"]["limit_bytes"], 20 * MIB);
+    assert!(
+        usage["quota"]["used_bytes"].as_u64().unwrap()
+            >= quota["used_bytes"].as_u64().unwrap() + 290_000,
+        "{usage}"
+    );
+    assert_eq!(
+        usage["quota"]["used_inodes"].as_u64().unwrap(),
+        quota["used_inodes"].as_u64().unwrap() + 1
+    );
+
+    // Unlimited: the user quota is cleared, and nothing says it is enforced.
+    node.submit(&ensure_with_quota(3, 10, "shop1", 0, 0));
+    node.pass();
+    let unlimited = result(&node, 3);
+    assert_eq!(unlimited["quota"]["enforced"], false);
+    assert!(unlimited["quota"]["limit_bytes"].is_null());
+    assert!(unlimited["quota"]["limit_inodes"].is_null());
+    assert_eq!(sim_user_quotas(&node), "");
+    node.check_converged();
+
+    node.submit(&ensure_with_quota(4, 10, "shop1", 5, 0));
+    node.pass();
+    assert_eq!(sim_user_quotas(&node), format!("{uid} 5120 5120 0 0\n"));
+    node.submit(&account_op(5, "remove_account", 10));
+    node.pass();
+    result(&node, 5);
+    assert_eq!(
+        sim_user_quotas(&node),
+        "",
+        "a uid handed out again starts unlimited"
+    );
+}
+
+#[test]
+fn a_quota_nothing_can_enforce_is_refused_naming_its_field_and_unlimited_still_works() {
+    let mut node = Node::new();
+    simulator::sim_set_homes_quota(&node.provider, simulator::SimHomesQuota::None).unwrap();
+    node.submit(&ensure_with_quota(1, 10, "shop1", 20, 0));
+    node.submit(&ensure_with_quota(2, 11, "shop2", 0, 1000));
+    node.pass();
+    for (req, field) in [(1, "resource.disk_quota_mib"), (2, "resource.inode_quota")] {
+        let job = node.state().job(&id(req)).unwrap().unwrap();
+        assert_eq!(job.state, JobState::Failed, "{job:?}");
+        let error = job.error.unwrap();
+        assert_eq!(error.code, "quota_unsupported");
+        assert!(
+            error.message.starts_with(&format!("{field}: ")),
+            "{}",
+            error.message
+        );
+        assert!(
+            error
+                .message
+                .contains("the file system of /home is ext4 without user quotas"),
+            "{}",
+            error.message
+        );
+    }
+    assert!(
+        node.provider.lookup_user("shop1").unwrap().is_none(),
+        "nothing was created for a refused quota"
+    );
+    assert!(node.provider.lookup_group("shop1").unwrap().is_none());
+
+    node.submit(&ensure_with_quota(3, 10, "shop1", 0, 0));
+    node.pass();
+    let created = result(&node, 3);
+    assert_eq!(
+        created["quota"],
+        serde_json::json!({"mechanism": "none", "enforced": false, "limit_bytes": null,
+                           "limit_inodes": null, "used_bytes": null, "used_inodes": null})
+    );
+    node.submit(&account_op(4, "observe_account_usage", 10));
+    node.pass();
+    assert_eq!(result(&node, 4)["quota"], created["quota"]);
+    assert!(
+        node.audit_records()
+            .iter()
+            .all(|r| r.program != "setquota" && r.program != "repquota"),
+        "no quota tool runs where the file system has no quotas"
+    );
+    node.check_converged();
+}

@@ -28,12 +28,48 @@ pub struct EnsureAccountRequest {
     pub username: Username,
     #[serde(default)]
     pub shell: Shell,
-    /// Disk quota in MiB (0: unlimited). Recorded now; enforced by the quota module.
+    /// Disk quota in MiB (0, the default: unlimited, accepted on every node). Enforced by the
+    /// file system of `/home`: a btrfs qgroup limit on the home's subvolume, or a hard user
+    /// quota where `/home` has user quotas on; where nothing can enforce it, a quota other
+    /// than 0 fails `quota_unsupported`, naming this field and the file system.
     #[serde(default = "unlimited_mib")]
     pub disk_quota_mib: MiB,
-    /// Inode quota (0: unlimited). Recorded now; enforced by the quota module.
+    /// Inode quota (0, the default: unlimited). Enforced by user quotas only: btrfs qgroups
+    /// limit bytes, so on btrfs (as where nothing enforces quotas) an inode quota other than
+    /// 0 fails `quota_unsupported`.
     #[serde(default = "unlimited_inodes")]
     pub inode_quota: Inodes,
+}
+
+/// What enforces an account's disk and inode quotas on this node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QuotaMechanism {
+    /// `/home` is btrfs and the home a subvolume limited by its qgroup: bytes only.
+    BtrfsQgroup,
+    /// `/home` has user quotas on: blocks and inodes per uid.
+    UserQuota,
+    /// Nothing: only unlimited quotas.
+    None,
+}
+
+/// An account's quota as the kernel reports it, read back after the change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaStatus {
+    pub mechanism: QuotaMechanism,
+    /// True only when the kernel holds a limit on the home's bytes or inodes; an unlimited
+    /// quota, or one only recorded, is not enforced.
+    pub enforced: bool,
+    /// The byte limit read back (`null`: none).
+    pub limit_bytes: Option<u64>,
+    /// The inode limit read back (`null`: none; always on btrfs).
+    pub limit_inodes: Option<u64>,
+    /// Bytes the kernel counts against the quota (`null` where it counts none: mechanism
+    /// `none`).
+    pub used_bytes: Option<u64>,
+    /// Inodes the kernel counts against the quota (`null` on btrfs and with `none`).
+    pub used_inodes: Option<u64>,
 }
 
 fn unlimited_mib() -> MiB {
@@ -59,6 +95,9 @@ pub struct AccountResult {
     pub suspended: Option<bool>,
     pub disk_quota_mib: Option<u64>,
     pub inode_quota: Option<u64>,
+    /// The quota as the kernel holds it (`ensure_account` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<QuotaStatus>,
 }
 
 impl AccountResult {
@@ -74,6 +113,7 @@ impl AccountResult {
             suspended: None,
             disk_quota_mib: None,
             inode_quota: None,
+            quota: None,
         }
     }
 }
@@ -332,9 +372,12 @@ pub struct AccountUsageResult {
     /// Entries listed but not measured (their directory lost its search permission).
     #[serde(default)]
     pub unreadable_entries: u64,
-    /// The quotas recorded by `ensure_account` (0: unlimited).
+    /// The quotas recorded by `ensure_account` (0: unlimited); what the kernel enforces and
+    /// counts is `quota`.
     pub disk_quota_mib: u64,
     pub inode_quota: u64,
+    /// The home's quota as the kernel reports it now.
+    pub quota: QuotaStatus,
     /// The limits recorded in state.db by `set_account_limits`.
     pub limits_recorded: Option<Limits>,
     /// The limits the platform reports (`lvectl list-user`); `None` on debian.
@@ -356,7 +399,7 @@ operation! {
         kind: Observe,
         lane: Long,
         family: Account,
-        summary: "Measure the account's disk and inode use (as the tenant) and report the limits in effect",
+        summary: "Measure the account's disk and inode use (as the tenant) and report the limits and quota in effect",
         request: AccountRef,
         result: AccountUsageResult,
         example: AccountRef::example(),

@@ -24,6 +24,7 @@ mod error;
 mod exec;
 mod executor;
 mod files;
+mod home_quota;
 mod host;
 mod leftovers;
 mod mail;
@@ -42,6 +43,7 @@ pub use error::ProviderError;
 pub use executor::real::{CHILD_PATH, OUTPUT_CAP};
 pub use executor::{Argv, Executor, Invocation, Output, ReadOnlyExecutor, RealExecutor};
 pub use files::{CONFIG_MODE, ensure_dir, write_atomic};
+pub use home_quota::{HOMES, HomeQuota, HomesFs, QuotaMechanism};
 pub use host::{DiskSpace, Load, Memory};
 pub use leftovers::{LeftoversRemoved, MAX_LEFTOVER_ENTRIES, TENANT_LEFTOVER_DIRS};
 pub use mail::{
@@ -56,14 +58,17 @@ pub use mariadb::{
 pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::{ApacheLayout, MPM_ITK_MODULE, SHARED_STATE_MODULES};
+pub use programs::btrfs::{QgroupShown, parse_qgroup_show};
 pub use programs::crontab::{CRONTAB_STAGING_DIR, crontab_spool};
 pub use programs::dbctl::{GovernorLimits, GovernorListed};
+pub use programs::findmnt::{MountShown, parse_findmnt};
 pub use programs::lvectl::LveLimits;
 pub use programs::opendkim_genkey::{OPENDKIM_UNIT, parse_dkim_txt};
 pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
 // Whole, so a tool added to the suite is reachable without listing it here.
 pub use programs::postfix::*;
 pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};
+pub use programs::quota_tools::{UserQuotaShown, parse_repquota_csv};
 pub use programs::selectorctl::{SelectorState, parse_extension_list};
 pub use programs::service_state::{ServiceUnit, UnitState};
 pub use programs::systemctl::Managed;

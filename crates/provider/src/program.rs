@@ -72,6 +72,15 @@ pub enum Program {
     /// CloudLinux only: MySQL Governor's `dbctl` (`set`, `list --bb`, `delete`), run only where
     /// the governor is installed.
     Dbctl,
+    /// Debian only: btrfs-progs, for a home that is a subvolume with a qgroup limit
+    /// (`programs/btrfs.rs`); CloudLinux's kernels have no btrfs.
+    Btrfs,
+    /// util-linux's `findmnt`: the mount holding the homes, its type and options.
+    Findmnt,
+    /// quota-tools' `setquota`: a tenant's user quota.
+    Setquota,
+    /// quota-tools' `repquota`: the user quotas of a file system, read back.
+    Repquota,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -138,6 +147,10 @@ impl Program {
             Program::Doveadm,
             Program::Sievec,
             Program::Dbctl,
+            Program::Btrfs,
+            Program::Findmnt,
+            Program::Setquota,
+            Program::Repquota,
         ];
         ONE_EACH
             .iter()
@@ -189,6 +202,11 @@ impl Program {
             // governor-mysql installs it in /usr/sbin (beside db_governor and dbtop).
             (Dbctl, Debian) => None,
             (Dbctl, CloudLinux) => Some("/usr/sbin/dbctl"),
+            (Btrfs, Debian) => Some("/usr/bin/btrfs"),
+            (Btrfs, CloudLinux) => None,
+            (Findmnt, _) => Some("/usr/bin/findmnt"),
+            (Setquota, _) => Some("/usr/sbin/setquota"),
+            (Repquota, _) => Some("/usr/sbin/repquota"),
         }
     }
 
@@ -219,6 +237,10 @@ impl Program {
             Program::Doveadm => "doveadm",
             Program::Sievec => "sievec",
             Program::Dbctl => "dbctl",
+            Program::Btrfs => "btrfs",
+            Program::Findmnt => "findmnt",
+            Program::Setquota => "setquota",
+            Program::Repquota => "repquota",
         }
     }
 
@@ -337,13 +359,17 @@ mod tests {
                 | Program::PurePw
                 | Program::Doveadm
                 | Program::Sievec
-                | Program::Dbctl => {}
+                | Program::Dbctl
+                | Program::Btrfs
+                | Program::Findmnt
+                | Program::Setquota
+                | Program::Repquota => {}
             }
         }
         let all: Vec<Program> = Program::all().collect();
         assert_eq!(
             all.len(),
-            22 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
+            26 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
         );
         for &version in PhpVersion::ALL {
             assert!(all.contains(&Program::PhpFpm(version)));

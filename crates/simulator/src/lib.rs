@@ -33,6 +33,7 @@ mod mail;
 mod mariadb;
 mod php_fpm;
 mod pure_pw;
+mod quota;
 mod selectorctl;
 mod shadow_utils;
 mod systemctl;
@@ -56,6 +57,7 @@ pub use mariadb::{
     SIM_MARIADB_FILE, SimMariadbContents, sim_mariadb_contents, sim_set_mariadb_size,
 };
 pub use php_fpm::SIM_SERVICE_RELOADS_FILE;
+pub use quota::{SIM_HOMES_QUOTA_FILE, SIM_USER_QUOTA_FILE, SimHomesQuota, sim_set_homes_quota};
 pub use selectorctl::SIM_SELECTOR_DIR;
 pub use systemctl::SIM_UNITS_DIR;
 
@@ -260,7 +262,10 @@ fn run_model(
         Program::Doveadm => mail::doveadm(provider, &args),
         Program::Sievec => mail::sievec(&args),
         Program::OpendkimGenkey => mail::opendkim_genkey(provider, &args),
-        Program::Mariadb | Program::Openssl => Outcome::fail(
+        Program::Findmnt => quota::findmnt(provider, &args),
+        Program::Setquota => quota::setquota(provider, &args),
+        Program::Repquota => quota::repquota(provider, &args),
+        Program::Mariadb | Program::Openssl | Program::Btrfs => Outcome::fail(
             127,
             format!(
                 "{MARKER} no model of {program}; list it in SimExecutor::new's real programs to run it for real\n"

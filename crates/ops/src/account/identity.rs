@@ -16,7 +16,9 @@
 //!   a retry after a crash adopts exactly the group and user it created: a group or user that
 //!   merely has the name is someone else's (`username_taken`).
 //! - Ensuring an existing account again finds its recorded user and group and changes
-//!   nothing.
+//!   nothing but its quota, set again and read back (`quota.rs`); a quota the homes' file
+//!   system cannot enforce is refused before anything is created. On btrfs the home is made
+//!   a subvolume before `useradd` runs, so a retry after a crash finds it and goes on.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -26,7 +28,7 @@ use registry::types::{Hex32, Presence, Username};
 use registry::{Apply, OpError, Owner};
 use store::IdentityKind;
 
-use super::{AccountResult, AccountRow, EnsureAccount, EnsureAccountRequest, store_error};
+use super::{AccountResult, AccountRow, EnsureAccount, EnsureAccountRequest, quota, store_error};
 use crate::context::{Ctx, provider_error};
 use crate::sudo::SudoAllowlistRow;
 
@@ -238,6 +240,8 @@ impl Apply<Ctx> for EnsureAccount {
         {
             return Err(immutable(&format!("{:?}", prev.username)));
         }
+        let fs = quota::homes_fs(ctx)?;
+        quota::check_offered(&fs, req)?;
         let name = req.username.as_str();
         let home = home_of(&req.username);
         let shell = req.shell.path();
@@ -317,6 +321,10 @@ impl Apply<Ctx> for EnsureAccount {
                         ),
                     ));
                 }
+                // On btrfs the home is a subvolume of its own, made first (a retry finds it).
+                ctx.provider
+                    .prepare_home(&fs, &home)
+                    .map_err(provider_error)?;
                 ctx.provider
                     .useradd_with_uid(
                         &UserAdd {
@@ -352,6 +360,8 @@ impl Apply<Ctx> for EnsureAccount {
                 .map_err(provider_error)?;
             crash::point(crash::Point::AccountAfterUsermod);
         }
+        let quota = quota::apply(ctx, &fs, &user.home, user.uid, req)?;
+        crash::point(crash::Point::AccountAfterQuota);
         let suspended = previous.as_ref().is_some_and(|p| p.suspended);
         // The row as ensure_account has always written it: what set_account_limits and
         // set_account_isolation recorded is not carried over.
@@ -378,6 +388,7 @@ impl Apply<Ctx> for EnsureAccount {
             suspended: Some(suspended),
             disk_quota_mib: Some(req.disk_quota_mib.get()),
             inode_quota: Some(req.inode_quota.get()),
+            quota: Some(quota),
         })
     }
 }

@@ -50,6 +50,7 @@ fn result(info: &AccountInfo, row: &AccountRow) -> AccountResult {
         suspended: Some(row.suspended),
         disk_quota_mib: Some(row.disk_quota_mib),
         inode_quota: Some(row.inode_quota),
+        quota: None,
     }
 }
 

@@ -1,12 +1,15 @@
-//! The `account` family: a tenant's system user and group, home and shell, and the quota
-//! figures the control plane set. One part per file:
+//! The `account` family: a tenant's system user and group, home and shell, and its disk and
+//! inode quotas. One part per file:
 //!
 //! - `identity`: who the account is (its name, uid and gid as the node recorded them) and
 //!   `ensure_account`, which creates it;
 //! - `logins`: `suspend_account`, `unsuspend_account`, `set_account_password`;
 //! - `limits`: `set_account_limits` and `set_account_isolation` (LVE, CageFS, MySQL
 //!   Governor on `cloudlinux`);
-//! - `usage`: `observe_account_usage`, measured by the tenant worker;
+//! - `quota`: the disk and inode quotas, enforced by the homes' file system (btrfs qgroups,
+//!   user quotas) or refused where nothing can enforce them;
+//! - `usage`: `observe_account_usage`, measured by the tenant worker, with the quota the
+//!   kernel reports;
 //! - `rebuild`: `rebuild_account`, which replays what the account declared;
 //! - `removal`: `remove_account`, the purge sweep: every family's purge hook for the
 //!   account, in reverse declaration order, so the account itself goes last.
@@ -20,6 +23,7 @@ pub use declarations::account::*;
 mod identity;
 mod limits;
 mod logins;
+mod quota;
 mod rebuild;
 mod removal;
 mod usage;

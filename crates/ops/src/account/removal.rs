@@ -4,8 +4,9 @@
 //! its uid through the tenant worker (after the PHP pools of the account are reloaded away;
 //! its crontab was removed by its family's purge before), removes its files outside the home
 //! (`Provider::remove_files_of_uid`: `/tmp`, `/var/tmp`, `/dev/shm`, the cron, at and mail
-//! spools, PHP sessions), then `userdel --remove` and, only for the group the node created,
-//! `groupdel`. Its identity row stays, marked removed, so its ids are handed out again last.
+//! spools, PHP sessions), deletes the home's btrfs subvolume or clears the uid's user quota
+//! (`quota.rs`), then `userdel --remove` (without `--remove` once the subvolume took the home
+//! with it) and, only for the group the node created, `groupdel`. Its identity row stays, marked removed, so its ids are handed out again last.
 
 use std::path::PathBuf;
 
@@ -92,7 +93,16 @@ impl Purge<Ctx> for Account {
                     .map_err(provider_error)?;
             }
         }
+        // The home's subvolume (btrfs) goes with what is in it, or the uid's user quota is
+        // cleared, whether or not the user is still there (a first attempt may have made the
+        // subvolume and no user).
+        let fs = super::quota::homes_fs(ctx)?;
+        ctx.provider
+            .release_home_quota(&fs, &home, rec.uid)
+            .map_err(provider_error)?;
+        crash::point(crash::Point::AccountAfterQuotaReleased);
         crash::point(crash::Point::AccountBeforeUserdel);
+        let home_left = ctx.provider.sysconf(&home).symlink_metadata().is_ok();
         if let Some(user) = user_of(ctx, &rec)? {
             if !rec.group_created && user.gid == rec.gid {
                 // An account from before the node created its groups may have been given a
@@ -106,13 +116,13 @@ impl Purge<Ctx> for Account {
                     })
                     .map_err(provider_error)?;
             }
-            match ctx.provider.userdel(&username, true) {
+            match ctx.provider.userdel(&username, home_left) {
                 // A process started since the kill (a cron job cron had already loaded):
                 // once more, then the removal is retried rather than failed for good.
                 Err(e) if e.exit_status() == Some(8) => {
                     stop_processes(ctx, &rec, home)?;
                     ctx.provider
-                        .userdel(&username, true)
+                        .userdel(&username, home_left)
                         .map_err(|e| match e.exit_status() {
                             Some(8) => OpError::retryable("tenant_processes_remain", e.to_string()),
                             _ => provider_error(e),

@@ -1,5 +1,6 @@
 //! `observe_account_usage`: the home's bytes and inodes as the tenant worker measures them,
-//! with the limits recorded and those in effect.
+//! with the limits recorded and those in effect, and the quota as the kernel reports it
+//! (`quota.rs`: used and limit read back, `enforced` only when a limit is held).
 
 use provider::Platform;
 use registry::types::Hex32;
@@ -7,7 +8,8 @@ use registry::{Apply, OpError};
 
 use super::limits::{cagefs_of, lve_limits_of, mysql_limits_of};
 use super::{
-    AccountRef, AccountUsageResult, ObserveAccountUsage, account_info, account_row, tenant_of,
+    AccountRef, AccountUsageResult, ObserveAccountUsage, account_info, account_row, quota,
+    tenant_of,
 };
 use crate::context::{Ctx, provider_error};
 
@@ -36,6 +38,8 @@ impl Apply<Ctx> for ObserveAccountUsage {
         let info = account_info(ctx, &req.id)?;
         let usage = account_usage(ctx, &req.id)?;
         let row = account_row(ctx, &req.id)?;
+        let fs = quota::homes_fs(ctx)?;
+        let quota = quota::status(ctx, &fs, &info.home, info.uid)?;
         let limits_recorded = row.limits;
         let (limits_in_effect, cagefs) = match ctx.provider.platform() {
             Platform::CloudLinux => (
@@ -57,6 +61,7 @@ impl Apply<Ctx> for ObserveAccountUsage {
             unreadable_entries: usage.unreadable_entries,
             disk_quota_mib: row.disk_quota_mib,
             inode_quota: row.inode_quota,
+            quota,
             limits_recorded,
             limits_in_effect,
             cagefs,

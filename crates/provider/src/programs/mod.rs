@@ -6,10 +6,12 @@
 //! under Sim exercised the argv production runs.
 
 pub mod apachectl;
+pub mod btrfs;
 pub mod cagefsctl;
 pub mod crontab;
 pub mod dbctl;
 pub mod dovecot;
+pub mod findmnt;
 pub mod groupadd;
 pub mod groupdel;
 pub mod lvectl;
@@ -17,6 +19,7 @@ pub mod opendkim_genkey;
 pub mod php_fpm;
 pub mod postfix;
 pub mod pure_pw;
+pub mod quota_tools;
 pub mod selectorctl;
 pub mod service_state;
 pub mod sievec;

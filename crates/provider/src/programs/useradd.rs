@@ -90,7 +90,8 @@ impl Provider {
             None,
             Program::Useradd.default_timeout(),
         )?;
-        self.set_home_mode(user.home)
+        let owner = self.lookup_user(user.name)?.map(|u| (u.uid, u.gid));
+        self.set_home_mode(user.home, owner)
     }
 
     pub(crate) fn useradd_argv(&self, user: &UserAdd<'_>, uid: Option<u32>) -> Argv {
@@ -99,10 +100,12 @@ impl Provider {
         argv
     }
 
-    /// Sets the home to [`HOME_MODE`] in the web server's group (see [`Provider::home_group`]).
-    /// `O_NOFOLLOW` so that a symlink planted at the home path (a pre-existing home the
-    /// tenant controls) is refused rather than followed to chmod something else.
-    fn set_home_mode(&self, home: &Path) -> Result<(), ProviderError> {
+    /// Sets the home to [`HOME_MODE`] in the web server's group (see [`Provider::home_group`]),
+    /// owned by `owner` when the provider gives files owners ([`Provider::is_root`]): a home
+    /// useradd found already there (a btrfs subvolume made for it, `home_quota.rs`) is still
+    /// root's. `O_NOFOLLOW` so that a symlink planted at the home path (a pre-existing home
+    /// the tenant controls) is refused rather than followed to chmod something else.
+    fn set_home_mode(&self, home: &Path, owner: Option<(u32, u32)>) -> Result<(), ProviderError> {
         let path = self.sysconf(home);
         let fd = rustix::fs::open(
             &path,
@@ -110,12 +113,17 @@ impl Provider {
             Mode::empty(),
         )
         .map_err(|e| ProviderError::io("open home", &path, e.into()))?;
-        let owner_gid = rustix::fs::fstat(&fd)
-            .map_err(|e| ProviderError::io("stat home", &path, e.into()))?
-            .st_gid;
+        let stat =
+            rustix::fs::fstat(&fd).map_err(|e| ProviderError::io("stat home", &path, e.into()))?;
+        let (uid, owner_gid) = match owner {
+            Some((uid, gid)) if self.is_root() && uid != stat.st_uid => {
+                (Some(rustix::fs::Uid::from_raw(uid)), gid)
+            }
+            _ => (None, stat.st_gid),
+        };
         let gid = self.home_group(owner_gid)?;
-        if gid != owner_gid {
-            rustix::fs::fchown(&fd, None, Some(rustix::fs::Gid::from_raw(gid)))
+        if gid != stat.st_gid || uid.is_some() {
+            rustix::fs::fchown(&fd, uid, Some(rustix::fs::Gid::from_raw(gid)))
                 .map_err(|e| ProviderError::io("chown home", &path, e.into()))?;
         }
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(HOME_MODE))

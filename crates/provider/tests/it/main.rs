@@ -10,6 +10,7 @@ mod mail;
 mod mariadb;
 mod php_cron;
 mod pure_pw;
+mod quota;
 mod real_shadow_utils;
 mod sim_accounts;
 mod tenant_fs;
