@@ -27,6 +27,7 @@
 pub mod config;
 mod converge;
 pub mod paths;
+pub mod services;
 pub mod status;
 pub mod tls;
 pub mod web;
@@ -238,6 +239,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
             listen: opts.listen.unwrap_or(c.listen),
             runner: opts.runner.unwrap_or(c.runner),
             acme: c.acme.clone(),
+            mail: c.mail.clone(),
         },
         None => NodeConfig {
             node_id: random_hex32()?,
@@ -248,6 +250,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
                 .unwrap_or_else(|| config::DEFAULT_LISTEN.parse().expect("a valid address")),
             runner: opts.runner.unwrap_or_default(),
             acme: None,
+            mail: config::MailConfig::default(),
         },
     };
 
@@ -399,6 +402,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
         pin = Some(new_pin);
     }
     web::converge(&mut e, &mut notes)?;
+    services::converge(&mut e, &config, &mut notes)?;
     e.save_manifest()?;
 
     Ok(InstallReport {

@@ -88,6 +88,7 @@ pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<(), InstallEr
             )?;
         }
     }
+    moved |= crate::services::apache::modules(e, notes)?;
     if std::fs::symlink_metadata(e.map(&format!("{mods}/{MPM_ITK_MODULE}.load"))).is_err() {
         notes.push(format!(
             "{MPM_ITK_MODULE} is not enabled (Debian package libapache2-mpm-itk): tenant vhosts \

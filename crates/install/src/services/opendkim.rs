@@ -1,0 +1,8 @@
+//! opendkim: not configured yet.
+
+use crate::InstallError;
+use crate::converge::Engine;
+
+pub fn converge(_e: &mut Engine, _notes: &mut Vec<String>) -> Result<bool, InstallError> {
+    Ok(false)
+}

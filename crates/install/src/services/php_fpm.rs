@@ -1,0 +1,1 @@
+//! php_fpm: not configured yet.
