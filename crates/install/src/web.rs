@@ -124,8 +124,16 @@ fn default_pool(
     }
     let path = format!("{}/{DEFAULT_POOL}", layout.pool_dir);
     let socket_dir = e.map(&layout.socket_dir).display().to_string();
-    let before = e.read_regular(&path)?;
-    let changed = e.derived(
+    let main = crate::services::php_fpm::main_config(e, version);
+    let mut before = vec![(path.clone(), e.read_regular(&path)?)];
+    if let Some(main) = &main {
+        before.push((main.path.clone(), e.read_regular(&main.path)?));
+    }
+    let mut changed = false;
+    if let Some(main) = &main {
+        changed |= crate::services::converge_file(e, main)?;
+    }
+    changed |= e.derived(
         &path,
         idle_pool(version, &socket_dir).as_bytes(),
         0o644,
@@ -136,14 +144,16 @@ fn default_pool(
     }
     if let Err(err) = e.provider.php_fpm_configtest(version) {
         // Put back what was there, so FPM keeps serving.
-        let mapped = e.map(&path);
-        match before {
-            Some(bytes) => e.provider.write_config_atomic(&mapped, &bytes, 0o644)?,
-            None => e.provider.remove_config(&mapped)?,
+        for (path, content) in before {
+            let mapped = e.map(&path);
+            match content {
+                Some(bytes) => e.provider.write_config_atomic(&mapped, &bytes, 0o644)?,
+                None => e.provider.remove_config(&mapped)?,
+            }
+            e.manifest.remove(&path);
         }
-        e.manifest.remove(&path);
         notes.push(format!(
-            "PHP {}'s configuration test failed with the idle pool, which was reverted: {err}",
+            "PHP {}'s configuration test failed with the derived php-fpm.conf and idle pool, which were reverted: {err}",
             version.as_str()
         ));
         return Ok(());

@@ -54,7 +54,6 @@ fn real(root: &Path, audit: &Path) -> provider::Provider {
 
 /// `opendkim` has no entry in the provider's program table (the node never runs the
 /// daemon itself): the test starts its configuration check directly.
-#[allow(clippy::disallowed_methods)]
 fn run(cmd: &mut Command) -> (bool, String) {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     (
@@ -259,6 +258,87 @@ fn apache_modules_are_linked_as_a2enmod_links_them_and_check_names_a_missing_one
     assert!(std::fs::symlink_metadata(enabled.join("proxy_http.load")).is_err());
     install::install(&InstallOptions::new(&root)).unwrap();
     assert!(std::fs::symlink_metadata(enabled.join("proxy_http.load")).is_ok());
+    let again = install::install(&InstallOptions::new(&root)).unwrap();
+    assert_eq!(writes(&again.changes), Vec::<String>::new());
+}
+
+#[test]
+fn dovecot_opendkim_and_pure_ftpd_files_pass_their_checks_and_a_second_run_changes_nothing() {
+    let (dir, root) = sysroot();
+    std::fs::write(at(&root, "/etc/opendkim.conf"), "Syslog yes\n").unwrap();
+    let report = install::install(&opts(&root)).unwrap();
+    for service in ["Dovecot", "OpenDKIM", "pure-ftpd"] {
+        assert!(
+            !report.notes.iter().any(|n| n.contains(service)),
+            "{:?}",
+            report.notes
+        );
+    }
+    // The mail store's user, without a login.
+    let passwd = std::fs::read_to_string(at(&root, "/etc/passwd")).unwrap();
+    let vmail = passwd
+        .lines()
+        .find(|l| l.starts_with("vmail:"))
+        .expect("vmail user");
+    assert!(vmail.ends_with(":/var/vmail:/usr/sbin/nologin"), "{vmail}");
+    let uid = vmail.split(':').nth(2).unwrap();
+
+    // Dovecot: no conf.d include (no PAM), TLS required, the real doveconf accepts it.
+    let conf = std::fs::read_to_string(at(&root, "/etc/dovecot/dovecot.conf")).unwrap();
+    assert!(!conf.contains("!include"), "{conf}");
+    for line in [
+        "protocols = imap pop3 lmtp\n",
+        "ssl = required\n",
+        "mail_uid = vmail\n",
+        &format!("first_valid_uid = {uid}\n"),
+        "  driver = passwd-file\n",
+        "  mail_plugins = $mail_plugins sieve\n",
+    ] {
+        assert!(conf.contains(line), "{line:?} missing from\n{conf}");
+    }
+    let lmtp = at(&root, "/var/spool/postfix/private/dovecot-lmtp");
+    assert!(
+        conf.contains(&format!("unix_listener {} {{\n", lmtp.display())),
+        "{conf}"
+    );
+    real(&root, &dir.path().join("audit"))
+        .doveconf_check()
+        .unwrap_or_else(|e| panic!("doveconf -n: {e}"));
+
+    // OpenDKIM: the real daemon's configuration check accepts the file.
+    let dkim = std::fs::read_to_string(at(&root, "/etc/opendkim.conf")).unwrap();
+    assert!(dkim.contains("Socket inet:8891@127.0.0.1\n"), "{dkim}");
+    assert!(dkim.contains("Mode sv\n"), "{dkim}");
+    #[allow(clippy::disallowed_methods)] // No provider program runs the daemon's check.
+    let (ok, out) = run(Command::new("/usr/sbin/opendkim")
+        .arg("-n")
+        .arg("-x")
+        .arg(at(&root, "/etc/opendkim.conf")));
+    assert!(ok, "opendkim -n: {out}");
+
+    // pure-ftpd: one file per setting, PureDB enabled by Debian's link, the pem 0600.
+    for (setting, value) in [
+        ("ChrootEveryone", "yes"),
+        ("NoAnonymous", "yes"),
+        ("PAMAuthentication", "no"),
+        ("UnixAuthentication", "no"),
+        ("TLS", "1"),
+        ("MinUID", "1000"),
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(at(&root, &format!("/etc/pure-ftpd/conf/{setting}"))).unwrap(),
+            format!("{value}\n"),
+            "{setting}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_link(at(&root, "/etc/pure-ftpd/auth/50pure")).unwrap(),
+        Path::new("../conf/PureDB")
+    );
+    let pem = std::fs::metadata(at(&root, "/etc/ssl/private/pure-ftpd.pem")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(pem.permissions().mode() & 0o7777, 0o600);
+
     let again = install::install(&InstallOptions::new(&root)).unwrap();
     assert_eq!(writes(&again.changes), Vec::<String>::new());
 }
