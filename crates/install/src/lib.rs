@@ -9,8 +9,9 @@
 //! `EnvironmentFile`; a self-signed placeholder certificate for the node's name.
 //!
 //! - `converge.rs`: compare one path with what it should be, record the change, make it.
-//!   Derived files are written whole and never as links; a foreign file in their place is
-//!   moved to `/etc/layerone/override/` with a note.
+//!   Derived files are written whole and never as links (the only links are a
+//!   distribution's enabling links); a foreign file in their place is moved to
+//!   `/etc/layerone/override/` with a note.
 //! - `config.rs`: the configuration file, parsed strictly.
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
 //! - `status.rs`: what is installed and what drifted, without changing anything.
@@ -19,6 +20,10 @@
 //!   pool replaced, the shared-state modules disabled, the homes' symlink rule.
 //! - On the `cloudlinux` profile, `/opt/cpvendor/etc/integration.ini` naming the node's
 //!   panel-integration scripts (the `cloudlinux` crate).
+//! - `services/`: every service the node drives, configured from one table of settings
+//!   (Apache's modules, PHP-FPM's main configuration, Postfix, Dovecot and the `vmail` user,
+//!   OpenDKIM, pure-ftpd, the MariaDB root-socket check), then the services' units enabled
+//!   and those whose files changed restarted (nothing is started on a sysroot).
 //!
 //! A second run changes nothing and says so; `--check` says what a run would change and
 //! changes nothing (its read-only `systemctl` queries are audited in a throw-away directory,

@@ -8,8 +8,10 @@
 //!   `server-info`) are disabled: their enabling files are moved to the override area;
 //! - the Apache include carries `-FollowSymLinks +SymLinksIfOwnerMatch` for the homes
 //!   ([`home_directory_rules`]), ahead of every vhost;
-//! - a note says so when mpm-itk is not enabled, without which no tenant vhost passes
-//!   Apache's configuration test.
+//! - the modules the node's vhosts need are enabled (`services/apache.rs`), and a note
+//!   says so when mpm-itk is still not enabled, without which no tenant vhost passes
+//!   Apache's configuration test;
+//! - each version's main FPM configuration is derived with its pool (`services/php_fpm.rs`).
 //!
 //! Each change is tested before it is kept (`php-fpmX.Y -t`, `apachectl -t`) and put back
 //! when the test fails; the services are reloaded once.

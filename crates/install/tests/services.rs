@@ -342,3 +342,60 @@ fn dovecot_opendkim_and_pure_ftpd_files_pass_their_checks_and_a_second_run_chang
     let again = install::install(&InstallOptions::new(&root)).unwrap();
     assert_eq!(writes(&again.changes), Vec::<String>::new());
 }
+
+#[test]
+fn a_dkim_key_only_root_reads_is_given_to_the_opendkim_group() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let (_dir, root) = sysroot();
+    std::fs::write(at(&root, "/etc/opendkim.conf"), "Syslog yes\n").unwrap();
+    // OpenDKIM's package made its group; a key was made before that, root's only.
+    let group_file = at(&root, "/etc/group");
+    let mut groups = std::fs::read_to_string(&group_file).unwrap();
+    groups.push_str("opendkim:x:4321:\n");
+    std::fs::write(&group_file, groups).unwrap();
+    let key_dir = at(
+        &root,
+        "/etc/opendkim/layerone/keys/0123456789abcdef0123456789abcdef",
+    );
+    std::fs::create_dir_all(&key_dir).unwrap();
+    std::fs::set_permissions(&key_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let key = key_dir.join("mail.private");
+    std::fs::write(&key, "not a real key\n").unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let mut check = InstallOptions::new(&root);
+    check.check = true;
+    check.name = Some("node1.example.com".parse().unwrap());
+    let report = install::install(&check).unwrap();
+    assert!(
+        report
+            .changes
+            .iter()
+            .any(|c| matches!(c, Change::OwnerMode { path, .. }
+            if path == "/etc/opendkim/layerone/keys/0123456789abcdef0123456789abcdef")),
+        "{:?}",
+        report.changes
+    );
+    assert_eq!(
+        std::fs::metadata(&key).unwrap().gid(),
+        0,
+        "--check changed the key"
+    );
+
+    install::install(&opts(&root)).unwrap();
+    let dir_meta = std::fs::metadata(&key_dir).unwrap();
+    assert_eq!((dir_meta.uid(), dir_meta.gid()), (0, 4321));
+    assert_eq!(dir_meta.permissions().mode() & 0o7777, 0o750);
+    let key_meta = std::fs::metadata(&key).unwrap();
+    assert_eq!((key_meta.uid(), key_meta.gid()), (0, 4321));
+    assert_eq!(key_meta.permissions().mode() & 0o7777, 0o640);
+    let again = install::install(&InstallOptions::new(&root)).unwrap();
+    assert!(
+        !again
+            .changes
+            .iter()
+            .any(|c| matches!(c, Change::OwnerMode { .. })),
+        "{:?}",
+        again.changes
+    );
+}

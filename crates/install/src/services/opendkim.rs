@@ -9,7 +9,7 @@ use store::LayoutOwner;
 
 use super::{ServiceFile, Syntax, converge_file, present};
 use crate::InstallError;
-use crate::converge::{Engine, WriteReason};
+use crate::converge::{Change, Engine, WriteReason};
 
 /// Debian's OpenDKIM configuration file.
 pub const CONFIG: &str = "/etc/opendkim.conf";
@@ -61,5 +61,64 @@ pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<bool, Install
             e.write(&path, b"", 0o644, LayoutOwner::Root, WriteReason::Missing)?;
         }
     }
+    keys_for_opendkim(e)?;
     converge_file(e, &opendkim_conf(e))
+}
+
+/// Keys made before OpenDKIM's group existed (or by an older node) are root's only: each
+/// `keys/<id>/` directory and its `*.private` key are given to the `opendkim` group the
+/// way the provider writes new ones (`Provider::dkim_key_for_opendkim`).
+fn keys_for_opendkim(e: &mut Engine) -> Result<(), InstallError> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(group) = e.provider.lookup_group(provider::OPENDKIM_GROUP)? else {
+        return Ok(());
+    };
+    let keys = format!("{}/keys", e.provider.mail_layout().dkim_dir);
+    let Ok(entries) = std::fs::read_dir(e.map(&keys)) else {
+        return Ok(());
+    };
+    let mut dirs: Vec<_> = entries.filter_map(Result::ok).collect();
+    dirs.sort_by_key(|d| d.file_name());
+    for entry in dirs {
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let mut selectors = Vec::new();
+        let mut right = meta.gid() == group.gid && meta.mode() & 0o7777 == 0o750;
+        for file in std::fs::read_dir(entry.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let file_name = file.file_name().to_string_lossy().into_owned();
+            let Some(selector) = file_name.strip_suffix(".private") else {
+                continue;
+            };
+            if let Ok(m) = std::fs::symlink_metadata(file.path())
+                && m.is_file()
+            {
+                right &= m.gid() == group.gid && m.mode() & 0o7777 == 0o640;
+                selectors.push(selector.to_owned());
+            }
+        }
+        // A directory without a key holds no secret.
+        if right || selectors.is_empty() {
+            continue;
+        }
+        e.record(Change::OwnerMode {
+            path: format!("{keys}/{name}"),
+            from: format!("{}:{} {:04o}", meta.uid(), meta.gid(), meta.mode() & 0o7777),
+            to: "root:opendkim 0750, its keys 0640".into(),
+        });
+        if !e.check {
+            for selector in &selectors {
+                e.provider.dkim_key_for_opendkim(&entry.path(), selector)?;
+            }
+        }
+    }
+    Ok(())
 }

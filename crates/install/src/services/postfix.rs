@@ -190,3 +190,52 @@ pub fn converge(
     }
     Ok(changed)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::services::dovecot::dovecot_conf;
+
+    fn engine(root: &std::path::Path) -> Engine {
+        let provider = provider::Provider::new(provider::ProviderConfig {
+            platform: provider::Platform::Debian,
+            root: root.to_owned(),
+            executor: Arc::new(provider::RealExecutor),
+            audit_dir: root.join("audit"),
+        });
+        Engine::new(provider, true).unwrap()
+    }
+
+    fn config() -> NodeConfig {
+        NodeConfig::parse(
+            "node_id = \"0123456789abcdef0123456789abcdef\"\nname = \"node1.example.com\"\n\
+             platform = \"debian\"\nlisten = \"127.0.0.1:8443\"\n",
+        )
+        .unwrap()
+    }
+
+    /// The tests' own configurations (testkit) carry the provider's map settings: every one
+    /// of them is a row of the installer's table, with the same value, so what the tests
+    /// check is what a node runs.
+    #[test]
+    fn the_map_settings_the_tests_use_are_rows_of_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = engine(dir.path());
+        let main = main_cf(&e, &config());
+        let theirs = main.parse(&e.provider.postfix_main_settings());
+        assert!(theirs.len() >= 9, "{theirs:?}");
+        for (key, value) in &theirs {
+            let row = main.rows.iter().find(|r| &r.key == key);
+            assert_eq!(row.map(|r| &r.value), Some(value), "main.cf {key}");
+        }
+        let dovecot = dovecot_conf(&e, &config(), (5000, 5000));
+        let theirs = dovecot.parse(&e.provider.dovecot_settings());
+        assert!(theirs.len() >= 9, "{theirs:?}");
+        for (key, value) in &theirs {
+            let row = dovecot.rows.iter().find(|r| &r.key == key);
+            assert_eq!(row.map(|r| &r.value), Some(value), "dovecot.conf {key}");
+        }
+    }
+}
