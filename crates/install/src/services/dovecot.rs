@@ -17,6 +17,14 @@ use crate::config::NodeConfig;
 use crate::converge::{Change, Engine};
 use crate::{InstallError, paths};
 
+/// The Diffie-Hellman parameters the platform's Dovecot package ships.
+pub fn dh_params(platform: provider::Platform) -> &'static str {
+    match platform {
+        provider::Platform::Debian => "/usr/share/dovecot/dh.pem",
+        provider::Platform::CloudLinux => "/etc/dovecot/dh.pem",
+    }
+}
+
 /// The mail store's user and group.
 pub const VMAIL: &str = "vmail";
 
@@ -80,6 +88,8 @@ pub fn dovecot_conf(e: &Engine, config: &NodeConfig, vmail: (u32, u32)) -> Servi
         .set("ssl", "required")
         .set("ssl_cert", format!("<{}", path(paths::TLS_CERT)))
         .set("ssl_key", format!("<{}", path(paths::TLS_KEY)))
+        // The DH parameters dovecot-core ships (a distribution file, read where it is).
+        .set("ssl_dh", format!("<{}", dh_params(e.provider.platform())))
         .set("ssl_min_protocol", "TLSv1.2")
         .set("disable_plaintext_auth", "yes")
         .set("auth_mechanisms", "plain login")

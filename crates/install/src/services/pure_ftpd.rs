@@ -4,7 +4,7 @@
 //! file the FTP family builds with `pure-pw mkdb`), every user jailed in its directory, no
 //! anonymous, PAM or system-user login, TLS offered with the node's certificate (the key and
 //! chain in the one file pure-ftpd reads, `/etc/ssl/private/pure-ftpd.pem`, 0600), a passive
-//! port range, no login below uid 1000.
+//! port range, no login below uid 1000. Debian only: elsewhere a note says what to set.
 
 use store::LayoutOwner;
 
@@ -49,6 +49,14 @@ pub fn settings(e: &Engine) -> Vec<ServiceFile> {
 /// Writes the settings, the PureDB enabling link and the certificate file when pure-ftpd's
 /// wrapper is installed in the root. Returns whether something changed.
 pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<bool, InstallError> {
+    if e.provider.platform() != provider::Platform::Debian {
+        notes.push(
+            "pure-ftpd: this platform's package reads one pure-ftpd.conf, which the installer does not write: \
+             set PureDB, ChrootEveryone, NoAnonymous and TLS there"
+                .into(),
+        );
+        return Ok(false);
+    }
     if !present(e, CONF_DIR) {
         notes.push(format!(
             "pure-ftpd is not installed ({CONF_DIR} missing, Debian package pure-ftpd): FTP is not configured"
