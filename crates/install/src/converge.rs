@@ -2,7 +2,7 @@
 //! change, and (unless checking) makes it. Every write goes through the provider's atomic,
 //! owner-setting writer under the install root; the only symlinks it makes are a
 //! distribution's enabling links ([`Engine::link`]: Apache's `mods-enabled`, pure-ftpd's
-//! `auth/`), made the way the distribution's own tools make them.
+//! `auth/`), made as `a2enmod` makes them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -320,7 +320,7 @@ impl Engine {
     }
 
     /// A distribution's enabling link: `system_path` is a symlink to `target` (relative, as
-    /// the distribution's own tool makes it). Anything else there is moved to the override
+    /// `a2enmod` makes it). Anything else there is moved to the override
     /// area first. Returns whether the link was (or, checking, would be) made.
     pub fn link(&mut self, system_path: &str, target: &str) -> Result<bool, InstallError> {
         let path = self.map(system_path);

@@ -1,6 +1,6 @@
 //! `layerone install` configuring the services of a sysroot: each service's files written
 //! whole from the table of settings (`crates/install/src/services/`), checked by the real
-//! tools (`postfix -c DIR check`, `doveconf -c FILE -n`, `opendkim -n -x FILE`,
+//! programs (`postfix -c DIR check`, `doveconf -c FILE -n`, `opendkim -n -x FILE`,
 //! `apache2ctl -f FILE -t`), a hand edit named setting by setting under `--check` and then
 //! adopted into the override area, Apache's modules linked as `a2enmod` links them.
 
