@@ -39,6 +39,71 @@ pub struct NodeConfig {
     /// self-signed certificate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acme: Option<AcmeConfig>,
+    /// Postfix's listening addresses and relay host (`[mail]`); omitted, the defaults.
+    #[serde(default, skip_serializing_if = "MailConfig::is_default")]
+    pub mail: MailConfig,
+}
+
+/// The mail settings an operator may choose (`[mail]` in the configuration file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MailConfig {
+    /// Postfix's `inet_interfaces`: `all` (the default), `loopback-only`, or addresses
+    /// separated by commas.
+    #[serde(default = "default_inet_interfaces")]
+    pub inet_interfaces: String,
+    /// Postfix's `relayhost`: empty (the default, deliver directly), or `host`, `[host]`,
+    /// `[host]:port` to send all outbound mail through it.
+    #[serde(default)]
+    pub relayhost: String,
+}
+
+fn default_inet_interfaces() -> String {
+    "all".to_owned()
+}
+
+impl Default for MailConfig {
+    fn default() -> MailConfig {
+        MailConfig {
+            inet_interfaces: default_inet_interfaces(),
+            relayhost: String::new(),
+        }
+    }
+}
+
+impl MailConfig {
+    fn is_default(&self) -> bool {
+        *self == MailConfig::default()
+    }
+
+    /// Refuses a value that could add a line or a second setting to `main.cf`: host names,
+    /// addresses, brackets, a port, commas and spaces between items only.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let host_chars =
+            |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']');
+        let items_ok = |v: &str| {
+            !v.is_empty()
+                && v.len() <= 512
+                && v.split(',')
+                    .map(str::trim)
+                    .all(|item| !item.is_empty() && item.bytes().all(host_chars))
+        };
+        if !items_ok(&self.inet_interfaces) {
+            return Err(ConfigError {
+                field: Some("mail.inet_interfaces".into()),
+                message: "expected all, loopback-only or addresses separated by commas".into(),
+            });
+        }
+        if !self.relayhost.is_empty()
+            && (self.relayhost.len() > 255 || !self.relayhost.bytes().all(host_chars))
+        {
+            return Err(ConfigError {
+                field: Some("mail.relayhost".into()),
+                message: "expected host, [host] or [host]:port".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// How the runner is started by systemd.
@@ -108,13 +173,15 @@ pub struct ConfigError {
 impl NodeConfig {
     /// Parses the file's text strictly.
     pub fn parse(text: &str) -> Result<NodeConfig, ConfigError> {
-        toml::from_str(text).map_err(|e: toml::de::Error| {
+        let config: NodeConfig = toml::from_str(text).map_err(|e: toml::de::Error| {
             let field = field_of(text, &e);
             ConfigError {
                 field,
                 message: e.message().to_owned(),
             }
-        })
+        })?;
+        config.mail.validate()?;
+        Ok(config)
     }
 
     /// The file's text, with a header saying where it comes from.
@@ -150,6 +217,7 @@ mod tests {
             listen: DEFAULT_LISTEN.parse().unwrap(),
             runner: RunnerMode::Timer,
             acme: None,
+            mail: MailConfig::default(),
         }
     }
 
@@ -200,5 +268,20 @@ mod tests {
             Some("platform")
         );
         assert!(NodeConfig::parse("").is_err());
+        let bad_relay = format!("{good}[mail]\nrelayhost = \"x\\nmydestination = evil\"\n");
+        assert_eq!(
+            NodeConfig::parse(&bad_relay).unwrap_err().field.as_deref(),
+            Some("mail.relayhost")
+        );
+        let bad_inet = format!("{good}[mail]\ninet_interfaces = \"a b\"\n");
+        assert_eq!(
+            NodeConfig::parse(&bad_inet).unwrap_err().field.as_deref(),
+            Some("mail.inet_interfaces")
+        );
+        let relay = format!("{good}[mail]\nrelayhost = \"[127.0.0.1]:2525\"\n");
+        let parsed = NodeConfig::parse(&relay).unwrap();
+        assert_eq!(parsed.mail.relayhost, "[127.0.0.1]:2525");
+        assert_eq!(parsed.mail.inet_interfaces, "all");
+        assert_eq!(NodeConfig::parse(&parsed.render()).unwrap(), parsed);
     }
 }

@@ -1,6 +1,8 @@
 //! The convergence engine: compares one thing on disk with what it should be, records the
 //! change, and (unless checking) makes it. Every write goes through the provider's atomic,
-//! owner-setting writer under the install root; nothing here creates a symlink.
+//! owner-setting writer under the install root; the only symlinks it makes are a
+//! distribution's enabling links ([`Engine::link`]: Apache's `mods-enabled`, pure-ftpd's
+//! `auth/`), made as `a2enmod` makes them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -49,6 +51,21 @@ pub enum Change {
     },
     Enable(Vec<String>),
     Disable(Vec<String>),
+    /// One setting of a service's file that differs from the node's table
+    /// (`services/`): `found` is `None` when the file does not set it, `want` is `None` when
+    /// the node does not set it at all.
+    Setting {
+        service: String,
+        file: String,
+        key: String,
+        found: Option<String>,
+        want: Option<String>,
+    },
+    /// A distribution enabling link (`mods-enabled/ssl.load`) made.
+    Link {
+        path: String,
+        target: String,
+    },
     Other(String),
 }
 
@@ -89,6 +106,30 @@ impl fmt::Display for Change {
             }
             Change::Enable(units) => write!(f, "enable {}", units.join(" ")),
             Change::Disable(units) => write!(f, "disable {}", units.join(" ")),
+            Change::Setting {
+                service,
+                file,
+                key,
+                found,
+                want,
+            } => match (found, want) {
+                (Some(found), Some(want)) => write!(
+                    f,
+                    "{service} {file}: {key} is {found:?}, the node needs {want:?}"
+                ),
+                (None, Some(want)) => {
+                    write!(
+                        f,
+                        "{service} {file}: {key} is not set, the node needs {want:?}"
+                    )
+                }
+                (Some(found), None) => write!(
+                    f,
+                    "{service} {file}: {key} is {found:?}, which the node does not set"
+                ),
+                (None, None) => write!(f, "{service} {file}: {key}"),
+            },
+            Change::Link { path, target } => write!(f, "link {path} -> {target}"),
             Change::Other(text) => f.write_str(text),
         }
     }
@@ -180,7 +221,7 @@ impl Engine {
         }
     }
 
-    fn record(&mut self, change: Change) {
+    pub fn record(&mut self, change: Change) {
         tracing::info!(change = %change, check = self.check, "install");
         self.changes.push(change);
     }
@@ -235,6 +276,70 @@ impl Engine {
                 Ok(())
             }
         }
+    }
+
+    /// A directory with exactly `mode`, owned by `ids` (a service's own user, such as
+    /// `vmail`); `ids` is `None` only under `--check` before that user exists.
+    pub fn dir_ids(
+        &mut self,
+        system_path: &str,
+        mode: u32,
+        ids: Option<(u32, u32)>,
+        owner: &str,
+    ) -> Result<(), InstallError> {
+        let path = self.map(system_path);
+        let found = look(&path)?;
+        if let Found::Dir { mode: m, uid, gid } = found {
+            if m == mode && ids == Some((uid, gid)) {
+                return Ok(());
+            }
+            self.record(Change::OwnerMode {
+                path: system_path.to_owned(),
+                from: format!("{uid}:{gid} {m:04o}"),
+                to: format!("{owner} {mode:04o}"),
+            });
+        } else {
+            if !matches!(found, Found::Missing) {
+                self.adopt(system_path, "something that is not a directory")?;
+            }
+            self.record(Change::CreateDir {
+                path: system_path.to_owned(),
+                mode,
+                owner: owner.to_owned(),
+            });
+            if !self.check {
+                self.provider.ensure_dir(&path, mode)?;
+            }
+        }
+        if !self.check
+            && let Some(ids) = ids
+        {
+            self.provider.set_owner_mode(&path, mode, ids)?;
+        }
+        Ok(())
+    }
+
+    /// A distribution's enabling link: `system_path` is a symlink to `target` (relative, as
+    /// `a2enmod` makes it). Anything else there is moved to the override
+    /// area first. Returns whether the link was (or, checking, would be) made.
+    pub fn link(&mut self, system_path: &str, target: &str) -> Result<bool, InstallError> {
+        let path = self.map(system_path);
+        match look(&path)? {
+            Found::Symlink(current) if current == Path::new(target) => return Ok(false),
+            Found::Missing => {}
+            Found::Symlink(current) => {
+                self.adopt(system_path, &format!("a symlink to {}", current.display()))?;
+            }
+            _ => self.adopt(system_path, "something that is not the enabling link")?,
+        }
+        self.record(Change::Link {
+            path: system_path.to_owned(),
+            target: target.to_owned(),
+        });
+        if !self.check {
+            self.provider.enable_link(&path, Path::new(target))?;
+        }
+        Ok(true)
     }
 
     /// Owner and mode of an existing file or directory, corrected if they differ.

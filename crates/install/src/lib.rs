@@ -9,8 +9,9 @@
 //! `EnvironmentFile`; a self-signed placeholder certificate for the node's name.
 //!
 //! - `converge.rs`: compare one path with what it should be, record the change, make it.
-//!   Derived files are written whole and never as links; a foreign file in their place is
-//!   moved to `/etc/layerone/override/` with a note.
+//!   Derived files are written whole and never as links (the only links are a
+//!   distribution's enabling links); a foreign file in their place is moved to
+//!   `/etc/layerone/override/` with a note.
 //! - `config.rs`: the configuration file, parsed strictly.
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
 //! - `status.rs`: what is installed and what drifted, without changing anything.
@@ -19,6 +20,10 @@
 //!   pool replaced, the shared-state modules disabled, the homes' symlink rule.
 //! - On the `cloudlinux` profile, `/opt/cpvendor/etc/integration.ini` naming the node's
 //!   panel-integration scripts (the `cloudlinux` crate).
+//! - `services/`: every service the node drives, configured from one table of settings
+//!   (Apache's modules, PHP-FPM's main configuration, Postfix, Dovecot and the `vmail` user,
+//!   OpenDKIM, pure-ftpd, the MariaDB root-socket check), then the services' units enabled
+//!   and those whose files changed restarted (nothing is started on a sysroot).
 //!
 //! A second run changes nothing and says so; `--check` says what a run would change and
 //! changes nothing (its read-only `systemctl` queries are audited in a throw-away directory,
@@ -27,6 +32,7 @@
 pub mod config;
 mod converge;
 pub mod paths;
+pub mod services;
 pub mod status;
 pub mod tls;
 pub mod web;
@@ -238,6 +244,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
             listen: opts.listen.unwrap_or(c.listen),
             runner: opts.runner.unwrap_or(c.runner),
             acme: c.acme.clone(),
+            mail: c.mail.clone(),
         },
         None => NodeConfig {
             node_id: random_hex32()?,
@@ -248,6 +255,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
                 .unwrap_or_else(|| config::DEFAULT_LISTEN.parse().expect("a valid address")),
             runner: opts.runner.unwrap_or_default(),
             acme: None,
+            mail: config::MailConfig::default(),
         },
     };
 
@@ -399,6 +407,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
         pin = Some(new_pin);
     }
     web::converge(&mut e, &mut notes)?;
+    services::converge(&mut e, &config, &mut notes)?;
     e.save_manifest()?;
 
     Ok(InstallReport {

@@ -8,8 +8,10 @@
 //!   `server-info`) are disabled: their enabling files are moved to the override area;
 //! - the Apache include carries `-FollowSymLinks +SymLinksIfOwnerMatch` for the homes
 //!   ([`home_directory_rules`]), ahead of every vhost;
-//! - a note says so when mpm-itk is not enabled, without which no tenant vhost passes
-//!   Apache's configuration test.
+//! - the modules the node's vhosts need are enabled (`services/apache.rs`), and a note
+//!   says so when mpm-itk is still not enabled, without which no tenant vhost passes
+//!   Apache's configuration test;
+//! - each version's main FPM configuration is derived with its pool (`services/php_fpm.rs`).
 //!
 //! Each change is tested before it is kept (`php-fpmX.Y -t`, `apachectl -t`) and put back
 //! when the test fails; the services are reloaded once.
@@ -88,6 +90,7 @@ pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<(), InstallEr
             )?;
         }
     }
+    moved |= crate::services::apache::modules(e, notes)?;
     if std::fs::symlink_metadata(e.map(&format!("{mods}/{MPM_ITK_MODULE}.load"))).is_err() {
         notes.push(format!(
             "{MPM_ITK_MODULE} is not enabled (Debian package libapache2-mpm-itk): tenant vhosts \
@@ -123,8 +126,16 @@ fn default_pool(
     }
     let path = format!("{}/{DEFAULT_POOL}", layout.pool_dir);
     let socket_dir = e.map(&layout.socket_dir).display().to_string();
-    let before = e.read_regular(&path)?;
-    let changed = e.derived(
+    let main = crate::services::php_fpm::main_config(e, version);
+    let mut before = vec![(path.clone(), e.read_regular(&path)?)];
+    if let Some(main) = &main {
+        before.push((main.path.clone(), e.read_regular(&main.path)?));
+    }
+    let mut changed = false;
+    if let Some(main) = &main {
+        changed |= crate::services::converge_file(e, main)?;
+    }
+    changed |= e.derived(
         &path,
         idle_pool(version, &socket_dir).as_bytes(),
         0o644,
@@ -135,14 +146,16 @@ fn default_pool(
     }
     if let Err(err) = e.provider.php_fpm_configtest(version) {
         // Put back what was there, so FPM keeps serving.
-        let mapped = e.map(&path);
-        match before {
-            Some(bytes) => e.provider.write_config_atomic(&mapped, &bytes, 0o644)?,
-            None => e.provider.remove_config(&mapped)?,
+        for (path, content) in before {
+            let mapped = e.map(&path);
+            match content {
+                Some(bytes) => e.provider.write_config_atomic(&mapped, &bytes, 0o644)?,
+                None => e.provider.remove_config(&mapped)?,
+            }
+            e.manifest.remove(&path);
         }
-        e.manifest.remove(&path);
         notes.push(format!(
-            "PHP {}'s configuration test failed with the idle pool, which was reverted: {err}",
+            "PHP {}'s configuration test failed with the derived php-fpm.conf and idle pool, which were reverted: {err}",
             version.as_str()
         ));
         return Ok(());

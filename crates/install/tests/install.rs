@@ -541,7 +541,7 @@ fn the_installer_replaces_the_default_pool_and_disables_the_status_modules() {
         !report
             .notes
             .iter()
-            .any(|n| n.contains("idle pool") || n.contains("mpm_itk")),
+            .any(|n| n.contains("idle pool") || n.contains("mpm_itk is not enabled")),
         "{:?}",
         report.notes
     );

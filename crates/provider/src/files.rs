@@ -93,6 +93,25 @@ impl Provider {
         }
     }
 
+    /// Makes `link` a symlink to `target` (a relative path, as Debian's `a2enmod` makes
+    /// them: `../mods-available/ssl.load`), through a temporary name renamed over `link`. The
+    /// enabling links of a distribution that configures a service by links (Apache's
+    /// `mods-enabled`, pure-ftpd's `auth/`) are the only symlinks the node makes.
+    pub fn enable_link(&self, link: &Path, target: &Path) -> Result<(), ProviderError> {
+        self.assert_mapped(link);
+        let file_name = link
+            .file_name()
+            .ok_or_else(|| ProviderError::io("symlink", link, io::Error::other("no file name")))?;
+        let tmp = link.with_file_name(temp_name(file_name));
+        std::os::unix::fs::symlink(target, &tmp)
+            .map_err(|e| ProviderError::io("symlink", &tmp, e))?;
+        if let Err(e) = std::fs::rename(&tmp, link) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(ProviderError::io("rename", link, e));
+        }
+        sync_parent(link)
+    }
+
     /// Removes `path`; already absent is success (remove operations are idempotent).
     pub fn remove_config(&self, path: &Path) -> Result<(), ProviderError> {
         self.assert_mapped(path);

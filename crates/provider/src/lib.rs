@@ -63,7 +63,7 @@ pub use programs::crontab::{CRONTAB_STAGING_DIR, crontab_spool};
 pub use programs::dbctl::{GovernorLimits, GovernorListed};
 pub use programs::findmnt::{MountShown, parse_findmnt};
 pub use programs::lvectl::LveLimits;
-pub use programs::opendkim_genkey::{OPENDKIM_UNIT, parse_dkim_txt};
+pub use programs::opendkim_genkey::{OPENDKIM_GROUP, OPENDKIM_UNIT, parse_dkim_txt};
 pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
 // Whole, so a tool added to the suite is reachable without listing it here.
 pub use programs::postfix::*;

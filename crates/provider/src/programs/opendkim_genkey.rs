@@ -11,6 +11,9 @@ use crate::executor::Argv;
 use crate::program::Program;
 use crate::provider::Provider;
 
+/// The group OpenDKIM's daemon runs as (Debian's and EPEL's packages).
+pub const OPENDKIM_GROUP: &str = "opendkim";
+
 impl Provider {
     /// `opendkim-genkey -b BITS -d DOMAIN -s SELECTOR -D DIR`. `domain` and `selector` must
     /// already be validated (a DNS name and a DNS label); `dir` is mapped and must exist.
@@ -39,7 +42,26 @@ impl Provider {
             None,
             Program::OpendkimGenkey.default_timeout(),
         )?;
-        Ok(())
+        self.dkim_key_for_opendkim(dir, selector)
+    }
+
+    /// The key readable by OpenDKIM and nobody else: the directory `root:opendkim` 0750,
+    /// `SELECTOR.private` `root:opendkim` 0640 (`opendkim-genkey` leaves it root's, 0600, and
+    /// the daemon runs as `opendkim`). The group's id is the root's `/etc/group` entry;
+    /// without that group (OpenDKIM not installed) or when not root, the key stays root's.
+    pub fn dkim_key_for_opendkim(&self, dir: &Path, selector: &str) -> Result<(), ProviderError> {
+        self.assert_mapped(dir);
+        if !self.is_root {
+            return Ok(());
+        }
+        let Some(group) = self.lookup_group(OPENDKIM_GROUP)? else {
+            return Ok(());
+        };
+        let key = dir.join(format!("{selector}.private"));
+        if key.exists() {
+            self.set_owner_mode(&key, 0o640, (0, group.gid))?;
+        }
+        self.set_owner_mode(dir, 0o750, (0, group.gid))
     }
 }
 
