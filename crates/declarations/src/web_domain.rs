@@ -200,13 +200,37 @@ family! {
 
 /// The `Strict-Transport-Security` header of a domain's HTTPS answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Hsts {
     /// `max-age`, in seconds (0 tells browsers to forget the policy).
     pub max_age: HstsMaxAge,
     /// Adds `includeSubDomains`: the policy then covers every name beneath the domain too.
     #[serde(default)]
     pub include_subdomains: bool,
+}
+
+// From a JSON object only: serde would also build the struct from an array of its values,
+// and a field error must keep its path. The derive stays, as the inherent `remote` functions.
+impl<'de> Deserialize<'de> for Hsts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectOnly;
+        impl<'de> serde::de::Visitor<'de> for ObjectOnly {
+            type Value = Hsts;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object {max_age, include_subdomains}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Hsts, A::Error> {
+                Hsts::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(ObjectOnly)
+    }
+}
+
+impl Serialize for Hsts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Hsts::serialize(self, s)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

@@ -1,6 +1,7 @@
 //! A node's web tier on the machine's real daemons: PHP-FPM 8.2 running the node's pools from
 //! the sysroot, and Apache (mpm-itk) serving the node's vhosts and include on a free loopback
-//! port, with the modules the installer leaves enabled. Stopped when dropped.
+//! port (and their HTTPS virtual hosts on another), with the modules the installer leaves
+//! enabled. Stopped when dropped.
 //!
 //! Both start as root, as on a server: FPM's children become each pool's tenant, Apache's
 //! request children become each vhost's tenant (`AssignUserID`).
@@ -25,11 +26,14 @@ const NODE_MODULES: &[(&str, &str)] = &[
     ("expires_module", "mod_expires.so"),
     ("proxy_module", "mod_proxy.so"),
     ("proxy_fcgi_module", "mod_proxy_fcgi.so"),
+    ("ssl_module", "mod_ssl.so"),
 ];
 
 pub struct RealWeb {
     pub dir: PathBuf,
     pub port: u16,
+    /// Where the vhosts' `*:443` virtual hosts are served.
+    pub tls_port: u16,
     conf: PathBuf,
     /// `None` when the node has no pool yet (FPM refuses to start without one).
     fpm: Option<Child>,
@@ -75,18 +79,27 @@ impl RealWeb {
         std::fs::create_dir_all(dir.join("vhosts")).unwrap();
         let fpm = start_fpm(node, &dir);
         let port = free_port();
+        let mut tls_port = free_port();
+        while tls_port == port {
+            tls_port = free_port();
+        }
         let from = node.path(node.provider.apache_layout().vhosts_dir);
         for entry in std::fs::read_dir(&from).unwrap() {
             let entry = entry.unwrap();
             let text = std::fs::read_to_string(entry.path()).unwrap();
-            let text = text.replace("<VirtualHost *:80>", &format!("<VirtualHost *:{port}>"));
+            let text = text
+                .replace("<VirtualHost *:80>", &format!("<VirtualHost *:{port}>"))
+                .replace(
+                    "<VirtualHost *:443>",
+                    &format!("<VirtualHost *:{tls_port}>"),
+                );
             std::fs::write(dir.join("vhosts").join(entry.file_name()), text).unwrap();
         }
         let d = dir.display();
         let mut conf = format!(
             "ServerRoot \"/etc/apache2\"\nDefaultRuntimeDir \"{d}\"\nPidFile \"{d}/httpd.pid\"\n\
              Mutex file:{d} default\nErrorLog \"{d}/error.log\"\nLogLevel warn\n\
-             ServerName localhost\nListen 127.0.0.1:{port}\nUser www-data\nGroup www-data\n"
+             ServerName localhost\nListen 127.0.0.1:{port}\nListen 127.0.0.1:{tls_port}\nUser www-data\nGroup www-data\n"
         );
         for module in enabled_modules() {
             conf.push_str(&format!("Include {}\n", module.display()));
@@ -118,6 +131,7 @@ impl RealWeb {
         RealWeb {
             dir,
             port,
+            tls_port,
             conf: conf_path,
             fpm,
         }
