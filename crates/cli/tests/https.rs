@@ -345,7 +345,10 @@ fn a_policy_for_a_missing_domain_and_bad_hsts_are_refused_naming_the_field() {
     for (hsts, field) in [
         (json!({"max_age": 63_072_001}), "resource.hsts.max_age"),
         (json!({"max_age": -1}), "resource.hsts.max_age"),
-        (json!({"max_age": 600, "preload": true}), "resource.hsts"),
+        (
+            json!({"max_age": 600, "preload": true}),
+            "resource.hsts.preload",
+        ),
         (json!([600, true]), "resource.hsts"),
     ] {
         let body = set_policy(4, true, hsts.clone());
