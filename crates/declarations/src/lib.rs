@@ -140,6 +140,8 @@ macro_rules! operations {
             $crate::certificate::RemoveCertificate,
             $crate::certificate::RenewCertificate,
             $crate::certificate::ObserveCertificates,
+            $crate::web_domain::SetHttpsPolicy,
+            $crate::web_domain::RemoveHttpsPolicy,
             $crate::backup::CreateAccountBackup,
             $crate::backup::RestoreAccountBackup,
             $crate::backup::RemoveAccountBackup,

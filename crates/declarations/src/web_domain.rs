@@ -1,16 +1,19 @@
 //! The `web_domain` family's declarations: a virtual host with its aliases and document root,
-//! its suspension, and the `redirect` family of its redirects.
+//! its suspension, the `redirect` family of its redirects and the `https_policy` family of
+//! its forced HTTPS and HSTS header.
 //!
 //! What a client needs and nothing that touches the OS; the handlers are `ops::web_domain`.
 
 use registry::types::{
-    DomainAliases, DomainName, Hex32, HomePath, HttpUrl, Presence, RedirectSource, RedirectStatus,
+    DomainAliases, DomainName, Hex32, HomePath, HstsMaxAge, HttpUrl, Presence, RedirectSource,
+    RedirectStatus,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::account::EnsureAccount;
+use crate::certificate::EnsureCertificate;
 use crate::declare::{family, impl_resource, operation};
 use crate::example;
 use crate::resource::AccountResource;
@@ -132,7 +135,10 @@ pub struct EnsureRedirectRequest {
     pub web_domain: Hex32,
     /// The path prefix redirected (`/` for the whole site, never the ACME challenge path).
     pub source: RedirectSource,
-    /// Where to: the rest of the path is appended.
+    /// Where to: the rest of the path is appended. A vhost leaves out a redirect that would
+    /// send a request back to itself under the same rule (the target on one of the domain's
+    /// names, over the vhost's own scheme, its path beneath the source), so a redirect of `/`
+    /// to `https://<the domain>/` applies over HTTP and not over HTTPS.
     pub target: HttpUrl,
     /// 301, 302, 307 or 308.
     pub status: RedirectStatus,
@@ -179,5 +185,114 @@ operation! {
         request: RemoveRedirectRequest,
         result: RedirectResult,
         example: AccountResource::example(0xf6),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The `https_policy` family: set_https_policy / remove_https_policy.
+
+family! {
+    /// Whether a web domain's HTTP answers send browsers to HTTPS, and the
+    /// `Strict-Transport-Security` header its HTTPS answers carry. One policy per web domain,
+    /// rendered into its vhost.
+    pub struct HttpsPolicy { name: "https_policy", module: Web }
+}
+
+/// The `Strict-Transport-Security` header of a domain's HTTPS answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(remote = "Self", deny_unknown_fields)]
+pub struct Hsts {
+    /// `max-age`, in seconds (0 tells browsers to forget the policy).
+    pub max_age: HstsMaxAge,
+    /// Adds `includeSubDomains`: the policy then covers every name beneath the domain too.
+    #[serde(default)]
+    pub include_subdomains: bool,
+}
+
+// From a JSON object only: serde would also build the struct from an array of its values,
+// and a field error must keep its path. The derive stays, as the inherent `remote` functions.
+impl<'de> Deserialize<'de> for Hsts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectOnly;
+        impl<'de> serde::de::Visitor<'de> for ObjectOnly {
+            type Value = Hsts;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object {max_age, include_subdomains}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Hsts, A::Error> {
+                Hsts::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(ObjectOnly)
+    }
+}
+
+impl Serialize for Hsts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Hsts::serialize(self, s)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetHttpsPolicyRequest {
+    /// The web domain's id: one policy per domain.
+    pub id: Hex32,
+    pub account: Hex32,
+    /// Answer every HTTP request but the ACME challenge path with a 301 to the same host and
+    /// path over HTTPS. In force only while a certificate is bound to the domain: without
+    /// one the site is served over HTTP as before (`active` says which).
+    pub force_https: bool,
+    /// The `Strict-Transport-Security` header sent on HTTPS answers only; `null` for none.
+    #[serde(default)]
+    pub hsts: Option<Hsts>,
+}
+
+impl_resource!(owner = account: SetHttpsPolicyRequest);
+
+pub type RemoveHttpsPolicyRequest = AccountResource;
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpsPolicyResult {
+    pub state: Presence,
+    pub force_https: bool,
+    pub hsts: Option<Hsts>,
+    /// Whether a certificate is bound to the domain, so that the vhost carries the policy
+    /// now. A policy recorded without one waits for it, and removing the certificate takes the
+    /// redirect and the header out of the vhost with the HTTPS virtual host.
+    pub active: bool,
+}
+
+operation! {
+    pub struct SetHttpsPolicy {
+        name: "set_https_policy",
+        kind: Declare,
+        family: HttpsPolicy,
+        summary: "Send a web domain's HTTP requests to HTTPS (the ACME challenge path is exempt) and set its HSTS header",
+        request: SetHttpsPolicyRequest,
+        result: HttpsPolicyResult,
+        needs: [EnsureCertificate],
+        example: SetHttpsPolicyRequest {
+            id: example::id(DOMAIN),
+            account: example::account(),
+            force_https: true,
+            hsts: Some(Hsts {
+                max_age: example::json(json!(31_536_000)),
+                include_subdomains: false,
+            }),
+        },
+    }
+}
+
+operation! {
+    pub struct RemoveHttpsPolicy {
+        name: "remove_https_policy",
+        kind: Remove,
+        family: HttpsPolicy,
+        summary: "Serve a web domain over HTTP again without redirecting, and drop its HSTS header",
+        request: RemoveHttpsPolicyRequest,
+        result: HttpsPolicyResult,
+        example: AccountResource::example(DOMAIN),
     }
 }

@@ -41,6 +41,7 @@ fn extras_full() -> VhostExtras {
         ],
         suspended: false,
         tls: None,
+        https: Default::default(),
         acme_challenges: Some(PathBuf::from(
             "/var/lib/layerone/acme-challenge/.well-known/acme-challenge",
         )),

@@ -26,7 +26,9 @@ use ops::spam_filter::SpamFilterRow;
 use ops::ssh_key::{EnsureSshKey, SshKeyRow, fingerprint};
 use ops::sudo::SudoAllowlistRow;
 use ops::web_access::{EnsureIpBlock, EnsureProtectedDirectory, IpBlockRow, ProtectedDirectoryRow};
-use ops::web_domain::{EnsureRedirect, EnsureWebDomain, RedirectRow, WebDomainRow};
+use ops::web_domain::{
+    EnsureRedirect, EnsureWebDomain, HttpsPolicyRow, RedirectRow, SetHttpsPolicy, WebDomainRow,
+};
 
 /// `json` is what a handler writes today: it reads as `T` and writes back the same JSON.
 fn round_trips<T: StoredRow + Debug>(json: Value) {
@@ -116,6 +118,10 @@ fn every_familys_stored_row_reads_and_writes_the_json_its_handlers_store() {
         "realm": protected.realm, "users": value(&protected.users),
     }));
     round_trips::<IpBlockRow>(json!({"networks": value(&EnsureIpBlock::example().networks)}));
+    round_trips::<HttpsPolicyRow>(json!({
+        "force_https": true, "hsts": value(&SetHttpsPolicy::example().hsts),
+    }));
+    round_trips::<HttpsPolicyRow>(json!({"force_https": false, "hsts": null}));
 
     let web_domain = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1";
     let blob = "ab".repeat(32);
@@ -210,6 +216,7 @@ fn every_family_that_keeps_rows_has_one_stored_row_type() {
         SshKeyRow::FAMILY,
         WebDomainRow::FAMILY,
         RedirectRow::FAMILY,
+        HttpsPolicyRow::FAMILY,
         PhpVersionRow::FAMILY,
         PhpOptionsRow::FAMILY,
         PhpExtensionsRow::FAMILY,

@@ -656,6 +656,13 @@ bounded_u64!(
     200
 );
 
+bounded_u64!(
+    /// How long a browser keeps to HTTPS after a `Strict-Transport-Security` header, in
+    /// seconds: at most two years (63072000); 0 tells browsers to forget the policy.
+    HstsMaxAge,
+    63_072_000
+);
+
 string_type!(
     /// The account's own part of a MariaDB database or user name: `[a-z0-9]{1,32}`. The node
     /// names the object `<username>_<name>`; without `_` in this part, the full name tells

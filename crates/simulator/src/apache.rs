@@ -72,6 +72,7 @@ const DIRECTIVES: &[&str] = &[
     "ProxyPassReverse",
     "ProxyPreserveHost",
     "SSLEngine",
+    "SSLProtocol",
     "SSLCertificateFile",
     "SSLCertificateKeyFile",
     "SSLCertificateChainFile",

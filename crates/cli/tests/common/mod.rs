@@ -527,11 +527,12 @@ impl Node {
                 .path(self.provider.apache_layout().vhosts_dir)
                 .join(format!("{}.conf", domain.resource_id));
             let text = std::fs::read_to_string(file).unwrap();
-            // Each directory in every virtual host of the domain: `*:80`, and `*:443` too
-            // when a certificate is bound.
-            let hosts = 1 + of("certificate")
+            // Each directory in every virtual host of the domain that serves the site: `*:80`
+            // unless HTTPS is forced, and `*:443` when a certificate is bound.
+            let tls = of("certificate")
                 .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
                 .count();
+            let hosts = usize::from(!forced_https(rows, domain)) + tls;
             let protected = hosts
                 * of("protected_directory")
                     .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
@@ -595,12 +596,39 @@ impl Node {
                 "suspension of {}",
                 domain.resource_id
             );
-            let redirects = of("redirect")
-                .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
-                .count();
-            // Once per virtual host: the HTTPS one of a certificate repeats the HTTP body.
-            let hosts = text.matches("<VirtualHost ").count();
-            let expect = if suspended { 0 } else { redirects * hosts };
+            // Once per virtual host that serves the site (`*:80` unless HTTPS is forced, and
+            // `*:443` with a certificate), but where it would send a request back to itself.
+            let names: Vec<registry::types::DomainName> = std::iter::once(&domain.data["domain"])
+                .chain(domain.data["aliases"].as_array().into_iter().flatten())
+                .map(|n| n.as_str().unwrap().parse().unwrap())
+                .collect();
+            let names: Vec<&registry::types::DomainName> = names.iter().collect();
+            let forced = forced_https(rows, domain);
+            let tls = text.contains("<VirtualHost *:443>");
+            let hosts: Vec<bool> = [(!forced).then_some(false), tls.then_some(true)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let expect = if suspended {
+                0
+            } else {
+                of("redirect")
+                    .filter(|r| r.data["web_domain"] == domain.resource_id.as_str())
+                    .map(|r| {
+                        let rule = ops::vhost::RedirectRule {
+                            source: r.data["source"].as_str().unwrap().parse().unwrap(),
+                            target: r.data["target"].as_str().unwrap().parse().unwrap(),
+                            status: serde_json::from_value(r.data["status"].clone()).unwrap(),
+                        };
+                        hosts
+                            .iter()
+                            .filter(|https| {
+                                !ops::vhost::sends_back_to_itself(&rule, &names, **https, forced)
+                            })
+                            .count()
+                    })
+                    .sum()
+            };
             assert_eq!(
                 text.matches("    RedirectMatch ").count(),
                 expect,
@@ -761,6 +789,23 @@ impl Node {
                     domain.resource_id
                 ),
             }
+            // The HTTPS policy, in force only with a certificate.
+            let policy = rows
+                .iter()
+                .find(|r| r.family == "https_policy" && r.resource_id == domain.resource_id);
+            assert_eq!(
+                text.contains("    RewriteEngine On\n"),
+                forced_https(rows, domain),
+                "forced HTTPS of {}",
+                domain.resource_id
+            );
+            let hsts = bound.is_some() && policy.is_some_and(|p| !p.data["hsts"].is_null());
+            assert_eq!(
+                text.contains("Strict-Transport-Security"),
+                hsts,
+                "HSTS of {}",
+                domain.resource_id
+            );
         }
     }
 
@@ -839,6 +884,20 @@ impl Node {
 
 pub const KEY: &str =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example";
+
+/// Whether `domain`'s vhost sends HTTP to HTTPS: its HTTPS policy forces it and a
+/// certificate is bound.
+fn forced_https(rows: &[store::ResourceRow], domain: &store::ResourceRow) -> bool {
+    let policy = rows.iter().any(|r| {
+        r.family == "https_policy"
+            && r.resource_id == domain.resource_id
+            && r.data["force_https"] == true
+    });
+    let bound = rows
+        .iter()
+        .any(|r| r.family == "certificate" && r.data["web_domain"] == domain.resource_id.as_str());
+    policy && bound
+}
 
 pub fn ensure_account(req: u64, account: u64, username: &str) -> Value {
     json!({"request_id": id(req), "operation": "ensure_account",

@@ -1,6 +1,7 @@
 //! A node's web tier on the machine's real daemons: PHP-FPM 8.2 running the node's pools from
 //! the sysroot, and Apache (mpm-itk) serving the node's vhosts and include on a free loopback
-//! port, with the modules the installer leaves enabled. Stopped when dropped.
+//! port (and their HTTPS virtual hosts on another), with the modules the installer leaves
+//! enabled. Stopped when dropped.
 //!
 //! Both start as root, as on a server: FPM's children become each pool's tenant, Apache's
 //! request children become each vhost's tenant (`AssignUserID`).
@@ -30,6 +31,8 @@ const NODE_MODULES: &[(&str, &str)] = &[
 pub struct RealWeb {
     pub dir: PathBuf,
     pub port: u16,
+    /// Where the vhosts' `*:443` virtual hosts are served.
+    pub tls_port: u16,
     conf: PathBuf,
     /// `None` when the node has no pool yet (FPM refuses to start without one).
     fpm: Option<Child>,
@@ -75,11 +78,24 @@ impl RealWeb {
         std::fs::create_dir_all(dir.join("vhosts")).unwrap();
         let fpm = start_fpm(node, &dir);
         let port = free_port();
+        let mut tls_port = free_port();
+        while tls_port == port {
+            tls_port = free_port();
+        }
         let from = node.path(node.provider.apache_layout().vhosts_dir);
+        // mod_ssl only when a vhost has an HTTPS virtual host: it adds directives of its own
+        // to what a `.htaccess` can name, which the isolation tests list without it.
+        let mut tls = false;
         for entry in std::fs::read_dir(&from).unwrap() {
             let entry = entry.unwrap();
             let text = std::fs::read_to_string(entry.path()).unwrap();
-            let text = text.replace("<VirtualHost *:80>", &format!("<VirtualHost *:{port}>"));
+            let text = text
+                .replace("<VirtualHost *:80>", &format!("<VirtualHost *:{port}>"))
+                .replace(
+                    "<VirtualHost *:443>",
+                    &format!("<VirtualHost *:{tls_port}>"),
+                );
+            tls |= text.contains(&format!("<VirtualHost *:{tls_port}>"));
             std::fs::write(dir.join("vhosts").join(entry.file_name()), text).unwrap();
         }
         let d = dir.display();
@@ -91,7 +107,9 @@ impl RealWeb {
         for module in enabled_modules() {
             conf.push_str(&format!("Include {}\n", module.display()));
         }
-        for (module, file) in NODE_MODULES {
+        let ssl = [("ssl_module", "mod_ssl.so")];
+        let tls_modules: &[(&str, &str)] = if tls { &ssl } else { &[] };
+        for (module, file) in NODE_MODULES.iter().chain(tls_modules) {
             conf.push_str(&format!(
                 "<IfModule !{module}>\n    LoadModule {module} {MODULE_DIR}/{file}\n</IfModule>\n"
             ));
@@ -99,6 +117,9 @@ impl RealWeb {
         conf.push_str(&install::web::home_directory_rules(
             &node.path("/home").display().to_string(),
         ));
+        if tls {
+            conf.push_str(&format!("Listen 127.0.0.1:{tls_port}\n"));
+        }
         conf.push_str(&format!("IncludeOptional \"{d}/vhosts/*.conf\"\n"));
         let conf_path = dir.join("serve.conf");
         std::fs::write(&conf_path, conf).unwrap();
@@ -118,6 +139,7 @@ impl RealWeb {
         RealWeb {
             dir,
             port,
+            tls_port,
             conf: conf_path,
             fpm,
         }

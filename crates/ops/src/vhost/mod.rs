@@ -4,7 +4,8 @@
 //! Several families contribute to a vhost, each through its rows in the view and nothing
 //! else: `web_domain` (names, document root, suspension), `php_version` (the FastCGI handler
 //! of the account's pool), `redirect`, `protected_directory` and `ip_block` (access rules),
-//! and `certificate` (the HTTPS virtual host). A family's handler records its row
+//! `certificate` (the HTTPS virtual host) and `https_policy` (forced HTTPS and the HSTS
+//! header, applied while a certificate is bound). A family's handler records its row
 //! ([`Ctx::set_row`], [`Ctx::forget_row`]) and calls [`sync`] for the domain it touched;
 //! families never call each other to change a vhost, and this module is the only one that
 //! reads their rows to render one. Every vhost also carries what keeps a tenant's requests
@@ -19,8 +20,9 @@
 mod render;
 
 pub use render::{
-    ACME_CHALLENGE_PREFIX, ProtectedDir, RedirectRule, TlsFiles, VhostExtras, redirect_pattern,
-    redirect_target, render_ip_block, render_protected, render_user_file, render_vhost,
+    ACME_CHALLENGE_PREFIX, HttpsRules, ProtectedDir, RedirectRule, SSL_PROTOCOLS, TlsFiles,
+    VhostExtras, hsts_value, redirect_pattern, redirect_target, render_ip_block, render_protected,
+    render_user_file, render_vhost, sends_back_to_itself,
 };
 
 use std::path::PathBuf;
@@ -35,7 +37,7 @@ use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error, stor
 use crate::php::PhpVersionRow;
 use crate::php::pool::socket_path;
 use crate::web_access::{IpBlockRow, ProtectedDirectoryRow};
-use crate::web_domain::{RedirectRow, WebDomainRow};
+use crate::web_domain::{HttpsPolicyRow, RedirectRow, WebDomainRow};
 use crate::web_isolation::WebTenant;
 
 /// The vhost file of web domain `id` (mapped under the provider's root).
@@ -64,6 +66,13 @@ pub fn require_domain(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<WebDomai
                 format!("web domain {id} does not exist for account {account}"),
             )
         })
+}
+
+/// Whether a certificate of `account` is bound to its web domain `id` in the view: what the
+/// domain's HTTPS virtual host, and its HTTPS policy, stand on.
+pub fn has_certificate(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<bool, OpError> {
+    let bound = on_domain(&ctx.view(), account, id, |c: &CertificateRow| &c.web_domain)?;
+    Ok(!bound.is_empty())
 }
 
 /// Rewrites the vhost of `account`'s web domain `id` and the user files of its protected
@@ -232,6 +241,7 @@ struct Parts {
     protected: Vec<Stored<ProtectedDirectoryRow>>,
     ip_block: Option<IpBlockRow>,
     certificate: Option<Hex32>,
+    https_policy: Option<HttpsPolicyRow>,
 }
 
 impl Parts {
@@ -255,6 +265,9 @@ impl Parts {
                 .into_iter()
                 .next()
                 .map(|c| c.id),
+            https_policy: view
+                .get_owned::<HttpsPolicyRow>(account, id)
+                .map_err(store_error)?,
         })
     }
 }
@@ -311,6 +324,14 @@ fn text(ctx: &Ctx, of: &Domain<'_>) -> String {
             let (chain, key) = certificate_files(ctx, cid);
             TlsFiles { chain, key }
         }),
+        https: parts
+            .https_policy
+            .as_ref()
+            .map(|p| HttpsRules {
+                force_https: p.force_https,
+                hsts: p.hsts.clone(),
+            })
+            .unwrap_or_default(),
         acme_challenges: Some(challenge_dir(ctx)),
     };
     let tenant = WebTenant {

@@ -5,7 +5,9 @@
 //!   the tenant worker, as the tenant (`Provider::as_tenant`);
 //! - `suspension`: `suspend_web_domain`, `unsuspend_web_domain` (403 from the vhost, the
 //!   document root untouched);
-//! - `redirect`: the `redirect` family (`ensure_redirect`, `remove_redirect`).
+//! - `redirect`: the `redirect` family (`ensure_redirect`, `remove_redirect`);
+//! - `https_policy`: the `https_policy` family (`set_https_policy`, `remove_https_policy`:
+//!   forced HTTPS and the HSTS header, in force while a certificate is bound).
 //!
 //! Each records its row and has the vhost owner (`crate::vhost`) render the domain's vhost
 //! from the view.
@@ -13,9 +15,11 @@
 pub use declarations::web_domain::*;
 
 mod domain;
+mod https_policy;
 mod redirect;
 mod suspension;
 
+pub use https_policy::HttpsPolicyRow;
 pub use redirect::RedirectRow;
 
 use registry::Family;
