@@ -404,8 +404,8 @@ pub const SERVICE_UNITS: &[&str] = &[
     "cron.service",
 ];
 
-/// Every service: the mail and FTP files, then the units. `changed` names the units whose
-/// files changed (restarted if running; nothing runs on a sysroot).
+/// Every service: the mail and FTP files, then the units. The units whose files changed are
+/// restarted, or started if they were not running (nothing runs on a sysroot).
 pub fn converge(
     e: &mut Engine,
     config: &NodeConfig,
@@ -457,9 +457,14 @@ fn enable_and_restart(
     if e.check {
         return Ok(());
     }
-    for unit in restart {
-        if let Err(err) = e.provider.systemd_restart(unit, false) {
-            notes.push(format!("restarting {unit} failed: {err}"));
+    // A service whose file changed is restarted, and started when it was not running: a
+    // stock Postfix with no main.cf never started, and a node must serve once installed. A
+    // unit just enabled is started too.
+    let mut start: Vec<&str> = restart.to_vec();
+    start.extend(to_enable.iter().copied().filter(|u| !restart.contains(u)));
+    for unit in start {
+        if let Err(err) = e.provider.systemd_restart(unit, true) {
+            notes.push(format!("starting {unit} failed: {err}"));
         }
     }
     Ok(())

@@ -47,8 +47,10 @@ pub fn main_cf(e: &Engine, config: &NodeConfig) -> ServiceFile {
         .set("inet_interfaces", config.mail.inet_interfaces.as_str())
         .set("inet_protocols", "all")
         .set("relayhost", config.mail.relayhost.as_str())
-        .set("alias_maps", format!("hash:{}", path("/etc/aliases")))
-        .set("alias_database", format!("hash:{}", path("/etc/aliases")))
+        // Read as text, like the node's maps: no aliases.db for newaliases to build first
+        // (Debian's postfix package leaves /etc/aliases unbuilt when it is not configured).
+        .set("alias_maps", format!("texthash:{}", path("/etc/aliases")))
+        .set("alias_database", "")
         .set("smtpd_banner", "$myhostname ESMTP")
         .set("biff", "no")
         .set("append_dot_mydomain", "no")

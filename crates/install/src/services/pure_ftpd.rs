@@ -9,7 +9,7 @@
 use store::LayoutOwner;
 
 use super::{ServiceFile, Syntax, converge_file, present};
-use crate::converge::Engine;
+use crate::converge::{Change, Engine, WriteReason};
 use crate::{InstallError, paths};
 
 pub const CONF_DIR: &str = "/etc/pure-ftpd/conf";
@@ -74,6 +74,7 @@ pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<bool, Install
             "only the node's virtual users log in to FTP; layerone install keeps this method disabled",
         )?;
     }
+    changed |= empty_user_database(e)?;
     // The key and chain in one file, derived from the node's pair.
     if let (Some(key), Some(cert)) = (
         e.read_regular(paths::TLS_KEY)?,
@@ -88,4 +89,33 @@ pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<bool, Install
         changed |= e.derived(PEM, &pem, 0o600, LayoutOwner::Root)?;
     }
     Ok(changed)
+}
+
+/// pure-ftpd's wrapper refuses to start while the PureDB it is told to read does not exist,
+/// and the `ftp_account` family writes it only with the first login: an empty one (from an
+/// empty passwd file) until then. Both are the family's files afterwards: made only when
+/// missing, never compared.
+fn empty_user_database(e: &mut Engine) -> Result<bool, InstallError> {
+    let layout = e.provider.ftp_layout();
+    if present(e, layout.pdb) {
+        return Ok(false);
+    }
+    if !present(e, layout.passwd) {
+        e.write(
+            layout.passwd,
+            b"",
+            0o600,
+            LayoutOwner::Root,
+            WriteReason::Missing,
+        )?;
+    }
+    e.record(Change::WriteFile {
+        path: layout.pdb.to_owned(),
+        why: WriteReason::Missing,
+    });
+    if !e.check {
+        let (passwd, pdb) = (e.map(layout.passwd), e.map(layout.pdb));
+        e.provider.pure_pw_mkdb(&passwd, &pdb)?;
+    }
+    Ok(true)
 }
