@@ -889,7 +889,7 @@ def removal_step(api, shop, other, sink):
 
 def systemd_step():
     step("the hardened units under systemd")
-    for unit in ("layerone-api.service", "layerone-runner.service"):
+    for unit in ("layerone-api.service", "layerone-runner.service", "layerone-runner-watch.service", "layerone-renew.service"):
         out = sh("systemd-analyze", "security", "--no-pager", unit, check_rc=False).stdout
         line = next((l for l in out.splitlines() if "Overall exposure level" in l), "")
         check(line, f"systemd-analyze security {unit}: {line.split(':', 1)[-1].strip()}")

@@ -465,10 +465,15 @@ pub fn sieve_script(provider: &Provider, mailbox: &Hex32) -> PathBuf {
 
 /// A mailbox's home (mapped): `<vmail>/<domain>/<local part>`.
 pub fn mailbox_home(provider: &Provider, domain: &str, local: &str) -> PathBuf {
+    domain_store(provider, domain).join(local)
+}
+
+/// A mail domain's directory of the mail store, which holds its mailboxes' homes (mapped).
+/// Dovecot makes it with the first delivery; the domain's removal removes it.
+pub fn domain_store(provider: &Provider, domain: &str) -> PathBuf {
     provider
         .sysconf(provider.mail_layout().vmail_dir)
         .join(domain)
-        .join(local)
 }
 
 /// Which derived files a job rewrites.

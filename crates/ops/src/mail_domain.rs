@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::account_info;
-use crate::context::Ctx;
+use crate::context::{Ctx, provider_error};
 use crate::mail::{MAIL_DOMAIN, MailState, Target, derived_tables, own_row, purge_family, sync};
 
 /// A mail domain as stored: its name, whether it may send, and the local part of the
@@ -35,7 +35,10 @@ impl StoredRow for MailDomainRow {
 
 impl Purge<Ctx> for MailDomain {
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
-        purge_family::<MailDomainRow>(ctx, account, &[Target::Postfix, Target::Dkim])?;
+        let rows = purge_family::<MailDomainRow>(ctx, account, &[Target::Postfix, Target::Dkim])?;
+        for stored in &rows {
+            remove_store(ctx, stored.row.domain.as_str())?;
+        }
         ctx.forget_rows_of::<MailDomainRow>(account)
     }
 }
@@ -117,14 +120,28 @@ fn refuse_in_use(mail: &MailState, domain: &MailDomainRow) -> Result<(), OpError
     Ok(())
 }
 
+/// Removes a mail domain's directory of the mail store (already absent is success).
+fn remove_store(ctx: &Ctx, domain: &str) -> Result<(), OpError> {
+    ctx.provider
+        .remove_tree(&crate::mail::domain_store(&ctx.provider, domain))
+        .map_err(provider_error)
+}
+
 impl Apply<Ctx> for RemoveMailDomain {
     fn apply(ctx: &mut Ctx, req: &RemoveMailDomainRequest) -> Result<MailDomainResult, OpError> {
         let mail = MailState::of_job(ctx)?;
-        if let Some(stored) = mail.domains.iter().find(|d| d.id == req.id) {
+        let domain = mail.domains.iter().find(|d| d.id == req.id);
+        if let Some(stored) = domain {
             refuse_in_use(&mail, &stored.row)?;
         }
+        let name = domain.map(|d| d.row.domain.to_string());
         ctx.forget_row();
         sync(ctx, &[Target::Postfix, Target::Dkim])?;
+        if let Some(name) = name {
+            // No mailbox is left (refused above otherwise): what remains is the empty
+            // directory Dovecot made.
+            remove_store(ctx, &name)?;
+        }
         Ok(MailDomainResult {
             state: Presence::Absent,
             domain: None,
