@@ -132,11 +132,26 @@ pub(crate) fn try_lock(path: &Path) -> anyhow::Result<Option<File>> {
     }
 }
 
+/// How many more passes `--once` runs after one that found new requests.
+const ONCE_MORE_PASSES: usize = 32;
+
 /// One pass of the runner and, when it started long work, the passes that follow until the
 /// long lane is idle (see the crate documentation): what `--once` runs.
 pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
     let mut lane = LongLane::new();
     let mut report = pass(config, &mut lane)?;
+    // Requests committed while the pass ran started no new pass (systemd does not start a
+    // unit that is still running): look again while passes find new requests, a bounded
+    // number of times. What is committed after the last look waits for the next wake.
+    let mut found = report.admitted + report.rejected;
+    for _ in 0..ONCE_MORE_PASSES {
+        if found == 0 {
+            break;
+        }
+        let again = pass(config, &mut lane)?;
+        found = again.admitted + again.rejected;
+        report.absorb(&again);
+    }
     // A long job that ended already may have held back its account's next jobs: they get
     // their pass too.
     if lane.busy() || lane.completed() > 0 {
