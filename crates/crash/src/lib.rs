@@ -99,6 +99,7 @@ points! {
     ProtectedDirectoryAfterVhostRemoved = "protected_directory.after_vhost_removed",
     ProtectedDirectoryAfterUserFilesRemoved = "protected_directory.after_user_files_removed",
     IpBlockAfterVhost = "ip_block.after_vhost",
+    AccountAfterSuspensionUser = "account.after_suspension_user",
     BatchBeforeReload = "batch.before_reload",
     BatchAfterReload = "batch.after_reload",
     CompleteBeforeCommit = "complete.before_commit",
