@@ -102,6 +102,7 @@ points! {
     ProtectedDirectoryAfterUserFilesRemoved = "protected_directory.after_user_files_removed",
     IpBlockAfterVhost = "ip_block.after_vhost",
     HttpsPolicyAfterVhost = "https_policy.after_vhost",
+    AccountAfterSuspensionUser = "account.after_suspension_user",
     BatchBeforeReload = "batch.before_reload",
     BatchAfterReload = "batch.after_reload",
     CompleteBeforeCommit = "complete.before_commit",

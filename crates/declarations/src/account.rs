@@ -1,5 +1,6 @@
-//! The `account` family's declarations: a tenant's system user, its password, suspension,
-//! limits, isolation, usage and rebuild, and its removal (the purge sweep of every family).
+//! The `account` family's declarations: a tenant's system user, its password, suspension
+//! (of the user and of what the tenant serves), limits, isolation, usage and rebuild, and its
+//! removal (the purge sweep of every family).
 //!
 //! What a client needs and nothing that touches the OS; the handlers are `ops::account`.
 
@@ -141,14 +142,33 @@ operation! {
     }
 }
 
+/// An account's suspension after the change, and what the account's tenant is refused
+/// now: each list names the account's resources that a client is refused, whether for the
+/// account's suspension or their own (a web domain, mailbox or FTP login suspended on its
+/// own stays refused when the account is unsuspended).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountSuspensionResult {
+    pub username: String,
+    /// Whether the account is suspended: its user's password locked and the user expired.
+    pub suspended: bool,
+    /// The account's web domains whose sites answer 403 (the ACME challenge path excepted).
+    pub web_domains: Vec<String>,
+    /// The addresses of the account's mailboxes whose logins fail (IMAP, POP3, SMTP AUTH);
+    /// mail to them is still delivered.
+    pub mailboxes: Vec<String>,
+    /// The account's FTP logins that pure-ftpd does not know.
+    pub ftp_logins: Vec<String>,
+}
+
 operation! {
     pub struct SuspendAccount {
         name: "suspend_account",
         kind: Suspend,
         family: Account,
-        summary: "Lock the account's logins (password locked, account expired)",
+        summary: "Suspend the account: its user locked (password locked, account expired), its sites answering 403, its mailbox and FTP logins refused (mail still delivered)",
         request: AccountRef,
-        result: AccountResult,
+        result: AccountSuspensionResult,
         example: AccountRef::example(),
     }
 }
@@ -158,9 +178,9 @@ operation! {
         name: "unsuspend_account",
         kind: Unsuspend,
         family: Account,
-        summary: "Unlock the account's logins",
+        summary: "Unsuspend the account: its user unlocked, its sites, mailboxes and FTP logins served again but for those suspended on their own",
         request: AccountRef,
-        result: AccountResult,
+        result: AccountSuspensionResult,
         example: AccountRef::example(),
     }
 }

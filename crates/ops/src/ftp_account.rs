@@ -16,21 +16,25 @@
 //!
 //! A suspended login (`suspend_ftp_account`) keeps its row, line and files but is left out
 //! of the passwd file and the PureDB, so pure-ftpd does not know it; `unsuspend_ftp_account`
-//! puts the same line back. A changed password or directory while suspended is recorded and
-//! applies when unsuspended.
+//! puts the same line back. A suspended account's logins are left out the same way, each
+//! keeping its own suspension for when the account is unsuspended (`suspend_account` installs
+//! the files again, [`install`]). A changed password or directory while suspended is recorded
+//! and applies when unsuspended.
 
 pub use declarations::ftp_account::*;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use registry::types::{FtpLogin, Hex32, PasswordHash, Presence};
 use registry::{
-    Apply, Aspects, Derive, Derived, DerivedTable, DriftAspect, Family, Of, OpError, Purge,
+    Apply, Aspects, Derive, Derived, DerivedTable, DriftAspect, Family, Of, OpError, Owner,
+    Purge,
 };
 use serde::{Deserialize, Serialize};
 use store::{Stored, StoredRow};
 
-use crate::account::{account_info, tenant_of};
+use crate::account::{account_info, suspended_accounts, tenant_of};
 use crate::context::{Ctx, provider_error, store_error};
 use crate::row_fields::is_false;
 
@@ -74,15 +78,30 @@ fn line(login: &str, hash: &str, uid: u64, gid: u64, dir: &str) -> String {
 }
 
 /// The logins in pure-ftpd's passwd file, from the view: every FTP login of the node that is
-/// not suspended, this job's change included, in id order, each with its whole line.
+/// not suspended and whose account is not, this job's change included, in id order, each
+/// with its whole line.
 fn logins(ctx: &Ctx) -> Result<Vec<Stored<FtpAccountRow>>, OpError> {
-    Ok(ctx
-        .view()
+    let view = ctx.view();
+    let suspended_accounts = suspended_accounts(&view).map_err(store_error)?;
+    Ok(view
         .all::<FtpAccountRow>()
         .map_err(store_error)?
         .into_iter()
-        .filter(|stored| !stored.row.suspended)
+        .filter(|stored| !refused(stored, &suspended_accounts))
         .collect())
+}
+
+/// Whether pure-ftpd is not to know `login`: it or its account is suspended.
+pub fn refused(login: &Stored<FtpAccountRow>, suspended_accounts: &BTreeSet<Hex32>) -> bool {
+    login.row.suspended
+        || matches!(&login.owner, Owner::Tenant(account) if suspended_accounts.contains(account))
+}
+
+/// Whether `account` is suspended as the view has it.
+fn account_suspended(ctx: &Ctx, account: &Hex32) -> Result<bool, OpError> {
+    Ok(suspended_accounts(&ctx.view())
+        .map_err(store_error)?
+        .contains(account))
 }
 
 /// The passwd file of `logins`, whole.
@@ -95,7 +114,7 @@ fn passwd_text(logins: &[Stored<FtpAccountRow>]) -> String {
 
 /// Writes the passwd file derived from the view ([`logins`]), then `pure-pw mkdb`. An empty
 /// set leaves an empty file and database: pure-ftpd then has no virtual user.
-fn install(ctx: &Ctx) -> Result<(), OpError> {
+pub fn install(ctx: &Ctx) -> Result<(), OpError> {
     let content = passwd_text(&logins(ctx)?);
     let layout = ctx.provider.ftp_layout();
     let passwd = ctx.provider.sysconf(layout.passwd);
@@ -118,8 +137,8 @@ fn install(ctx: &Ctx) -> Result<(), OpError> {
 const PASSWD: Aspects = Aspects::new(DriftAspect::FtpLoginMissing, DriftAspect::FtpPasswdDiffers);
 
 impl Derive<Ctx> for FtpAccount {
-    /// pure-ftpd's passwd file: each login's line (a suspended login has none), and no line
-    /// beyond them, a suspended login's included. The PureDB compiled from it is read by
+    /// pure-ftpd's passwd file: each login's line (a suspended login, or a suspended
+    /// account's, has none), and no line beyond them, such a login's included. The PureDB compiled from it is read by
     /// `pure-pw show` only, a program, which the drift check does not run.
     fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
         let logins = logins(ctx)?;
@@ -224,7 +243,7 @@ impl Apply<Ctx> for EnsureFtpAccount {
         });
         install(ctx)?;
         crash::point(crash::Point::FtpAccountAfterInstall);
-        let result = if suspended {
+        let result = if suspended || account_suspended(ctx, &req.account)? {
             FtpAccountResult {
                 state: Presence::Present,
                 login: Some(login.to_owned()),
@@ -260,7 +279,7 @@ impl Apply<Ctx> for SetFtpAccountPassword {
         });
         install(ctx)?;
         crash::point(crash::Point::FtpAccountAfterInstall);
-        let result = if suspended {
+        let result = if suspended || account_suspended(ctx, &req.account)? {
             FtpAccountResult {
                 state: Presence::Present,
                 login: Some(login.to_owned()),
@@ -346,12 +365,14 @@ fn set_suspended(
         .provider
         .pure_pw_show(&login, &passwd)
         .map_err(provider_error)?;
-    if shown.is_some() == suspended {
+    // Left out while it or its account is suspended.
+    let left_out = suspended || account_suspended(ctx, &req.account)?;
+    if shown.is_some() == left_out {
         return Err(OpError::permanent(
             "ftp_account_not_installed",
             format!(
                 "pure-pw {} {login} after mkdb",
-                if suspended {
+                if left_out {
                     "still shows"
                 } else {
                     "does not show"

@@ -33,7 +33,7 @@ pub use declarations::mail::{
     AUTORESPONDER, DKIM_KEY, MAIL_DOMAIN, MAIL_FORWARDER, MAILBOX, SPAM_FILTER,
 };
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use provider::{PostfixMap, Provider, SPAM_CLASS_STANDARD, SPAM_CLASS_STRICT};
@@ -42,6 +42,7 @@ use registry::types::mail::SpamLevel;
 use registry::{Aspects, Derived, DerivedTable, DriftAspect, Of, OpError, Owner};
 use store::{ResourceRow, StateDb, StoreError, Stored, StoredRow, View};
 
+use crate::account::{AccountRow, suspended_accounts};
 use crate::autoresponder::AutoresponderRow;
 use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error, store_error};
 use crate::dkim_key::DkimKeyRow;
@@ -63,6 +64,9 @@ pub struct MailState {
     pub autoresponders: Vec<Stored<AutoresponderRow>>,
     pub dkim_keys: Vec<Stored<DkimKeyRow>>,
     pub spam_filters: Vec<Stored<SpamFilterRow>>,
+    /// The accounts that are suspended: their mailboxes' logins fail as a suspended
+    /// mailbox's do.
+    pub suspended_accounts: BTreeSet<Hex32>,
 }
 
 impl MailState {
@@ -75,6 +79,7 @@ impl MailState {
             autoresponders: view.all()?,
             dkim_keys: view.all()?,
             spam_filters: view.all()?,
+            suspended_accounts: suspended_accounts(view)?,
         })
     }
 
@@ -88,7 +93,8 @@ impl MailState {
         MailState::from_view(&View::committed(state))
     }
 
-    /// A state from rows already read (tests, tools); rows of other families are ignored.
+    /// A state from rows already read (tests, tools): the mail families' rows, and the
+    /// accounts' for their suspension; rows of other families are ignored.
     pub fn from_rows(mut rows: Vec<ResourceRow>) -> Result<MailState, StoreError> {
         fn add<T: StoredRow>(
             into: &mut Vec<Stored<T>>,
@@ -107,6 +113,12 @@ impl MailState {
                 AUTORESPONDER => add(&mut state.autoresponders, row)?,
                 DKIM_KEY => add(&mut state.dkim_keys, row)?,
                 SPAM_FILTER => add(&mut state.spam_filters, row)?,
+                family if family == AccountRow::FAMILY => {
+                    let account: Stored<AccountRow> = Stored::from_row(row)?;
+                    if account.row.suspended {
+                        state.suspended_accounts.insert(account.id);
+                    }
+                }
                 _ => {}
             }
         }
@@ -128,6 +140,12 @@ impl MailState {
         self.domains
             .iter()
             .any(|d| d.row.domain.as_str() == domain && &d.owner == owner)
+    }
+
+    /// Whether `mailbox`'s logins fail: it or its account is suspended.
+    pub fn login_refused(&self, mailbox: &Stored<MailboxRow>) -> bool {
+        mailbox.row.suspended
+            || matches!(&mailbox.owner, Owner::Tenant(account) if self.suspended_accounts.contains(account))
     }
 
     /// The mailboxes by address, those of their account's existing domains only.
@@ -228,7 +246,7 @@ impl MailState {
     }
 
     /// Dovecot's passwd-file, whole: `address:{SHA512-CRYPT}hash::::home::extra fields`. A
-    /// suspended mailbox's line ends with the passdb field `allow_nets=0.0.0.0/32` (no client
+    /// suspended mailbox's line, or a suspended account's mailbox's, ends with the passdb field `allow_nets=0.0.0.0/32` (no client
     /// comes from there, and a login with no address fails too): every login fails, its
     /// userdb entry (what delivery looks up) is the same.
     pub fn dovecot_files(&self, provider: &Provider) -> Vec<ConfigFile> {
@@ -254,7 +272,7 @@ impl MailState {
                     .display(),
                 quota = mailbox.quota_mib,
                 script = sieve.join(format!("{}.sieve", stored.id)).display(),
-                nologin = if mailbox.suspended {
+                nologin = if self.login_refused(stored) {
                     " allow_nets=0.0.0.0/32"
                 } else {
                     ""

@@ -3,7 +3,9 @@
 //!
 //! - `identity`: who the account is (its name, uid and gid as the node recorded them) and
 //!   `ensure_account`, which creates it;
-//! - `logins`: `suspend_account`, `unsuspend_account`, `set_account_password`;
+//! - `logins`: `suspend_account`, `unsuspend_account` (the user locked, and the files the
+//!   tenant's sites, mailboxes and FTP logins are served from derived again), and
+//!   `set_account_password`;
 //! - `limits`: `set_account_limits` and `set_account_isolation` (LVE, CageFS, MySQL
 //!   Governor on `cloudlinux`);
 //! - `quota`: the disk and inode quotas, enforced by the homes' file system (btrfs qgroups,
@@ -15,7 +17,7 @@
 //!   account, in reverse declaration order, so the account itself goes last.
 //!
 //! This file holds what other families need of an account ([`AccountInfo`],
-//! [`account_info`], [`live_account_info`], [`tenant_of`]) and what the family derives for
+//! [`account_info`], [`live_account_info`], [`tenant_of`], [`suspended_accounts`]) and what the family derives for
 //! the drift check (its user and home).
 
 pub use declarations::account::*;
@@ -33,12 +35,13 @@ pub use rebuild::{rebuild, replayable};
 pub use removal::purge_account;
 pub use usage::account_usage;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use registry::types::Hex32;
 use registry::{Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError};
 use serde::{Deserialize, Serialize};
-use store::StoredRow;
+use store::{StoreError, StoredRow, View};
 
 use crate::context::{Ctx, provider_error, store_error};
 use crate::row_fields::present;
@@ -80,6 +83,18 @@ impl AccountRow {
     pub fn mysql_limits(&self) -> Option<MysqlLimits> {
         self.mysql_limits.flatten()
     }
+}
+
+/// The accounts `view` has suspended: the owner of every file a tenant is served from (its
+/// vhosts, Dovecot's passwd-file, pure-ftpd's passwd) renders an account's resources as
+/// refused while their account is in this set, whatever their own suspension.
+pub fn suspended_accounts(view: &View<'_>) -> Result<BTreeSet<Hex32>, StoreError> {
+    Ok(view
+        .all::<AccountRow>()?
+        .into_iter()
+        .filter(|stored| stored.row.suspended)
+        .map(|stored| stored.id)
+        .collect())
 }
 
 /// An account as other families need it: who owns files, and where the home is.

@@ -2,10 +2,11 @@
 //! `AuthUserFile`s of its protected directories, rendered from the view alone.
 //!
 //! Several families contribute to a vhost, each through its rows in the view and nothing
-//! else: `web_domain` (names, document root, suspension), `php_version` (the FastCGI handler
-//! of the account's pool), `redirect`, `protected_directory` and `ip_block` (access rules),
-//! `certificate` (the HTTPS virtual host) and `https_policy` (forced HTTPS and the HSTS
-//! header, applied while a certificate is bound). A family's handler records its row
+//! else: `web_domain` (names, document root, suspension), `account` (a suspended account's
+//! domains answer 403 too), `php_version` (the FastCGI handler of the account's pool),
+//! `redirect`, `protected_directory` and `ip_block` (access rules), `certificate` (the HTTPS
+//! virtual host) and `https_policy` (forced HTTPS and the HSTS header, applied while a
+//! certificate is bound). A family's handler records its row
 //! ([`Ctx::set_row`], [`Ctx::forget_row`]) and calls [`sync`] for the domain it touched;
 //! families never call each other to change a vhost, and this module is the only one that
 //! reads their rows to render one. Every vhost also carries what keeps a tenant's requests
@@ -31,7 +32,7 @@ use registry::types::Hex32;
 use registry::{Aspects, Content, Derived, DriftAspect, Of, OpError, Owner};
 use store::{Stored, StoredRow, View};
 
-use crate::account::{AccountInfo, account_info, live_account_info};
+use crate::account::{AccountInfo, AccountRow, account_info, live_account_info};
 use crate::certificate::{CertificateRow, certificate_files, challenge_dir};
 use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error, store_error};
 use crate::php::PhpVersionRow;
@@ -107,6 +108,9 @@ struct Domain<'a> {
     id: &'a Hex32,
     row: WebDomainRow,
     info: AccountInfo,
+    /// Whether the domain's account is suspended: its vhost answers 403 as the domain's own
+    /// suspension makes it.
+    account_suspended: bool,
     parts: Parts,
 }
 
@@ -129,13 +133,26 @@ impl<'a> Domain<'a> {
         let Some(info) = user(ctx, account)? else {
             return Ok(None);
         };
+        let account_suspended = ctx
+            .view()
+            .get::<AccountRow>(account)
+            .map_err(store_error)?
+            .is_some_and(|stored| stored.row.suspended);
         Ok(Some(Domain {
             account,
             id,
             row,
             info,
+            account_suspended,
             parts: Parts::of(ctx, account, id)?,
         }))
+    }
+}
+
+impl Domain<'_> {
+    /// Whether the vhost answers 403: the domain or its account is suspended.
+    fn suspended(&self) -> bool {
+        self.row.suspended || self.account_suspended
     }
 }
 
@@ -305,7 +322,7 @@ fn text(ctx: &Ctx, of: &Domain<'_>) -> String {
                 status: r.status,
             })
             .collect(),
-        suspended: domain.suspended,
+        suspended: of.suspended(),
         protected: parts
             .protected
             .iter()
