@@ -445,6 +445,21 @@ impl Engine {
         Ok(true)
     }
 
+    /// Puts back files as they were before derived ones replaced them (`None`: there was
+    /// none), after the service's configuration test refused the derived ones; they are no
+    /// longer the node's.
+    pub fn put_back(&mut self, before: Vec<(String, Option<Vec<u8>>)>) -> Result<(), InstallError> {
+        for (path, content) in before {
+            let mapped = self.map(&path);
+            match content {
+                Some(bytes) => self.provider.write_config_atomic(&mapped, &bytes, 0o644)?,
+                None => self.provider.remove_config(&mapped)?,
+            }
+            self.manifest.remove(&path);
+        }
+        Ok(())
+    }
+
     /// Writes a file whole (temporary file, owner, mode, fsync, rename).
     pub fn write(
         &mut self,

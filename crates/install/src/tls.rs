@@ -185,14 +185,7 @@ pub fn apache(
     }
     if let Err(err) = e.provider.apache_configtest() {
         // Put back what was there, so Apache keeps serving the other tenants.
-        for (path, content) in before {
-            let mapped = e.map(&path);
-            match content {
-                Some(bytes) => e.provider.write_config_atomic(&mapped, &bytes, 0o644)?,
-                None => e.provider.remove_config(&mapped)?,
-            }
-            e.manifest.remove(&path);
-        }
+        e.put_back(before)?;
         notes.push(format!(
             "Apache's configuration test failed with the node's vhost, which was reverted: {err}"
         ));

@@ -146,14 +146,7 @@ fn default_pool(
     }
     if let Err(err) = e.provider.php_fpm_configtest(version) {
         // Put back what was there, so FPM keeps serving.
-        for (path, content) in before {
-            let mapped = e.map(&path);
-            match content {
-                Some(bytes) => e.provider.write_config_atomic(&mapped, &bytes, 0o644)?,
-                None => e.provider.remove_config(&mapped)?,
-            }
-            e.manifest.remove(&path);
-        }
+        e.put_back(before)?;
         notes.push(format!(
             "PHP {}'s configuration test failed with the derived php-fpm.conf and idle pool, which were reverted: {err}",
             version.as_str()

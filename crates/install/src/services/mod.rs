@@ -242,33 +242,30 @@ fn normalize(v: &str) -> String {
 }
 
 fn parse_postfix_main(text: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut current: Option<(String, String)> = None;
-    for line in text.lines() {
-        if line.trim_start().starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        if line.starts_with(char::is_whitespace) {
-            if let Some((_, v)) = current.as_mut() {
-                v.push(' ');
-                v.push_str(line.trim());
-            }
-            continue;
-        }
-        if let Some((k, v)) = current.take() {
-            out.insert(k, v);
-        }
-        if let Some((k, v)) = line.split_once('=') {
-            current = Some((k.trim().to_owned(), v.trim().to_owned()));
-        }
-    }
-    if let Some((k, v)) = current {
-        out.insert(k, v);
-    }
-    out
+    parse_postfix(text, |line| {
+        let (k, v) = line.split_once('=')?;
+        Some((k.trim().to_owned(), v.trim().to_owned()))
+    })
 }
 
+/// `master.cf`: a service's key is `name/type`, its value the other fields.
 fn parse_postfix_master(text: &str) -> BTreeMap<String, String> {
+    parse_postfix(text, |line| {
+        let mut fields = line.split_whitespace();
+        let (name, kind) = (fields.next()?, fields.next()?);
+        Some((
+            format!("{name}/{kind}"),
+            fields.collect::<Vec<_>>().join(" "),
+        ))
+    })
+}
+
+/// Postfix's files: comments and blank lines skipped, a line starting with white space
+/// continues the one before, every other line is an entry that `entry` splits.
+fn parse_postfix(
+    text: &str,
+    entry: impl Fn(&str) -> Option<(String, String)>,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut current: Option<(String, String)> = None;
     for line in text.lines() {
@@ -285,13 +282,7 @@ fn parse_postfix_master(text: &str) -> BTreeMap<String, String> {
         if let Some((k, v)) = current.take() {
             out.insert(k, v);
         }
-        let mut fields = line.split_whitespace();
-        if let (Some(name), Some(kind)) = (fields.next(), fields.next()) {
-            current = Some((
-                format!("{name}/{kind}"),
-                fields.collect::<Vec<_>>().join(" "),
-            ));
-        }
+        current = entry(line);
     }
     if let Some((k, v)) = current {
         out.insert(k, v);
