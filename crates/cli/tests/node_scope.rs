@@ -339,7 +339,12 @@ fn audit_trail_through_the_api_shows_invocations_with_secrets_redacted_and_node_
             .map(|e| e["detail"]["program"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(programs(1), ["groupadd", "useradd"]);
+    // The homes' file system is looked up, and its user quota (the simulator offers user
+    // quotas) set and read back.
+    assert_eq!(
+        programs(1),
+        ["findmnt", "groupadd", "useradd", "setquota", "repquota"]
+    );
     assert_eq!(programs(2), ["usermod"]);
     let usermod = of(2)[0]["detail"]["args"].as_array().unwrap().clone();
     let at = usermod.iter().position(|a| a == "--password").unwrap();

@@ -589,7 +589,14 @@ impl Node {
                 "PHP handler of {}",
                 domain.resource_id
             );
-            let suspended = domain.data["suspended"].as_bool().unwrap_or(false);
+            // A suspended account's sites answer 403 too.
+            let account_suspended = rows.iter().any(|r| {
+                r.family == "account"
+                    && r.resource_id.as_str() == domain.owner.as_str()
+                    && r.data["suspended"].as_bool().unwrap_or(false)
+            });
+            let suspended =
+                domain.data["suspended"].as_bool().unwrap_or(false) || account_suspended;
             assert_eq!(
                 text.contains("Require all denied"),
                 suspended,
