@@ -567,3 +567,170 @@ fn a_quota_nothing_can_enforce_is_refused_naming_its_field_and_unlimited_still_w
     );
     node.check_converged();
 }
+
+/// Whether `node`'s vhost of web domain `domain_id` answers 403 (the suspended vhost's rule).
+fn answers_403(node: &Node, domain_id: u64) -> bool {
+    let vhosts = node.path(node.provider.apache_layout().vhosts_dir);
+    std::fs::read_to_string(vhosts.join(format!("{}.conf", id(domain_id))))
+        .unwrap()
+        .contains("Require all denied")
+}
+
+/// The address of every mailbox whose line in Dovecot's passwd-file refuses logins.
+fn refused_mailboxes(node: &Node) -> Vec<String> {
+    let passwd = std::fs::read_to_string(node.provider.dovecot_passwd_path()).unwrap();
+    passwd
+        .lines()
+        .filter(|line| line.ends_with(" allow_nets=0.0.0.0/32"))
+        .map(|line| line.split(':').next().unwrap().to_owned())
+        .collect()
+}
+
+/// The logins in pure-ftpd's passwd file.
+fn ftp_logins(node: &Node) -> Vec<String> {
+    std::fs::read_to_string(node.path(provider::FTP_LAYOUT.passwd))
+        .unwrap()
+        .lines()
+        .map(|line| line.split(':').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn suspending_an_account_refuses_its_sites_mailboxes_and_ftp_logins_and_keeps_their_own_suspensions()
+ {
+    let mut node = Node::new();
+    node.submit(&ensure_account(1, 10, "shop1"));
+    node.submit(&ensure_account(2, 11, "shop2"));
+    node.pass();
+    node.submit(&ensure_domain(3, 30, 10, "shop.example.com"));
+    node.submit(&ensure_domain(4, 31, 10, "blog.example.com"));
+    node.submit(&ensure_domain(5, 32, 11, "other.example.com"));
+    node.submit(&ensure_mail_domain(6, 40, 10, "shop.example.com"));
+    node.submit(&ensure_mail_domain(7, 41, 11, "other.example.com"));
+    node.pass();
+    node.submit(&ensure_mailbox(8, 50, 10, "shop.example.com", "info"));
+    node.submit(&ensure_mailbox(9, 51, 10, "shop.example.com", "sales"));
+    node.submit(&ensure_mailbox(10, 52, 11, "other.example.com", "info"));
+    node.submit(&ensure_ftp(11, 60, 10, "shop1.up", None));
+    node.submit(&ensure_ftp(12, 61, 10, "shop1.dev", None));
+    node.submit(&ensure_ftp(13, 62, 11, "shop2.ftp", None));
+    node.pass();
+    // Each resource suspended on its own: one of each of the account's.
+    node.submit(&domain_suspension(14, "suspend_web_domain", 31, 10));
+    node.submit(&mail_op(
+        15,
+        "suspend_mailbox",
+        51,
+        10,
+        serde_json::json!({}),
+    ));
+    node.submit(&mail_op(
+        16,
+        "suspend_ftp_account",
+        61,
+        10,
+        serde_json::json!({}),
+    ));
+    node.pass();
+    for req in 3..=16 {
+        result(&node, req);
+    }
+
+    // One batch: a mailbox added before the suspension, a domain after it.
+    node.submit(&ensure_mailbox(17, 53, 10, "shop.example.com", "new"));
+    node.submit(&account_op(18, "suspend_account", 10));
+    node.submit(&ensure_domain(19, 33, 10, "new.example.com"));
+    node.pass();
+    result(&node, 17);
+    result(&node, 19);
+    let suspended = result(&node, 18);
+    assert_eq!(suspended["username"], "shop1");
+    assert_eq!(suspended["suspended"], true);
+    assert_eq!(
+        suspended["web_domains"],
+        serde_json::json!(["shop.example.com", "blog.example.com"])
+    );
+    assert_eq!(
+        suspended["mailboxes"],
+        serde_json::json!([
+            "info@shop.example.com",
+            "new@shop.example.com",
+            "sales@shop.example.com"
+        ])
+    );
+    assert_eq!(
+        suspended["ftp_logins"],
+        serde_json::json!(["shop1.up", "shop1.dev"])
+    );
+    for domain in [30, 31, 33] {
+        assert!(answers_403(&node, domain), "web domain {domain} is served");
+    }
+    assert!(
+        !answers_403(&node, 32),
+        "another account's site answers 403"
+    );
+    assert_eq!(
+        refused_mailboxes(&node),
+        [
+            "info@shop.example.com",
+            "new@shop.example.com",
+            "sales@shop.example.com"
+        ]
+    );
+    // Mail to them is still accepted.
+    let mailboxes = std::fs::read_to_string(
+        node.provider
+            .postfix_map_path(provider::PostfixMap::Mailboxes),
+    )
+    .unwrap();
+    assert!(mailboxes.contains("info@shop.example.com "), "{mailboxes}");
+    assert_eq!(ftp_logins(&node), ["shop2.ftp"]);
+    let shadow = std::fs::read_to_string(node.path("/etc/shadow")).unwrap();
+    let shop1 = shadow.lines().find(|l| l.starts_with("shop1:")).unwrap();
+    assert!(shop1.split(':').nth(1).unwrap().starts_with('!'), "{shop1}");
+    node.check_converged();
+    assert_eq!(node.check_drift(), [], "a suspended account drifted");
+
+    // A resource unsuspended on its own stays refused while its account is suspended.
+    node.submit(&domain_suspension(20, "unsuspend_web_domain", 30, 10));
+    node.submit(&mail_op(
+        21,
+        "unsuspend_mailbox",
+        50,
+        10,
+        serde_json::json!({}),
+    ));
+    node.submit(&mail_op(
+        22,
+        "unsuspend_ftp_account",
+        60,
+        10,
+        serde_json::json!({}),
+    ));
+    node.pass();
+    for req in 20..=22 {
+        result(&node, req);
+    }
+    assert!(answers_403(&node, 30));
+    assert!(refused_mailboxes(&node).contains(&"info@shop.example.com".to_owned()));
+    assert_eq!(ftp_logins(&node), ["shop2.ftp"]);
+    node.check_converged();
+
+    // Unsuspended, the account keeps what was suspended on its own.
+    node.submit(&account_op(23, "unsuspend_account", 10));
+    node.pass();
+    let back = result(&node, 23);
+    assert_eq!(back["suspended"], false);
+    assert_eq!(back["web_domains"], serde_json::json!(["blog.example.com"]));
+    assert_eq!(
+        back["mailboxes"],
+        serde_json::json!(["sales@shop.example.com"])
+    );
+    assert_eq!(back["ftp_logins"], serde_json::json!(["shop1.dev"]));
+    assert!(!answers_403(&node, 30) && !answers_403(&node, 33));
+    assert!(answers_403(&node, 31));
+    assert_eq!(refused_mailboxes(&node), ["sales@shop.example.com"]);
+    assert_eq!(ftp_logins(&node), ["shop1.up", "shop2.ftp"]);
+    node.check_converged();
+    assert_eq!(node.check_drift(), [], "an unsuspended account drifted");
+}

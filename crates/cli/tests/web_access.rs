@@ -1,8 +1,8 @@
 //! Protected directories and IP blocks end to end: the real runner writes the vhost and the
 //! `AuthUserFile` (every write checked by the real `apachectl -t`), then a real Apache serves
 //! exactly those vhosts (only their port changed to a free loopback one) and answers 401
-//! without credentials, 200 with the right password, 403 to a blocked address, and the ACME
-//! challenge path throughout.
+//! without credentials, 200 with the right password, 403 to a blocked address and to a
+//! suspended account's site, and the ACME challenge path throughout.
 
 mod common;
 
@@ -321,6 +321,39 @@ fn ip_block_gets_403_from_real_apache_until_removed_and_spares_the_challenge() {
         served.status("/staff/", Some(("alice", "correct horse"))),
         200
     );
+    drop(served);
+    node.check_converged();
+}
+
+#[test]
+fn a_suspended_accounts_site_gets_403_from_real_apache_but_the_challenge_until_unsuspended() {
+    let mut node = web_node();
+    let served = Served::start(&node);
+    assert_eq!(served.status("/", None), 200);
+    drop(served);
+
+    let suspended = ok(&mut node, &account_op(3, "suspend_account", 10));
+    assert_eq!(suspended["web_domains"], json!([DOMAIN]));
+    // The domain's own unsuspension does not lift the account's.
+    ok(
+        &mut node,
+        &domain_suspension(4, "unsuspend_web_domain", 30, 10),
+    );
+    let served = Served::start(&node);
+    assert_eq!(served.status("/", None), 403);
+    assert_eq!(served.status("/index.html", None), 403);
+    assert_eq!(
+        served.status("/.well-known/acme-challenge/tok3n", None),
+        200,
+        "the account's suspension caught the ACME challenge"
+    );
+    drop(served);
+    node.check_converged();
+
+    let back = ok(&mut node, &account_op(5, "unsuspend_account", 10));
+    assert_eq!(back["web_domains"], json!([]));
+    let served = Served::start(&node);
+    assert_eq!(served.status("/", None), 200);
     drop(served);
     node.check_converged();
 }

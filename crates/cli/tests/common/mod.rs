@@ -361,7 +361,12 @@ impl Node {
         }
         self.check_php_and_cron_converged(&rows);
         self.check_web_access_converged(&rows);
-        // pure-ftpd's passwd file holds exactly the recorded FTP accounts' lines.
+        // pure-ftpd's passwd file holds exactly the recorded FTP accounts' lines, but those
+        // suspended on their own or with their account.
+        let suspended_accounts: BTreeSet<&str> = of("account")
+            .filter(|a| a.data["suspended"] == true)
+            .map(|a| a.resource_id.as_str())
+            .collect();
         let ftp_lines: BTreeSet<String> =
             std::fs::read_to_string(self.path(provider::FTP_LAYOUT.passwd))
                 .unwrap_or_default()
@@ -369,7 +374,9 @@ impl Node {
                 .map(|l| format!("{l}\n"))
                 .collect();
         let recorded: BTreeSet<String> = of("ftp_account")
-            .filter(|r| r.data["suspended"] != true)
+            .filter(|r| {
+                r.data["suspended"] != true && !suspended_accounts.contains(r.owner.as_str())
+            })
             .map(|r| r.data["line"].as_str().unwrap().to_owned())
             .collect();
         assert_eq!(
@@ -589,14 +596,12 @@ impl Node {
                 "PHP handler of {}",
                 domain.resource_id
             );
-            // A suspended account's sites answer 403 too.
-            let account_suspended = rows.iter().any(|r| {
-                r.family == "account"
-                    && r.resource_id.as_str() == domain.owner.as_str()
-                    && r.data["suspended"].as_bool().unwrap_or(false)
-            });
-            let suspended =
-                domain.data["suspended"].as_bool().unwrap_or(false) || account_suspended;
+            // Suspended on its own or with its account.
+            let suspended = domain.data["suspended"].as_bool().unwrap_or(false)
+                || of("account").any(|a| {
+                    a.resource_id.as_str() == domain.owner.as_str()
+                        && a.data["suspended"].as_bool().unwrap_or(false)
+                });
             assert_eq!(
                 text.contains("Require all denied"),
                 suspended,
