@@ -96,16 +96,16 @@ struct Body<'a> {
     field: &'a str,
 }
 
-struct Parts {
-    status: StatusCode,
-    code: Cow<'static, str>,
-    field: String,
-    message: String,
-    retry_after_secs: Option<u32>,
+pub(crate) struct Parts {
+    pub status: StatusCode,
+    pub code: Cow<'static, str>,
+    pub field: String,
+    pub message: String,
+    pub retry_after_secs: Option<u32>,
 }
 
 impl ApiError {
-    fn parts(self) -> Parts {
+    pub(crate) fn parts(self) -> Parts {
         let p = |status, code: &'static str, field: &str, message: String| Parts {
             status,
             code: Cow::Borrowed(code),

@@ -10,6 +10,7 @@
 //! - `routes`: the endpoints; `error`: the one status mapping; `auth`: the bearer key;
 //!   `limits`: rate limiting and the streamed body cap; `watch`: state change notification
 //!   for the events long-poll.
+//! - [`Gate`]: the same admission for the fleet daemon's broker consumer.
 //! - [`tls`]: rustls configuration and the self-signed placeholder certificate.
 //!
 //! [`start`] binds and returns at once with the bound address (port 0 works), for tests and
@@ -18,6 +19,7 @@
 mod auth;
 pub mod config;
 mod error;
+mod gate;
 mod limits;
 mod routes;
 pub mod tls;
@@ -36,6 +38,7 @@ use tokio::task::JoinHandle;
 pub use auth::{generate_api_key, key_sha256, parse_key_sha256};
 pub use config::{ApiConfig, Limits};
 pub use error::ApiError;
+pub use gate::{Gate, Refusal};
 
 use routes::App;
 
@@ -87,6 +90,13 @@ impl Stopper {
 impl RunningApi {
     pub fn stopper(&self) -> Stopper {
         self.stopper.clone()
+    }
+
+    /// The node's admission and reads, for another door (the fleet daemon).
+    pub fn gate(&self) -> Gate {
+        Gate {
+            app: self.app.clone(),
+        }
     }
 
     /// Stops the API and waits until it has.

@@ -6,6 +6,8 @@
 //! - `layerone install [--root R] [--check]`: converge a server (or a sysroot) to a node.
 //! - `layerone status [--root R]`: installed or not, drift, units, certificate, last pass.
 //! - `layerone cloudlinux SCRIPT [ARGS]`: CloudLinux's panel-integration scripts, read-only.
+//! - `layerone fleet init|serve|token|nodes|assign|submit|events|drain|maintenance|activate|remove|rescue|status`
+//!   and `layerone join TOKEN`: the fleet (`src/fleet/`).
 //! - `layerone completions bash|zsh|fish`: the shell's completion script (the packages ship
 //!   `packaging/completions/`, which a test keeps equal to this output).
 //!
@@ -13,6 +15,7 @@
 
 mod catalogue;
 mod cloudlinux;
+mod fleet;
 mod install;
 mod job;
 
@@ -38,6 +41,12 @@ enum Command {
     Status(install::StatusArgs),
     /// CloudLinux's panel-integration scripts (integration.ini), answered from state.db.
     Cloudlinux(cloudlinux::CloudlinuxArgs),
+    /// The fleet: create it, mint join tokens, list and assign nodes, submit over the broker,
+    /// follow its events, drain or remove a node, rescue this one.
+    #[command(subcommand)]
+    Fleet(fleet::FleetCommand),
+    /// Join a fleet with a one-time token (`layerone fleet token`).
+    Join(fleet::JoinArgs),
     /// Print the completion script of a shell (bash, zsh or fish) on standard output.
     Completions {
         #[arg(value_enum)]
@@ -63,6 +72,8 @@ fn run() -> anyhow::Result<()> {
         Command::Install(args) => install::run(args),
         Command::Status(args) => install::status(args),
         Command::Cloudlinux(args) => cloudlinux::run(args),
+        Command::Fleet(command) => fleet::run(command),
+        Command::Join(args) => fleet::join(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -36,6 +36,9 @@ pub struct DevArgs {
     /// Where the API listens (loopback; port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:8443")]
     listen: SocketAddr,
+    /// How often the fleet daemon heartbeats once the node joined a fleet, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    fleet_heartbeat_ms: u64,
 }
 
 /// The identity a dev node keeps across restarts.
@@ -127,6 +130,20 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         node_id: node_id.clone(),
         limits: api::Limits::default(),
     }))?;
+    // In a fleet once `layerone join --dev ROOT` wrote the identity, under the simulated
+    // system's /etc, where root's `apply_assignment` reads the pinned fleet key.
+    let (stop_daemon, daemon_stopped) = tokio::sync::watch::channel(false);
+    let daemon = runtime.spawn(fleet::daemon::supervise(
+        api.gate(),
+        fleet::daemon::DaemonConfig {
+            identity: fleet::identity::IdentityDir(sysroot.join("etc/layerone/fleet")),
+            state_dir: layout.root().join("fleet"),
+            heartbeat: Duration::from_millis(args.fleet_heartbeat_ms.max(100)),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            platform: "dev".to_owned(),
+        },
+        daemon_stopped,
+    ));
     let info = DevInfo {
         url: format!("https://{}", api.addr),
         api_key,
@@ -159,6 +176,8 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     });
     eprintln!("stopping");
     stop.store(true, Ordering::Relaxed);
+    stop_daemon.send_replace(true);
+    let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(5), daemon));
     runtime.block_on(api.stop())?;
     watcher
         .join()

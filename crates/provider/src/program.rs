@@ -61,6 +61,10 @@ pub enum Program {
     /// on a sysroot) and restarts the API after a certificate renewal; the php family
     /// reloads the PHP-FPM units of its table.
     Systemctl,
+    /// The fleet's broker (NATS); the node runs its configuration test only (`-t -c CONF`).
+    /// Upstream's static binary, where an operator installs it: Debian's package is too old
+    /// for per-message TTL (`docs/fleet.md`).
+    NatsServer,
     /// The per-user crontab installer (Debian's cron, cronie on CloudLinux).
     Crontab,
     /// pure-ftpd's virtual-user tool (`mkdb` and `show` only).
@@ -151,6 +155,7 @@ impl Program {
             Program::Findmnt,
             Program::Setquota,
             Program::Repquota,
+            Program::NatsServer,
         ];
         ONE_EACH
             .iter()
@@ -194,6 +199,7 @@ impl Program {
             (PhpFpm(version), Debian) => Some(version.debian_fpm()),
             (PhpFpm(version), CloudLinux) => Some(version.alt_fpm()),
             (Systemctl, _) => Some("/usr/bin/systemctl"),
+            (NatsServer, _) => Some("/usr/local/bin/nats-server"),
             // Debian's cron and CloudLinux's cronie both install it here.
             (Crontab, _) => Some("/usr/bin/crontab"),
             (PurePw, _) => Some("/usr/bin/pure-pw"),
@@ -232,6 +238,7 @@ impl Program {
             Program::Visudo => "visudo",
             Program::PhpFpm(version) => version.fpm_name(),
             Program::Systemctl => "systemctl",
+            Program::NatsServer => "nats-server",
             Program::Crontab => "crontab",
             Program::PurePw => "pure-pw",
             Program::Doveadm => "doveadm",
@@ -363,7 +370,8 @@ mod tests {
                 | Program::Btrfs
                 | Program::Findmnt
                 | Program::Setquota
-                | Program::Repquota => {}
+                | Program::Repquota
+                | Program::NatsServer => {}
             }
         }
         let all: Vec<Program> = Program::all().collect();

@@ -265,12 +265,14 @@ fn run_model(
         Program::Findmnt => quota::findmnt(provider, &args),
         Program::Setquota => quota::setquota(provider, &args),
         Program::Repquota => quota::repquota(provider, &args),
-        Program::Mariadb | Program::Openssl | Program::Btrfs => Outcome::fail(
-            127,
-            format!(
-                "{MARKER} no model of {program}; list it in SimExecutor::new's real programs to run it for real\n"
-            ),
-        ),
+        Program::Mariadb | Program::Openssl | Program::Btrfs | Program::NatsServer => {
+            Outcome::fail(
+                127,
+                format!(
+                    "{MARKER} no model of {program}; list it in SimExecutor::new's real programs to run it for real\n"
+                ),
+            )
+        }
     };
     outcome.into()
 }

@@ -38,7 +38,14 @@ pub(crate) async fn submit(
         return Err(ApiError::ContentType);
     }
     let body = read_body(&headers, body, MAX_BODY, app.limits.body_read_timeout).await?;
-    let job = app.registry.validate(&body, &app.node_id).inspect_err(|e| {
+    Ok(accepted(&admit(&app, &body).await?))
+}
+
+/// Admission, whatever the door: validate, answer from state.db a request root already has,
+/// else hand it to the inbox's group commit and answer after COMMIT. The HTTPS route and the
+/// broker's consumer ([`crate::Gate::submit`]) both come here.
+pub(crate) async fn admit(app: &Arc<App>, body: &[u8]) -> Result<JobView, ApiError> {
+    let job = app.registry.validate(body, &app.node_id).inspect_err(|e| {
         // The API cannot write the audit trail (state.db is root's): a node-scope request
         // refused here is logged instead. Root records every one that reaches the inbox.
         if e.code == "wrong_node" {
@@ -49,8 +56,8 @@ pub(crate) async fn submit(
     let sha = job.body_sha256.clone();
     let operation = job.operation;
 
-    if let Some(view) = admitted(&app, &request_id, &sha).await? {
-        return Ok(accepted(&view));
+    if let Some(view) = admitted(app, &request_id, &sha).await? {
+        return Ok(view);
     }
 
     let (tx, rx) = oneshot::channel();
@@ -79,10 +86,10 @@ pub(crate) async fn submit(
             // the commit (a duplicate of one received long ago, or a prune in between). The
             // request is durable now, so a state.db that is briefly unreadable only means the
             // received view is answered.
-            match admitted(&app, &request_id, &sha).await {
-                Ok(Some(view)) => Ok(accepted(&view)),
+            match admitted(app, &request_id, &sha).await {
+                Ok(Some(view)) => Ok(view),
                 Err(ApiError::Conflict) => Err(ApiError::Conflict),
-                Ok(None) | Err(_) => Ok(accepted(&received(request_id, operation, received_at))),
+                Ok(None) | Err(_) => Ok(received(request_id, operation, received_at)),
             }
         }
     }

@@ -2,6 +2,7 @@
 //!
 //! Parses flags, refuses to run as root (the API is the unprivileged side of the node; running
 //! it as root would let a bug in it write root's state), and serves until SIGTERM or SIGINT.
+//! In a fleet, the fleet daemon (`fleet::daemon`) runs beside it with the same admission.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -45,6 +46,13 @@ struct Args {
     /// cap is closed at once.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_connections)]
     max_connections: usize,
+    /// The node's fleet identity (`layerone join` writes it): while it is absent, the node is
+    /// on its own; once it appears, the fleet daemon runs in this process.
+    #[arg(long, value_name = "DIR", default_value = "/etc/layerone/fleet")]
+    fleet_dir: PathBuf,
+    /// How often the fleet daemon heartbeats, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    fleet_heartbeat_ms: u64,
     /// Run even as root. For development and tests only: in production the API runs as an
     /// unprivileged user so that the kernel keeps it from writing root's state.
     #[arg(long)]
@@ -82,6 +90,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     let key_sha256 = api::parse_key_sha256(&hash_text)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("parsing {}", args.api_key_sha256_file.display()))?;
+    let daemon = fleet::daemon::DaemonConfig {
+        identity: fleet::identity::IdentityDir(args.fleet_dir),
+        state_dir: args.data_dir.join("fleet"),
+        heartbeat: std::time::Duration::from_millis(args.fleet_heartbeat_ms.max(100)),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        platform: "linux".to_owned(),
+    };
     let config = ApiConfig {
         data_dir: args.data_dir,
         listen: args.listen,
@@ -100,7 +115,16 @@ fn run(args: Args) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(api::serve(config, shutdown_signal()))
+    runtime.block_on(async {
+        let running = api::start(config).await?;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let daemon = tokio::spawn(fleet::daemon::supervise(running.gate(), daemon, stopped));
+        shutdown_signal().await;
+        tracing::info!("stopping");
+        stop.send_replace(true);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), daemon).await;
+        running.stop().await
+    })
 }
 
 /// Resolves on SIGTERM (systemd's stop) or SIGINT.

@@ -1,0 +1,511 @@
+//! `layerone fleet ...` and `layerone join`: the fleet's commands (DESIGN.md section 10,
+//! `docs/fleet.md`).
+//!
+//! - [`admin`]: the administrative directory (CA, the control plane's credential, the broker's
+//!   derived configuration) that `fleet init` makes;
+//! - [`service`]: `fleet serve`, the join service, liveness and dead letters;
+//! - [`control`]: the control plane's commands (token, nodes, assign, submit, events, drain,
+//!   remove);
+//! - [`node`]: the joining node's side (join, rescue, status).
+
+pub mod admin;
+pub mod control;
+pub mod node;
+pub mod service;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use futures_util::StreamExt as _;
+use registry::Module;
+
+use admin::{AdminDir, ControlPlane, InitOptions};
+use control::Fleet;
+use node::NodePaths;
+
+#[derive(Args, Debug, Clone)]
+pub struct NodeTarget {
+    /// A dev node's sandbox (`layerone-dev --root`), instead of this server's installed node.
+    #[arg(long, value_name = "ROOT")]
+    dev: Option<PathBuf>,
+}
+
+impl NodeTarget {
+    fn paths(&self) -> anyhow::Result<NodePaths> {
+        match &self.dev {
+            Some(root) => NodePaths::dev(root),
+            None => NodePaths::installed(),
+        }
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Credential {
+    /// The control plane's credential (made by `layerone fleet init`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/layerone/fleet-admin/control-plane.json"
+    )]
+    creds: PathBuf,
+}
+
+impl Credential {
+    async fn fleet(&self) -> anyhow::Result<Fleet> {
+        Fleet::connect(ControlPlane::load(&self.creds)?).await
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FleetCommand {
+    /// Create the fleet on this host: its CA, the broker's configuration and unit, the streams
+    /// and buckets, the catalogue; register this node; print a join token. Run again, it
+    /// changes nothing and never makes another CA.
+    Init {
+        /// The administrative directory: the fleet's trust roots, kept on this host only.
+        #[arg(long, default_value = admin::DEFAULT_DIR)]
+        dir: PathBuf,
+        /// The fleet's name.
+        #[arg(long, default_value = "layerone")]
+        name: String,
+        /// Where the broker listens for clients.
+        #[arg(long, default_value = "0.0.0.0:4222")]
+        listen: String,
+        /// Where nodes reach the broker, `tls://HOST:PORT` (repeat for a cluster's servers).
+        #[arg(long = "broker", value_name = "URL", required = true)]
+        brokers: Vec<String>,
+        /// A name or address the broker's certificate is for (repeatable).
+        #[arg(long = "broker-name", value_name = "NAME")]
+        broker_names: Vec<String>,
+        /// How many copies of each stream a broker cluster keeps.
+        #[arg(long, default_value_t = 1)]
+        replicas: usize,
+        /// The broker's monitoring port on loopback (0: none).
+        #[arg(long, default_value_t = 0)]
+        monitor_port: u16,
+        /// Write the files only; run init again once the broker is started.
+        #[arg(long)]
+        files_only: bool,
+        /// Do not install and start the broker's and the fleet service's units: the broker is
+        /// started otherwise (a container, a test).
+        #[arg(long)]
+        no_units: bool,
+        /// Register this node under this name.
+        #[arg(long, value_name = "NAME")]
+        node: Option<String>,
+        #[command(flatten)]
+        target: NodeTarget,
+        /// How long to wait for the broker to answer.
+        #[arg(long, default_value_t = 30)]
+        wait: u64,
+    },
+    /// Run the fleet's service beside the broker: joins, the broker's configuration, node
+    /// liveness, dead letters.
+    Serve {
+        #[arg(long, default_value = admin::DEFAULT_DIR)]
+        dir: PathBuf,
+        /// Do not run `nats-server -t` on a derived configuration (its binary is not at the
+        /// node's program path).
+        #[arg(long)]
+        no_check: bool,
+    },
+    /// Mint a one-time join token for a node.
+    Token {
+        /// The node's name; without it, the joining node names itself (`join --name`).
+        node: Option<String>,
+        /// How long the token is good for, in seconds.
+        #[arg(long, default_value_t = 3600)]
+        ttl: u64,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// Every node: state (up, down, lost, maintenance, draining, incompatible), last seen,
+    /// assignment, what it reports.
+    Nodes {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// Set a node's modules (core is always assigned).
+    Assign {
+        node: String,
+        #[arg(value_parser = parse_module)]
+        modules: Vec<Module>,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// Submit a request to a node over the broker.
+    Submit {
+        node: String,
+        /// The request as JSON, or `-` for standard input.
+        request: String,
+        /// Wait for the job's final state (or the node's refusal) and print it.
+        #[arg(long)]
+        wait: bool,
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// Print the events stream as JSON lines; with --follow, keep printing.
+    Events {
+        #[arg(long)]
+        follow: bool,
+        /// Only this node's events.
+        #[arg(long)]
+        node: Option<String>,
+        /// Start after this stream sequence (0: from the oldest kept).
+        #[arg(long, default_value_t = 0)]
+        after: u64,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// No new work for a node; its queued work waits.
+    Drain {
+        node: String,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// Maintenance: like drain, without leaving.
+    Maintenance {
+        node: String,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// Back to taking work.
+    Activate {
+        node: String,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// Remove a node: its credential is revoked at once.
+    Remove {
+        node: String,
+        #[command(flatten)]
+        creds: Credential,
+    },
+    /// Bring a cut-off node back, keeping its identity, queued work and unpublished events:
+    /// other brokers, or a fresh token.
+    Rescue {
+        #[arg(long = "broker", value_name = "URL")]
+        brokers: Vec<String>,
+        #[arg(long, conflicts_with = "brokers")]
+        token: Option<String>,
+        #[command(flatten)]
+        target: NodeTarget,
+    },
+    /// This node's fleet link: joined or not, connected or cut off since when, events waiting.
+    Status {
+        #[command(flatten)]
+        target: NodeTarget,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct JoinArgs {
+    /// The join token (`layerone fleet token`).
+    token: String,
+    /// This node's name, if the token does not name it.
+    #[arg(long)]
+    name: Option<String>,
+    #[command(flatten)]
+    target: NodeTarget,
+}
+
+fn parse_module(text: &str) -> Result<Module, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned()))
+        .map_err(|_| format!("not a module: {text} (core, web, php, mysql, mail, tls, backup)"))
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Writes the broker's and the fleet service's units whole, and starts them.
+fn install_units(dir: &AdminDir) -> anyhow::Result<()> {
+    let provider = real_provider();
+    let units = std::path::Path::new(admin::UNIT_DIR);
+    admin::write_file(
+        &units.join(admin::BROKER_UNIT),
+        admin::broker_unit(dir).as_bytes(),
+        0o644,
+    )?;
+    admin::write_file(
+        &units.join(admin::SERVICE_UNIT),
+        admin::service_unit(dir).as_bytes(),
+        0o644,
+    )?;
+    provider.systemd_daemon_reload()?;
+    provider.systemd_enable(&[admin::BROKER_UNIT, admin::SERVICE_UNIT])?;
+    Ok(())
+}
+
+/// The provider of the fleet's host, for `nats-server -t` and systemctl: programs whose paths
+/// are the same on every platform the node supports.
+fn real_provider() -> provider::Provider {
+    provider::Provider::new(provider::ProviderConfig {
+        platform: provider::Platform::Debian,
+        root: "/".into(),
+        executor: std::sync::Arc::new(provider::RealExecutor),
+        audit_dir: PathBuf::from(install::paths::AUDIT_DIR),
+    })
+}
+
+pub fn join(args: JoinArgs) -> anyhow::Result<()> {
+    let paths = args.target.paths()?;
+    let identity = runtime()?.block_on(node::join(&args.token, args.name.as_deref(), &paths))?;
+    println!("joined the fleet as {}", identity.node);
+    println!(
+        "the node's daemon starts within seconds (layerone-api watches {})",
+        paths.identity.0.display()
+    );
+    Ok(())
+}
+
+pub fn run(command: FleetCommand) -> anyhow::Result<()> {
+    let rt = runtime()?;
+    match command {
+        FleetCommand::Init {
+            dir,
+            name,
+            listen,
+            brokers,
+            broker_names,
+            replicas,
+            monitor_port,
+            files_only,
+            no_units,
+            node,
+            target,
+            wait,
+        } => {
+            for url in &brokers {
+                check_broker_url(url)?;
+            }
+            let dir = AdminDir(dir);
+            let wrote = admin::init_files(&InitOptions {
+                dir: dir.clone(),
+                name,
+                listen,
+                brokers,
+                server_names: broker_names,
+                replicas,
+                monitor_port,
+                cluster: None,
+            })?;
+            let nodes = dir.load_nodes()?;
+            dir.render_broker_config(None, &nodes)?;
+            if wrote {
+                println!("wrote the fleet's files in {}", dir.0.display());
+            }
+            if files_only {
+                println!("start the broker: nats-server -c {}", dir.broker_conf().display());
+                return Ok(());
+            }
+            if !no_units {
+                install_units(&dir)?;
+            }
+            rt.block_on(init_on_broker(&dir, node, target, Duration::from_secs(wait)))
+        }
+        FleetCommand::Serve { dir, no_check } => {
+            let provider = (!no_check).then(real_provider);
+            let multi = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            multi.block_on(async {
+                let service = service::Service::connect(AdminDir(dir), provider).await?;
+                tokio::select! {
+                    result = service.run() => result,
+                    _ = tokio::signal::ctrl_c() => Ok(()),
+                }
+            })
+        }
+        FleetCommand::Token { node, ttl, creds } => rt.block_on(async {
+            let fleet = creds.fleet().await?;
+            println!("{}", fleet.mint_token(node.as_deref(), Duration::from_secs(ttl)).await?);
+            Ok(())
+        }),
+        FleetCommand::Nodes { json, creds } => rt.block_on(async {
+            let nodes = creds.fleet().await?.nodes().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&nodes)?);
+                return Ok(());
+            }
+            println!("{:20} {:12} {:24} {:>4} modules", "node", "state", "last seen", "gen");
+            for n in nodes {
+                let seen = n.last_seen_ms.map_or("never".to_owned(), |ms| {
+                    install::rfc3339((ms / 1000).max(0) as u64)
+                });
+                let modules = n.assignment.as_ref().map_or("(all: unassigned)".to_owned(), |m| {
+                    m.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(",")
+                });
+                println!("{:20} {:12} {:24} {:>4} {modules}", n.name, n.state, seen, n.assignment_generation);
+            }
+            Ok(())
+        }),
+        FleetCommand::Assign { node, modules, creds } => rt.block_on(async {
+            let assignment = creds.fleet().await?.assign(&node, &modules).await?;
+            println!("{}", serde_json::to_string(&assignment)?);
+            Ok(())
+        }),
+        FleetCommand::Submit {
+            node,
+            request,
+            wait,
+            timeout,
+            creds,
+        } => rt.block_on(async {
+            let body = if request == "-" {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+                text
+            } else {
+                request
+            };
+            let fleet = creds.fleet().await?;
+            let tail = fleet.events_tail().await?;
+            let (request_id, seq) = fleet.submit(&node, body.as_bytes()).await?;
+            if !wait {
+                println!("{}", serde_json::json!({"request_id": request_id, "sequence": seq}));
+                return Ok(());
+            }
+            let event = fleet
+                .wait(&node, &request_id, tail, Duration::from_secs(timeout))
+                .await?;
+            println!("{}", serde_json::to_string(&event)?);
+            Ok(())
+        }),
+        FleetCommand::Events {
+            follow,
+            node,
+            after,
+            creds,
+        } => rt.block_on(async {
+            let fleet = creds.fleet().await?;
+            let tail = fleet.events_tail().await?;
+            let mut events = Box::pin(fleet.follow(after, node.as_deref()).await?);
+            if !follow && tail <= after {
+                return Ok(());
+            }
+            while let Some(event) = events.next().await {
+                let (seq, event) = event?;
+                let mut value = serde_json::to_value(&event)?;
+                value["sequence"] = seq.into();
+                println!("{value}");
+                if !follow && seq >= tail {
+                    break;
+                }
+            }
+            Ok(())
+        }),
+        FleetCommand::Drain { node, creds } => rt.block_on(async {
+            creds.fleet().await?.set_admin(&node, fleet::protocol::Admin::Draining).await
+        }),
+        FleetCommand::Maintenance { node, creds } => rt.block_on(async {
+            creds.fleet().await?.set_admin(&node, fleet::protocol::Admin::Maintenance).await
+        }),
+        FleetCommand::Activate { node, creds } => rt.block_on(async {
+            creds.fleet().await?.set_admin(&node, fleet::protocol::Admin::Active).await
+        }),
+        FleetCommand::Remove { node, creds } => rt.block_on(async {
+            creds.fleet().await?.remove(&node).await?;
+            println!("removed {node}: its credential is revoked when the fleet service renders the broker's configuration");
+            Ok(())
+        }),
+        FleetCommand::Rescue {
+            brokers,
+            token,
+            target,
+        } => {
+            let paths = target.paths()?;
+            let identity = match token {
+                Some(token) => rt.block_on(node::join(&token, None, &paths))?,
+                None => {
+                    anyhow::ensure!(!brokers.is_empty(), "give --broker URL or --token TOKEN");
+                    node::rescue_brokers(&paths, brokers)?
+                }
+            };
+            println!("node {} now reaches {}", identity.node, identity.brokers.join(","));
+            Ok(())
+        }
+        FleetCommand::Status { target } => {
+            for line in node::status_lines(&target.paths()?)? {
+                println!("{line}");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The part of `fleet init` that needs the broker: streams and buckets, the catalogue, this
+/// node's registration, a join token.
+async fn init_on_broker(
+    dir: &AdminDir,
+    node_name: Option<String>,
+    target: NodeTarget,
+    wait: Duration,
+) -> anyhow::Result<()> {
+    let settings = dir.load_settings()?;
+    let control_plane = ControlPlane::load(&dir.control_plane())?;
+    let deadline = tokio::time::Instant::now() + wait;
+    let fleet = loop {
+        match Fleet::connect(control_plane.clone()).await {
+            Ok(fleet) => break fleet,
+            Err(e) if tokio::time::Instant::now() >= deadline => {
+                return Err(e.context("the broker did not answer (is it started?)"));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    };
+    fleet::setup::ensure_streams_and_buckets(&fleet.js, settings.replicas).await?;
+    let sha = fleet.publish_catalogue().await?;
+    println!("catalogue  {sha}");
+    if let Some(name) = node_name {
+        let paths = target.paths()?;
+        let service = service::Service::connect(dir.clone(), None).await?;
+        let credentials = paths.identity.load()?;
+        let seed = match &credentials {
+            Some(c) => c.seed.clone(),
+            None => {
+                let seed = nkeys::KeyPair::new_user().seed()?;
+                std::fs::create_dir_all(&paths.identity.0)?;
+                admin::write_file(&paths.identity.seed(), seed.as_bytes(), 0o600)?;
+                if let Some((uid, gid)) = paths.api_user {
+                    std::os::unix::fs::chown(paths.identity.seed(), Some(uid), Some(gid))?;
+                }
+                seed
+            }
+        };
+        let public_key = nkeys::KeyPair::from_seed(&seed)?.public_key();
+        service
+            .register(&name, &paths.node_id, &public_key)
+            .await
+            .map_err(|(code, message)| anyhow::anyhow!("[{code}] {message}"))?;
+        if credentials.is_none() {
+            let identity = fleet::identity::Identity {
+                node: name.clone(),
+                node_id: paths.node_id.clone(),
+                fleet_key: control_plane.fleet_key()?,
+                brokers: control_plane.brokers.clone(),
+                joined_at_ms: control::now_ms(),
+            };
+            node::write_identity(&paths, &identity, &control_plane.ca_pem)?;
+        }
+        println!("node       {name} registered");
+    }
+    let token = fleet.mint_token(None, Duration::from_secs(3600)).await?;
+    println!("join token (one use, one hour; `layerone join TOKEN --name NAME` on the next node):");
+    println!("{token}");
+    Ok(())
+}
+
+/// What `--broker` addresses must look like, checked before anything is written.
+fn check_broker_url(url: &str) -> anyhow::Result<()> {
+    url.parse::<async_nats::ServerAddr>()
+        .map(|_| ())
+        .with_context(|| format!("{url} is not a broker address"))
+}

@@ -1,0 +1,204 @@
+//! The joining node's side: `layerone join TOKEN`, `layerone fleet rescue`, and the fleet
+//! lines of `layerone status`.
+//!
+//! The node makes its own nkey (its seed never leaves it), checks the broker's certificate
+//! against the CA the token pins before it sends anything, registers, and writes its
+//! identity. The daemon in the API's process sees the identity appear and starts.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use fleet::identity::{Identity, IdentityDir};
+use fleet::protocol::{JOIN_SUBJECT, JoinReply, JoinRequest};
+
+use super::admin::write_file;
+use super::control::now_ms;
+
+/// Where a node keeps its fleet identity and its daemon's state: an installed node's, or a
+/// dev node's sandbox.
+#[derive(Clone, Debug)]
+pub struct NodePaths {
+    pub identity: IdentityDir,
+    pub state_dir: PathBuf,
+    pub node_id: String,
+    /// The API's user, which must own the seed; `None` for a dev node (the caller's).
+    pub api_user: Option<(u32, u32)>,
+}
+
+impl NodePaths {
+    /// A dev node's (`layerone-dev --root ROOT`).
+    pub fn dev(root: &Path) -> anyhow::Result<NodePaths> {
+        let info = client::DevInfo::load(&root.join("dev.json")).with_context(|| {
+            format!(
+                "reading {}/dev.json (has the dev node run?)",
+                root.display()
+            )
+        })?;
+        Ok(NodePaths {
+            identity: dev_identity_dir(root),
+            state_dir: root.join("data").join("fleet"),
+            node_id: info.node_id.to_string(),
+            api_user: None,
+        })
+    }
+
+    /// An installed node's.
+    pub fn installed() -> anyhow::Result<NodePaths> {
+        let text = std::fs::read_to_string(install::paths::CONFIG).with_context(|| {
+            format!(
+                "reading {} (is the node installed?)",
+                install::paths::CONFIG
+            )
+        })?;
+        let config = install::config::NodeConfig::parse(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e:?}", install::paths::CONFIG))?;
+        let user = rustix_user(install::paths::API_USER)?;
+        Ok(NodePaths {
+            identity: IdentityDir(PathBuf::from(IDENTITY_DIR)),
+            state_dir: Path::new(install::paths::DATA_DIR).join("fleet"),
+            node_id: config.node_id.to_string(),
+            api_user: Some(user),
+        })
+    }
+}
+
+/// An installed node's fleet identity.
+pub const IDENTITY_DIR: &str = "/etc/layerone/fleet";
+
+/// A dev node's identity: under its simulated system's `/etc/layerone/fleet`, where root's
+/// `apply_assignment` reads the pinned fleet key.
+pub fn dev_identity_dir(root: &Path) -> IdentityDir {
+    IdentityDir(root.join("sysroot").join("etc/layerone/fleet"))
+}
+
+fn rustix_user(name: &str) -> anyhow::Result<(u32, u32)> {
+    let passwd = std::fs::read_to_string("/etc/passwd")?;
+    passwd
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(':').collect();
+            (f.len() >= 4 && f[0] == name).then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?)))
+        })
+        .flatten()
+        .next()
+        .with_context(|| format!("no user {name}"))
+}
+
+/// Joins the fleet with a one-time token; the node's existing key is kept (a rescue with a
+/// fresh token keeps the node's identity).
+pub async fn join(token: &str, name: Option<&str>, paths: &NodePaths) -> anyhow::Result<Identity> {
+    let token = fleet::token::JoinToken::parse(token)?;
+    std::fs::create_dir_all(&paths.identity.0)?;
+    let seed = match std::fs::read_to_string(paths.identity.seed()) {
+        Ok(seed) => seed.trim().to_owned(),
+        Err(_) => {
+            let seed = nkeys::KeyPair::new_user().seed()?;
+            write_file(&paths.identity.seed(), seed.as_bytes(), 0o600)?;
+            if let Some((uid, gid)) = paths.api_user {
+                std::os::unix::fs::chown(paths.identity.seed(), Some(uid), Some(gid))?;
+            }
+            seed
+        }
+    };
+    let public_key = nkeys::KeyPair::from_seed(&seed)?.public_key();
+    let client = fleet::connect::joiner(&token.ca_sha256, &token.join_password, &token.brokers)
+        .await
+        .context("reaching the broker the token names")?;
+    let request = JoinRequest {
+        token_id: token.id.clone(),
+        secret: token.secret.clone(),
+        node: name.map(str::to_owned),
+        node_id: paths.node_id.clone(),
+        public_key,
+    };
+    let reply = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.request(JOIN_SUBJECT, serde_json::to_vec(&request)?.into()),
+    )
+    .await
+    .context("the join service did not answer in 30 s")?
+    .context("the join request")?;
+    let reply: JoinReply =
+        serde_json::from_slice(&reply.payload).context("the join service's answer")?;
+    match reply {
+        JoinReply::Refused { code, message } => anyhow::bail!("[{code}] {message}"),
+        JoinReply::Joined {
+            node,
+            fleet_key,
+            ca_pem,
+            brokers,
+        } => {
+            let identity = Identity {
+                node,
+                node_id: paths.node_id.clone(),
+                fleet_key,
+                brokers,
+                joined_at_ms: now_ms(),
+            };
+            write_identity(paths, &identity, &ca_pem)?;
+            Ok(identity)
+        }
+    }
+}
+
+pub fn write_identity(paths: &NodePaths, identity: &Identity, ca_pem: &str) -> anyhow::Result<()> {
+    write_file(&paths.identity.ca_pem(), ca_pem.as_bytes(), 0o644)?;
+    write_file(
+        &paths.identity.identity_json(),
+        serde_json::to_string_pretty(identity)?.as_bytes(),
+        0o644,
+    )
+}
+
+/// Points a cut-off node at other brokers, keeping its identity, its queued work (on the
+/// broker) and its unpublished events (in `fleet.db`).
+pub fn rescue_brokers(paths: &NodePaths, brokers: Vec<String>) -> anyhow::Result<Identity> {
+    let credentials = paths
+        .identity
+        .load()?
+        .context("this node has not joined a fleet")?;
+    let mut identity = credentials.identity;
+    identity.brokers = brokers;
+    write_identity(paths, &identity, &credentials.ca_pem)?;
+    Ok(identity)
+}
+
+/// The fleet lines of `layerone status`.
+pub fn status_lines(paths: &NodePaths) -> anyhow::Result<Vec<String>> {
+    let Some(credentials) = paths.identity.load()? else {
+        return Ok(vec![
+            "fleet      none (a node on its own: every module runs)".into(),
+        ]);
+    };
+    let identity = credentials.identity;
+    let mut lines = vec![format!(
+        "fleet      node {} via {}",
+        identity.node,
+        identity.brokers.join(",")
+    )];
+    let db = paths.state_dir.join("fleet.db");
+    if !db.exists() {
+        lines.push("broker     not reached yet (is layerone-api running?)".into());
+        return Ok(lines);
+    }
+    let outbox = fleet::daemon::outbox::Outbox::open(&db)?;
+    match outbox.link()? {
+        Some(link) if link.connected => lines.push(format!(
+            "broker     connected since {}",
+            install::rfc3339((link.since_ms / 1000).max(0) as u64)
+        )),
+        Some(link) => lines.push(format!(
+            "broker     CUT OFF since {} ({} s)",
+            install::rfc3339((link.since_ms / 1000).max(0) as u64),
+            (now_ms() - link.since_ms) / 1000
+        )),
+        None => lines.push("broker     not reached yet".into()),
+    }
+    lines.push(format!(
+        "events     {} waiting to be published; root's feed published through {}",
+        outbox.count()?,
+        outbox.cursor()?
+    ));
+    Ok(lines)
+}

@@ -1,0 +1,88 @@
+//! Connections to the broker, one shape per kind of client: a node (its own nkey, its own inbox
+//! prefix, the fleet CA), the control plane (its nkey, the fleet CA), and a joining node (the
+//! join user, the token's pinned CA).
+
+use std::time::Duration;
+
+use async_nats::{Client, ConnectOptions, Event};
+
+use crate::protocol::{JOIN_INBOX_PREFIX, JOIN_USER, node_inbox_prefix};
+use crate::tls;
+
+/// The name a permission violation is logged under: the server says so asynchronously, and the
+/// refused request just times out, so it must be loud.
+async fn on_event(who: String, event: Event) {
+    match event {
+        Event::ServerError(e) => tracing::error!(who, error = %e, "the broker refused something"),
+        Event::Disconnected => tracing::warn!(who, "disconnected from the broker"),
+        Event::Connected => tracing::info!(who, "connected to the broker"),
+        other => tracing::debug!(who, event = %other, "broker connection event"),
+    }
+}
+
+fn base(who: &str) -> ConnectOptions {
+    ConnectOptions::new()
+        .name(who)
+        .require_tls(true)
+        .connection_timeout(Duration::from_secs(5))
+        .ping_interval(Duration::from_secs(2))
+        .event_callback({
+            let who = who.to_owned();
+            move |event| on_event(who.clone(), event)
+        })
+}
+
+/// A node's connection. With `retry`, it keeps trying in the background until the broker
+/// answers (a node started while the broker is away).
+pub async fn node(
+    name: &str,
+    seed: &str,
+    ca_pems: &[&str],
+    brokers: &[String],
+    retry: bool,
+) -> anyhow::Result<Client> {
+    let mut options = base(&format!("node {name}"))
+        .nkey(seed.to_owned())
+        .custom_inbox_prefix(node_inbox_prefix(name))
+        .tls_client_config(tls::client_config(ca_pems)?)
+        .max_reconnects(None);
+    if retry {
+        options = options.retry_on_initial_connect();
+    }
+    connect(options, brokers).await
+}
+
+/// The control plane's connection.
+pub async fn control_plane(
+    seed: &str,
+    ca_pems: &[&str],
+    brokers: &[String],
+) -> anyhow::Result<Client> {
+    let options = base("control plane")
+        .nkey(seed.to_owned())
+        .tls_client_config(tls::client_config(ca_pems)?);
+    connect(options, brokers).await
+}
+
+/// A joining node's connection: the broker is trusted only if its chain holds the CA the token
+/// pins, checked in the TLS handshake, before the join password is sent.
+pub async fn joiner(ca_sha256: &str, password: &str, brokers: &[String]) -> anyhow::Result<Client> {
+    let options = base("joining node")
+        .user_and_password(JOIN_USER.to_owned(), password.to_owned())
+        .custom_inbox_prefix(JOIN_INBOX_PREFIX)
+        .tls_client_config(tls::pinned_client_config(ca_sha256)?)
+        .max_reconnects(Some(0));
+    connect(options, brokers).await
+}
+
+async fn connect(options: ConnectOptions, brokers: &[String]) -> anyhow::Result<Client> {
+    let addrs: Vec<async_nats::ServerAddr> = brokers
+        .iter()
+        .map(|b| b.parse())
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow::anyhow!("a broker address: {e}"))?;
+    options
+        .connect(addrs)
+        .await
+        .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", brokers.join(",")))
+}

@@ -1,0 +1,235 @@
+//! Daemon mode: the node on the fleet's broker, in the API's process and with its user.
+//!
+//! - [`consume`]: the node's own queue, every request handed to the API's admission
+//!   ([`api::Gate`]), acknowledged only after the inbox COMMIT;
+//! - [`publish`]: root's events feed and the daemon's own events, to the events stream, each
+//!   stored once;
+//! - the heartbeat, into the presence bucket with a per-message TTL.
+//!
+//! [`supervise`] waits for the node to join (its identity appears), runs the daemon, and starts
+//! it again after a failure; a node cut off from the broker goes on serving its local API.
+
+mod consume;
+pub mod outbox;
+mod publish;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use api::Gate;
+use async_nats::jetstream;
+use tokio::sync::{Mutex, Notify, watch};
+
+use crate::identity::{Credentials, IdentityDir};
+use crate::protocol::{self, EventBody, ModuleReport, Presence};
+use outbox::Outbox;
+
+/// What the daemon is started with.
+#[derive(Clone, Debug)]
+pub struct DaemonConfig {
+    pub identity: IdentityDir,
+    /// Where `fleet.db` is kept (the API user's).
+    pub state_dir: PathBuf,
+    /// How often the node heartbeats; the fleet sees it down after three missed.
+    pub heartbeat: Duration,
+    pub version: String,
+    pub platform: String,
+}
+
+impl DaemonConfig {
+    pub fn fleet_db(&self) -> PathBuf {
+        self.state_dir.join("fleet.db")
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// What the daemon's tasks share.
+pub(crate) struct Shared {
+    pub gate: Gate,
+    pub config: DaemonConfig,
+    pub credentials: Credentials,
+    pub outbox: Mutex<Outbox>,
+    /// Woken when the outbox has something new.
+    pub outbox_changed: Notify,
+    pub js: jetstream::Context,
+}
+
+impl Shared {
+    pub fn node(&self) -> &str {
+        &self.credentials.identity.node
+    }
+
+    /// Records an event of the daemon's own, durably, for the publisher.
+    pub async fn emit(&self, body: EventBody) -> anyhow::Result<()> {
+        self.outbox.lock().await.push(&body, now_ms())?;
+        self.outbox_changed.notify_one();
+        Ok(())
+    }
+
+    pub async fn set_link(&self, connected: bool) {
+        if let Err(e) = self.outbox.lock().await.set_link(connected, now_ms()) {
+            tracing::warn!(error = %e, "cannot record the broker link's state");
+        }
+    }
+}
+
+/// Runs the daemon whenever the node is in a fleet, until `stop` is set: waits for the identity
+/// to appear (`layerone join` writes it), and starts the daemon again, after a pause, when it
+/// fails.
+pub async fn supervise(gate: Gate, config: DaemonConfig, mut stop: watch::Receiver<bool>) {
+    loop {
+        if *stop.borrow_and_update() {
+            return;
+        }
+        match config.identity.load() {
+            Ok(Some(credentials)) => {
+                if let Err(e) = run(gate.clone(), config.clone(), credentials, stop.clone()).await {
+                    tracing::error!(error = %format!("{e:#}"), "the fleet daemon stopped; starting it again");
+                } else {
+                    return;
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::error!(error = %format!("{e:#}"), "the node's fleet identity is unreadable")
+            }
+        }
+        tokio::select! {
+            _ = stop.changed() => {}
+            () = tokio::time::sleep(Duration::from_secs(2)) => {}
+        }
+    }
+}
+
+/// The daemon, with the node's credentials, until `stop` is set.
+pub async fn run(
+    gate: Gate,
+    config: DaemonConfig,
+    credentials: Credentials,
+    mut stop: watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&config.state_dir)?;
+    let outbox = Outbox::open(&config.fleet_db())?;
+    let identity = &credentials.identity;
+    let client = crate::connect::node(
+        &identity.node,
+        &credentials.seed,
+        &[&credentials.ca_pem],
+        &identity.brokers,
+        true,
+    )
+    .await?;
+    let js = jetstream::new(client.clone());
+    let shared = Arc::new(Shared {
+        gate,
+        config,
+        credentials,
+        outbox: Mutex::new(outbox),
+        outbox_changed: Notify::new(),
+        js,
+    });
+    shared
+        .emit(EventBody::Started {
+            version: shared.config.version.clone(),
+        })
+        .await?;
+    tracing::info!(node = shared.node(), "the fleet daemon is running");
+
+    let mut tasks = tokio::task::JoinSet::new();
+    tasks.spawn(publish::run(shared.clone()));
+    tasks.spawn(consume::run(shared.clone()));
+    tasks.spawn(heartbeat(shared.clone()));
+    tasks.spawn(identity_unchanged(shared.clone()));
+    let result = tokio::select! {
+        _ = stop.wait_for(|s| *s) => Ok(()),
+        Some(done) = tasks.join_next() => match done {
+            Ok(Ok(())) => Err(anyhow::anyhow!("a daemon task ended")),
+            Ok(Err(e)) => Err(e),
+            Err(e) => Err(anyhow::anyhow!("a daemon task panicked: {e}")),
+        },
+    };
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+    if result.is_ok() {
+        // Stopping: said once, if the broker takes it in time; else the next start publishes it.
+        shared.emit(EventBody::Stopping).await?;
+        let _ = tokio::time::timeout(Duration::from_secs(2), publish::drain_outbox(&shared)).await;
+        let _ = client.flush().await;
+    }
+    result
+}
+
+/// Ends (and the supervisor starts the daemon again with what it reads) when the identity on
+/// disk changes: `layerone fleet rescue` pointed the node at other brokers, or it joined anew.
+async fn identity_unchanged(shared: Arc<Shared>) -> anyhow::Result<()> {
+    loop {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        match shared.config.identity.load() {
+            Ok(Some(now))
+                if now.identity == shared.credentials.identity
+                    && now.ca_pem == shared.credentials.ca_pem
+                    && now.seed == shared.credentials.seed => {}
+            _ => return Err(anyhow::anyhow!("the node's fleet identity changed")),
+        }
+    }
+}
+
+/// The node's heartbeat: its presence, with a TTL of three intervals.
+async fn heartbeat(shared: Arc<Shared>) -> anyhow::Result<()> {
+    let interval = shared.config.heartbeat;
+    let mut tick = tokio::time::interval(interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let catalogue_sha256 = protocol::catalogue_sha256();
+    loop {
+        tick.tick().await;
+        let (modules, generation) = shared.gate.assignment().await.unwrap_or_default();
+        let presence = Presence {
+            name: shared.node().to_owned(),
+            node_id: shared.credentials.identity.node_id.clone(),
+            version: shared.config.version.clone(),
+            platform: shared.config.platform.clone(),
+            catalogue_sha256: catalogue_sha256.clone(),
+            modules: modules
+                .into_iter()
+                .map(|(module, ready, reason)| ModuleReport {
+                    module,
+                    ready,
+                    reason,
+                })
+                .collect(),
+            assignment_generation: generation,
+            at_ms: now_ms(),
+            interval_ms: interval.as_millis() as u64,
+        };
+        let message = async_nats::jetstream::message::PublishMessage::build()
+            .payload(serde_json::to_vec(&presence)?.into())
+            .ttl(interval * 3);
+        let sent = shared
+            .js
+            .send_publish(
+                protocol::kv_subject(protocol::PRESENCE_BUCKET, shared.node()),
+                message,
+            )
+            .await;
+        let stored = match sent {
+            Ok(ack) => tokio::time::timeout(interval, ack)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            Err(_) => None,
+        };
+        shared.set_link(stored.is_some()).await;
+        if stored.is_none() {
+            tracing::warn!(
+                node = shared.node(),
+                "a heartbeat was not stored by the broker"
+            );
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! `fleet`: the node's half of the fleet (DESIGN.md section 10), on the unprivileged side. It
+//! links the operation declarations and the API's admission, never the handlers, the provider
+//! or a simulator (`the_unprivileged_side_links_no_handler_provider_or_simulator`).
+//!
+//! - [`protocol`]: every subject, stream, bucket, header and message on the broker, and a
+//!   node's permissions;
+//! - [`token`]: join tokens that pin the broker's CA before the credential;
+//! - [`tls`]: the fleet CA, the broker's certificate, the client configurations (pinned for a
+//!   joining node);
+//! - [`broker_config`]: the broker's configuration, a derived file;
+//! - [`identity`]: a node's fleet identity on disk;
+//! - [`connect`]: the connections of a node, a control plane and a joining node;
+//! - [`setup`]: the streams, buckets and consumers the fleet creates;
+//! - [`daemon`]: daemon mode, in the API's process.
+
+pub mod broker_config;
+pub mod connect;
+pub mod daemon;
+pub mod identity;
+pub mod protocol;
+pub mod setup;
+pub mod tls;
+pub mod token;

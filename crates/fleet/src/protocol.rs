@@ -1,0 +1,377 @@
+//! The fleet's names and messages on the broker: every subject, stream, bucket and header a
+//! node or a control plane uses, and the JSON each carries. `docs/fleet.md` is generated from
+//! this module ([`document`]); a control plane in another language implements these.
+
+use registry::Module;
+use serde::{Deserialize, Serialize};
+
+/// The work-queue stream of requests: node X's on `fleet.req.X`, one durable pull consumer
+/// named X per node, created by the fleet when X joins.
+pub const REQUESTS_STREAM: &str = "FLEET_REQ";
+/// The events stream: node X publishes on `fleet.evt.node.X.<kind>`, the fleet's own events
+/// (node down and up, dead letters) on `fleet.evt.fleet.<kind>`.
+pub const EVENTS_STREAM: &str = "FLEET_EVT";
+/// Requests that exhausted their deliveries, copied from the max-deliveries advisory.
+pub const DEAD_LETTER_STREAM: &str = "FLEET_DLQ";
+/// The fleet's record of each node (key: the node's name), written by the fleet only.
+pub const NODES_BUCKET: &str = "fleet_nodes";
+/// Each node's signed assignment (key: the node's name), written by the control plane; a node
+/// reads its own key by direct get.
+pub const ASSIGN_BUCKET: &str = "fleet_assign";
+/// Heartbeats (key: the node's name), each with a per-message TTL: a node that stops
+/// heartbeating disappears from the bucket, and watchers see the delete marker.
+pub const PRESENCE_BUCKET: &str = "fleet_presence";
+/// One-time join tokens (key: the token's id), written by `layerone fleet token`.
+pub const TOKENS_BUCKET: &str = "fleet_tokens";
+/// The catalogue of every version of the node in the fleet (key: the catalogue's hash).
+pub const CATALOGUE_BUCKET: &str = "fleet_catalogue";
+/// The join service's subject (core request and reply, not JetStream).
+pub const JOIN_SUBJECT: &str = "fleet.join";
+/// The joining user's name on the broker (its password is in the join token).
+pub const JOIN_USER: &str = "join";
+/// The inbox prefix of a joining client.
+pub const JOIN_INBOX_PREFIX: &str = "_INBOX_JOIN";
+
+/// How long the events stream recognises a message id it stored (JetStream's
+/// `duplicate_window`): a publisher that lost an ack and retries within it stores nothing twice.
+pub const DUPLICATE_WINDOW_SECS: u64 = 3600;
+/// How many times a request is delivered before it goes to the dead-letter stream.
+pub const MAX_DELIVER: i64 = 5;
+/// How long a node has to acknowledge a delivered request before it is redelivered.
+pub const ACK_WAIT_SECS: u64 = 30;
+
+/// The header that carries a request's kind on the node's queue: absent for an operation's
+/// request, [`KIND_ASSIGNMENT`] for "your assignment changed, read it".
+pub const KIND_HEADER: &str = "Layerone-Kind";
+pub const KIND_ASSIGNMENT: &str = "assignment";
+
+pub fn request_subject(node: &str) -> String {
+    format!("fleet.req.{node}")
+}
+
+pub fn node_events_subject(node: &str, kind: &str) -> String {
+    format!("fleet.evt.node.{node}.{kind}")
+}
+
+pub fn fleet_events_subject(kind: &str) -> String {
+    format!("fleet.evt.fleet.{kind}")
+}
+
+pub fn dead_letter_subject(node: &str) -> String {
+    format!("fleet.dlq.{node}")
+}
+
+/// Node X's inbox prefix: the only subjects it may subscribe to.
+pub fn node_inbox_prefix(node: &str) -> String {
+    format!("_INBOX_{node}")
+}
+
+/// The key subject of a bucket's entry.
+pub fn kv_subject(bucket: &str, key: &str) -> String {
+    format!("$KV.{bucket}.{key}")
+}
+
+/// Whether `name` can name a node: a subject token and a DNS label, `[a-z0-9][a-z0-9-]{0,62}`.
+pub fn valid_node_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
+/// What the broker lets a node publish and subscribe to: its own queue, its own assignment,
+/// its own events and heartbeat, its own inbox. Nothing else (`docs/security.md`).
+pub fn node_permissions(node: &str) -> Permissions {
+    Permissions {
+        publish: vec![
+            format!("$JS.API.CONSUMER.INFO.{REQUESTS_STREAM}.{node}"),
+            format!("$JS.API.CONSUMER.MSG.NEXT.{REQUESTS_STREAM}.{node}"),
+            format!("$JS.ACK.{REQUESTS_STREAM}.{node}.>"),
+            format!("fleet.evt.node.{node}.>"),
+            kv_subject(PRESENCE_BUCKET, node),
+            format!(
+                "$JS.API.DIRECT.GET.KV_{ASSIGN_BUCKET}.{}",
+                kv_subject(ASSIGN_BUCKET, node)
+            ),
+        ],
+        subscribe: vec![format!("{}.>", node_inbox_prefix(node))],
+    }
+}
+
+/// What a joining client may do: send one join request and read its answer.
+pub fn join_permissions() -> Permissions {
+    Permissions {
+        publish: vec![JOIN_SUBJECT.to_owned()],
+        subscribe: vec![format!("{JOIN_INBOX_PREFIX}.>")],
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Permissions {
+    pub publish: Vec<String>,
+    pub subscribe: Vec<String>,
+}
+
+/// What the fleet decides about a node, apart from its assignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Admin {
+    /// Takes work.
+    Active,
+    /// No new work is dispatched to it; what is queued waits.
+    Maintenance,
+    /// Like maintenance, on the way out of the fleet.
+    Draining,
+}
+
+/// The fleet's record of a node (`fleet_nodes`), written by the join service and `layerone
+/// fleet drain|remove`; never by the node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRecord {
+    pub name: String,
+    /// The node's id (its node-scope requests name it).
+    pub node_id: String,
+    /// The node's nkey (a user public key, `U...`): its credential on the broker.
+    pub public_key: String,
+    pub joined_at_ms: i64,
+    pub admin: Admin,
+    /// When the fleet last saw its heartbeat, recorded when it went down.
+    #[serde(default)]
+    pub last_seen_ms: Option<i64>,
+}
+
+/// What a node reports about itself with every heartbeat (`fleet_presence`), apart from what
+/// the fleet decides about it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Presence {
+    pub name: String,
+    pub node_id: String,
+    pub version: String,
+    pub platform: String,
+    /// The SHA-256 of the node's catalogue: which operations, in which shapes, it offers.
+    pub catalogue_sha256: String,
+    /// The modules it runs now, each ready or not with the reason.
+    pub modules: Vec<ModuleReport>,
+    /// The generation of the assignment it applied last (0: none yet).
+    pub assignment_generation: u64,
+    pub at_ms: i64,
+    /// How often it heartbeats; the fleet calls it down after three missed.
+    pub interval_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleReport {
+    pub module: Module,
+    pub ready: bool,
+    pub reason: Option<String>,
+}
+
+/// A node's assignment (`fleet_assign`), signed by the fleet's key, which the node pinned when
+/// it joined. Root checks the signature: anyone holding the local API key could write the same
+/// inbox row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assignment {
+    pub node: String,
+    pub generation: u64,
+    pub modules: Vec<Module>,
+    /// base64url (no padding) of the ed25519 signature of [`signed_bytes`].
+    pub signature: String,
+}
+
+/// What the fleet's key signs: the node, the generation and the sorted modules, one per line.
+pub fn signed_bytes(node: &str, generation: u64, modules: &[Module]) -> Vec<u8> {
+    let mut names: Vec<&str> = modules.iter().map(|m| m.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    format!(
+        "layerone-assignment:v1\n{node}\n{generation}\n{}",
+        names.join(",")
+    )
+    .into_bytes()
+}
+
+/// A join token's record (`fleet_tokens`): the node it admits, until when, and the hash of its
+/// secret (the secret itself is only in the token).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRecord {
+    /// The node it admits; `None`: the name the joining node gives.
+    pub node: Option<String>,
+    pub secret_sha256: String,
+    pub expires_at_ms: i64,
+    /// Set by the join service when the token is used: a second use is refused.
+    pub used_at_ms: Option<i64>,
+}
+
+/// A joining node's request on [`JOIN_SUBJECT`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinRequest {
+    pub token_id: String,
+    pub secret: String,
+    /// The name the node asks for (the token's, if it names one).
+    pub node: Option<String>,
+    pub node_id: String,
+    /// The nkey the node made for itself; its seed never leaves the node.
+    pub public_key: String,
+}
+
+/// The join service's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum JoinReply {
+    Joined {
+        node: String,
+        /// The fleet's assignment-signing public key, pinned by the node.
+        fleet_key: String,
+        /// The fleet CA (PEM) the node verifies every broker with from now on.
+        ca_pem: String,
+        brokers: Vec<String>,
+    },
+    Refused {
+        code: String,
+        message: String,
+    },
+}
+
+/// One event on the events stream. `id` is also the message's `Nats-Msg-Id`: the stream stores
+/// each once, however often a node that lost an ack publishes it again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FleetEvent {
+    pub id: String,
+    pub node: String,
+    pub at_ms: i64,
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventBody {
+    /// A job changed state; a final state carries the job's view (its result or error).
+    Job {
+        request_id: String,
+        operation: String,
+        state: registry::JobState,
+        job: Option<registry::JobView>,
+    },
+    /// A request the node took from its queue: durable in its inbox (or known already, the same
+    /// job), with the job's view at that moment. A redelivered request is answered again.
+    Accepted {
+        request_id: String,
+        job: registry::JobView,
+    },
+    /// The drift check found something, or found it gone.
+    Drift {
+        event: registry::Event,
+    },
+    /// A request the node refused at admission: the API's `{code, message, field}`. The message
+    /// was terminated, never redelivered.
+    Refused {
+        request_id: Option<String>,
+        code: String,
+        message: String,
+        field: String,
+    },
+    Started {
+        version: String,
+    },
+    Stopping,
+    AssignmentApplied {
+        generation: u64,
+        modules: Vec<Module>,
+    },
+    /// An assignment the node could not apply (`module_in_use`, a bad signature...).
+    AssignmentRefused {
+        generation: u64,
+        code: String,
+        message: String,
+    },
+    ModuleReady {
+        module: Module,
+    },
+    ModuleUnavailable {
+        module: Module,
+        reason: String,
+    },
+    /// Fleet side: a node's heartbeats stopped.
+    NodeDown {
+        last_seen_ms: i64,
+    },
+    /// Fleet side: a node is back, after this long down.
+    NodeUp {
+        downtime_ms: i64,
+    },
+    /// Fleet side: a request exhausted its deliveries and was moved to the dead-letter stream.
+    DeadLetter {
+        stream_sequence: u64,
+        deliveries: i64,
+    },
+}
+
+impl EventBody {
+    /// The last token of the event's subject.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EventBody::Job { .. } => "job",
+            EventBody::Accepted { .. } => "accepted",
+            EventBody::Drift { .. } => "drift",
+            EventBody::Refused { .. } => "refused",
+            EventBody::Started { .. } => "started",
+            EventBody::Stopping => "stopping",
+            EventBody::AssignmentApplied { .. } => "assignment_applied",
+            EventBody::AssignmentRefused { .. } => "assignment_refused",
+            EventBody::ModuleReady { .. } => "module_ready",
+            EventBody::ModuleUnavailable { .. } => "module_unavailable",
+            EventBody::NodeDown { .. } => "node_down",
+            EventBody::NodeUp { .. } => "node_up",
+            EventBody::DeadLetter { .. } => "dead_letter",
+        }
+    }
+}
+
+/// The SHA-256 of this build's catalogue: what a node reports and the fleet compares.
+pub fn catalogue_sha256() -> String {
+    use sha2::{Digest, Sha256};
+    let catalogue = declarations::registry().catalogue();
+    let text = serde_json::to_vec(&catalogue).expect("the catalogue serialises");
+    hex::encode(Sha256::digest(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_names_are_subject_tokens_and_dns_labels() {
+        for good in ["web-1", "a", "0node", &"a".repeat(63)] {
+            assert!(valid_node_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "Web",
+            "a.b",
+            "a*",
+            "a>",
+            "a b",
+            &"a".repeat(64),
+            "é",
+        ] {
+            assert!(!valid_node_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn signed_bytes_do_not_depend_on_the_order_or_repetition_of_modules() {
+        assert_eq!(
+            signed_bytes("n", 3, &[Module::Web, Module::Core, Module::Web]),
+            signed_bytes("n", 3, &[Module::Core, Module::Web])
+        );
+        assert_ne!(
+            signed_bytes("n", 3, &[Module::Web]),
+            signed_bytes("n", 4, &[Module::Web])
+        );
+    }
+}
