@@ -76,3 +76,40 @@ fn three_dev_nodes_join_take_requests_over_the_broker_and_report_on_the_events_s
         .count();
     assert_eq!(finals, 1, "one job, one final event");
 }
+
+/// The fleet's events of `kind`, in order.
+fn fleet_events(fleet: &Fleet, kind: &str) -> Vec<serde_json::Value> {
+    fleet
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == kind)
+        .collect()
+}
+
+#[test]
+fn a_node_that_stops_is_down_for_the_fleet_and_up_again_with_its_downtime() {
+    let fleet = Fleet::init();
+    let mut node = DevNode::start(fleet.dir.path(), "n1");
+    fleet.join(&node, "n1");
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    node.kill();
+    // Three heartbeats of 500 ms without one: the presence key expires and the fleet says so.
+    fleet_support::wait_until("node_down", Duration::from_secs(30), || {
+        !fleet_events(&fleet, "node_down").is_empty()
+    });
+    let down = &fleet_events(&fleet, "node_down")[0];
+    assert_eq!(down["node"], "n1", "{down}");
+    assert!(down["last_seen_ms"].as_i64().unwrap() > 0, "{down}");
+    assert_eq!(fleet.node_state("n1").as_deref(), Some("down"));
+    node.restart();
+    fleet_support::wait_until("node_up", Duration::from_secs(30), || {
+        !fleet_events(&fleet, "node_up").is_empty()
+    });
+    let up = &fleet_events(&fleet, "node_up")[0];
+    assert!(up["downtime_ms"].as_i64().unwrap() >= 500, "{up}");
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    assert_eq!(fleet_events(&fleet, "node_down").len(), 1, "said once");
+    // Its lifecycle: started twice (one per start), stopping never (killed).
+    let started = fleet_events(&fleet, "started");
+    assert_eq!(started.len(), 2, "{started:?}");
+}
