@@ -113,3 +113,116 @@ fn a_node_that_stops_is_down_for_the_fleet_and_up_again_with_its_downtime() {
     let started = fleet_events(&fleet, "started");
     assert_eq!(started.len(), 2, "{started:?}");
 }
+
+#[test]
+fn a_request_refused_at_validation_is_answered_and_terminated_and_one_that_exhausts_its_deliveries_is_a_dead_letter()
+ {
+    let fleet = Fleet::init();
+    let node = DevNode::start(fleet.dir.path(), "n1");
+    fleet.join(&node, "n1");
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+
+    // Refused with the API's words, once, and gone from the queue.
+    let mut bad = ensure_account(&hex32(1), &hex32(2), "shop1");
+    bad["resource"]["username"] = "Not A Name".into();
+    let refused = fleet.submit_wait("n1", &bad);
+    assert_eq!(refused["kind"], "refused", "{refused}");
+    assert_eq!(refused["request_id"], hex32(1));
+    assert_eq!(refused["field"], "resource.username", "{refused}");
+    assert!(!refused["code"].as_str().unwrap().is_empty());
+    // The same request id with another body: the API's 409, as a refusal.
+    let good = ensure_account(&hex32(3), &hex32(4), "shop1");
+    assert_eq!(fleet.submit_wait("n1", &good)["job"]["state"], "succeeded");
+    let mut other = good.clone();
+    other["resource"]["shell"] = "nologin".into();
+    let conflict = fleet.submit_wait("n1", &other);
+    assert_eq!(conflict["code"], "request_id_conflict", "{conflict}");
+
+    // A node that takes its request but never acknowledges it: here the control plane pulls
+    // a stopped node's queue and refuses each delivery, five times.
+    let mut ghost = DevNode::start(fleet.dir.path(), "ghost");
+    fleet.join(&ghost, "ghost");
+    fleet.wait_state("ghost", "up", Duration::from_secs(30));
+    ghost.kill();
+    let request = ensure_account(&hex32(5), &hex32(6), "ghost1");
+    fleet.cli(&["submit", "ghost", &request.to_string()]);
+    let cp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fleet.creds()).unwrap()).unwrap();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dead = rt.block_on(async {
+        use futures_util::StreamExt as _;
+        let client = fleet::connect::control_plane(
+            cp["seed"].as_str().unwrap(),
+            &[cp["ca_pem"].as_str().unwrap()],
+            &[fleet.url()],
+        )
+        .await
+        .unwrap();
+        let js = async_nats::jetstream::new(client);
+        let stream = js.get_stream("FLEET_REQ").await.unwrap();
+        let consumer: async_nats::jetstream::consumer::PullConsumer =
+            stream.get_consumer("ghost").await.unwrap();
+        let mut naks = 0;
+        for _ in 0..50 {
+            let mut batch = consumer
+                .fetch()
+                .max_messages(1)
+                .expires(Duration::from_millis(500))
+                .messages()
+                .await
+                .unwrap();
+            while let Some(message) = batch.next().await {
+                let message = message.unwrap();
+                message
+                    .ack_with(async_nats::jetstream::AckKind::Nak(None))
+                    .await
+                    .unwrap();
+                naks += 1;
+            }
+            if naks >= fleet::protocol::MAX_DELIVER {
+                break;
+            }
+        }
+        assert_eq!(
+            naks,
+            fleet::protocol::MAX_DELIVER,
+            "delivered as often as allowed"
+        );
+        let dlq = js.get_stream("FLEET_DLQ").await.unwrap();
+        let mut copied = None;
+        for _ in 0..40 {
+            // The server finds the deliveries exhausted when it next tries to deliver: ask.
+            let mut batch = consumer
+                .fetch()
+                .max_messages(1)
+                .expires(Duration::from_millis(200))
+                .messages()
+                .await
+                .unwrap();
+            if let Some(message) = batch.next().await {
+                panic!(
+                    "delivered past max_deliver: {:?}",
+                    message.map(|m| m.payload.clone())
+                );
+            }
+            if let Ok(message) = dlq.get_last_raw_message_by_subject("fleet.dlq.ghost").await {
+                copied = Some(message);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        copied.expect("the dead letter was copied")
+    });
+    let original: serde_json::Value = serde_json::from_slice(&dead.payload).unwrap();
+    assert_eq!(original, request, "the dead letter is the request itself");
+    fleet_support::wait_until("the dead_letter event", Duration::from_secs(20), || {
+        fleet
+            .events()
+            .iter()
+            .any(|e| e["kind"] == "dead_letter" && e["node"] == "ghost")
+    });
+}

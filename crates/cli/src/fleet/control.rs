@@ -230,10 +230,13 @@ impl Fleet {
                 Some(_) => {}
             }
         }
+        // De-duplicated by the broker when the same body is sent again; the same request id
+        // with another body reaches the node, which refuses it (`request_id_conflict`).
+        let body_sha = fleet::token::sha256_hex(body);
         let mut headers = HeaderMap::new();
         headers.insert(
             "Nats-Msg-Id",
-            format!("request.{node}.{request_id}").as_str(),
+            format!("request.{node}.{request_id}.{}", &body_sha[..16]).as_str(),
         );
         let ack = self
             .js
