@@ -203,6 +203,9 @@ pub struct InitOptions {
     pub replicas: usize,
     pub monitor_port: u16,
     pub cluster: Option<ClusterSpec>,
+    /// Another broker of the same fleet: its CA, its control plane's credential and its name
+    /// are copied, never made anew (a cluster's second and third servers).
+    pub from: Option<AdminDir>,
 }
 
 /// Creates what is missing of the administrative directory; never replaces a trust root that
@@ -212,6 +215,23 @@ pub fn init_files(options: &InitOptions) -> anyhow::Result<bool> {
     std::fs::create_dir_all(&dir.0)?;
     std::fs::set_permissions(&dir.0, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
     let mut wrote = false;
+    let mut name = options.name.clone();
+    let mut ca_common_name = format!("{} fleet CA 1", options.name);
+    if let Some(from) = &options.from {
+        let theirs = from.load_settings()?;
+        name = theirs.name;
+        ca_common_name = theirs.ca_common_name;
+        for (src, dst, mode) in [
+            (from.ca_pem(), dir.ca_pem(), 0o644),
+            (from.ca_key(), dir.ca_key(), 0o600),
+            (from.control_plane(), dir.control_plane(), 0o600),
+        ] {
+            if !dst.exists() {
+                write_file(&dst, &std::fs::read(&src)?, mode)?;
+                wrote = true;
+            }
+        }
+    }
     let settings = match dir.load_settings() {
         Ok(settings) => settings,
         Err(_) => {
@@ -220,7 +240,7 @@ pub fn init_files(options: &InitOptions) -> anyhow::Result<bool> {
                     .server_names
                     .first()
                     .cloned()
-                    .unwrap_or_else(|| options.name.clone()),
+                    .unwrap_or_else(|| name.clone()),
                 listen: options.listen.clone(),
                 monitor_port: options.monitor_port,
                 store_dir: dir.0.join("store"),
@@ -230,8 +250,8 @@ pub fn init_files(options: &InitOptions) -> anyhow::Result<bool> {
                 cluster: options.cluster.clone(),
             };
             let settings = FleetSettings {
-                name: options.name.clone(),
-                ca_common_name: format!("{} fleet CA 1", options.name),
+                name,
+                ca_common_name,
                 brokers: options.brokers.clone(),
                 replicas: options.replicas,
                 broker,
@@ -328,4 +348,19 @@ pub fn broker_unit(dir: &AdminDir) -> String {
          WantedBy=multi-user.target\n",
         conf = dir.broker_conf().display()
     )
+}
+
+/// A cluster member's settings: its routes verified with the fleet CA.
+pub fn cluster_spec(
+    dir: &AdminDir,
+    name: String,
+    listen: String,
+    routes: Vec<String>,
+) -> ClusterSpec {
+    ClusterSpec {
+        name,
+        listen,
+        routes,
+        ca_file: dir.ca_pem(),
+    }
 }

@@ -193,7 +193,9 @@ impl Fleet {
 
     /// Dispatches one request to `node`'s queue, after the checks a dispatcher makes: the node
     /// exists, takes work, and offers the operation.
-    pub async fn submit(&self, node: &str, body: &[u8]) -> anyhow::Result<(String, u64)> {
+    /// Returns the request id, the stream sequence, and whether the broker had it already
+    /// (the same body sent before: its events may predate this call).
+    pub async fn submit(&self, node: &str, body: &[u8]) -> anyhow::Result<(String, u64, bool)> {
         let record = self
             .node(node)
             .await?
@@ -248,7 +250,7 @@ impl Fleet {
             .await?
             .await
             .context("the broker did not take the request")?;
-        Ok((request_id, ack.sequence))
+        Ok((request_id, ack.sequence, ack.duplicate))
     }
 
     async fn offered(&self, catalogue_sha256: &str) -> anyhow::Result<Option<Vec<String>>> {

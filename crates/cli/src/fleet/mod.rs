@@ -58,6 +58,8 @@ impl Credential {
     }
 }
 
+// Parsed once per run: the size of `init`'s flags does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum FleetCommand {
     /// Create the fleet on this host: its CA, the broker's configuration and unit, the streams
@@ -85,6 +87,20 @@ pub enum FleetCommand {
         /// The broker's monitoring port on loopback (0: none).
         #[arg(long, default_value_t = 0)]
         monitor_port: u16,
+        /// This broker's cluster (a fleet that outgrew one broker): its name, shared by every
+        /// server.
+        #[arg(long, value_name = "NAME", requires = "cluster_listen")]
+        cluster_name: Option<String>,
+        /// Where this server listens for its cluster peers.
+        #[arg(long, value_name = "HOST:PORT")]
+        cluster_listen: Option<String>,
+        /// A peer's route, `nats-route://HOST:PORT` (repeatable).
+        #[arg(long = "route", value_name = "URL")]
+        routes: Vec<String>,
+        /// Add a server to an existing fleet: take the fleet's CA and credentials from its
+        /// administrative directory (copied over a private channel to this host).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
         /// Write the files only; run init again once the broker is started.
         #[arg(long)]
         files_only: bool,
@@ -284,6 +300,10 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
             node,
             target,
             wait,
+            cluster_name,
+            cluster_listen,
+            routes,
+            from,
         } => {
             for url in &brokers {
                 check_broker_url(url)?;
@@ -297,7 +317,10 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
                 server_names: broker_names,
                 replicas,
                 monitor_port,
-                cluster: None,
+                cluster: cluster_name.zip(cluster_listen).map(|(name, listen)| {
+                    admin::cluster_spec(&dir, name, listen, routes)
+                }),
+                from: from.map(AdminDir),
             })?;
             let nodes = dir.load_nodes()?;
             dir.render_broker_config(None, &nodes)?;
@@ -368,13 +391,19 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
             };
             let fleet = creds.fleet().await?;
             let tail = fleet.events_tail().await?;
-            let (request_id, seq) = fleet.submit(&node, body.as_bytes()).await?;
+            let (request_id, seq, duplicate) = fleet.submit(&node, body.as_bytes()).await?;
             if !wait {
-                println!("{}", serde_json::json!({"request_id": request_id, "sequence": seq}));
+                println!(
+                    "{}",
+                    serde_json::json!({"request_id": request_id, "sequence": seq, "duplicate": duplicate})
+                );
                 return Ok(());
             }
+            // Sent before: its final event may be older than this call, so look from the
+            // oldest the stream keeps.
+            let after = if duplicate { 0 } else { tail };
             let event = fleet
-                .wait(&node, &request_id, tail, Duration::from_secs(timeout))
+                .wait(&node, &request_id, after, Duration::from_secs(timeout))
                 .await?;
             println!("{}", serde_json::to_string(&event)?);
             Ok(())
