@@ -137,7 +137,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         api.gate(),
         fleet::daemon::DaemonConfig {
             identity: fleet::identity::IdentityDir(sysroot.join("etc/layerone/fleet")),
-            state_dir: layout.root().join("fleet"),
+            state_dir: layout.fleet_dir(),
             heartbeat: Duration::from_millis(args.fleet_heartbeat_ms.max(100)),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             platform: "dev".to_owned(),

@@ -3,6 +3,7 @@
 //! this module ([`document`]); a control plane in another language implements these.
 
 use registry::Module;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The work-queue stream of requests: node X's on `fleet.req.X`, one durable pull consumer
@@ -116,7 +117,7 @@ pub struct Permissions {
 }
 
 /// What the fleet decides about a node, apart from its assignment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Admin {
     /// Takes work.
@@ -129,7 +130,7 @@ pub enum Admin {
 
 /// The fleet's record of a node (`fleet_nodes`), written by the join service and `layerone
 /// fleet drain|remove`; never by the node.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeRecord {
     pub name: String,
     /// The node's id (its node-scope requests name it).
@@ -145,7 +146,7 @@ pub struct NodeRecord {
 
 /// What a node reports about itself with every heartbeat (`fleet_presence`), apart from what
 /// the fleet decides about it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Presence {
     pub name: String,
     pub node_id: String,
@@ -162,7 +163,7 @@ pub struct Presence {
     pub interval_ms: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ModuleReport {
     pub module: Module,
     pub ready: bool,
@@ -172,7 +173,7 @@ pub struct ModuleReport {
 /// A node's assignment (`fleet_assign`), signed by the fleet's key, which the node pinned when
 /// it joined. Root checks the signature: anyone holding the local API key could write the same
 /// inbox row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Assignment {
     pub node: String,
     pub generation: u64,
@@ -195,7 +196,7 @@ pub fn signed_bytes(node: &str, generation: u64, modules: &[Module]) -> Vec<u8> 
 
 /// A join token's record (`fleet_tokens`): the node it admits, until when, and the hash of its
 /// secret (the secret itself is only in the token).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TokenRecord {
     /// The node it admits; `None`: the name the joining node gives.
     pub node: Option<String>,
@@ -206,7 +207,7 @@ pub struct TokenRecord {
 }
 
 /// A joining node's request on [`JOIN_SUBJECT`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct JoinRequest {
     pub token_id: String,
     pub secret: String,
@@ -218,7 +219,7 @@ pub struct JoinRequest {
 }
 
 /// The join service's answer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum JoinReply {
     Joined {
@@ -237,7 +238,7 @@ pub enum JoinReply {
 
 /// One event on the events stream. `id` is also the message's `Nats-Msg-Id`: the stream stores
 /// each once, however often a node that lost an ack publishes it again.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FleetEvent {
     pub id: String,
     pub node: String,
@@ -246,7 +247,7 @@ pub struct FleetEvent {
     pub body: EventBody,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventBody {
     /// A job changed state; a final state carries the job's view (its result or error).
@@ -274,6 +275,12 @@ pub enum EventBody {
         message: String,
         field: String,
     },
+    /// Root's feed no longer held events the node had not published (it keeps the last
+    /// 100,000): those between `after` and `before`, exclusive, are lost to the fleet.
+    EventsLost {
+        after: i64,
+        before: i64,
+    },
     Started {
         version: String,
     },
@@ -282,7 +289,7 @@ pub enum EventBody {
         generation: u64,
         modules: Vec<Module>,
     },
-    /// An assignment the node could not apply (`module_in_use`, a bad signature...).
+    /// An assignment the node could not apply (a module still in use, a bad signature...).
     AssignmentRefused {
         generation: u64,
         code: String,
@@ -318,6 +325,7 @@ impl EventBody {
             EventBody::Accepted { .. } => "accepted",
             EventBody::Drift { .. } => "drift",
             EventBody::Refused { .. } => "refused",
+            EventBody::EventsLost { .. } => "events_lost",
             EventBody::Started { .. } => "started",
             EventBody::Stopping => "stopping",
             EventBody::AssignmentApplied { .. } => "assignment_applied",
@@ -329,6 +337,116 @@ impl EventBody {
             EventBody::DeadLetter { .. } => "dead_letter",
         }
     }
+}
+
+/// The reference part of `docs/fleet.md`: every name and message of this module, generated
+/// (`layerone fleet reference` prints it; a test keeps the document equal to it).
+pub fn reference() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "### Streams\n");
+    let _ = writeln!(out, "| stream | subjects | kind |\n| --- | --- | --- |");
+    let _ = writeln!(
+        out,
+        "| `{REQUESTS_STREAM}` | `fleet.req.<node>` | work queue; one durable pull consumer per node, named after it, filtered to its subject; acknowledged explicitly, {ACK_WAIT_SECS} s to acknowledge, {MAX_DELIVER} deliveries at most |"
+    );
+    let _ = writeln!(
+        out,
+        "| `{EVENTS_STREAM}` | `fleet.evt.node.<node>.<kind>`, `fleet.evt.fleet.<kind>` | limits; de-duplicated by `Nats-Msg-Id` within {DUPLICATE_WINDOW_SECS} s |"
+    );
+    let _ = writeln!(
+        out,
+        "| `{DEAD_LETTER_STREAM}` | `fleet.dlq.<node>` | limits; what exhausted its deliveries, header `Layerone-Original-Sequence` |"
+    );
+    let _ = writeln!(out, "\n### Buckets\n");
+    let _ = writeln!(
+        out,
+        "| bucket | key | value | written by |\n| --- | --- | --- | --- |"
+    );
+    let _ = writeln!(
+        out,
+        "| `{NODES_BUCKET}` | node name | `NodeRecord` | the fleet service, `fleet drain/maintenance/activate/remove` |"
+    );
+    let _ = writeln!(
+        out,
+        "| `{ASSIGN_BUCKET}` | node name | `Assignment` | the control plane (`fleet assign`); the node reads its own key by direct get |"
+    );
+    let _ = writeln!(
+        out,
+        "| `{PRESENCE_BUCKET}` | node name | `Presence`, with a per-message TTL of three heartbeats | the node |"
+    );
+    let _ = writeln!(
+        out,
+        "| `{TOKENS_BUCKET}` | token id | `TokenRecord` | `fleet token`; the fleet service marks it used |"
+    );
+    let _ = writeln!(
+        out,
+        "| `{CATALOGUE_BUCKET}` | catalogue SHA-256 | the operation names of that catalogue | `fleet init` (the catalogues the fleet accepts) |"
+    );
+    let _ = writeln!(out, "\n### Other subjects and headers\n");
+    let _ = writeln!(
+        out,
+        "- `{JOIN_SUBJECT}`: core request and reply; `JoinRequest` in, `JoinReply` out; the joining client is the `{JOIN_USER}` user with inbox prefix `{JOIN_INBOX_PREFIX}`."
+    );
+    let _ = writeln!(
+        out,
+        "- `{KIND_HEADER}: {KIND_ASSIGNMENT}` on a node's queue: its assignment changed; the node reads it again. Without the header, the message is a request, the body `POST /v1/jobs` takes."
+    );
+    let _ = writeln!(
+        out,
+        "- `Nats-Msg-Id`: every request (`request.<node>.<request_id>.<first 16 hex of the body's SHA-256>`) and every event (`FleetEvent.id`)."
+    );
+    let _ = writeln!(
+        out,
+        "- The assignment's signature: ed25519 by the fleet's key over `layerone-assignment:v1\\n<node>\\n<generation>\\n<modules, sorted, comma-separated>`, base64url without padding."
+    );
+    let _ = writeln!(out, "\n### What a node may do (node `X`)\n");
+    let perms = node_permissions("X");
+    let _ = writeln!(
+        out,
+        "- publish: {}",
+        perms
+            .publish
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "- subscribe: {}",
+        perms
+            .subscribe
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(out, "\n### Messages (JSON Schema)\n");
+    let settings = schemars::generate::SchemaSettings::draft2020_12();
+    let mut schemas = vec![];
+    macro_rules! schema {
+        ($($t:ty),*) => {$(
+            schemas.push((stringify!($t), schemars::SchemaGenerator::new(settings.clone()).into_root_schema_for::<$t>()));
+        )*};
+    }
+    schema!(
+        FleetEvent,
+        Presence,
+        NodeRecord,
+        Assignment,
+        TokenRecord,
+        JoinRequest,
+        JoinReply
+    );
+    for (name, schema) in schemas {
+        let _ = writeln!(
+            out,
+            "#### `{name}`\n\n```json\n{}\n```\n",
+            serde_json::to_string_pretty(&schema).expect("a schema serialises")
+        );
+    }
+    out
 }
 
 /// The SHA-256 of this build's catalogue: what a node reports and the fleet compares.

@@ -173,7 +173,7 @@ mod tests {
         for line in [
             "NoNewPrivileges=yes",
             "ProtectSystem=strict",
-            "ReadWritePaths=/var/lib/layerone/inbox /var/lib/layerone/blobs/in",
+            "ReadWritePaths=/var/lib/layerone/inbox /var/lib/layerone/blobs/in /var/lib/layerone/fleet",
             "CapabilityBoundingSet=\n",
             "PrivateTmp=yes",
             "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX",

@@ -113,6 +113,7 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
         ("/var/lib/layerone/blobs", true, 0o755, rootid),
         ("/var/lib/layerone/inbox", true, 0o700, api),
         ("/var/lib/layerone/blobs/in", true, 0o700, api),
+        ("/var/lib/layerone/fleet", true, 0o700, api),
         ("/var/lib/layerone/blobs/out", true, 0o750, root_api),
         ("/var/lib/layerone/state", true, 0o750, root_api),
         ("/var/lib/layerone/state/state.db", false, 0o640, root_api),

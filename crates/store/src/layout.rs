@@ -50,6 +50,11 @@ impl Layout {
     pub fn state_db(&self) -> PathBuf {
         self.state_dir().join("state.db")
     }
+    /// The fleet daemon's own state (`fleet.db`: its cursor, its unpublished events), the
+    /// API user's.
+    pub fn fleet_dir(&self) -> PathBuf {
+        self.root.join("fleet")
+    }
     pub fn blobs_in(&self) -> PathBuf {
         self.root.join("blobs/in")
     }
@@ -88,6 +93,7 @@ impl Layout {
             },
             dir(self.inbox_dir(), 0o700, Api, ApiSide),
             dir(self.blobs_in(), 0o700, Api, ApiSide),
+            dir(self.fleet_dir(), 0o700, Api, ApiSide),
         ]
     }
 

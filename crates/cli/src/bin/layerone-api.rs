@@ -92,7 +92,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("parsing {}", args.api_key_sha256_file.display()))?;
     let daemon = fleet::daemon::DaemonConfig {
         identity: fleet::identity::IdentityDir(args.fleet_dir),
-        state_dir: args.data_dir.join("fleet"),
+        state_dir: store::Layout::new(&args.data_dir).fleet_dir(),
         heartbeat: std::time::Duration::from_millis(args.fleet_heartbeat_ms.max(100)),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         platform: "linux".to_owned(),

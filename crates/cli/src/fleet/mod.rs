@@ -213,6 +213,9 @@ pub enum FleetCommand {
         #[command(flatten)]
         target: NodeTarget,
     },
+    /// Print the reference part of docs/fleet.md: every subject, stream, bucket, permission and
+    /// message schema, generated from the protocol's declarations.
+    Reference,
     /// This node's fleet link: joined or not, connected or cut off since when, events waiting.
     Status {
         #[command(flatten)]
@@ -459,6 +462,10 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
                 }
             };
             println!("node {} now reaches {}", identity.node, identity.brokers.join(","));
+            Ok(())
+        }
+        FleetCommand::Reference => {
+            print!("{}", fleet::protocol::reference());
             Ok(())
         }
         FleetCommand::Status { target } => {

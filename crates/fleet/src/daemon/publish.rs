@@ -58,6 +58,18 @@ async fn round(shared: &Shared) -> anyhow::Result<usize> {
         return Ok(published);
     };
     let mut acks = Vec::new();
+    // Cursors are consecutive but where root trimmed its feed: a cut-off node that fell
+    // behind the trim says what the fleet will never see.
+    if let Some(first) = events.first().map(|e| e.cursor)
+        && first > cursor + 1
+    {
+        let body = EventBody::EventsLost {
+            after: cursor,
+            before: first,
+        };
+        let id = format!("{}.s.{cursor}.lost", shared.node());
+        acks.push(send(shared, id, super::now_ms(), body).await?);
+    }
     for event in events {
         for (i, body) in derive(shared, &event).await?.into_iter().enumerate() {
             let id = if i == 0 {
