@@ -31,6 +31,8 @@ complete -c layerone -n "__fish_layerone_needs_command" -f -a "job" -d 'Submit, 
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "install" -d 'Install or converge this server (or a sysroot) as a node; run it again at will'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "status" -d 'What is installed, what drifted, units, certificate, and the runner\'s last pass'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "cloudlinux" -d 'CloudLinux\'s panel-integration scripts (integration.ini), answered from state.db'
+complete -c layerone -n "__fish_layerone_needs_command" -f -a "fleet" -d 'The fleet: create it, mint join tokens, list and assign nodes, submit over the broker, follow its events, drain or remove a node, rescue this one'
+complete -c layerone -n "__fish_layerone_needs_command" -f -a "join" -d 'Join a fleet with a one-time token (`layerone fleet token`)'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "completions" -d 'Print the completion script of a shell (bash, zsh or fish) on standard output'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c layerone -n "__fish_layerone_using_subcommand catalogue" -l json -d 'Print the whole catalogue, with request and result schemas, as JSON'
@@ -77,14 +79,116 @@ complete -c layerone -n "__fish_layerone_using_subcommand cloudlinux" -l root -d
 complete -c layerone -n "__fish_layerone_using_subcommand cloudlinux" -l platform -d 'The platform profile; default: the one `layerone install` recorded' -r
 complete -c layerone -n "__fish_layerone_using_subcommand cloudlinux" -l backend -d '`sim`: look for alt-php and dbctl in the root instead of this machine (dev nodes, tests)' -r
 complete -c layerone -n "__fish_layerone_using_subcommand cloudlinux" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "init" -d 'Create the fleet on this host: its CA, the broker\'s configuration and unit, the streams and buckets, the catalogue; register this node; print a join token. Run again, it changes nothing and never makes another CA'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "serve" -d 'Run the fleet\'s service beside the broker: joins, the broker\'s configuration, node liveness, dead letters'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "token" -d 'Mint a one-time join token for a node'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "nodes" -d 'Every node: state (up, down, lost, maintenance, draining, incompatible), last seen, assignment, what it reports'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "assign" -d 'Set a node\'s modules (core is always assigned)'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "submit" -d 'Submit a request to a node over the broker'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "events" -d 'Print the events stream as JSON lines; with --follow, keep printing'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "drain" -d 'No new work for a node; its queued work waits'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "maintenance" -d 'Maintenance: like drain, without leaving'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "activate" -d 'Back to taking work'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "remove" -d 'Remove a node: its credential is revoked at once'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "rescue" -d 'Bring a cut-off node back, keeping its identity, queued work and unpublished events: other brokers, or a fresh token'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "reference" -d 'Print the reference part of docs/fleet.md: every subject, stream, bucket, permission and message schema, generated from the protocol\'s declarations'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "status" -d 'This node\'s fleet link: joined or not, connected or cut off since when, events waiting'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and not __fish_seen_subcommand_from init serve token nodes assign submit events drain maintenance activate remove rescue reference status help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l dir -d 'The administrative directory: the fleet\'s trust roots, kept on this host only' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l name -d 'The fleet\'s name' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l listen -d 'Where the broker listens for clients' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l broker -d 'Where nodes reach the broker, `tls://HOST:PORT` (repeat for a cluster\'s servers)' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l broker-name -d 'A name or address the broker\'s certificate is for (repeatable)' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l replicas -d 'How many copies of each stream a broker cluster keeps' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l monitor-port -d 'The broker\'s monitoring port on loopback (0: none)' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l cluster-name -d 'This broker\'s cluster (a fleet that outgrew one broker): its name, shared by every server' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l cluster-listen -d 'Where this server listens for its cluster peers' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l route -d 'A peer\'s route, `nats-route://HOST:PORT` (repeatable)' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l from -d 'Add a server to an existing fleet: take the fleet\'s CA and credentials from its administrative directory (copied over a private channel to this host)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l node -d 'Register this node under this name' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l dev -d 'A dev node\'s sandbox (`layerone-dev --root`), instead of this server\'s installed node' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l wait -d 'How long to wait for the broker to answer' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l files-only -d 'Write the files only; run init again once the broker is started'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -l no-units -d 'Do not install and start the broker\'s and the fleet service\'s units: the broker is started otherwise (a container, a test)'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from serve" -l dir -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from serve" -l no-check -d 'Do not run `nats-server -t` on a derived configuration (its binary is not at the node\'s program path)'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from serve" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from token" -l ttl -d 'How long the token is good for, in seconds' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from token" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from token" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from nodes" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from nodes" -l json
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from nodes" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from assign" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from assign" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from submit" -l timeout -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from submit" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from submit" -l wait -d 'Wait for the job\'s final state (or the node\'s refusal) and print it'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from submit" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from events" -l node -d 'Only this node\'s events' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from events" -l after -d 'Start after this stream sequence (0: from the oldest kept)' -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from events" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from events" -l follow
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from events" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from drain" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from drain" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from maintenance" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from maintenance" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from activate" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from activate" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from remove" -l creds -d 'The control plane\'s credential (made by `layerone fleet init`)' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from rescue" -l broker -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from rescue" -l token -r
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from rescue" -l dev -d 'A dev node\'s sandbox (`layerone-dev --root`), instead of this server\'s installed node' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from rescue" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from reference" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from status" -l dev -d 'A dev node\'s sandbox (`layerone-dev --root`), instead of this server\'s installed node' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "init" -d 'Create the fleet on this host: its CA, the broker\'s configuration and unit, the streams and buckets, the catalogue; register this node; print a join token. Run again, it changes nothing and never makes another CA'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "serve" -d 'Run the fleet\'s service beside the broker: joins, the broker\'s configuration, node liveness, dead letters'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "token" -d 'Mint a one-time join token for a node'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "nodes" -d 'Every node: state (up, down, lost, maintenance, draining, incompatible), last seen, assignment, what it reports'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "assign" -d 'Set a node\'s modules (core is always assigned)'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "submit" -d 'Submit a request to a node over the broker'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "events" -d 'Print the events stream as JSON lines; with --follow, keep printing'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "drain" -d 'No new work for a node; its queued work waits'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "maintenance" -d 'Maintenance: like drain, without leaving'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "activate" -d 'Back to taking work'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a node: its credential is revoked at once'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "rescue" -d 'Bring a cut-off node back, keeping its identity, queued work and unpublished events: other brokers, or a fresh token'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "reference" -d 'Print the reference part of docs/fleet.md: every subject, stream, bucket, permission and message schema, generated from the protocol\'s declarations'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "status" -d 'This node\'s fleet link: joined or not, connected or cut off since when, events waiting'
+complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c layerone -n "__fish_layerone_using_subcommand join" -l name -d 'This node\'s name, if the token does not name it' -r
+complete -c layerone -n "__fish_layerone_using_subcommand join" -l dev -d 'A dev node\'s sandbox (`layerone-dev --root`), instead of this server\'s installed node' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand join" -s h -l help -d 'Print help'
 complete -c layerone -n "__fish_layerone_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux completions help" -f -a "catalogue" -d 'List every operation this build offers'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux completions help" -f -a "job" -d 'Submit, show or wait for jobs on a node'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux completions help" -f -a "install" -d 'Install or converge this server (or a sysroot) as a node; run it again at will'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux completions help" -f -a "status" -d 'What is installed, what drifted, units, certificate, and the runner\'s last pass'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux completions help" -f -a "cloudlinux" -d 'CloudLinux\'s panel-integration scripts (integration.ini), answered from state.db'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux completions help" -f -a "completions" -d 'Print the completion script of a shell (bash, zsh or fish) on standard output'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "catalogue" -d 'List every operation this build offers'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "job" -d 'Submit, show or wait for jobs on a node'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "install" -d 'Install or converge this server (or a sysroot) as a node; run it again at will'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "status" -d 'What is installed, what drifted, units, certificate, and the runner\'s last pass'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "cloudlinux" -d 'CloudLinux\'s panel-integration scripts (integration.ini), answered from state.db'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "fleet" -d 'The fleet: create it, mint join tokens, list and assign nodes, submit over the broker, follow its events, drain or remove a node, rescue this one'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "join" -d 'Join a fleet with a one-time token (`layerone fleet token`)'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "completions" -d 'Print the completion script of a shell (bash, zsh or fish) on standard output'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from job" -f -a "submit" -d 'Submit a job. The envelope is JSON: an argument, `-` for stdin, or --file. A missing request_id is generated'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from job" -f -a "show" -d 'Show one job'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from job" -f -a "wait" -d 'Wait until a job succeeds, fails or is superseded'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "init" -d 'Create the fleet on this host: its CA, the broker\'s configuration and unit, the streams and buckets, the catalogue; register this node; print a join token. Run again, it changes nothing and never makes another CA'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "serve" -d 'Run the fleet\'s service beside the broker: joins, the broker\'s configuration, node liveness, dead letters'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "token" -d 'Mint a one-time join token for a node'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "nodes" -d 'Every node: state (up, down, lost, maintenance, draining, incompatible), last seen, assignment, what it reports'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "assign" -d 'Set a node\'s modules (core is always assigned)'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "submit" -d 'Submit a request to a node over the broker'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "events" -d 'Print the events stream as JSON lines; with --follow, keep printing'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "drain" -d 'No new work for a node; its queued work waits'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "maintenance" -d 'Maintenance: like drain, without leaving'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "activate" -d 'Back to taking work'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "remove" -d 'Remove a node: its credential is revoked at once'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "rescue" -d 'Bring a cut-off node back, keeping its identity, queued work and unpublished events: other brokers, or a fresh token'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "reference" -d 'Print the reference part of docs/fleet.md: every subject, stream, bucket, permission and message schema, generated from the protocol\'s declarations'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "status" -d 'This node\'s fleet link: joined or not, connected or cut off since when, events waiting'
