@@ -226,3 +226,138 @@ fn a_request_refused_at_validation_is_answered_and_terminated_and_one_that_exhau
             .any(|e| e["kind"] == "dead_letter" && e["node"] == "ghost")
     });
 }
+
+/// The control plane's connection, from its credential file, on a runtime of its own.
+fn control_plane(fleet: &Fleet) -> (tokio::runtime::Runtime, async_nats::jetstream::Context) {
+    let cp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fleet.creds()).unwrap()).unwrap();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let brokers: Vec<String> = serde_json::from_value(cp["brokers"].clone()).unwrap();
+    let js = rt.block_on(async {
+        let client = fleet::connect::control_plane(
+            cp["seed"].as_str().unwrap(),
+            &[cp["ca_pem"].as_str().unwrap()],
+            &brokers,
+        )
+        .await
+        .unwrap();
+        async_nats::jetstream::new(client)
+    });
+    (rt, js)
+}
+
+fn submit_refusal(fleet: &Fleet, node: &str, request: &serde_json::Value) -> String {
+    let out = fleet_support::layerone_output(&[
+        "fleet",
+        "submit",
+        node,
+        &request.to_string(),
+        "--creds",
+        &fleet.creds(),
+    ]);
+    assert!(!out.status.success(), "dispatched: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn the_fleet_refuses_at_dispatch_what_a_node_cannot_take_draining_incompatible_or_not_offered() {
+    let fleet = Fleet::init();
+    let node = DevNode::start(fleet.dir.path(), "n1");
+    fleet.join(&node, "n1");
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    let request = ensure_account(&hex32(7), &hex32(8), "mixed1");
+
+    // Draining: nothing new is dispatched; active again, it is.
+    fleet.cli(&["drain", "n1"]);
+    assert_eq!(fleet.node_state("n1").as_deref(), Some("draining"));
+    assert!(submit_refusal(&fleet, "n1", &request).contains("no new work"));
+    fleet.cli(&["activate", "n1"]);
+    fleet.wait_state("n1", "up", Duration::from_secs(10));
+
+    // A node whose version offers other operations: its catalogue says which.
+    let (rt, js) = control_plane(&fleet);
+    let presence: serde_json::Value = fleet.nodes()[0]["reported"].clone();
+    let sha = presence["catalogue_sha256"].as_str().unwrap().to_owned();
+    rt.block_on(async {
+        let catalogue = js.get_key_value("fleet_catalogue").await.unwrap();
+        let older: Vec<&str> = vec!["observe_runtime"];
+        catalogue
+            .put(&sha, serde_json::to_vec(&older).unwrap().into())
+            .await
+            .unwrap();
+    });
+    let refused = submit_refusal(&fleet, "n1", &request);
+    assert!(
+        refused.contains("does not offer \"ensure_account\""),
+        "{refused}"
+    );
+
+    // A catalogue the fleet does not accept: incompatible.
+    rt.block_on(async {
+        let catalogue = js.get_key_value("fleet_catalogue").await.unwrap();
+        catalogue.purge(&sha).await.unwrap();
+    });
+    assert_eq!(fleet.node_state("n1").as_deref(), Some("incompatible"));
+    assert!(submit_refusal(&fleet, "n1", &request).contains("incompatible"));
+}
+
+#[test]
+fn a_cut_off_node_keeps_serving_its_api_says_since_when_and_is_rescued_with_another_broker_address()
+{
+    let mut fleet = Fleet::init();
+    let node = DevNode::start(fleet.dir.path(), "n1");
+    fleet.join(&node, "n1");
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    let root = node.root.to_str().unwrap().to_owned();
+
+    fleet.broker.kill();
+    // Its local API goes on.
+    let local = ensure_account(&hex32(9), &hex32(10), "local1");
+    assert_eq!(node.submit_https(&local)["state"], "succeeded");
+    fleet_support::wait_until("the cut-off status", Duration::from_secs(30), || {
+        layerone(&["fleet", "status", "--dev", &root]).contains("CUT OFF since")
+    });
+
+    // The broker comes back at another address; the operator points the node (and the
+    // control plane) at it.
+    let port = fleet_support::free_port();
+    let conf = std::fs::read_to_string(&fleet.broker.conf)
+        .unwrap()
+        .replace(
+            &format!("listen: \"127.0.0.1:{}\"", fleet.port),
+            &format!("listen: \"127.0.0.1:{port}\""),
+        );
+    std::fs::write(&fleet.broker.conf, conf).unwrap();
+    fleet.broker.port = port;
+    fleet.broker.restart();
+    let url = format!("tls://127.0.0.1:{port}");
+    let creds = std::fs::read_to_string(fleet.creds()).unwrap();
+    std::fs::write(fleet.creds(), creds.replace(&fleet.url(), &url)).unwrap();
+    fleet.port = port;
+    layerone(&["fleet", "rescue", "--broker", &url, "--dev", &root]);
+
+    // What it did while cut off reaches the fleet, under the same name.
+    fleet_support::wait_until(
+        "the local job's final event",
+        Duration::from_secs(60),
+        || {
+            fleet.events().iter().any(|e| {
+                e["kind"] == "job" && e["request_id"] == hex32(9) && e["state"] == "succeeded"
+            })
+        },
+    );
+    fleet_support::wait_until("connected again", Duration::from_secs(30), || {
+        layerone(&["fleet", "status", "--dev", &root]).contains("connected since")
+    });
+    let identity: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(node.root.join("sysroot/etc/layerone/fleet/identity.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(identity["node"], "n1");
+    assert_eq!(identity["brokers"][0], url.as_str());
+}
