@@ -152,5 +152,14 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
         }
         None => println!("last pass  none yet"),
     }
+    // The fleet: joined or not, connected or cut off since when, events waiting.
+    if args.root == std::path::Path::new("/") && s.installed {
+        match crate::fleet::node::NodePaths::installed()
+            .and_then(|paths| crate::fleet::node::status_lines(&paths))
+        {
+            Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
+            Err(e) => println!("fleet      unreadable: {e:#}"),
+        }
+    }
     Ok(())
 }
