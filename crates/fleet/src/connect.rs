@@ -33,7 +33,9 @@ fn base(who: &str) -> ConnectOptions {
 }
 
 /// A node's connection. With `retry`, it keeps trying in the background until the broker
-/// answers (a node started while the broker is away).
+/// answers (a node started while the broker is away). That background loop outlives the
+/// client: dropped, it still tries for ever, and a key the broker refuses (a removed node's)
+/// never stops it; whoever connects again after a failure passes `false`.
 pub async fn node(
     name: &str,
     seed: &str,

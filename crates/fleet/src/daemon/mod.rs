@@ -117,12 +117,15 @@ pub async fn run(
     std::fs::create_dir_all(&config.state_dir)?;
     let outbox = Outbox::open(&config.fleet_db())?;
     let identity = &credentials.identity;
+    // No retry in the background: the supervisor connects again itself, and each background
+    // retry would outlive this run, so a removed node, refused for ever, piled up one more
+    // at every restart.
     let client = crate::connect::node(
         &identity.node,
         &credentials.seed,
         &[&credentials.ca_pem],
         &identity.brokers,
-        true,
+        false,
     )
     .await?;
     let js = jetstream::new(client.clone());
