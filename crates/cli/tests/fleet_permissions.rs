@@ -619,6 +619,8 @@ fn join_tokens_are_refused_used_twice_expired_or_with_a_wrong_secret_and_a_taken
         .find(|n| n["name"] == "n1")
         .unwrap();
     assert_eq!(record_after["node_id"], record_before["node_id"]);
+    // The refusal did not spend the token: n1 itself (its own key) rejoins with it.
+    layerone(&["join", &fresh, "--dev", n1.root.to_str().unwrap()]);
     let rt = runtime();
     let cp = rt.block_on(ControlPlane::connect(&fleet));
     let (_, record) = rt.block_on(cp.entry(protocol::NODES_BUCKET, "n1")).unwrap();

@@ -73,7 +73,7 @@ pub async fn joiner(ca_sha256: &str, password: &str, brokers: &[String]) -> anyh
         .user_and_password(JOIN_USER.to_owned(), password.to_owned())
         .custom_inbox_prefix(JOIN_INBOX_PREFIX)
         .tls_client_config(tls::pinned_client_config(ca_sha256)?)
-        .max_reconnects(Some(0));
+        .max_reconnects(Some(1));
     connect(options, brokers).await
 }
 

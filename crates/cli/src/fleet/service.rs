@@ -217,6 +217,15 @@ impl Service {
                 "a node name is [a-z0-9][a-z0-9-]{0,62}",
             ));
         }
+        // A name taken by another key is refused before the token is spent.
+        if let Some(existing) = self.fleet.node(&name).await.map_err(internal)?
+            && (existing.public_key != request.public_key || existing.node_id != request.node_id)
+        {
+            return Err(refuse(
+                "node_exists",
+                "a node of that name is registered with another key; remove it first",
+            ));
+        }
         record.used_at_ms = Some(now_ms());
         tokens
             .update(
