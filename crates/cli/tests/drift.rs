@@ -206,10 +206,16 @@ fn seed_alice(node: &Node) {
 /// The families that declare a resource and still derive nothing, with the reason. A family
 /// without a declaring operation (only observations, reads and one-off actions) records
 /// nothing, so derives nothing, and needs no entry here.
-const DECLARED_BUT_DERIVES_NOTHING: &[(&str, &str)] = &[(
-    "php_extensions",
-    "extensions are checked against what each version loads, not written (CloudLinux's selector choice only selectorctl shows)",
-)];
+const DECLARED_BUT_DERIVES_NOTHING: &[(&str, &str)] = &[
+    (
+        "php_extensions",
+        "extensions are checked against what each version loads, not written (CloudLinux's selector choice only selectorctl shows)",
+    ),
+    (
+        "assignment",
+        "the fleet's assignment is recorded and held against every job; no file is derived from it",
+    ),
+];
 
 /// Why `family` derives nothing, if it does not.
 fn derives_nothing(family: &str) -> Option<&'static str> {
@@ -231,8 +237,10 @@ fn derives_nothing(family: &str) -> Option<&'static str> {
 #[test]
 fn every_family_derives_what_its_example_made_or_is_listed_as_deriving_nothing() {
     let mut node = Node::new();
-    // The sudo allowlist's example lists alice.
+    // The sudo allowlist's example lists alice; the assignment's is signed by the example
+    // fleet, which this node joined.
     seed_alice(&node);
+    testkit::fleet::seed_example_fleet(&node.provider).unwrap();
     let registry = declarations::registry();
     let mut families = BTreeSet::new();
     for (n, op) in registry.operations().enumerate() {

@@ -166,7 +166,9 @@ fn with_blob(node: &Node, setup: &[Value], mut body: Value) -> Value {
 
 /// A node for the crash matrix and the seeded histories, of the profile asked for: Debian, or
 /// CloudLinux with MySQL Governor (the example limits include the database's); with the
-/// certificate bundle in blobs/in, and the local administrators a sudo allowlist names.
+/// certificate bundle in blobs/in, the local administrators a sudo allowlist names, and the
+/// example fleet's identity with what every module needs, so that the example assignment
+/// applies and leaves every module ready.
 fn matrix_node(cloudlinux: bool) -> Node {
     let node = if cloudlinux {
         let node = Node::cloudlinux();
@@ -177,6 +179,8 @@ fn matrix_node(cloudlinux: bool) -> Node {
     };
     node.upload_blob(shared_bundle().0.as_bytes());
     node_admin::seed_admins(&node);
+    testkit::fleet::seed_example_fleet(&node.provider).unwrap();
+    testkit::fleet::seed_module_programs(&node.provider).unwrap();
     node
 }
 

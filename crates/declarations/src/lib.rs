@@ -31,6 +31,7 @@ macro_rules! family_modules {
     ($callback:ident) => {
         $callback! {
             account,
+            assignment,
             autoresponder,
             backup,
             certificate,
@@ -149,6 +150,7 @@ macro_rules! operations {
             $crate::web_access::RemoveProtectedDirectory,
             $crate::web_access::EnsureIpBlock,
             $crate::web_access::RemoveIpBlock,
+            $crate::assignment::ApplyAssignment,
         }
     };
 }

@@ -14,6 +14,8 @@ fn operation_names_agree_with_their_kinds() {
     let verbs: &[(&str, &[Kind])] = &[
         ("ensure_", &[Kind::Declare]),
         ("set_", &[Kind::Declare, Kind::Set]),
+        // The fleet's signed decision, applied whole (`apply_assignment`).
+        ("apply_", &[Kind::Declare]),
         ("suspend_", &[Kind::Suspend]),
         ("unsuspend_", &[Kind::Unsuspend]),
         ("remove_", &[Kind::Remove]),
@@ -55,8 +57,9 @@ fn operation_names_agree_with_their_kinds() {
     }
 }
 
-/// What a rebuild replays is what declares state: every `ensure_`, `set_`, `suspend_` and
-/// `unsuspend_` operation, and nothing else (no removal, observation, backup or action).
+/// What a rebuild replays is what declares state: every `ensure_`, `set_`, `apply_`,
+/// `suspend_` and `unsuspend_` operation, and nothing else (no removal, observation, backup or
+/// action).
 #[test]
 fn the_replayed_kinds_are_the_operations_that_declare_state() {
     let registry = declarations::registry();
@@ -69,7 +72,7 @@ fn the_replayed_kinds_are_the_operations_that_declare_state() {
         .operations()
         .map(|op| op.name())
         .filter(|name| {
-            ["ensure_", "set_", "suspend_", "unsuspend_"]
+            ["ensure_", "set_", "apply_", "suspend_", "unsuspend_"]
                 .iter()
                 .any(|verb| name.starts_with(verb))
         })

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use store::StoredRow;
 
 use ops::account::AccountRow;
+use ops::assignment::AssignmentRow;
 use ops::autoresponder::{AutoresponderRow, EnsureAutoresponder};
 use ops::backup::BackupRow;
 use ops::certificate::CertificateRow;
@@ -206,6 +207,22 @@ fn every_familys_stored_row_reads_and_writes_the_json_its_handlers_store() {
         json!({"domain": dkim.domain, "selector": dkim.selector, "bits": value(&dkim.bits)}),
     );
     round_trips::<SpamFilterRow>(json!({"domain": "a.example", "level": "strict"}));
+
+    round_trips::<AssignmentRow>(json!({
+        "node": "web-1", "generation": 3,
+        "modules": [
+            {"module": "core", "ready": true, "reason": null},
+            {"module": "mail", "ready": false, "reason": "Postfix is not installed (no /usr/sbin/postfix)"},
+        ],
+    }));
+    assert!(
+        serde_json::from_value::<AssignmentRow>(json!({
+            "node": "web-1", "generation": 3,
+            "modules": [{"module": "core", "ready": true, "reason": null, "since": 1}],
+        }))
+        .is_err(),
+        "an assigned module reads no field it does not know"
+    );
 }
 
 /// Each family that keeps rows has its stored shape, and each shape is a declared family's.
@@ -236,6 +253,7 @@ fn every_family_that_keeps_rows_has_one_stored_row_type() {
         AutoresponderRow::FAMILY,
         DkimKeyRow::FAMILY,
         SpamFilterRow::FAMILY,
+        AssignmentRow::FAMILY,
     ]
     .into_iter()
     .collect();

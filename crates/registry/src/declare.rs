@@ -22,8 +22,8 @@ pub enum Scope {
     Node,
 }
 
-/// The module a family belongs to. A node's assignment (owned by the fleet, later) decides
-/// which modules it runs.
+/// The module a family belongs to. A node's assignment (the fleet's, applied by
+/// `apply_assignment`) decides which modules it runs; a node outside any fleet runs them all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Module {
@@ -37,6 +37,17 @@ pub enum Module {
 }
 
 impl Module {
+    /// Every module, in declaration order.
+    pub const ALL: [Module; 7] = [
+        Module::Core,
+        Module::Web,
+        Module::Php,
+        Module::Mysql,
+        Module::Mail,
+        Module::Tls,
+        Module::Backup,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Module::Core => "core",

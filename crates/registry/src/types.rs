@@ -136,6 +136,10 @@ macro_rules! ranged_u64 {
 mod web;
 pub use web::*;
 
+// The fleet's types: a node's name, an assignment's generation.
+mod fleet;
+pub use fleet::*;
+
 string_type!(
     /// 32 lowercase hexadecimal digits: request ids, resource ids, account ids, node ids.
     Hex32,

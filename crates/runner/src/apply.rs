@@ -183,6 +183,9 @@ fn checked_apply(
     let op = registry
         .operation(&job.operation)
         .ok_or_else(|| OpError::permanent("state_corrupt", "unknown operation"))?;
+    // A node its fleet assigned modules runs only those, and of those only the ones that can
+    // run here: decided here, for every family and both lanes, before any handler.
+    ops::assignment::admits(ctx, op.module())?;
     let handler = handlers
         .operation(&job.operation)
         .ok_or_else(|| OpError::permanent("state_corrupt", "no handler for the operation"))?;

@@ -10,11 +10,14 @@
 //!   rollback journal calls for.
 //! - [`blobs`]: content-addressed uploads (`blobs/in`) and products (`blobs/out`).
 //! - [`layout`]: where the files live and with which owners and modes.
+//! - [`assignment`]: the node's assignment of modules as stored, and whether a module's
+//!   job may run, decided alike by root and the API.
 //! - [`identities`]: the user names, uids and groups the node handed out or must never hand
 //!   out, written before the OS change they describe.
 //!
 //! Nothing here assumes HTTP: the API and, later, the fleet daemon call the same admission.
 
+pub mod assignment;
 pub mod blobs;
 pub mod crash_points;
 pub mod identities;
@@ -26,6 +29,7 @@ pub mod read;
 pub mod sqlite;
 pub mod state;
 
+pub use assignment::{AssignedModule, AssignmentRow};
 pub use identities::{IdentityKind, IdentityRow};
 pub use inbox::{Admission, Inbox, InboxRow};
 pub use layout::{ApiIdentity, Layout, LayoutEntry, LayoutOwner, Side};

@@ -127,3 +127,22 @@ pub fn resources_of_family(
     }
     Ok(out)
 }
+
+/// The node's assignment ([`crate::assignment`]): the `assignment` family's row of the
+/// owner `node:`, or `None` when the node has none. More than one such row, or one of
+/// another shape, is a row root did not write.
+pub fn assignment(conn: &Connection) -> rusqlite::Result<Option<crate::AssignmentRow>> {
+    let rows = resources_of_family(conn, crate::assignment::FAMILY)?;
+    let mut rows = rows
+        .into_iter()
+        .filter(|row| row.owner == registry::Owner::Node);
+    let Some(row) = rows.next() else {
+        return Ok(None);
+    };
+    if rows.next().is_some() {
+        return Err(corrupt("two assignment rows"));
+    }
+    serde_json::from_value(row.data)
+        .map(Some)
+        .map_err(|_| corrupt("assignment row"))
+}

@@ -124,6 +124,17 @@ impl StateReader {
         })
     }
 
+    /// The modules this node's assignment names, each with whether it could run when the
+    /// assignment was applied; `None` when the node has no assignment (it is outside any
+    /// fleet, and runs every module). What the API checks a request against before it
+    /// admits it, with [`crate::assignment::admits`]: the runner decides the same again
+    /// before the job's handler runs.
+    pub fn assigned_modules(&self) -> Result<Option<Vec<crate::AssignedModule>>, ReadError> {
+        self.read("read the assignment", |c| {
+            queries::assignment(c).map(|row| row.map(|row| row.modules))
+        })
+    }
+
     /// The newest event cursor, so a waiting client can start from "now".
     pub fn last_cursor(&self) -> Result<i64, ReadError> {
         self.read("read the last cursor", |c| {

@@ -11,6 +11,7 @@
 //! keep true than one per crate.
 
 pub mod crash_points;
+pub mod fleet;
 mod manual_clock;
 mod mariadb_server;
 

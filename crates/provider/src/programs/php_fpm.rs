@@ -198,7 +198,10 @@ impl Provider {
         }
     }
 
-    pub(crate) fn program_installed(&self, program: Program) -> bool {
+    /// Whether `program` exists on this node: its path on the platform, in the sysroot, or on
+    /// the machine itself for a program the executor runs for real (under Sim the sysroot
+    /// stands for the machine). A program the platform has no path for is not installed.
+    pub fn program_installed(&self, program: Program) -> bool {
         let Some(path) = program.path(self.platform) else {
             return false;
         };

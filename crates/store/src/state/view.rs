@@ -296,6 +296,14 @@ impl<'a> View<'a> {
         Ok(rows.into_keys().collect())
     }
 
+    /// The ids of `family`'s rows, whoever owns them and whatever their shape: for the code
+    /// that counts what a whole module holds (`apply_assignment` before it unassigns one).
+    pub fn ids_of_family(&self, family: &str) -> Result<Vec<Hex32>, StoreError> {
+        let mut rows = raw(self.state.resources_of_family(family)?);
+        self.apply(family, &mut rows, |_| true);
+        Ok(rows.into_keys().collect())
+    }
+
     /// The ids of `T`'s rows whose top-level `field` is the string `value`, found by SQLite
     /// without parsing every row (an account's user name among thousands).
     pub fn ids_where<T: StoredRow>(
