@@ -40,6 +40,10 @@ pub enum ApiError {
     JobNotFound,
     #[error("the request id was used with another body")]
     Conflict,
+    /// The node's fleet assignment refuses the operation's module (`module_not_assigned`,
+    /// `module_unavailable`): what root would answer, said before the request is queued.
+    #[error("{}", .0.message)]
+    Module(registry::OpError),
     #[error("too many requests")]
     RateLimited { retry_after_secs: u32 },
     #[error("state is briefly unavailable")]
@@ -162,6 +166,13 @@ impl ApiError {
                 "request_id",
                 message,
             ),
+            ApiError::Module(e) => Parts {
+                status: StatusCode::CONFLICT,
+                code: e.code,
+                field: "operation".to_owned(),
+                message: e.message,
+                retry_after_secs: None,
+            },
             ApiError::RateLimited { retry_after_secs } => Parts {
                 retry_after_secs: Some(retry_after_secs),
                 ..p(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "", message)

@@ -75,10 +75,20 @@ impl Gate {
 
     /// The node's assignment as root recorded it: each assigned module, ready or not with the
     /// reason, and the assignment's generation. Empty and 0 outside any fleet.
+    #[allow(clippy::type_complexity)]
     pub async fn assignment(
         &self,
     ) -> Result<(Vec<(registry::Module, bool, Option<String>)>, u64), Refusal> {
-        Ok((Vec::new(), 0))
+        let row = blocking(&self.app, |app| Ok(app.reader.assignment()?)).await?;
+        Ok(row.map_or((Vec::new(), 0), |row| {
+            (
+                row.modules
+                    .into_iter()
+                    .map(|m| (m.module, m.ready, m.reason))
+                    .collect(),
+                row.generation,
+            )
+        }))
     }
 
     /// Bumped whenever root's state directory changes: wait on it instead of polling.

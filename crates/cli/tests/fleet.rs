@@ -361,3 +361,100 @@ fn a_cut_off_node_keeps_serving_its_api_says_since_when_and_is_rescued_with_anot
     assert_eq!(identity["node"], "n1");
     assert_eq!(identity["brokers"][0], url.as_str());
 }
+
+#[test]
+fn an_assignment_reaches_root_signed_and_what_it_leaves_out_or_cannot_run_is_refused_loudly() {
+    let fleet = Fleet::init();
+    let node = DevNode::start(fleet.dir.path(), "n1");
+    fleet.join(&node, "n1");
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    let root = node.root.to_str().unwrap().to_owned();
+    // This node's Postfix is missing: the mail module cannot run here.
+    std::fs::remove_file(node.root.join("sysroot/usr/sbin/postfix")).unwrap();
+
+    fleet.cli(&["assign", "n1", "web", "php", "mysql", "mail"]);
+    fleet_support::wait_until("assignment_applied", Duration::from_secs(30), || {
+        !fleet_events(&fleet, "assignment_applied").is_empty()
+    });
+    let applied = &fleet_events(&fleet, "assignment_applied")[0];
+    assert_eq!(applied["generation"], 1, "{applied}");
+    // Each assigned module said ready or unavailable, never nothing.
+    let ready = fleet_events(&fleet, "module_ready");
+    let unavailable = fleet_events(&fleet, "module_unavailable");
+    let said: std::collections::BTreeSet<String> = ready
+        .iter()
+        .chain(&unavailable)
+        .map(|e| e["module"].as_str().unwrap().to_owned())
+        .collect();
+    for module in ["core", "web", "php", "mysql", "mail"] {
+        assert!(said.contains(module), "{module}: {ready:?} {unavailable:?}");
+    }
+    let names = |events: &[serde_json::Value]| -> Vec<String> {
+        events
+            .iter()
+            .map(|e| e["module"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&unavailable), ["mail"], "{unavailable:?}");
+    assert!(
+        unavailable[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Postfix"),
+        "{unavailable:?}"
+    );
+    assert_eq!(names(&ready).len(), 4, "{ready:?}");
+    // The node reports what it runs, and its status says it, loudly.
+    fleet_support::wait_until("the reported modules", Duration::from_secs(10), || {
+        fleet.nodes()[0]["reported"]["assignment_generation"] == 1
+    });
+    let reported = fleet.nodes()[0]["reported"]["modules"].clone();
+    assert!(
+        reported
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["module"] == "mail" && m["ready"] == false),
+        "{reported}"
+    );
+    let status = layerone(&["fleet", "status", "--dev", &root]);
+    assert!(status.contains("assignment generation 1"), "{status}");
+    assert!(status.contains("mail     UNAVAILABLE: Postfix"), "{status}");
+    // Its operations say why.
+    let account = ensure_account(&hex32(11), &hex32(12), "assigned1");
+    assert_eq!(
+        fleet.submit_wait("n1", &account)["job"]["state"],
+        "succeeded"
+    );
+    let mail_domain = serde_json::json!({
+        "request_id": hex32(15),
+        "operation": "ensure_mail_domain",
+        "resource": {"id": hex32(16), "account": hex32(12), "domain": "mail.example.com"}
+    });
+    let refused = fleet.submit_wait("n1", &mail_domain);
+    assert_eq!(refused["code"], "module_unavailable", "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("Postfix"),
+        "{refused}"
+    );
+
+    // An operation of a module left out: refused at the node's door.
+    fleet.cli(&["assign", "n1", "mail"]);
+    fleet_support::wait_until("generation 2", Duration::from_secs(30), || {
+        fleet_events(&fleet, "assignment_applied")
+            .iter()
+            .any(|e| e["generation"] == 2)
+    });
+    let domain = serde_json::json!({
+        "request_id": hex32(13),
+        "operation": "ensure_web_domain",
+        "resource": {"id": hex32(14), "account": hex32(12), "domain": "shop.example.com"}
+    });
+    let refused = fleet.submit_wait("n1", &domain);
+    assert_eq!(refused["kind"], "refused", "{refused}");
+    assert_eq!(refused["code"], "module_not_assigned", "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("web"),
+        "{refused}"
+    );
+}

@@ -99,6 +99,9 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     if provider.php_installed_versions().is_empty() {
         testkit::seed_php(&provider, provider::PhpVersion::V8_2, DEV_PHP_EXTENSIONS)?;
     }
+    // Its simulated Apache, MariaDB, Postfix and Dovecot are there, so a fleet that assigns it
+    // any module finds the module ready.
+    testkit::fleet::seed_module_programs(&provider)?;
     provider.ensure_dir(
         &provider.sysconf(provider.apache_layout().vhosts_dir),
         0o755,

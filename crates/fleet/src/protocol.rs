@@ -72,15 +72,10 @@ pub fn kv_subject(bucket: &str, key: &str) -> String {
     format!("$KV.{bucket}.{key}")
 }
 
-/// Whether `name` can name a node: a subject token and a DNS label, `[a-z0-9][a-z0-9-]{0,62}`.
+/// Whether `name` can name a node: `registry::types::NodeName`, a subject token and a DNS
+/// label.
 pub fn valid_node_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+    name.parse::<registry::types::NodeName>().is_ok()
 }
 
 /// What the broker lets a node publish and subscribe to: its own queue, its own assignment,
@@ -178,20 +173,9 @@ pub struct Assignment {
     pub node: String,
     pub generation: u64,
     pub modules: Vec<Module>,
-    /// base64url (no padding) of the ed25519 signature of [`signed_bytes`].
+    /// base64url (no padding) of the ed25519 signature of
+    /// `declarations::assignment::signed_bytes`.
     pub signature: String,
-}
-
-/// What the fleet's key signs: the node, the generation and the sorted modules, one per line.
-pub fn signed_bytes(node: &str, generation: u64, modules: &[Module]) -> Vec<u8> {
-    let mut names: Vec<&str> = modules.iter().map(|m| m.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    format!(
-        "layerone-assignment:v1\n{node}\n{generation}\n{}",
-        names.join(",")
-    )
-    .into_bytes()
 }
 
 /// A join token's record (`fleet_tokens`): the node it admits, until when, and the hash of its
@@ -479,17 +463,5 @@ mod tests {
         ] {
             assert!(!valid_node_name(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn signed_bytes_do_not_depend_on_the_order_or_repetition_of_modules() {
-        assert_eq!(
-            signed_bytes("n", 3, &[Module::Web, Module::Core, Module::Web]),
-            signed_bytes("n", 3, &[Module::Core, Module::Web])
-        );
-        assert_ne!(
-            signed_bytes("n", 3, &[Module::Web]),
-            signed_bytes("n", 4, &[Module::Web])
-        );
     }
 }

@@ -135,6 +135,11 @@ impl StateReader {
         })
     }
 
+    /// The node's assignment as root recorded it (its generation too), if it has one.
+    pub fn assignment(&self) -> Result<Option<crate::AssignmentRow>, ReadError> {
+        self.read("read the assignment", queries::assignment)
+    }
+
     /// The newest event cursor, so a waiting client can start from "now".
     pub fn last_cursor(&self) -> Result<i64, ReadError> {
         self.read("read the last cursor", |c| {

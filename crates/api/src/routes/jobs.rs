@@ -55,6 +55,7 @@ pub(crate) async fn admit(app: &Arc<App>, body: &[u8]) -> Result<JobView, ApiErr
     let request_id = job.request_id.to_string();
     let sha = job.body_sha256.clone();
     let operation = job.operation;
+    refused_by_assignment(app, job.module).await?;
 
     if let Some(view) = admitted(app, &request_id, &sha).await? {
         return Ok(view);
@@ -92,6 +93,23 @@ pub(crate) async fn admit(app: &Arc<App>, body: &[u8]) -> Result<JobView, ApiErr
                 Ok(None) | Err(_) => Ok(received(request_id, operation, received_at)),
             }
         }
+    }
+}
+
+/// The node's fleet assignment, as root recorded it, refuses an operation of a module it does
+/// not assign, or of one that cannot run here: the same decision root takes
+/// (`store::assignment::admits`), said at once. A state.db that cannot be read now lets the
+/// request through: root decides again before any handler runs.
+async fn refused_by_assignment(app: &Arc<App>, module: registry::Module) -> Result<(), ApiError> {
+    if module == registry::Module::Core {
+        return Ok(());
+    }
+    let assigned = blocking(app, |app| Ok(app.reader.assigned_modules()?)).await;
+    match assigned {
+        Ok(assigned) => {
+            store::assignment::admits(assigned.as_deref(), module).map_err(ApiError::Module)
+        }
+        Err(_) => Ok(()),
     }
 }
 

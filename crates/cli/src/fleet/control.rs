@@ -163,7 +163,11 @@ impl Fleet {
         modules.sort_by_key(|m| m.as_str());
         modules.dedup();
         let key = nkeys::KeyPair::from_seed(&self.control_plane.signing_seed)?;
-        let signature = key.sign(&protocol::signed_bytes(node, generation, &modules))?;
+        let name: registry::types::NodeName = node
+            .parse()
+            .map_err(|e| anyhow::anyhow!("{node:?} is not a node name: {e:?}"))?;
+        let signed = declarations::assignment::signed_bytes(&name, generation, &modules);
+        let signature = key.sign(&signed)?;
         let assignment = Assignment {
             node: node.to_owned(),
             generation,

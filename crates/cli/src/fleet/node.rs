@@ -21,6 +21,8 @@ use super::control::now_ms;
 pub struct NodePaths {
     pub identity: IdentityDir,
     pub state_dir: PathBuf,
+    /// The node's data directory (state.db beneath it).
+    pub data_dir: PathBuf,
     pub node_id: String,
     /// The API's user, which must own the seed; `None` for a dev node (the caller's).
     pub api_user: Option<(u32, u32)>,
@@ -38,6 +40,7 @@ impl NodePaths {
         Ok(NodePaths {
             identity: dev_identity_dir(root),
             state_dir: root.join("data").join("fleet"),
+            data_dir: root.join("data"),
             node_id: info.node_id.to_string(),
             api_user: None,
         })
@@ -57,6 +60,7 @@ impl NodePaths {
         Ok(NodePaths {
             identity: IdentityDir(PathBuf::from(IDENTITY_DIR)),
             state_dir: Path::new(install::paths::DATA_DIR).join("fleet"),
+            data_dir: PathBuf::from(install::paths::DATA_DIR),
             node_id: config.node_id.to_string(),
             api_user: Some(user),
         })
@@ -177,6 +181,24 @@ pub fn status_lines(paths: &NodePaths) -> anyhow::Result<Vec<String>> {
         identity.node,
         identity.brokers.join(",")
     )];
+    let state = store::StateReader::new(&store::Layout::new(&paths.data_dir).state_db());
+    match state.assignment() {
+        Ok(Some(row)) => {
+            lines.push(format!("assignment generation {}", row.generation));
+            for m in row.modules {
+                match (m.ready, m.reason) {
+                    (true, _) => lines.push(format!("  {:8} ready", m.module.as_str())),
+                    (false, reason) => lines.push(format!(
+                        "  {:8} UNAVAILABLE: {}",
+                        m.module.as_str(),
+                        reason.unwrap_or_default()
+                    )),
+                }
+            }
+        }
+        Ok(None) => lines.push("assignment none yet (every module runs)".into()),
+        Err(e) => lines.push(format!("assignment unreadable: {e:?}")),
+    }
     let db = paths.state_dir.join("fleet.db");
     if !db.exists() {
         lines.push("broker     not reached yet (is layerone-api running?)".into());
