@@ -377,7 +377,7 @@ mod tests {
         let all: Vec<Program> = Program::all().collect();
         assert_eq!(
             all.len(),
-            26 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
+            27 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
         );
         for &version in PhpVersion::ALL {
             assert!(all.contains(&Program::PhpFpm(version)));
