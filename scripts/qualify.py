@@ -104,7 +104,9 @@ def hexid(n, byte):
 
 
 def sha512_crypt(password):
-    return sh("openssl", "passwd", "-6", password).strip()
+    # On standard input: a random password may begin with "-", which openssl would read as
+    # an option.
+    return sh("openssl", "passwd", "-6", "-stdin", input_text=password + "\n").strip()
 
 
 def mysql_native_hash(password):
