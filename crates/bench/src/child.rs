@@ -1,7 +1,7 @@
-//! Starting the programs the benchmark measures: the node's own release binaries, and `strace`
-//! to count syncs. Like the end-to-end tests, the benchmark starts the
-//! real binaries it measures; this module is the one place in it that does (the architecture
-//! test names it).
+//! Starting the programs the benchmark measures: the node's own release binaries, `strace`
+//! to count syncs, and the fleet's broker (`nats-server`). Like the end-to-end tests, the
+//! benchmark starts the real binaries it measures; this module is the one place in it that
+//! does (the architecture test names it).
 //!
 //! Peak RSS of a short-lived child comes from `wait4`'s `ru_maxrss`. Linux carries the parent's
 //! RSS high-water mark into a child that `exec`s out of a `vfork`/`fork` of it, so a large
@@ -59,6 +59,28 @@ pub fn run(program: &Path, args: &[&OsStr], log: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Runs a program to completion and returns its standard output; fails if it does not
+/// succeed. Its stderr goes to `log`.
+pub fn output(program: &Path, args: &[&OsStr], log: &Path) -> anyhow::Result<String> {
+    let log_file =
+        std::fs::File::create(log).with_context(|| format!("create {}", log.display()))?;
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(log_file)
+        .output()
+        .with_context(|| format!("start {}", program.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} {args:?} failed ({}); see {}",
+            program.display(),
+            out.status,
+            log.display()
+        );
+    }
+    Ok(String::from_utf8(out.stdout)?)
 }
 
 /// What one measured run of a child cost.

@@ -7,10 +7,12 @@
 //! state.db's modes; admission over HTTPS with keep-alive at 1, 16 and 64 clients; end-to-end
 //! latency of a trivial job through the watching runner; the runner's throughput and commits
 //! per job; the idle cost of a pass and of the two services; and all of it again on a node
-//! with 10,000 accounts and 100,000 resources. See docs/benchmarks.md for the figures and
+//! with 10,000 accounts and 100,000 resources. `layerone-bench fleet` measures the fleet
+//! instead, against a real nats-server (`fleet`). See docs/benchmarks.md for the figures and
 //! what limits them. Nothing here is a test: the figures are printed, never asserted.
 
 mod child;
+mod fleet;
 mod measure;
 mod node;
 mod scale;
@@ -46,14 +48,20 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("--measure-child") {
         return child::measure_child_main(&args[1..]);
     }
-    if !args.is_empty() {
-        eprintln!(
-            "usage: cargo build --release --workspace --bins && target/release/layerone-bench\n\
-             Prints every figure of docs/benchmarks.md in one run (about two minutes)."
-        );
-        return ExitCode::from(2);
-    }
-    match run() {
+    let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [] => run(),
+        ["fleet"] => in_temp_dir(fleet::run),
+        _ => {
+            eprintln!(
+                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet]\n\
+                 Prints the node's figures of docs/benchmarks.md in one run (about two minutes);\n\
+                 `fleet`: the fleet's figures instead, against {} (about four minutes).",
+                fleet::NATS_SERVER
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("layerone-bench: {e:#}");
@@ -75,23 +83,27 @@ struct NodeFigures {
     watch_idle: Option<IdleProcess>,
 }
 
-fn run() -> anyhow::Result<()> {
-    let started = Instant::now();
-    let bins = Bins::beside_me()?;
+/// Runs `f` in a fresh temporary directory, removed afterwards unless LAYERONE_BENCH_KEEP is
+/// set (it keeps the nodes, their logs, databases and sysroots, for a look or a profile).
+fn in_temp_dir(f: impl FnOnce(&std::path::Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let top = tempfile::Builder::new()
         .prefix("layerone-bench-")
         .tempdir()?;
-    // LAYERONE_BENCH_KEEP=1 keeps the nodes (their logs, databases and sysroots) for a look
-    // or a profile afterwards.
-    let keep = std::env::var_os("LAYERONE_BENCH_KEEP").is_some();
     let dir = top.path().to_owned();
-    let dir = dir.as_path();
-    let _top = if keep {
+    let result = f(&dir);
+    if std::env::var_os("LAYERONE_BENCH_KEEP").is_some() {
         eprintln!("keeping {}", top.keep().display());
-        None
-    } else {
-        Some(top)
-    };
+    }
+    result
+}
+
+fn run() -> anyhow::Result<()> {
+    in_temp_dir(run_in)
+}
+
+fn run_in(dir: &std::path::Path) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let bins = Bins::beside_me()?;
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
 
     println!("layerone-bench");

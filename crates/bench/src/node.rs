@@ -103,7 +103,7 @@ pub fn ensure_domain(req: &str, domain_id: &str, account: &str, domain: &str) ->
                         "aliases": [format!("www.{domain}")]}})
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
