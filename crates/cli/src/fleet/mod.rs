@@ -267,7 +267,7 @@ fn install_units(dir: &AdminDir) -> anyhow::Result<()> {
 
 /// The provider of the fleet's host, for `nats-server -t` and systemctl: programs whose paths
 /// are the same on every platform the node supports.
-fn real_provider() -> provider::Provider {
+pub(crate) fn real_provider() -> provider::Provider {
     provider::Provider::new(provider::ProviderConfig {
         platform: provider::Platform::Debian,
         root: "/".into(),
@@ -504,18 +504,7 @@ async fn init_on_broker(
         let paths = target.paths()?;
         let service = service::Service::connect(dir.clone(), None).await?;
         let credentials = paths.identity.load()?;
-        let seed = match &credentials {
-            Some(c) => c.seed.clone(),
-            None => {
-                let seed = nkeys::KeyPair::new_user().seed()?;
-                std::fs::create_dir_all(&paths.identity.0)?;
-                admin::write_file(&paths.identity.seed(), seed.as_bytes(), 0o600)?;
-                if let Some((uid, gid)) = paths.api_user {
-                    std::os::unix::fs::chown(paths.identity.seed(), Some(uid), Some(gid))?;
-                }
-                seed
-            }
-        };
+        let seed = node::ensure_seed(&paths)?;
         let public_key = nkeys::KeyPair::from_seed(&seed)?.public_key();
         service
             .register(&name, &paths.node_id, &public_key)

@@ -56,7 +56,10 @@ impl NodePaths {
         })?;
         let config = install::config::NodeConfig::parse(&text)
             .map_err(|e| anyhow::anyhow!("{}: {e:?}", install::paths::CONFIG))?;
-        let user = rustix_user(install::paths::API_USER)?;
+        let user = super::real_provider()
+            .lookup_user(install::paths::API_USER)?
+            .map(|entry| (entry.uid, entry.gid))
+            .with_context(|| format!("no user {}", install::paths::API_USER))?;
         Ok(NodePaths {
             identity: IdentityDir(PathBuf::from(IDENTITY_DIR)),
             state_dir: Path::new(install::paths::DATA_DIR).join("fleet"),
@@ -76,35 +79,25 @@ pub fn dev_identity_dir(root: &Path) -> IdentityDir {
     IdentityDir(root.join("sysroot").join("etc/layerone/fleet"))
 }
 
-fn rustix_user(name: &str) -> anyhow::Result<(u32, u32)> {
-    let passwd = std::fs::read_to_string("/etc/passwd")?;
-    passwd
-        .lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split(':').collect();
-            (f.len() >= 4 && f[0] == name).then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?)))
-        })
-        .flatten()
-        .next()
-        .with_context(|| format!("no user {name}"))
+/// The node's nkey seed: the one it has, or a new one made here, 0600, the API user's.
+pub fn ensure_seed(paths: &NodePaths) -> anyhow::Result<String> {
+    if let Ok(seed) = std::fs::read_to_string(paths.identity.seed()) {
+        return Ok(seed.trim().to_owned());
+    }
+    std::fs::create_dir_all(&paths.identity.0)?;
+    let seed = nkeys::KeyPair::new_user().seed()?;
+    write_file(&paths.identity.seed(), seed.as_bytes(), 0o600)?;
+    if let Some((uid, gid)) = paths.api_user {
+        std::os::unix::fs::chown(paths.identity.seed(), Some(uid), Some(gid))?;
+    }
+    Ok(seed)
 }
 
 /// Joins the fleet with a one-time token; the node's existing key is kept (a rescue with a
 /// fresh token keeps the node's identity).
 pub async fn join(token: &str, name: Option<&str>, paths: &NodePaths) -> anyhow::Result<Identity> {
     let token = fleet::token::JoinToken::parse(token)?;
-    std::fs::create_dir_all(&paths.identity.0)?;
-    let seed = match std::fs::read_to_string(paths.identity.seed()) {
-        Ok(seed) => seed.trim().to_owned(),
-        Err(_) => {
-            let seed = nkeys::KeyPair::new_user().seed()?;
-            write_file(&paths.identity.seed(), seed.as_bytes(), 0o600)?;
-            if let Some((uid, gid)) = paths.api_user {
-                std::os::unix::fs::chown(paths.identity.seed(), Some(uid), Some(gid))?;
-            }
-            seed
-        }
-    };
+    let seed = ensure_seed(paths)?;
     let public_key = nkeys::KeyPair::from_seed(&seed)?.public_key();
     let client = fleet::connect::joiner(&token.ca_sha256, &token.join_password, &token.brokers)
         .await
