@@ -19,6 +19,10 @@ pub struct DevInfo {
     /// Hex SHA-256 of the API's certificate (DER).
     pub pin_sha256: String,
     pub node_id: Hex32,
+    /// The API's local socket (plain HTTP, peer credentials instead of the key), when the
+    /// dev node has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_socket: Option<std::path::PathBuf>,
 }
 
 impl DevInfo {
@@ -78,6 +82,7 @@ mod tests {
             api_key: "k".repeat(64),
             pin_sha256: "ab".repeat(32),
             node_id: "0123456789abcdef0123456789abcdef".parse().unwrap(),
+            local_socket: Some("/tmp/n/api.sock".into()),
         };
         info.save(&path).unwrap();
         assert_eq!(DevInfo::load(&path).unwrap(), info);
