@@ -24,12 +24,14 @@ import imaplib
 import json
 import os
 import pathlib
+import grp
 import pwd
 import secrets
 import shutil
 import smtplib
 import socket
 import ssl
+import stat
 import subprocess
 import sys
 import threading
@@ -908,6 +910,17 @@ def systemd_step():
     if inbox is not None and inbox.is_dir():
         p = write_as_api(f"{inbox}/qualify-probe")
         check(p.returncode == 0, f"but can write its ReadWritePaths ({inbox})", p.stderr)
+    sock = pathlib.Path("/run/layerone/api.sock")
+    st = sock.stat() if sock.exists() else None
+    group = grp.getgrgid(st.st_gid).gr_name if st else ""
+    check(st is not None and stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o660
+          and group == "layerone-operators",
+          f"the local socket {sock} is mode 0660 in layerone-operators", f"{st} {group}")
+    out = sh("curl", "-sS", "--unix-socket", str(sock), "http://localhost/v1/catalogue", check_rc=False)
+    check('"operations"' in out.stdout, "root reads the catalogue on it without a key", out.stdout[:200])
+    nobody = sh("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "curl", "-sS",
+                "--unix-socket", str(sock), "http://localhost/v1/catalogue", check_rc=False)
+    check(nobody.returncode != 0 and not nobody.stdout, "and nobody gets nothing from it", nobody.stderr)
 
 
 def drift_step():

@@ -44,27 +44,23 @@ impl Operators {
                 .is_some_and(|gid| peer.gid == gid || peer.groups.contains(&gid))
     }
 
-    /// The operators whose group is `name` in `/etc/group`: the node creates it as a local
-    /// system group, so nothing but that file is read.
-    pub fn of_group(name: &str, uids: Vec<u32>) -> anyhow::Result<Operators> {
-        let text = std::fs::read_to_string("/etc/group").context("reading /etc/group")?;
-        let gid = gid_in(&text, name)
-            .with_context(|| format!("the group {name} is not in /etc/group"))?;
+    /// The operators of a socket at `path`: root, and the group of its directory. In
+    /// production that directory is `/run/layerone`, whose group root sets to
+    /// `layerone-operators` before the API starts: the group is named once, in the unit, and
+    /// the API needs neither the group database nor membership of it.
+    pub fn of_directory(path: &Path) -> anyhow::Result<Operators> {
+        use std::os::unix::fs::MetadataExt;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let meta =
+            std::fs::metadata(dir).with_context(|| format!("looking at {}", dir.display()))?;
         Ok(Operators {
-            uids,
-            gid: Some(gid),
+            uids: Vec::new(),
+            gid: Some(meta.gid()),
         })
     }
-}
-
-/// The gid of `name` in the text of an `/etc/group`.
-fn gid_in(group_file: &str, name: &str) -> Option<u32> {
-    group_file.lines().find_map(|line| {
-        let mut fields = line.split(':');
-        (fields.next()? == name)
-            .then(|| fields.nth(1)?.parse().ok())
-            .flatten()
-    })
 }
 
 /// What the kernel says of a connected peer.
@@ -142,7 +138,8 @@ pub(crate) fn bind(socket: &LocalSocket) -> anyhow::Result<OperatorListener> {
 }
 
 /// In production the socket's directory is set-group-id in the operators' group, so the
-/// socket is born in it and the API need not be a member; elsewhere it is given the group.
+/// socket is born in it and the API need not be a member; elsewhere it is given the group
+/// (which only a member may do).
 fn restrict(path: &Path, gid: Option<u32>) -> anyhow::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let born_in = std::fs::symlink_metadata(path)
@@ -222,13 +219,5 @@ mod tests {
         assert!(operators.admits(&peer(1001, 1001, &[27, 990])));
         assert!(!operators.admits(&peer(1001, 1001, &[27])));
         assert!(!Operators::default().admits(&peer(1001, 990, &[990])));
-    }
-
-    #[test]
-    fn a_groups_gid_is_read_from_its_own_line() {
-        let file = "root:x:0:\nlayerone-operatorsx:x:5:\nlayerone-operators:x:990:alice,bob\n";
-        assert_eq!(gid_in(file, "layerone-operators"), Some(990));
-        assert_eq!(gid_in(file, "layerone"), None);
-        assert_eq!(gid_in("broken\n", "broken"), None);
     }
 }

@@ -93,6 +93,9 @@ fn every_unit_the_installer_writes_passes_systemd_analyze_verify() {
         ("layerone", LAYERONE),
         ("layerone-api", API),
         ("layerone-runner", RUNNER),
+        // What the API unit's ExecStartPre= runs, from this machine's coreutils.
+        ("chgrp", "/usr/bin/chgrp"),
+        ("chmod", "/usr/bin/chmod"),
     ] {
         std::fs::copy(built, at(&root, &format!("/usr/bin/{name}"))).unwrap();
     }
@@ -195,6 +198,14 @@ fn start_as_unit(root: &Path) -> UnitApi {
     std::fs::set_permissions(&cred, std::fs::Permissions::from_mode(0o400)).unwrap();
     chown(&cred, Some(uid), Some(gid)).unwrap();
     chown(credentials.path(), Some(uid), Some(gid)).unwrap();
+
+    // RuntimeDirectory= as systemd makes it: the service's, with its mode. (ExecStartPre='s
+    // change of its group needs the sysroot's group database: the real node's run checks it.)
+    let runtime_dir = at(root, &format!("/run/{}", value("RuntimeDirectory")));
+    std::fs::create_dir_all(&runtime_dir).unwrap();
+    chown(&runtime_dir, Some(uid), Some(gid)).unwrap();
+    let mode = u32::from_str_radix(&value("RuntimeDirectoryMode"), 8).unwrap();
+    std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(mode)).unwrap();
 
     let exec = value("ExecStart");
     let mut words = exec.split_whitespace().map(|w| {

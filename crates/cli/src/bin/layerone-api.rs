@@ -47,13 +47,10 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_connections)]
     max_connections: usize,
     /// Also serve the API on this unix socket, for operators on the machine (`layerone mcp`):
-    /// mode 0660 in the operators' group, each connection admitted by its peer credentials
-    /// (root or a member of that group), no key.
+    /// mode 0660 in the group of its directory (the operators' group), each connection admitted
+    /// by its peer credentials (root or a member of that group), no key.
     #[arg(long, value_name = "PATH")]
     local_socket: Option<PathBuf>,
-    /// The group whose members may use the local socket.
-    #[arg(long, value_name = "GROUP", default_value = "layerone-operators")]
-    operators_group: String,
     /// The node's fleet identity (`layerone join` writes it): while it is absent, the node is
     /// on its own; once it appears, the fleet daemon runs in this process.
     #[arg(long, value_name = "DIR", default_value = "/etc/layerone/fleet")]
@@ -115,8 +112,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         local_socket: match args.local_socket {
             None => None,
             Some(path) => Some(api::LocalSocket {
+                operators: api::Operators::of_directory(&path)?,
                 path,
-                operators: api::Operators::of_group(&args.operators_group, Vec::new())?,
             }),
         },
         limits: Limits {
