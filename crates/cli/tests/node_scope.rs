@@ -546,8 +546,10 @@ fn the_local_socket_admits_only_operators_and_its_requests_carry_the_callers_uid
     assert_eq!(as_uid(nobody, &socket), "refused: EACCES");
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
     let got = as_uid(nobody, &socket);
+    // Closed at once: it reads nothing, or its send or read meets the closed connection
+    // (EPIPE, ECONNRESET), depending on who was quicker.
     assert!(
-        got == "read:" || got == "read: error: ECONNRESET",
+        got.starts_with("read:") && !got.contains("HTTP/"),
         "a non-operator got {got:?}"
     );
 
