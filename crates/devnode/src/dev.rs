@@ -152,6 +152,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         api_key,
         pin_sha256: pin,
         node_id,
+        local_socket: None,
     };
     info.save(&dev_json)?;
 
