@@ -56,9 +56,9 @@ pub fn run(args: McpArgs) -> anyhow::Result<()> {
         .init();
     let socket = match (args.socket, args.dev) {
         (Some(socket), _) => socket,
-        (None, Some(dev)) => DevInfo::load(&dev)?.local_socket.with_context(|| {
-            format!("{} names no local socket", dev.display())
-        })?,
+        (None, Some(dev)) => DevInfo::load(&dev)?
+            .local_socket
+            .with_context(|| format!("{} names no local socket", dev.display()))?,
         (None, None) => PathBuf::from(client::LOCAL_SOCKET),
     };
     ::mcp::serve(::mcp::Options {
