@@ -21,6 +21,8 @@ pub struct ApiConfig {
     pub key_sha256: [u8; 32],
     /// The installed node's id; a node-scope request naming another is refused.
     pub node_id: Hex32,
+    /// The local door for sessions on the machine ([`crate::LocalSocket`]), when it has one.
+    pub local_socket: Option<crate::LocalSocket>,
     pub limits: Limits,
 }
 

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use registry::{Event, JobView};
+use registry::{Event, JobView, Origin};
 use serde::Serialize;
 use tokio::sync::watch;
 
@@ -51,16 +51,16 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
-    /// Admits one request body as `POST /v1/jobs` would (the body size cap included): the job's
-    /// view once the request is durable, or the refusal.
-    pub async fn submit(&self, body: &[u8]) -> Result<JobView, Refusal> {
+    /// Admits one request body, taken in at `origin`, as `POST /v1/jobs` would (the body size
+    /// cap included): the job's view once the request is durable, or the refusal.
+    pub async fn submit(&self, body: &[u8], origin: Origin) -> Result<JobView, Refusal> {
         if body.len() > registry::envelope::MAX_BODY {
             return Err(ApiError::BodyTooLarge {
                 limit: registry::envelope::MAX_BODY,
             }
             .into());
         }
-        Ok(jobs::admit(&self.app, body).await?)
+        Ok(jobs::admit(&self.app, body, origin).await?)
     }
 
     /// The events feed after `after`, as `GET /v1/events` reads it.

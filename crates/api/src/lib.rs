@@ -11,6 +11,8 @@
 //!   `limits`: rate limiting and the streamed body cap; `watch`: state change notification
 //!   for the events long-poll.
 //! - [`Gate`]: the same admission for the fleet daemon's broker consumer.
+//! - `local`: the same routes on a unix socket for operators on the machine, authenticated by
+//!   the kernel's peer credentials ([`LocalSocket`], [`Operators`]).
 //! - [`tls`]: rustls configuration and the self-signed placeholder certificate.
 //!
 //! [`start`] binds and returns at once with the bound address (port 0 works), for tests and
@@ -21,11 +23,12 @@ pub mod config;
 mod error;
 mod gate;
 mod limits;
+mod local;
 mod routes;
 pub mod tls;
 mod watch;
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +42,7 @@ pub use auth::{generate_api_key, key_sha256, parse_key_sha256};
 pub use config::{ApiConfig, Limits};
 pub use error::ApiError;
 pub use gate::{Gate, Refusal};
+pub use local::{LocalSocket, Operators, Peer};
 
 use routes::App;
 
@@ -52,6 +56,8 @@ pub struct RunningApi {
     pub addr: SocketAddr,
     stopper: Stopper,
     server: JoinHandle<std::io::Result<()>>,
+    /// The local door's server, when there is one.
+    local: Option<JoinHandle<std::io::Result<()>>>,
     background: Vec<JoinHandle<()>>,
     app: Arc<App>,
     writer: std::thread::JoinHandle<()>,
@@ -109,6 +115,13 @@ impl RunningApi {
     /// waits for its writer thread, so every admitted request is on disk when this returns.
     pub async fn join(self) -> anyhow::Result<()> {
         let served = self.server.await;
+        if let Some(local) = self.local {
+            match local.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, "the local socket's server failed"),
+                Err(e) => tracing::warn!(error = %e, "the local socket's server task failed"),
+            }
+        }
         for task in &self.background {
             task.abort();
         }
@@ -191,8 +204,23 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         // hyper refuses a buffer under 8 KiB; the head must fit in it.
         .max_buf_size(limits.max_header_bytes.max(8192))
         .max_headers(limits.max_headers);
-    let service = routes::router(app.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let service = routes::router(app.clone(), routes::Door::Https)
+        .into_make_service_with_connect_info::<SocketAddr>();
     let server = tokio::spawn(server.serve(service));
+    let local = match &config.local_socket {
+        None => None,
+        Some(socket) => {
+            let listener = local::bind(socket)?;
+            let service = routes::router(app.clone(), routes::Door::Local)
+                .into_make_service_with_connect_info::<local::Peer>();
+            let mut stopped = stopping.subscribe();
+            let serve = axum::serve(listener, service).with_graceful_shutdown(async move {
+                let _ = stopped.wait_for(|stopping| *stopping).await;
+            });
+            tracing::info!(path = %socket.path.display(), "layerone-api listening on the local socket");
+            Some(tokio::spawn(serve.into_future()))
+        }
+    };
 
     let prune_task = tokio::spawn(prune_inbox(app.clone()));
     tracing::info!(%addr, node_id = %config.node_id, "layerone-api listening");
@@ -200,6 +228,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         addr,
         stopper: Stopper { handle, stopping },
         server,
+        local,
         background: vec![watch_task, prune_task],
         app,
         writer,

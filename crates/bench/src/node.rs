@@ -272,7 +272,7 @@ impl Node {
                 .validate(body.to_string().as_bytes(), &self.node_id)
                 .map_err(|e| anyhow::anyhow!("a benchmark request does not validate: {e}"))?;
             let tx = tx.clone();
-            inbox.admit(job, move |r| {
+            inbox.admit(job, registry::Origin::Api, move |r| {
                 let _ = tx.send(r.is_ok());
             });
             sent += 1;

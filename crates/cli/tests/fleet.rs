@@ -75,6 +75,39 @@ fn three_dev_nodes_join_take_requests_over_the_broker_and_report_on_the_events_s
         })
         .count();
     assert_eq!(finals, 1, "one job, one final event");
+
+    // The node's audit trail says where each came in: the broker's stream and sequence for
+    // the first, HTTPS for the one that reached the node there first.
+    let n1 = client::DevInfo::load(std::path::Path::new(&nodes[0].dev_json()))
+        .unwrap()
+        .client()
+        .unwrap();
+    let page = n1
+        .request("GET", "/v1/audit?limit=1000", None, &[])
+        .unwrap();
+    let entries = page.json().unwrap()["entries"].as_array().unwrap().clone();
+    let origins = |request: u64| -> Vec<serde_json::Value> {
+        entries
+            .iter()
+            .filter(|e| e["request_id"] == hex32(request))
+            .map(|e| e["origin"].clone())
+            .collect()
+    };
+    let over_fleet = origins(100);
+    assert!(!over_fleet.is_empty(), "{entries:?}");
+    for origin in &over_fleet {
+        assert_eq!(origin["via"], "fleet", "{origin}");
+        assert_eq!(origin["stream"], "FLEET_REQ", "{origin}");
+        assert!(origin["sequence"].as_u64().unwrap() > 0, "{origin}");
+    }
+    let over_https = origins(300);
+    assert!(!over_https.is_empty(), "{entries:?}");
+    assert!(
+        over_https
+            .iter()
+            .all(|o| *o == serde_json::json!({"via": "api"})),
+        "{over_https:?}"
+    );
 }
 
 /// The fleet's events of `kind`, in order.

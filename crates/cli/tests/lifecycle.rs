@@ -246,7 +246,7 @@ fn admit(node: &Node, bodies: &[Value]) {
         let job = registry()
             .validate(body.to_string().as_bytes(), &node.node_id)
             .expect("a valid request");
-        let admission = inbox.admit_blocking(job).unwrap();
+        let admission = inbox.admit_blocking(job, registry::Origin::Api).unwrap();
         assert!(
             matches!(admission, Admission::Received { .. }),
             "{body}: {admission:?}"

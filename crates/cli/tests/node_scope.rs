@@ -346,7 +346,12 @@ fn audit_trail_through_the_api_shows_invocations_with_secrets_redacted_and_node_
         ["findmnt", "groupadd", "useradd", "setquota", "repquota"]
     );
     assert_eq!(programs(2), ["usermod"]);
-    let usermod = of(2)[0]["detail"]["args"].as_array().unwrap().clone();
+    let usermod = of(2)
+        .iter()
+        .find(|e| e["detail"]["kind"] == "invocation")
+        .and_then(|e| e["detail"]["args"].as_array())
+        .unwrap()
+        .clone();
     let at = usermod.iter().position(|a| a == "--password").unwrap();
     assert_eq!(usermod[at + 1], "<redacted>");
     assert_eq!(programs(3), ["visudo"]);
@@ -356,10 +361,23 @@ fn audit_trail_through_the_api_shows_invocations_with_secrets_redacted_and_node_
         .map(|e| e["detail"]["stage"].as_str().unwrap())
         .collect();
     assert_eq!(stages, ["admitted", "succeeded"]);
+    // A tenant request: its admission, then what it ran; every entry of a request says where
+    // it came in.
+    assert_eq!(of(1)[0]["detail"]["kind"], "request");
+    assert_eq!(of(1)[0]["detail"]["stage"], "admitted");
     assert!(
-        of(1).iter().all(|e| e["detail"]["kind"] == "invocation"),
-        "tenant requests are audited by what they ran"
+        of(1)[1..]
+            .iter()
+            .all(|e| e["detail"]["kind"] == "invocation"),
+        "tenant requests are audited by their admission and what they ran"
     );
+    for req in 1..=3 {
+        assert!(
+            of(req).iter().all(|e| e["origin"] == json!({"via": "api"})),
+            "request {req}: {:?}",
+            of(req)
+        );
+    }
     let seqs: Vec<i64> = entries.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(page["next"], *seqs.last().unwrap());
@@ -426,4 +444,131 @@ fn a_replayed_older_generation_never_supersedes_a_queued_newer_one() {
     assert!(!installed.contains("bob"), "{installed}");
     node.check_converged();
     node_admin::check_sudo_converged(&node);
+}
+
+/// One HTTP/1.1 exchange on the API's local socket, as a session on the machine makes it.
+fn local_request(
+    socket: &std::path::Path,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> (u16, Value) {
+    use std::io::{Read, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).expect("the local socket");
+    let body = body.map(Value::to_string).unwrap_or_default();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, payload) = answer.split_once("\r\n\r\n").expect("a whole answer");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    (status, serde_json::from_str(payload).unwrap_or(Value::Null))
+}
+
+/// What a process of `uid` gets from the socket at `path`: python3 connects, sends a request
+/// and prints `refused: <errno name>` or the bytes it read back (nothing when the node closed
+/// the connection on it).
+fn as_uid(uid: u32, path: &std::path::Path) -> String {
+    use std::os::unix::process::CommandExt;
+    let script = r#"
+import errno, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("refused:", errno.errorcode[e.errno]); sys.exit(0)
+try:
+    s.sendall(b"GET /v1/audit HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    s.settimeout(10)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+except OSError as e:
+    data = ("error: " + errno.errorcode.get(e.errno, str(e))).encode()
+print("read:", data.decode(errors="replace"))
+"#;
+    #[allow(clippy::disallowed_methods)] // Another uid's client: a real process of that uid.
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .uid(uid)
+        .gid(uid)
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn the_local_socket_admits_only_operators_and_its_requests_carry_the_callers_uid() {
+    assert!(
+        rustix::process::geteuid().is_root(),
+        "this test checks the kernel's refusals of another uid: run it as root, as CI does"
+    );
+    let node = Node::new();
+    let api = start_api(&node);
+    let socket = api.local_socket.clone();
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o660, "the socket's mode");
+
+    // Root, an operator: admitted without the key, and its uid is the request's origin.
+    let (status, view) = local_request(
+        &socket,
+        "POST",
+        "/v1/jobs",
+        Some(&ensure_account(1, 10, "shop1")),
+    );
+    assert_eq!(status, 202, "{view}");
+    node.pass();
+    assert_eq!(node.job_state(&id(1)), Some(JobState::Succeeded));
+    // A refused body is refused alike, and recorded nowhere.
+    let mut bad = ensure_account(2, 11, "shop2");
+    bad["resource"]["name"] = json!("Not A Name");
+    let (status, error) = local_request(&socket, "POST", "/v1/jobs", Some(&bad));
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["field"], "resource.name");
+
+    // Another uid: the socket's mode refuses it at connect; with the mode opened up, the
+    // peer check closes the connection before answering anything.
+    let nobody = 65534;
+    assert_eq!(as_uid(nobody, &socket), "refused: EACCES");
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let got = as_uid(nobody, &socket);
+    assert!(
+        got == "read:" || got == "read: error: ECONNRESET",
+        "a non-operator got {got:?}"
+    );
+
+    let (status, page) = local_request(&socket, "GET", "/v1/audit?limit=1000", None);
+    assert_eq!(status, 200);
+    let entries = page["entries"].as_array().unwrap();
+    let ours: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["request_id"] == id(1))
+        .collect();
+    assert!(ours.len() > 1, "{entries:?}");
+    assert_eq!(ours[0]["detail"]["kind"], "request");
+    assert!(
+        ours.iter()
+            .all(|e| e["origin"] == json!({"via": "local", "uid": 0})),
+        "{ours:?}"
+    );
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["request_id"].is_null() || e["request_id"] == id(1)),
+        "only the operator's one request reached the trail: {entries:?}"
+    );
 }

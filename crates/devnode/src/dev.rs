@@ -124,6 +124,8 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    // The local door admits root and whoever started the dev node: the operators of a dev node.
+    let local_socket = root.join("api.sock");
     let api = runtime.block_on(api::start(api::ApiConfig {
         data_dir: layout.root().to_owned(),
         listen: args.listen,
@@ -131,6 +133,13 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         tls_key: key,
         key_sha256: api::key_sha256(&api_key),
         node_id: node_id.clone(),
+        local_socket: Some(api::LocalSocket {
+            path: local_socket.clone(),
+            operators: api::Operators {
+                uids: vec![rustix::process::getuid().as_raw()],
+                gid: None,
+            },
+        }),
         limits: api::Limits::default(),
     }))?;
     // In a fleet once `layerone join --dev ROOT` wrote the identity, under the simulated
@@ -152,7 +161,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         api_key,
         pin_sha256: pin,
         node_id,
-        local_socket: None,
+        local_socket: Some(local_socket),
     };
     info.save(&dev_json)?;
 

@@ -296,6 +296,13 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
             })?;
         }
     }
+    if e.provider.lookup_group(paths::OPERATORS_GROUP)?.is_none() {
+        e.changes
+            .push(Change::CreateGroup(paths::OPERATORS_GROUP.into()));
+        if !opts.check {
+            e.provider.groupadd_system(paths::OPERATORS_GROUP)?;
+        }
+    }
     if !opts.check {
         e.api = Some(
             api_identity(&e.provider)?.ok_or_else(|| InstallError::Refused {

@@ -34,6 +34,8 @@ pub const DROP_IN_DIRS: &[&str] = &[
 ];
 /// The API's system user and group.
 pub const API_USER: &str = "layerone-api";
+/// The group whose members may use the API's local socket (`layerone mcp`).
+pub const OPERATORS_GROUP: &str = "layerone-operators";
 /// The runner's binaries, as the units name them.
 pub const BIN_DIR: &str = "/usr/bin";
 /// The CloudLinux vendor directory whose `etc/integration.ini` names the node's

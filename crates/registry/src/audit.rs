@@ -1,6 +1,7 @@
-//! The audit trail as a control plane reads it (`GET /v1/audit`): every program the node ran
-//! and every node-scope request, in the order state.db recorded them. One definition, shared
-//! by the store that writes it, the API that serves it and the client that reads it.
+//! The audit trail as a control plane reads it (`GET /v1/audit`): every request the node
+//! admitted or rejected, with where it came from ([`Origin`]), and every program the node ran,
+//! in the order state.db recorded them. One definition, shared by the store that writes it, the
+//! API that serves it and the client that reads it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,14 @@ pub enum AuditDetail {
         /// The error code when there was no exit status.
         error: Option<String>,
     },
+    /// A tenant-scope request, when root admits or rejects it (its end is on the events feed).
+    Request {
+        /// The registered operation name, or `unknown`.
+        operation: String,
+        stage: RequestStage,
+        /// The error code of a rejection.
+        code: Option<String>,
+    },
     /// A node-scope request: once when root admits or rejects it, once when it ends.
     NodeRequest {
         /// The registered action name, or `unknown`.
@@ -34,6 +43,67 @@ pub enum AuditDetail {
         /// The error code of a rejection or a failure.
         code: Option<String>,
     },
+}
+
+/// Where a tenant-scope request was when it was recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestStage {
+    Admitted,
+    Rejected,
+}
+
+/// Where a request came in: which front door took it, and who was behind it as far as that
+/// door can tell. The API writes it beside the request in its inbox; root validates it like the
+/// rest of the row and records it on the job and on every audit entry of that job.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "via", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Origin {
+    /// The HTTPS API, with the control plane's bearer key.
+    Api,
+    /// The fleet's broker, where only the control plane may write what a node reads.
+    Fleet {
+        /// The stream the request was read from: `FLEET_REQ` (the node's queue) or
+        /// `KV_fleet_assign` (its assignment).
+        stream: String,
+        /// The request's sequence number in that stream.
+        sequence: u64,
+    },
+    /// The API's local socket: a session on the machine, by the uid its kernel credentials
+    /// (`SO_PEERCRED`) gave.
+    Local { uid: u32 },
+    /// The node itself (the runner's certificate renewals).
+    Node,
+}
+
+impl Origin {
+    /// The longest stored form a valid origin has; root reads no more of an inbox row's.
+    pub const MAX_STORED: usize = 64;
+
+    /// The stored form (compact JSON).
+    pub fn stored(&self) -> String {
+        serde_json::to_string(self).expect("an origin always serializes")
+    }
+
+    /// Parses a stored form, refusing anything longer than [`Origin::MAX_STORED`] and a
+    /// stream name other than letters, digits and `_`.
+    pub fn parse_stored(text: &str) -> Option<Origin> {
+        if text.len() > Origin::MAX_STORED {
+            return None;
+        }
+        let origin: Origin = serde_json::from_str(text).ok()?;
+        match &origin {
+            Origin::Fleet { stream, .. }
+                if stream.is_empty()
+                    || !stream
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+            {
+                None
+            }
+            _ => Some(origin),
+        }
+    }
 }
 
 /// Where a node-scope request was when it was recorded.
@@ -51,6 +121,7 @@ impl AuditDetail {
     pub fn kind(&self) -> &'static str {
         match self {
             AuditDetail::Invocation { .. } => "invocation",
+            AuditDetail::Request { .. } => "request",
             AuditDetail::NodeRequest { .. } => "node_request",
         }
     }
@@ -65,6 +136,9 @@ pub struct AuditEntry {
     pub at_ms: i64,
     /// The job it belongs to, when it belongs to one.
     pub request_id: Option<String>,
+    /// Where that job's request came in; absent for an entry of no job, and for a job
+    /// received before origins were recorded.
+    pub origin: Option<Origin>,
     pub detail: AuditDetail,
 }
 

@@ -22,7 +22,7 @@ pub mod openapi;
 pub mod registry;
 pub mod types;
 
-pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage};
+pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage, Origin, RequestStage};
 pub use declare::{Apply, Family, Kind, Lane, Module, Operation, Owner, Purge, Resource, Scope};
 pub use derive::{
     Aspects, Content, Derive, Derived, DerivedPath, DerivedSetting, DerivedTable, DriftCheck, Of,

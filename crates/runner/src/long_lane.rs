@@ -456,6 +456,7 @@ mod tests {
                                     body_len: body.len() as i64,
                                     body,
                                     received_at: Some(0),
+                                    origin: None,
                                 }
                             })
                             .collect();

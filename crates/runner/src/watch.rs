@@ -242,7 +242,7 @@ mod tests {
         let job = declarations::registry()
             .validate(body.to_string().as_bytes(), &node)
             .unwrap();
-        inbox.admit_blocking(job).unwrap();
+        inbox.admit_blocking(job, registry::Origin::Api).unwrap();
         assert!(changes(&mut inotify).1 > 0, "a commit must wake the watch");
         drop(inbox);
         writer.join().unwrap();

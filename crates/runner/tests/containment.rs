@@ -151,6 +151,7 @@ fn row(seq: i64, operation: &str, id: char) -> InboxRow {
         body_len: body.len() as i64,
         body,
         received_at: Some(0),
+        origin: None,
     }
 }
 

@@ -131,7 +131,7 @@ impl Node {
             .inbox
             .as_ref()
             .expect("the inbox is open while the node is");
-        let admitted = inbox.admit_blocking(job).unwrap();
+        let admitted = inbox.admit_blocking(job, registry::Origin::Api).unwrap();
         assert!(
             matches!(admitted, Admission::Received { .. }),
             "{admitted:?}"

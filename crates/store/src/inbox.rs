@@ -5,7 +5,8 @@
 //! returned, so a 202 means the request is on disk. Root reads it read-only through
 //! [`read_rows`], treats every row as hostile, and never writes it: the ingest watermark lives
 //! in state.db, and the API prunes the rows below it. A request's `received_at` is read from
-//! the clock the inbox was opened with (the system's for the API, [`Inbox::open_with_clock`]).
+//! the clock the inbox was opened with (the system's for the API, [`Inbox::open_with_clock`]),
+//! and its `origin` is the front door that took it ([`Origin`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -13,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use registry::envelope::MAX_BODY;
-use registry::{JobState, JobView, Timings, ValidatedJob};
+use registry::{JobState, JobView, Origin, Timings, ValidatedJob};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use clock::Clock;
@@ -21,6 +22,20 @@ use clock::Clock;
 use crate::{StoreError, sqlite};
 
 const SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS requests (
+        seq         INTEGER PRIMARY KEY,
+        request_id  TEXT NOT NULL UNIQUE,
+        operation   TEXT NOT NULL,
+        body        BLOB NOT NULL,
+        body_sha256 TEXT NOT NULL,
+        received_at INTEGER NOT NULL,
+        origin      TEXT
+    );
+";
+
+/// The schema before requests carried their origin. An inbox of that shape is given the
+/// column when the API opens it; root reads either, an absent origin as unrecorded.
+const SCHEMA_WITHOUT_ORIGIN: &str = "
     CREATE TABLE IF NOT EXISTS requests (
         seq         INTEGER PRIMARY KEY,
         request_id  TEXT NOT NULL UNIQUE,
@@ -48,7 +63,7 @@ pub enum Admission {
 type Reply = Box<dyn FnOnce(Result<Admission, StoreError>) + Send>;
 
 enum Command {
-    Admit(ValidatedJob, Reply),
+    Admit(Box<(ValidatedJob, Origin)>, Reply),
     Prune(i64),
 }
 
@@ -75,6 +90,7 @@ impl Inbox {
             .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
         conn.execute_batch(SCHEMA)
             .map_err(StoreError::sqlite("create the inbox schema"))?;
+        add_origin_column(&conn)?;
         let reader =
             sqlite::open_inbox_rw(path).map_err(StoreError::sqlite("open an inbox reader"))?;
         reader
@@ -102,27 +118,32 @@ impl Inbox {
         &self.path
     }
 
-    /// Queues a validated request for the next group commit; `reply` runs on the writer thread
-    /// once the commit returned.
+    /// Queues a validated request, taken in at `origin`, for the next group commit; `reply`
+    /// runs on the writer thread once the commit returned.
     pub fn admit(
         &self,
         job: ValidatedJob,
+        origin: Origin,
         reply: impl FnOnce(Result<Admission, StoreError>) + Send + 'static,
     ) {
         let sent = self
             .writer
             .lock()
             .expect("the inbox writer lock is never poisoned: nothing panics while holding it")
-            .send(Command::Admit(job, Box::new(reply)));
+            .send(Command::Admit(Box::new((job, origin)), Box::new(reply)));
         if let Err(mpsc::SendError(Command::Admit(_, reply))) = sent {
             reply(Err(StoreError::WriterGone));
         }
     }
 
     /// Blocking form of [`Inbox::admit`], for tools and tests.
-    pub fn admit_blocking(&self, job: ValidatedJob) -> Result<Admission, StoreError> {
+    pub fn admit_blocking(
+        &self,
+        job: ValidatedJob,
+        origin: Origin,
+    ) -> Result<Admission, StoreError> {
         let (tx, rx) = mpsc::sync_channel(1);
-        self.admit(job, move |r| {
+        self.admit(job, origin, move |r| {
             let _ = tx.send(r);
         });
         rx.recv().unwrap_or(Err(StoreError::WriterGone))
@@ -194,7 +215,10 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock) {
         let mut next = Some(first);
         while let Some(cmd) = next.take() {
             match cmd {
-                Command::Admit(job, reply) => batch.push((job, reply)),
+                Command::Admit(request, reply) => {
+                    let (job, origin) = *request;
+                    batch.push((job, origin, reply));
+                }
                 Command::Prune(w) => prune = Some(w),
             }
             if batch.len() < MAX_BATCH {
@@ -218,7 +242,25 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock) {
     }
 }
 
-fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>, now: i64) {
+/// Gives an inbox created before requests carried their origin its `origin` column, in place:
+/// the rows waiting in it stay, with no origin recorded.
+fn add_origin_column(conn: &Connection) -> Result<(), StoreError> {
+    let has: bool = conn
+        .query_row(
+            "SELECT count(*) FROM pragma_table_info('requests') WHERE name = 'origin'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+        .map_err(StoreError::sqlite("read the inbox's columns"))?;
+    if !has {
+        conn.execute("ALTER TABLE requests ADD COLUMN origin TEXT", [])
+            .map_err(StoreError::sqlite("add the inbox's origin column"))?;
+    }
+    Ok(())
+}
+
+fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Origin, Reply)>, now: i64) {
     let outcome = (|| {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut admissions = Vec::with_capacity(batch.len());
@@ -227,10 +269,10 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>, now: i
                 "SELECT seq, body_sha256, received_at FROM requests WHERE request_id = ?1",
             )?;
             let mut insert = tx.prepare_cached(
-                "INSERT INTO requests(request_id, operation, body, body_sha256, received_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq",
+                "INSERT INTO requests(request_id, operation, body, body_sha256, received_at, origin)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING seq",
             )?;
-            for (job, _) in &batch {
+            for (job, origin, _) in &batch {
                 let existing: Option<(i64, String, i64)> = find
                     .query_row(params![job.request_id.as_str()], |r| {
                         Ok((r.get(0)?, r.get(1)?, r.get(2)?))
@@ -248,7 +290,8 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>, now: i
                                 job.operation,
                                 job.canonical.as_bytes(),
                                 job.body_sha256,
-                                now
+                                now,
+                                origin.stored()
                             ],
                             |r| r.get(0),
                         )?;
@@ -265,13 +308,13 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Reply)>, now: i
     })();
     match outcome {
         Ok(admissions) => {
-            for ((_, reply), admission) in batch.into_iter().zip(admissions) {
+            for ((_, _, reply), admission) in batch.into_iter().zip(admissions) {
                 reply(Ok(admission));
             }
         }
         Err(e) => {
             tracing::error!(error = %e, requests = batch.len(), "inbox group commit failed");
-            for (_, reply) in batch {
+            for (_, _, reply) in batch {
                 reply(Err(StoreError::Busy {
                     context: format!("inbox commit: {e}"),
                 }));
@@ -291,6 +334,9 @@ pub struct InboxRow {
     /// The body's full length as stored.
     pub body_len: i64,
     pub received_at: Option<i64>,
+    /// At most [`Origin::MAX_STORED`] + 1 characters of the front door's record of where the
+    /// request came in; `None` when the row has none (received before origins were recorded).
+    pub origin: Option<String>,
 }
 
 impl InboxRow {
@@ -308,24 +354,58 @@ impl InboxRow {
         }
         Ok(())
     }
+
+    /// The row's origin, checked: `Ok(None)` when it has none recorded.
+    pub fn checked_origin(&self) -> Result<Option<Origin>, registry::FieldError> {
+        match &self.origin {
+            None => Ok(None),
+            Some(text) => Origin::parse_stored(text).map(Some).ok_or_else(|| {
+                registry::FieldError::new(
+                    "invalid_origin",
+                    "origin",
+                    "the inbox row's origin is not one the API writes",
+                )
+            }),
+        }
+    }
 }
 
-/// Whitespace-insensitive form of a `CREATE` statement.
+/// Whitespace-insensitive form of a `CREATE` statement: runs of whitespace become one space,
+/// and none is kept inside parentheses' edges or before a comma, so a table SQLite rewrote
+/// for `ALTER TABLE ... ADD COLUMN` reads like the one declared with that column.
 fn normalized(sql: &str) -> String {
-    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+    sql.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" ,", ",")
+        .replace(" )", ")")
+        .replace("( ", "(")
+}
+
+/// The shape of an inbox root may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum InboxShape {
+    /// Created but not yet given its table.
+    Empty,
+    /// The API's schema before requests carried their origin.
+    WithoutOrigin,
+    Current,
 }
 
 /// Refuses an inbox whose schema is not exactly the API's: one table `requests` as [`SCHEMA`]
-/// declares it, and its unique index. Reading `sqlite_schema` runs nothing the file declares;
-/// anything else might (an endless recursive view would hang root's pass, an unindexed
-/// `seq` would make every read sort the whole file).
-fn check_schema(conn: &Connection) -> Result<bool, StoreError> {
-    let expected = normalized(
-        &SCHEMA
-            .trim()
-            .trim_end_matches(';')
-            .replace("IF NOT EXISTS ", ""),
-    );
+/// (or [`SCHEMA_WITHOUT_ORIGIN`]) declares it, and its unique index. Reading `sqlite_schema`
+/// runs nothing the file declares; anything else might (an endless recursive view would hang
+/// root's pass, an unindexed `seq` would make every read sort the whole file).
+fn check_schema(conn: &Connection) -> Result<InboxShape, StoreError> {
+    let declared = |schema: &str| {
+        normalized(
+            &schema
+                .trim()
+                .trim_end_matches(';')
+                .replace("IF NOT EXISTS ", ""),
+        )
+    };
+    let (current, without_origin) = (declared(SCHEMA), declared(SCHEMA_WITHOUT_ORIGIN));
     let objects: Vec<(String, String, Option<String>)> = conn
         .prepare("SELECT type, name, sql FROM sqlite_schema ORDER BY name")
         .and_then(|mut s| {
@@ -350,19 +430,25 @@ fn check_schema(conn: &Connection) -> Result<bool, StoreError> {
         .map_err(StoreError::sqlite("read the inbox's schema"))?;
     if objects.is_empty() {
         // Created but not yet given its table: nothing to read yet.
-        return Ok(false);
+        return Ok(InboxShape::Empty);
     }
-    let ok = objects.len() == 2
-        && objects.iter().any(|(kind, name, sql)| {
-            kind == "table"
-                && name == "requests"
-                && sql.as_deref().map(normalized) == Some(expected.clone())
-        })
-        && objects.iter().any(|(kind, name, sql)| {
-            kind == "index" && name == "sqlite_autoindex_requests_1" && sql.is_none()
-        });
-    if ok {
-        Ok(true)
+    let table = objects
+        .iter()
+        .find(|(kind, name, _)| kind == "table" && name == "requests")
+        .and_then(|(_, _, sql)| sql.as_deref().map(normalized));
+    let shape = match table {
+        Some(sql) if sql == current => Some(InboxShape::Current),
+        Some(sql) if sql == without_origin => Some(InboxShape::WithoutOrigin),
+        _ => None,
+    };
+    let indexed = objects.iter().any(|(kind, name, sql)| {
+        kind == "index" && name == "sqlite_autoindex_requests_1" && sql.is_none()
+    });
+    if let Some(shape) = shape
+        && indexed
+        && objects.len() == 2
+    {
+        Ok(shape)
     } else {
         let names: Vec<String> = objects
             .iter()
@@ -414,14 +500,18 @@ pub fn read_rows(path: &Path, after: i64, limit: u32) -> Result<Vec<InboxRow>, S
     }
     let conn = sqlite::open_inbox_untrusted(path)
         .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
-    if !check_schema(&conn)? {
-        return Ok(Vec::new());
-    }
+    let origin = match check_schema(&conn)? {
+        InboxShape::Empty => return Ok(Vec::new()),
+        // The same parameters either way: an inbox without the column reads as no origin.
+        InboxShape::WithoutOrigin => "substr(NULL, 1, ?4)",
+        InboxShape::Current => "substr(origin, 1, ?4)",
+    };
     let mut stmt = conn
-        .prepare(
-            "SELECT seq, request_id, operation, substr(body, 1, ?3), length(body), received_at
-             FROM requests WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-        )
+        .prepare(&format!(
+            "SELECT seq, request_id, operation, substr(body, 1, ?3), length(body), received_at,
+                    {origin}
+             FROM requests WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+        ))
         .map_err(StoreError::sqlite("read the inbox"))?;
     let text = |v: rusqlite::types::ValueRef<'_>| match v {
         rusqlite::types::ValueRef::Text(t) => {
@@ -430,22 +520,34 @@ pub fn read_rows(path: &Path, after: i64, limit: u32) -> Result<Vec<InboxRow>, S
         _ => String::new(),
     };
     let rows = stmt
-        .query_map(params![after, limit, MAX_BODY as i64 + 1], |r| {
-            let body = match r.get_ref(3)? {
-                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
-                    b.to_vec()
-                }
-                _ => Vec::new(),
-            };
-            Ok(InboxRow {
-                seq: r.get(0)?,
-                request_id: text(r.get_ref(1)?),
-                operation: text(r.get_ref(2)?),
-                body,
-                body_len: r.get_ref(4)?.as_i64().unwrap_or(i64::MAX),
-                received_at: r.get_ref(5)?.as_i64().ok(),
-            })
-        })
+        .query_map(
+            params![
+                after,
+                limit,
+                MAX_BODY as i64 + 1,
+                Origin::MAX_STORED as i64 + 1
+            ],
+            |r| {
+                let body = match r.get_ref(3)? {
+                    rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
+                        b.to_vec()
+                    }
+                    _ => Vec::new(),
+                };
+                Ok(InboxRow {
+                    seq: r.get(0)?,
+                    request_id: text(r.get_ref(1)?),
+                    operation: text(r.get_ref(2)?),
+                    body,
+                    body_len: r.get_ref(4)?.as_i64().unwrap_or(i64::MAX),
+                    received_at: r.get_ref(5)?.as_i64().ok(),
+                    origin: match r.get_ref(6)? {
+                        rusqlite::types::ValueRef::Null => None,
+                        _ => Some(text(r.get_ref(6)?)),
+                    },
+                })
+            },
+        )
         .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
         .map_err(StoreError::sqlite("read the inbox"))?;
     Ok(rows)
@@ -481,8 +583,8 @@ mod tests {
             Admission::Received { seq, .. } => seq,
             other => panic!("{other:?}"),
         };
-        let first = seq(inbox.admit_blocking(job(1)).unwrap());
-        let second = seq(inbox.admit_blocking(job(2)).unwrap());
+        let first = seq(inbox.admit_blocking(job(1), Origin::Api).unwrap());
+        let second = seq(inbox.admit_blocking(job(2), Origin::Api).unwrap());
         // Root admitted both: the API prunes up to its watermark.
         inbox.prune(second);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -490,12 +592,57 @@ mod tests {
             assert!(Instant::now() < deadline, "the prune did not happen");
             std::thread::sleep(Duration::from_millis(5));
         }
-        let third = seq(inbox.admit_blocking(job(3)).unwrap());
+        let third = seq(inbox.admit_blocking(job(3), Origin::Api).unwrap());
         assert!(
             third > second && second > first,
             "sequence numbers {first}, {second}, then {third}: root would never read the last"
         );
         drop(inbox);
         writer.join().unwrap();
+    }
+
+    fn fleet(sequence: u64) -> Origin {
+        Origin::Fleet {
+            stream: "FLEET_REQ".into(),
+            sequence,
+        }
+    }
+
+    #[test]
+    fn an_inbox_from_before_origins_keeps_its_rows_and_gains_the_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inbox.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(SCHEMA_WITHOUT_ORIGIN).unwrap();
+            conn.execute(
+                "INSERT INTO requests(request_id, operation, body, body_sha256, received_at)
+                 VALUES ('r1', 'probe', x'7b7d', 'x', 1)",
+                [],
+            )
+            .unwrap();
+        }
+        // Root reads the old shape as it is: the row, with no origin recorded.
+        let rows = read_rows(&path, 0, 10).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].origin, None);
+        assert_eq!(rows[0].checked_origin(), Ok(None));
+
+        // The API opens it: the column is added in place, the waiting row stays.
+        let (inbox, writer) = Inbox::open(&path).unwrap();
+        inbox.admit_blocking(job(7), fleet(42)).unwrap();
+        drop(inbox);
+        writer.join().unwrap();
+        let rows = read_rows(&path, 0, 10).unwrap();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].checked_origin(), Ok(None));
+        assert_eq!(rows[1].checked_origin(), Ok(Some(fleet(42))));
+
+        // An origin the API never writes is refused by name.
+        let forged = InboxRow {
+            origin: Some("{\"via\":\"root\"}".into()),
+            ..rows[1].clone()
+        };
+        assert_eq!(forged.checked_origin().unwrap_err().code, "invalid_origin");
     }
 }

@@ -187,6 +187,32 @@ const MIGRATIONS: &[&str] = &[
                             'owner', OLD.owner, 'aspect', OLD.aspect, 'message', OLD.message));
     END;
     "#,
+    // 7: where each request came in (`registry::Origin`), on its job and on every audit
+    // record of it; and a `request` record for every tenant-scope admission and rejection.
+    // SQLite cannot change a CHECK in place, so the audit table is rebuilt with its rows, its
+    // sequence (a trimmed trail never hands out a cursor twice), its indexes and its trigger.
+    r#"
+    ALTER TABLE jobs ADD COLUMN origin TEXT;
+    CREATE TABLE audit_next (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,
+        request_id TEXT,
+        kind       TEXT NOT NULL CHECK (kind IN ('invocation', 'node_request', 'request')),
+        detail     TEXT NOT NULL,
+        origin     TEXT
+    );
+    INSERT INTO audit_next(seq, at, request_id, kind, detail)
+        SELECT seq, at, request_id, kind, detail FROM audit ORDER BY seq;
+    DELETE FROM sqlite_sequence WHERE name = 'audit_next';
+    INSERT INTO sqlite_sequence(name, seq) SELECT 'audit_next', seq FROM sqlite_sequence WHERE name = 'audit';
+    DROP TABLE audit;
+    ALTER TABLE audit_next RENAME TO audit;
+    CREATE INDEX audit_at ON audit(at);
+    CREATE INDEX audit_request ON audit(request_id) WHERE request_id IS NOT NULL;
+    CREATE TRIGGER audit_append_only BEFORE UPDATE ON audit BEGIN
+        SELECT RAISE(ABORT, 'the audit trail is append-only');
+    END;
+    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).
@@ -203,4 +229,52 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
         tx.commit()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_audit_rebuild_keeps_rows_trigger_and_a_trimmed_trails_cursor() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for (i, sql) in MIGRATIONS.iter().enumerate().take(6) {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", (i + 1) as i64)
+                .unwrap();
+        }
+        let insert =
+            "INSERT INTO audit(at, request_id, kind, detail) VALUES (1, 'r', 'invocation', '{}')";
+        for _ in 0..3 {
+            conn.execute(insert, []).unwrap();
+        }
+        // Trimmed down to one row, the oldest two gone.
+        conn.execute("DELETE FROM audit WHERE seq <= 2", [])
+            .unwrap();
+
+        migrate(&mut conn).unwrap();
+        let kept: Vec<i64> = conn
+            .prepare("SELECT seq FROM audit ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(kept, [3]);
+        conn.execute("DELETE FROM audit", []).unwrap();
+        conn.execute(insert, []).unwrap();
+        let next: i64 = conn
+            .query_row("SELECT max(seq) FROM audit", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(next, 4, "a cursor was handed out twice");
+        assert!(
+            conn.execute("UPDATE audit SET detail = 'x'", []).is_err(),
+            "the rebuilt trail is not append-only"
+        );
+        conn.execute(
+            "INSERT INTO audit(at, kind, detail, origin) VALUES (1, 'request', '{}', '{\"via\":\"api\"}')",
+            [],
+        )
+        .unwrap();
+    }
 }

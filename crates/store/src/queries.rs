@@ -90,14 +90,21 @@ pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec
 
 pub fn audit(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec<AuditEntry>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT seq, at, request_id, detail FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        "SELECT seq, at, request_id, detail, origin FROM audit WHERE seq > ?1 ORDER BY seq LIMIT ?2",
     )?;
     let rows = stmt.query_map(params![after, limit], |r| {
         let detail: String = r.get(3)?;
+        let origin: Option<String> = r.get(4)?;
         Ok(AuditEntry {
             seq: r.get(0)?,
             at_ms: r.get(1)?,
             request_id: r.get(2)?,
+            origin: match origin {
+                None => None,
+                Some(text) => Some(
+                    registry::Origin::parse_stored(&text).ok_or_else(|| corrupt("audit origin"))?,
+                ),
+            },
             detail: serde_json::from_str(&detail).map_err(|_| corrupt("audit detail"))?,
         })
     })?;

@@ -7,12 +7,13 @@
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
 use registry::envelope::MAX_BODY;
-use registry::{Hex32, JobState, JobView, Timings};
+use registry::{Hex32, JobState, JobView, Origin, Timings};
 use store::Admission;
 use tokio::sync::oneshot;
 
@@ -31,20 +32,29 @@ fn is_json(headers: &HeaderMap) -> bool {
 
 pub(crate) async fn submit(
     State(app): AppState,
+    origin: Option<Extension<Origin>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    // Both doors' guards record it; a route reached some other way is not let in.
+    let Some(Extension(origin)) = origin else {
+        return Err(ApiError::Unauthorized);
+    };
     if !is_json(&headers) {
         return Err(ApiError::ContentType);
     }
     let body = read_body(&headers, body, MAX_BODY, app.limits.body_read_timeout).await?;
-    Ok(accepted(&admit(&app, &body).await?))
+    Ok(accepted(&admit(&app, &body, origin).await?))
 }
 
 /// Admission, whatever the door: validate, answer from state.db a request root already has,
 /// else hand it to the inbox's group commit and answer after COMMIT. The HTTPS route and the
 /// broker's consumer ([`crate::Gate::submit`]) both come here.
-pub(crate) async fn admit(app: &Arc<App>, body: &[u8]) -> Result<JobView, ApiError> {
+pub(crate) async fn admit(
+    app: &Arc<App>,
+    body: &[u8],
+    origin: Origin,
+) -> Result<JobView, ApiError> {
     let job = app.registry.validate(body, &app.node_id).inspect_err(|e| {
         // The API cannot write the audit trail (state.db is root's): a node-scope request
         // refused here is logged instead. Root records every one that reaches the inbox.
@@ -62,7 +72,7 @@ pub(crate) async fn admit(app: &Arc<App>, body: &[u8]) -> Result<JobView, ApiErr
     }
 
     let (tx, rx) = oneshot::channel();
-    app.inbox.admit(job, move |result| {
+    app.inbox.admit(job, origin, move |result| {
         // The handler may be gone (client disconnected); the request is durable all the same.
         let _ = tx.send(result);
     });

@@ -1,5 +1,7 @@
 //! The HTTP surface: one module per endpoint group, the shared state they read, and the guard
-//! every request passes first (rate limit, then the key).
+//! every request passes first: on the HTTPS door the rate limit, then the key; on the local
+//! door nothing more (its listener admitted the peer by its credentials). Either guard records
+//! the request's [`Origin`] for admission.
 //!
 //! Handlers take only extractors that cannot fail (`State`, `HeaderMap`, `Uri`, `Body`) and
 //! parse the rest themselves, so no axum rejection ever answers in plain text; unknown paths
@@ -23,7 +25,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use registry::{Hex32, Registry};
+use registry::{Hex32, Origin, Registry};
 use serde::Serialize;
 use store::{Inbox, Layout, StateReader};
 use tokio::sync::watch;
@@ -55,8 +57,17 @@ pub(crate) struct App {
 
 pub(crate) type AppState = State<Arc<App>>;
 
-pub(crate) fn router(app: Arc<App>) -> Router {
-    Router::new()
+/// The front door a router serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Door {
+    /// TCP with TLS, for the control plane, with its bearer key.
+    Https,
+    /// The unix socket, for operators on the machine ([`crate::local`]).
+    Local,
+}
+
+pub(crate) fn router(app: Arc<App>, door: Door) -> Router {
+    let routes = Router::new()
         .route("/v1/jobs", post(jobs::submit))
         .route("/v1/jobs/{request_id}", get(jobs::get))
         .route("/v1/events", get(events::list))
@@ -66,9 +77,12 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/openapi.json", get(meta::openapi))
         .route("/v1/health", get(meta::health))
         .fallback(no_route)
-        .method_not_allowed_fallback(wrong_method)
-        .layer(middleware::from_fn_with_state(app.clone(), guard))
-        .with_state(app)
+        .method_not_allowed_fallback(wrong_method);
+    match door {
+        Door::Https => routes.layer(middleware::from_fn_with_state(app.clone(), guard)),
+        Door::Local => routes.layer(middleware::from_fn(local_guard)),
+    }
+    .with_state(app)
 }
 
 /// The only endpoint a client may call without the key, and only with `GET`: any other method
@@ -76,19 +90,40 @@ pub(crate) fn router(app: Arc<App>) -> Router {
 const PUBLIC: &str = "/v1/health";
 
 /// Rate limit first (so guessing keys costs tokens too), then the key.
-async fn guard(State(app): AppState, request: Request, next: Next) -> Response {
+async fn guard(State(app): AppState, mut request: Request, next: Next) -> Response {
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
-    let mut response = if let Err(retry_after_secs) = app.limiter.check(peer, Instant::now()) {
+    let response = if let Err(retry_after_secs) = app.limiter.check(peer, Instant::now()) {
         ApiError::RateLimited { retry_after_secs }.into_response()
     } else if !is_public(&request) && !crate::auth::authorized(request.headers(), &app.key_sha256) {
         ApiError::Unauthorized.into_response()
     } else {
+        request.extensions_mut().insert(Origin::Api);
         next.run(request).await
     };
-    // Job views and keys' effects are never to be cached by anything in between.
+    no_store(response)
+}
+
+/// The local door's guard: the listener admitted the peer; its uid is the origin.
+async fn local_guard(mut request: Request, next: Next) -> Response {
+    let uid = request
+        .extensions()
+        .get::<ConnectInfo<crate::local::Peer>>()
+        .map(|c| c.0.uid);
+    let response = match uid {
+        Some(uid) => {
+            request.extensions_mut().insert(Origin::Local { uid });
+            next.run(request).await
+        }
+        None => ApiError::Unauthorized.into_response(),
+    };
+    no_store(response)
+}
+
+/// Job views and keys' effects are never to be cached by anything in between.
+fn no_store(mut response: Response) -> Response {
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -61,6 +61,7 @@ impl Node {
             tls_key: key_pem,
             key_sha256: api::key_sha256(&key),
             node_id: node_id.clone(),
+            local_socket: None,
             limits,
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()

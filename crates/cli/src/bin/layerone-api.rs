@@ -46,6 +46,14 @@ struct Args {
     /// cap is closed at once.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_connections)]
     max_connections: usize,
+    /// Also serve the API on this unix socket, for operators on the machine (`layerone mcp`):
+    /// mode 0660 in the operators' group, each connection admitted by its peer credentials
+    /// (root or a member of that group), no key.
+    #[arg(long, value_name = "PATH")]
+    local_socket: Option<PathBuf>,
+    /// The group whose members may use the local socket.
+    #[arg(long, value_name = "GROUP", default_value = "layerone-operators")]
+    operators_group: String,
     /// The node's fleet identity (`layerone join` writes it): while it is absent, the node is
     /// on its own; once it appears, the fleet daemon runs in this process.
     #[arg(long, value_name = "DIR", default_value = "/etc/layerone/fleet")]
@@ -104,6 +112,13 @@ fn run(args: Args) -> anyhow::Result<()> {
         tls_key: args.tls_key,
         key_sha256,
         node_id: args.node_id,
+        local_socket: match args.local_socket {
+            None => None,
+            Some(path) => Some(api::LocalSocket {
+                path,
+                operators: api::Operators::of_group(&args.operators_group, Vec::new())?,
+            }),
+        },
         limits: Limits {
             rate_per_sec: args.rate_per_sec,
             burst: args.rate_burst,

@@ -174,7 +174,9 @@ impl Node {
         let job = declarations::registry()
             .validate(body.to_string().as_bytes(), &self.node_id.clone())
             .expect("a valid request");
-        self.inbox().admit_blocking(job).unwrap()
+        self.inbox()
+            .admit_blocking(job, registry::Origin::Api)
+            .unwrap()
     }
 
     /// Writes a row straight into inbox.db, bypassing the API: hostile input for root.
@@ -1307,11 +1309,14 @@ impl Drop for Node {
     }
 }
 
-/// The real API, in this process, on the node's data directory.
+/// The real API, in this process, on the node's data directory, with its local socket (for
+/// root only) in a directory of its own that anyone may enter.
 pub struct Api {
     pub runtime: tokio::runtime::Runtime,
     pub api: Option<api::RunningApi>,
     pub client: client::NodeClient,
+    pub local_socket: PathBuf,
+    _local_dir: tempfile::TempDir,
 }
 
 impl Drop for Api {
@@ -1328,6 +1333,9 @@ pub fn start_api(node: &Node) -> Api {
     std::fs::create_dir_all(&tls).unwrap();
     let (cert, key) = api::tls::write_key_pair(&tls, "node.test").unwrap();
     let api_key = api::generate_api_key();
+    let local_dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(local_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let local_socket = local_dir.path().join("api.sock");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -1341,6 +1349,10 @@ pub fn start_api(node: &Node) -> Api {
             tls_key: key,
             key_sha256: api::key_sha256(&api_key),
             node_id: node.node_id.clone(),
+            local_socket: Some(api::LocalSocket {
+                path: local_socket.clone(),
+                operators: api::Operators::default(),
+            }),
             limits: api::Limits::default(),
         }))
         .expect("the API starts");
@@ -1351,6 +1363,8 @@ pub fn start_api(node: &Node) -> Api {
         runtime,
         api: Some(api),
         client,
+        local_socket,
+        _local_dir: local_dir,
     }
 }
 

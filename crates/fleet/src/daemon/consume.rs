@@ -15,6 +15,7 @@ use std::time::Duration;
 use async_nats::jetstream::AckKind;
 use async_nats::jetstream::consumer::PullConsumer;
 use futures_util::StreamExt;
+use registry::Origin;
 
 use super::Shared;
 use crate::protocol::{
@@ -75,7 +76,21 @@ async fn handle(shared: &Shared, message: async_nats::jetstream::Message) -> any
         ack(&message, AckKind::Ack).await;
         return Ok(());
     }
-    match shared.gate.submit(&message.payload).await {
+    // The sequence the broker gave the request: with it the audit trail leads back to the
+    // stream's copy. A message without one (no reply subject) is redelivered, never guessed at.
+    let sequence = match message.info() {
+        Ok(info) => info.stream_sequence,
+        Err(e) => {
+            tracing::warn!(error = %e, "a request without its stream sequence; redelivered");
+            ack(&message, AckKind::Nak(Some(Duration::from_secs(1)))).await;
+            return Ok(());
+        }
+    };
+    let origin = Origin::Fleet {
+        stream: REQUESTS_STREAM.to_owned(),
+        sequence,
+    };
+    match shared.gate.submit(&message.payload, origin).await {
         Ok(job) => {
             shared
                 .emit(EventBody::Accepted {
@@ -151,7 +166,11 @@ async fn apply_assignment(shared: &Shared) {
         }
     };
     let body = assignment_request(&assignment, &shared.credentials.identity.node_id);
-    match shared.gate.submit(body.as_bytes()).await {
+    let origin = Origin::Fleet {
+        stream: format!("KV_{ASSIGN_BUCKET}"),
+        sequence: entry.sequence,
+    };
+    match shared.gate.submit(body.as_bytes(), origin).await {
         Ok(_) => {}
         Err(refusal) => {
             tracing::error!(

@@ -2,10 +2,12 @@
 //! either admitted as a queued job or recorded as a failed one with the validation's code;
 //! admission, generation allocation, supersession and the watermark move happen in one
 //! `BEGIN IMMEDIATE`. The node's own requests (certificate renewals) are admitted the same
-//! way without an inbox row.
+//! way without an inbox row. Every admission and rejection is an audit record, with the
+//! request's origin ([`Origin`]).
 
 use registry::{
-    AuditDetail, FieldError, Hex32, NodeRequestStage, OpError, Registry, Scope, ValidatedJob,
+    AuditDetail, FieldError, Hex32, NodeRequestStage, OpError, Origin, Registry, RequestStage,
+    Scope, ValidatedJob,
 };
 use rusqlite::{TransactionBehavior, params};
 use serde_json::Value;
@@ -95,8 +97,9 @@ impl StateDb {
             body: body.to_vec(),
             body_len: body.len() as i64,
             received_at: None,
+            origin: Some(Origin::Node.stored()),
         };
-        admit(&tx, &job, &row, now)
+        admit(&tx, &job, &row, Some(&Origin::Node), now)
             .and_then(|_| {
                 tx.execute(
                     "UPDATE jobs SET inbox_seq = NULL WHERE request_id = ?1",
@@ -135,10 +138,11 @@ fn admit_row(
 ) -> rusqlite::Result<Admitted> {
     let validated = row
         .check()
-        .and_then(|()| registry.validate(&row.body, node_id))
-        .and_then(|job| {
+        .and_then(|()| row.checked_origin())
+        .and_then(|origin| Ok((origin, registry.validate(&row.body, node_id)?)))
+        .and_then(|(origin, job)| {
             if job.request_id.as_str() == row.request_id {
-                Ok(job)
+                Ok((origin, job))
             } else {
                 Err(FieldError::new(
                     "inbox_mismatch",
@@ -147,8 +151,8 @@ fn admit_row(
                 ))
             }
         });
-    let job = match validated {
-        Ok(job) => job,
+    let (origin, job) = match validated {
+        Ok(validated) => validated,
         Err(error) => return reject(tx, registry, row, &error, now),
     };
     if let Some(existing) = queries::job_body_sha(tx, job.request_id.as_str())? {
@@ -168,15 +172,20 @@ fn admit_row(
         );
         return reject(tx, registry, row, &error, now);
     }
-    let admitted = admit(tx, &job, row, now)?;
-    if job.scope == Scope::Node {
-        let detail = AuditDetail::NodeRequest {
+    let admitted = admit(tx, &job, row, origin.as_ref(), now)?;
+    let detail = match job.scope {
+        Scope::Node => AuditDetail::NodeRequest {
             action: job.operation.to_owned(),
             stage: NodeRequestStage::Admitted,
             code: None,
-        };
-        insert_audit(tx, now, Some(job.request_id.as_str()), &detail)?;
-    }
+        },
+        Scope::Tenant => AuditDetail::Request {
+            operation: job.operation.to_owned(),
+            stage: RequestStage::Admitted,
+            code: None,
+        },
+    };
+    insert_audit(tx, now, Some(job.request_id.as_str()), &detail)?;
     Ok(admitted)
 }
 
@@ -194,13 +203,14 @@ fn admit(
     tx: &rusqlite::Transaction<'_>,
     job: &ValidatedJob,
     row: &InboxRow,
+    origin: Option<&Origin>,
     now: i64,
 ) -> rusqlite::Result<Admitted> {
     let (generation, superseded) = supersede(tx, job, now)?;
     tx.prepare_cached(
         "INSERT INTO jobs(request_id, operation, family, resource_id, owner, generation, body, body_sha256,
-                          state, inbox_seq, received_at, queued_at, state_changed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?11)",
+                          state, inbox_seq, received_at, queued_at, state_changed_at, origin)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?11, ?12)",
     )?
     .execute(params![
         job.request_id.as_str(),
@@ -213,7 +223,8 @@ fn admit(
         job.body_sha256,
         row.seq,
         row.received_at,
-        now
+        now,
+        origin.map(|o| o.stored())
     ])?;
     Ok(Admitted::Queued { superseded })
 }
@@ -247,10 +258,12 @@ fn reject(
         message: format!("{field}: {}", error.message),
         retryable: false,
     };
+    // An origin the API never writes is not carried into state.db.
+    let origin = row.checked_origin().ok().flatten();
     tx.prepare_cached(
         "INSERT INTO jobs(request_id, operation, state, error, inbox_seq, received_at, queued_at, finished_at,
-                          state_changed_at)
-         VALUES (?1, ?2, 'failed', ?3, ?4, ?5, ?6, ?6, ?6)
+                          state_changed_at, origin)
+         VALUES (?1, ?2, 'failed', ?3, ?4, ?5, ?6, ?6, ?6, ?7)
          ON CONFLICT (request_id) DO NOTHING",
     )?
     .execute(params![
@@ -259,15 +272,23 @@ fn reject(
         serde_json::to_string(&error).expect("an OpError always serializes"),
         row.seq,
         row.received_at,
-        now
+        now,
+        origin.map(|o| o.stored())
     ])?;
-    if is_node_scope(registry, row) {
-        let detail = AuditDetail::NodeRequest {
+    let code = Some(error.code.to_string());
+    let detail = if is_node_scope(registry, row) {
+        AuditDetail::NodeRequest {
             action: operation.to_owned(),
             stage: NodeRequestStage::Rejected,
-            code: Some(error.code.to_string()),
-        };
-        insert_audit(tx, now, Some(&request_id), &detail)?;
-    }
+            code,
+        }
+    } else {
+        AuditDetail::Request {
+            operation: operation.to_owned(),
+            stage: RequestStage::Rejected,
+            code,
+        }
+    };
+    insert_audit(tx, now, Some(&request_id), &detail)?;
     Ok(Admitted::Rejected)
 }

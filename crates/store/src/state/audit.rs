@@ -61,7 +61,8 @@ impl StateDb {
     }
 }
 
-/// Appends one record to the audit trail.
+/// Appends one record to the audit trail, with the origin of its job's request (read from
+/// the job's row, which is written before any record of it).
 pub(super) fn insert_audit(
     conn: &Connection,
     at: i64,
@@ -69,8 +70,11 @@ pub(super) fn insert_audit(
     detail: &AuditDetail,
 ) -> rusqlite::Result<()> {
     let json = serde_json::to_string(detail).expect("an audit record always serializes");
-    conn.prepare_cached("INSERT INTO audit(at, request_id, kind, detail) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![at, request_id, detail.kind(), json])?;
+    conn.prepare_cached(
+        "INSERT INTO audit(at, request_id, kind, detail, origin)
+         VALUES (?1, ?2, ?3, ?4, (SELECT origin FROM jobs WHERE request_id = ?2))",
+    )?
+    .execute(params![at, request_id, detail.kind(), json])?;
     Ok(())
 }
 

@@ -1,0 +1,234 @@
+//! The local door: the same routes as the HTTPS API, over a unix socket, for sessions on the
+//! machine (`layerone mcp`, an operator's scripts).
+//!
+//! The kernel authenticates the caller twice. The socket file is mode 0660 in the operators'
+//! group, so whoever is neither its owner nor in that group cannot connect; and every
+//! connection's peer credentials (`SO_PEERCRED`, and `SO_PEERGROUPS` for the groups it had
+//! when it connected) are checked against [`Operators`] before a byte of it is read: a peer
+//! that is not admitted is closed at once and gets nothing. An admitted peer needs no bearer
+//! key; its uid is the origin of every request it makes ([`registry::Origin::Local`]).
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use axum::extract::connect_info::Connected;
+use axum::serve::{IncomingStream, Listener};
+use tokio::net::{UnixListener, UnixStream};
+
+/// Where the local door listens, and who may use it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalSocket {
+    pub path: PathBuf,
+    pub operators: Operators,
+}
+
+/// Who may use the local door: root, the uids listed, and the members of one group.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Operators {
+    /// Admitted besides root (a dev node admits the user who started it).
+    pub uids: Vec<u32>,
+    /// The operators' group: the socket file's group, and its members are admitted.
+    pub gid: Option<u32>,
+}
+
+impl Operators {
+    /// Whether a peer with these credentials is admitted.
+    pub fn admits(&self, peer: &Peer) -> bool {
+        peer.uid == 0
+            || self.uids.contains(&peer.uid)
+            || self
+                .gid
+                .is_some_and(|gid| peer.gid == gid || peer.groups.contains(&gid))
+    }
+
+    /// The operators whose group is `name` in `/etc/group`: the node creates it as a local
+    /// system group, so nothing but that file is read.
+    pub fn of_group(name: &str, uids: Vec<u32>) -> anyhow::Result<Operators> {
+        let text = std::fs::read_to_string("/etc/group").context("reading /etc/group")?;
+        let gid = gid_in(&text, name)
+            .with_context(|| format!("the group {name} is not in /etc/group"))?;
+        Ok(Operators {
+            uids,
+            gid: Some(gid),
+        })
+    }
+}
+
+/// The gid of `name` in the text of an `/etc/group`.
+fn gid_in(group_file: &str, name: &str) -> Option<u32> {
+    group_file.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        (fields.next()? == name)
+            .then(|| fields.nth(1)?.parse().ok())
+            .flatten()
+    })
+}
+
+/// What the kernel says of a connected peer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Peer {
+    pub uid: u32,
+    pub gid: u32,
+    /// The supplementary groups it had when it connected.
+    pub groups: Vec<u32>,
+}
+
+impl Peer {
+    fn of(stream: &UnixStream) -> io::Result<Peer> {
+        let cred = stream.peer_cred()?;
+        // SAFETY: the stream is open for as long as the borrow.
+        let fd = unsafe { BorrowedFd::borrow_raw(stream.as_raw_fd()) };
+        Ok(Peer {
+            uid: cred.uid(),
+            gid: cred.gid(),
+            groups: peer_groups(fd)?,
+        })
+    }
+}
+
+/// The peer's supplementary groups as the kernel recorded them at `connect()`.
+fn peer_groups(fd: BorrowedFd<'_>) -> io::Result<Vec<u32>> {
+    const WIDTH: usize = std::mem::size_of::<libc::gid_t>();
+    let mut groups: Vec<libc::gid_t> = vec![0; 32];
+    // Linux allows 65,536 supplementary groups; asking again once with the size the kernel
+    // said it needs is enough.
+    for _ in 0..2 {
+        let mut len = (groups.len() * WIDTH) as libc::socklen_t;
+        // SAFETY: `groups` is valid for writes of `len` bytes, and the kernel writes at most
+        // `len` bytes there, setting `len` to what it wrote (or needs, with ERANGE).
+        let rc = unsafe {
+            libc::getsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PEERGROUPS,
+                groups.as_mut_ptr().cast(),
+                &mut len,
+            )
+        };
+        if rc == 0 {
+            groups.truncate(len as usize / WIDTH);
+            return Ok(groups);
+        }
+        let error = io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::ERANGE) {
+            return Err(error);
+        }
+        groups.resize(len as usize / WIDTH + 1, 0);
+    }
+    Err(io::Error::other("the peer's groups changed size twice"))
+}
+
+/// Binds the socket: a stale socket left at `path` is replaced (anything else there is an
+/// error), and the file is given mode 0660 and the operators' group before the first accept.
+pub(crate) fn bind(socket: &LocalSocket) -> anyhow::Result<OperatorListener> {
+    let path = &socket.path;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_socket() => std::fs::remove_file(path)
+            .with_context(|| format!("removing the stale socket {}", path.display()))?,
+        Ok(_) => anyhow::bail!("{} exists and is not a socket", path.display()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("looking at {}", path.display())),
+    }
+    let listener =
+        UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
+    restrict(path, socket.operators.gid)?;
+    Ok(OperatorListener {
+        inner: listener,
+        operators: socket.operators.clone(),
+    })
+}
+
+/// In production the socket's directory is set-group-id in the operators' group, so the
+/// socket is born in it and the API need not be a member; elsewhere it is given the group.
+fn restrict(path: &Path, gid: Option<u32>) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let born_in = std::fs::symlink_metadata(path)
+        .with_context(|| format!("looking at {}", path.display()))?
+        .gid();
+    if let Some(gid) = gid
+        && gid != born_in
+    {
+        std::os::unix::fs::chown(path, None, Some(gid))
+            .with_context(|| format!("giving {} the operators' group", path.display()))?;
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660))
+        .with_context(|| format!("restricting {}", path.display()))
+}
+
+/// The unix listener that hands on only the connections of admitted peers.
+pub(crate) struct OperatorListener {
+    inner: UnixListener,
+    operators: Operators,
+}
+
+impl Listener for OperatorListener {
+    type Io = UnixStream;
+    type Addr = Peer;
+
+    async fn accept(&mut self) -> (UnixStream, Peer) {
+        loop {
+            let stream = match self.inner.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors or memory: wait rather than spin.
+                    tracing::warn!(error = %e, "accepting on the local socket");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            match Peer::of(&stream) {
+                Ok(peer) if self.operators.admits(&peer) => return (stream, peer),
+                Ok(peer) => {
+                    tracing::warn!(target: "audit", uid = peer.uid, "refused a local connection: not an operator");
+                }
+                Err(e) => tracing::warn!(error = %e, "reading a local peer's credentials"),
+            }
+        }
+    }
+
+    /// A listening unix socket has no peer; nothing here asks for one.
+    fn local_addr(&self) -> io::Result<Peer> {
+        Err(io::Error::other("the local socket has no peer of its own"))
+    }
+}
+
+impl Connected<IncomingStream<'_, OperatorListener>> for Peer {
+    fn connect_info(stream: IncomingStream<'_, OperatorListener>) -> Peer {
+        stream.remote_addr().clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operators_are_root_the_listed_uids_and_the_groups_members() {
+        let operators = Operators {
+            uids: vec![1000],
+            gid: Some(990),
+        };
+        let peer = |uid, gid, groups: &[u32]| Peer {
+            uid,
+            gid,
+            groups: groups.to_vec(),
+        };
+        assert!(operators.admits(&peer(0, 0, &[])));
+        assert!(operators.admits(&peer(1000, 1000, &[])));
+        assert!(operators.admits(&peer(1001, 990, &[])));
+        assert!(operators.admits(&peer(1001, 1001, &[27, 990])));
+        assert!(!operators.admits(&peer(1001, 1001, &[27])));
+        assert!(!Operators::default().admits(&peer(1001, 990, &[990])));
+    }
+
+    #[test]
+    fn a_groups_gid_is_read_from_its_own_line() {
+        let file = "root:x:0:\nlayerone-operatorsx:x:5:\nlayerone-operators:x:990:alice,bob\n";
+        assert_eq!(gid_in(file, "layerone-operators"), Some(990));
+        assert_eq!(gid_in(file, "layerone"), None);
+        assert_eq!(gid_in("broken\n", "broken"), None);
+    }
+}
