@@ -157,6 +157,9 @@ async def tools_and_jobs():
         assert wrong["code"] == "wrong_node", wrong
         print(f"bad arguments: tool errors naming the field ({bad['field']}, {unknown['field']}, node_id)")
 
+        drift = (await client.call_tool("list_drift", {"limit": 10})).structured_content
+        assert all(e["kind"] in ("drift", "drift_resolved") for e in drift["events"]), drift
+        assert drift["next"] >= 0, drift
         status = (await client.call_tool("node_status", {})).structured_content
         assert status["node_id"] == ARGS.node_id, status
         node_request = hex32(0x1D2)

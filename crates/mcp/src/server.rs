@@ -358,6 +358,16 @@ impl Server {
         self.inner.tools.iter().find(|t| t.tool.name == name)
     }
 
+    /// Whether `handle` is a confirmation this session asked for a call of `tool`.
+    fn is_pending(&self, handle: &str, tool: &str) -> bool {
+        self.inner
+            .pending
+            .lock()
+            .expect("the pending confirmations' lock is never poisoned: nothing panics holding it")
+            .iter()
+            .any(|p| p.handle == handle && p.tool == tool)
+    }
+
     /// Counts a call against the session's limit; `false` past it.
     fn admit_call(&self) -> bool {
         let mut limiter = self
@@ -666,8 +676,13 @@ impl ServerHandler for Server {
             ));
         };
         let action = entry.action.clone();
-        // The second leg of a confirmation is the same call: it is counted once.
-        if request.request_state.is_none() && !self.admit_call() {
+        // The second leg of a confirmation this session asked for is the same call: it is
+        // counted once. Any other state a client sends is no reason not to count.
+        let second_leg = request
+            .request_state
+            .as_ref()
+            .is_some_and(|handle| self.is_pending(handle, &request.name));
+        if !second_leg && !self.admit_call() {
             let policy = &self.inner.policy;
             return Ok(tool_error(
                 "rate_limited",
