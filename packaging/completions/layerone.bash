@@ -1516,7 +1516,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__mcp)
-            opts="-h --socket --dev --modules --max-tools --allow-destructive-without-confirmation --rate-limit --wait-secs --fleet-identity --help"
+            opts="-h --socket --dev --modules --max-tools --allow-destructive-without-confirmation --rate-limit --wait-secs --fleet-identity --identity-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1547,6 +1547,10 @@ _layerone() {
                     return 0
                     ;;
                 --fleet-identity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --identity-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

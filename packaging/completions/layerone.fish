@@ -173,6 +173,7 @@ complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l max-tools -d '
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l rate-limit -d 'Tool calls per minute this session may make; past it a call is a tool error' -r
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l wait-secs -d 'How long a call waits for its job before answering `still_running`, in seconds' -r
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l fleet-identity -d 'The fleet identity the node is named by when it joined a fleet' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l identity-file -d 'The node\'s identity file (derived by `layerone install`), the start of the session\'s instructions when it names this node' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l allow-destructive-without-confirmation -d 'Run destructive calls (remove, suspend, restore...) without asking the operator to confirm them, also on clients that cannot ask'
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -s h -l help -d 'Print help'
 complete -c layerone -n "__fish_layerone_using_subcommand completions" -s h -l help -d 'Print help'

@@ -35,6 +35,10 @@ pub struct McpArgs {
     /// The fleet identity the node is named by when it joined a fleet.
     #[arg(long, default_value = ::mcp::FLEET_IDENTITY)]
     fleet_identity: PathBuf,
+    /// The node's identity file (derived by `layerone install`), the start of the session's
+    /// instructions when it names this node.
+    #[arg(long, default_value = ::mcp::IDENTITY_FILE)]
+    identity_file: PathBuf,
 }
 
 /// A parsed `--modules` list.
@@ -69,5 +73,6 @@ pub fn run(args: McpArgs) -> anyhow::Result<()> {
         rate_limit: args.rate_limit,
         wait: Duration::from_secs(args.wait_secs),
         fleet_identity: args.fleet_identity,
+        identity_file: args.identity_file,
     })
 }

@@ -82,16 +82,26 @@ fn run_bounded(mut cmd: Command, what: &str) -> Output {
 }
 
 /// Runs one scenario of `mcp_session.py` against a fresh dev node; panics with its output
-/// unless every assertion of it held.
+/// unless every assertion of it held. The node's identity file is the one `layerone install`
+/// derives, for a configuration of the dev node's id.
 fn scenario(name: &str) {
     let python = python();
     let dir = tempfile::tempdir().unwrap();
     let (node, socket) = dev_node(dir.path());
+    let config = install::config::NodeConfig::parse(&format!(
+        "node_id = \"{}\"\nname = \"node1.example.com\"\nplatform = \"debian\"\nlisten = \"127.0.0.1:8443\"\n",
+        node.node_id()
+    ))
+    .unwrap();
+    let identity_file = dir.path().join("identity.md");
+    std::fs::write(&identity_file, install::identity::render(&config)).unwrap();
     let mut cmd = command(&python);
     cmd.arg(workspace().join("crates/cli/tests/mcp_session.py"))
         .arg(name)
         .args(["--layerone", LAYERONE, "--socket", &socket])
         .args(["--node-id", &node.node_id()])
+        .arg("--identity-file")
+        .arg(&identity_file)
         .env("PYTHONDONTWRITEBYTECODE", "1");
     let out = run_bounded(cmd, &format!("the {name} scenario"));
     let stdout = String::from_utf8_lossy(&out.stdout);

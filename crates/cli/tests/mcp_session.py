@@ -3,7 +3,7 @@
 stdio client, as an MCP client would start it, and reaches the node through its API's local
 socket. Run by crates/cli/tests/mcp_clients.rs, one scenario per invocation:
 
-    python mcp_session.py SCENARIO --layerone BIN --socket SOCK --node-id ID
+    python mcp_session.py SCENARIO --layerone BIN --socket SOCK --node-id ID --identity-file F
 
 Each scenario asserts what it proves and exits non-zero with the failed assertion otherwise.
 """
@@ -37,7 +37,7 @@ ARGS = None
 def server(*extra):
     return StdioServerParameters(
         command=ARGS.layerone,
-        args=["mcp", "--socket", ARGS.socket, *extra],
+        args=["mcp", "--socket", ARGS.socket, "--identity-file", ARGS.identity_file, *extra],
         env={"RUST_LOG": "warn"},
     )
 
@@ -131,9 +131,12 @@ async def tools_and_jobs():
         print(f"tools/list: {len(ops)} operations and {len(READ_TOOLS)} read tools, schemas and hints as declared")
 
         identity = (await client.read_resource("layerone://node/identity")).contents[0].text
-        assert ARGS.node_id in identity and "no shell" in identity, identity
+        # The node's identity file first (name, id, platform), then the session's part.
+        assert identity.startswith("# layerone node node1.example.com\n"), identity
+        assert f"- Node id: {ARGS.node_id}\n" in identity and "- Platform: debian\n" in identity
+        assert "## This session" in identity and "no shell" in identity, identity
         assert client.instructions == identity
-        print("identity: the instructions and the resource, naming the node")
+        print("identity: the node's identity file and the session, as instructions and resource")
 
         # A call of an operation creates the resource and returns its typed result; the same
         # request_id again is the same job, not a second one.
@@ -279,6 +282,7 @@ def main():
     parser.add_argument("--layerone", required=True)
     parser.add_argument("--socket", required=True)
     parser.add_argument("--node-id", required=True)
+    parser.add_argument("--identity-file", required=True)
     ARGS = parser.parse_args()
     asyncio.run(asyncio.wait_for(SCENARIOS[ARGS.scenario](), timeout=240))
 

@@ -2,10 +2,14 @@
 //! session, handed over as the server's `instructions` and as the resource
 //! `layerone://node/identity`.
 //!
-//! Generated at start-up by the server from what the node's API says of it (its health: id
-//! and version; its catalogue: the modules and operations it offers) and, when the node joined
-//! a fleet, from its fleet identity (`identity.json`, world-readable: its name in the fleet).
-//! Nothing of it is kept on disk: it is made anew by every session.
+//! Its first part is the node's own identity file, `/etc/layerone/identity.md`, which the
+//! installer derives from the node's configuration (name, id, platform profile) like its other
+//! derived files (an edited copy goes to the override area and is replaced), used only if it
+//! names the node the API says it is. Where there is none (a dev node, a node not installed by
+//! `layerone install`) the server writes that part itself from what the API says. The rest is
+//! made at start-up from the API (its health: id and version; its catalogue: the modules and
+//! operations it offers), the node's fleet identity when it joined a fleet (`identity.json`,
+//! world-readable: its name in the fleet) and how the session was started.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -27,6 +31,8 @@ pub struct NodeFacts {
     pub narrowed_to: Option<Vec<String>>,
     /// Whether destructive calls run without the operator's confirmation.
     pub unconfirmed_destructive: bool,
+    /// The node's identity file, when it has one that names this node.
+    pub derived: Option<String>,
 }
 
 impl NodeFacts {
@@ -61,6 +67,16 @@ impl NodeFacts {
         }
     }
 
+    /// Takes the node's identity file at `path` as the identity's first part, if it is
+    /// there and names this node (its `- Node id:` line); anything else is left out.
+    pub fn with_identity_file(mut self, path: &Path) -> NodeFacts {
+        let line = format!("- Node id: {}\n", self.node_id);
+        self.derived = std::fs::read_to_string(path)
+            .ok()
+            .filter(|text| !self.node_id.is_empty() && text.contains(&line));
+        self
+    }
+
     /// Adds the node's fleet name from a fleet identity file, if there is one and it is this
     /// node's (same id). A missing or unreadable file is a node outside any fleet.
     pub fn with_fleet_identity(mut self, path: &Path) -> NodeFacts {
@@ -80,8 +96,17 @@ impl NodeFacts {
 /// The identity text (Markdown).
 pub fn render(facts: &NodeFacts) -> String {
     let who = facts.fleet_name.as_deref().unwrap_or(&facts.node_id);
-    let mut out = format!("# layerone node {who}\n\n");
-    out.push_str(&format!("- Node id: {}\n", facts.node_id));
+    let mut out = match &facts.derived {
+        Some(text) => format!("{}\n", text.trim_end()),
+        None => format!(
+            "# layerone node {who}\n\n- Node id: {}\n\nThis is the layerone node agent of \
+             {who}, a Linux web-hosting node. It changes the server only through its declared \
+             operations, each checked, run by root through the node's own audited programs, \
+             and recorded.\n",
+            facts.node_id
+        ),
+    };
+    out.push_str("\n## This session\n\n");
     match &facts.fleet_name {
         Some(name) => out.push_str(&format!("- Fleet: joined, as the node named {name}\n")),
         None => out.push_str("- Fleet: not joined to a fleet\n"),
@@ -95,25 +120,22 @@ pub fn render(facts: &NodeFacts) -> String {
     out.push_str(&format!("- Modules offered: {}\n", modules.join(", ")));
     match &facts.narrowed_to {
         Some(list) => out.push_str(&format!(
-            "- This session: {} tools, the operations of {} and the read tools\n",
+            "- Tools: {}, the operations of {} and the read tools\n",
             facts.tools,
             list.join(", ")
         )),
         None => out.push_str(&format!(
-            "- This session: {} tools, every operation and the read tools\n",
+            "- Tools: {}, every operation and the read tools\n",
             facts.tools
         )),
     }
     out.push_str(&format!(
-        "\nThis is the layerone node agent of {who}, a Linux web-hosting node: accounts, web \
-         domains, PHP, MariaDB, mail, certificates and backups, each through a declared \
-         operation. Every tool but the read tools (get_job, list_events, list_audit, \
-         list_drift, node_status) is one operation: calling it admits a job on the node, \
-         which root runs through the node's own audited programs; the call waits for the job \
-         and returns its typed result, or its stable error code. The node's audit trail \
-         records every call with the uid of the operator who started this session.\n\n\
-         There is no shell: no tool takes a path, an argv, a command, a package or a unit. \
-         Node-scope operations need this node's exact id ({}) as node_id. ",
+        "\nEvery tool but the read tools (get_job, list_events, list_audit, list_drift, \
+         node_status) is one operation: calling it admits a job on the node ({}), and the \
+         call waits for the job and returns its typed result, or its stable error code. The \
+         node's audit trail records every call with the uid of the operator who started this \
+         session. There is no shell: no tool takes a path, an argv, a command, a package or \
+         a unit. Node-scope operations need this node's exact id as node_id. ",
         facts.node_id
     ));
     if facts.unconfirmed_destructive {
@@ -165,7 +187,34 @@ mod tests {
         let joined = facts.clone().with_fleet_identity(&path);
         assert_eq!(joined.fleet_name.as_deref(), Some("web-1"));
         assert!(render(&joined).starts_with("# layerone node web-1\n"));
-        // Another node's identity file names nothing.
+        // The node's own identity file is the first part; another node's is left out.
+        let file = dir.path().join("identity.md");
+        std::fs::write(
+            &file,
+            format!(
+                "# layerone node web1.example.net\n\n- Node id: {}\n- Platform: debian\n",
+                "ab".repeat(16)
+            ),
+        )
+        .unwrap();
+        let with_file = joined.clone().with_identity_file(&file);
+        let text = render(&with_file);
+        assert!(
+            text.starts_with("# layerone node web1.example.net\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- Platform: debian\n\n## This session\n"),
+            "{text}"
+        );
+        assert!(text.contains("joined, as the node named web-1"), "{text}");
+        std::fs::write(
+            &file,
+            format!("# layerone node x\n\n- Node id: {}\n", "cd".repeat(16)),
+        )
+        .unwrap();
+        assert_eq!(joined.clone().with_identity_file(&file).derived, None);
+        // Another node's fleet identity file names nothing.
         std::fs::write(
             &path,
             json!({"node": "web-2", "node_id": "cd".repeat(16)}).to_string(),

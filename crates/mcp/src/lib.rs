@@ -37,6 +37,8 @@ pub const DEFAULT_MAX_TOOLS: usize = 128;
 pub const DEFAULT_RATE_LIMIT: u32 = 60;
 /// Where a joined node's fleet identity is.
 pub const FLEET_IDENTITY: &str = "/etc/layerone/fleet/identity.json";
+/// The node's identity file, which `layerone install` derives from its configuration.
+pub const IDENTITY_FILE: &str = "/etc/layerone/identity.md";
 
 /// How `layerone mcp` was started.
 #[derive(Clone, Debug)]
@@ -53,6 +55,8 @@ pub struct Options {
     pub wait: Duration,
     /// The fleet identity to name the node by, when it joined a fleet.
     pub fleet_identity: PathBuf,
+    /// The node's identity file, the identity's first part when it names this node.
+    pub identity_file: PathBuf,
 }
 
 /// Serves one session on standard input and output until the client closes it. Refuses to
@@ -76,7 +80,8 @@ pub fn serve(options: Options) -> anyhow::Result<()> {
         .catalogue()
         .with_context(|| format!("the catalogue of the node at {}", options.socket.display()))?;
     let mut facts = identity::NodeFacts::from_api(&health, &catalogue)
-        .with_fleet_identity(&options.fleet_identity);
+        .with_fleet_identity(&options.fleet_identity)
+        .with_identity_file(&options.identity_file);
     facts.tools = tools.len();
     facts.narrowed_to = options
         .modules
