@@ -227,6 +227,18 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
     }
 }
 
+/// Where a run moved what it found at `system_path` (its `Change::Adopt`).
+fn adopted_to(report: &install::InstallReport, system_path: &str) -> String {
+    report
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::Adopt { path, to, .. } if path == system_path => Some(to.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{system_path} not adopted: {:?}", report.changes))
+}
+
 /// The identity file names the node from its configuration; an edited copy goes to the
 /// override area with its edit, and the derived text is put back.
 #[test]
@@ -245,16 +257,7 @@ fn the_identity_file_names_the_node_and_an_edited_copy_is_kept_in_override_and_r
     std::fs::write(&path, &edited).unwrap();
 
     let report = install::install(&InstallOptions::new(&root)).unwrap();
-    let adopted = report
-        .changes
-        .iter()
-        .find_map(|c| match c {
-            Change::Adopt { path, to, .. } if path == "/etc/layerone/identity.md" => {
-                Some(to.clone())
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("not adopted: {:?}", report.changes));
+    let adopted = adopted_to(&report, "/etc/layerone/identity.md");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), derived);
     assert_eq!(
         std::fs::read_to_string(at(&root, &adopted)).unwrap(),
@@ -273,16 +276,7 @@ fn a_foreign_file_is_adopted_into_override_and_replaced() {
     std::fs::write(&env_path, "LAYERONE_LISTEN=0.0.0.0:1\n").unwrap();
 
     let report = install::install(&InstallOptions::new(&root)).unwrap();
-    let adopted = report
-        .changes
-        .iter()
-        .find_map(|c| match c {
-            Change::Adopt { path, to, .. } if path == "/etc/layerone/layerone.env" => {
-                Some(to.clone())
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("not adopted: {:?}", report.changes));
+    let adopted = adopted_to(&report, "/etc/layerone/layerone.env");
     assert_eq!(std::fs::read_to_string(&env_path).unwrap(), derived);
     assert_eq!(
         std::fs::read_to_string(at(&root, &adopted)).unwrap(),
