@@ -204,14 +204,31 @@ async def confirm(mode):
         print(f"protocol {client.protocol_version}")
         await ensure(client, 10, "confirmme")
         cursor = await cursor_now(client)
+        target = {"id": account(10, "")["id"]}
+        if mode == "auto":
+            # The round trip's state confirms only the call it was given for, once, and a
+            # state the server never gave confirms nothing.
+            first = await client.session.call_tool("remove_account", target, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult), first
+            accept = {"confirm": types.ElicitResult(action="accept", content={"confirm": True})}
+            for args, state in ((account(11, ""), first.request_state), (target, first.request_state), (target, "f" * 32)):
+                other = await client.session.call_tool(
+                    "remove_account",
+                    {"id": args["id"]},
+                    input_responses=accept,
+                    request_state=state,
+                    allow_input_required=True,
+                )
+                assert error_of(other)["code"] == "confirmation_unknown", other
+            print("input_required: a state confirms only its own call, once; a forged one nothing")
         answers.append(False)
-        refused = error_of(await client.call_tool("remove_account", {"id": account(10, "")["id"]}))
+        refused = error_of(await client.call_tool("remove_account", target))
         assert refused["code"] == "not_confirmed", refused
         assert not answers, "the operator was not asked"
         assert await jobs_since(client, cursor, "remove_account") == [], "a declined call was submitted"
         print("declined: refused, nothing submitted")
         answers.append(True)
-        removed = await client.call_tool("remove_account", {"id": account(10, "")["id"]})
+        removed = await client.call_tool("remove_account", target)
         assert not removed.is_error, removed
         assert removed.structured_content["state"] == "absent", removed.structured_content
         assert not answers

@@ -418,7 +418,7 @@ impl Server {
                 let at = queue.iter().position(|p| &p.handle == handle);
                 at.and_then(|i| queue.remove(i))
             };
-            let Some(pending) = pending.filter(|p| p.tool == tool && &p.arguments == args) else {
+            if !pending.is_some_and(|p| p.tool == tool && &p.arguments == args) {
                 return Ok(Confirmation::Answer(
                     tool_error(
                         "confirmation_unknown",
@@ -428,8 +428,7 @@ impl Server {
                     )
                     .into(),
                 ));
-            };
-            let _ = pending;
+            }
             let answer = request
                 .input_responses
                 .as_ref()
