@@ -40,6 +40,9 @@ _layerone() {
             layerone,join)
                 cmd="layerone__subcmd__join"
                 ;;
+            layerone,mcp)
+                cmd="layerone__subcmd__mcp"
+                ;;
             layerone,status)
                 cmd="layerone__subcmd__status"
                 ;;
@@ -157,6 +160,9 @@ _layerone() {
             layerone__subcmd__help,join)
                 cmd="layerone__subcmd__help__subcmd__join"
                 ;;
+            layerone__subcmd__help,mcp)
+                cmd="layerone__subcmd__help__subcmd__mcp"
+                ;;
             layerone__subcmd__help,status)
                 cmd="layerone__subcmd__help__subcmd__status"
                 ;;
@@ -242,7 +248,7 @@ _layerone() {
 
     case "${cmd}" in
         layerone)
-            opts="-h -V --help --version catalogue job install status cloudlinux fleet join completions help"
+            opts="-h -V --help --version catalogue job install status cloudlinux fleet join mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -876,7 +882,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__help)
-            opts="catalogue job install status cloudlinux fleet join completions help"
+            opts="catalogue job install status cloudlinux fleet join mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1239,6 +1245,20 @@ _layerone() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        layerone__subcmd__help__subcmd__mcp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         layerone__subcmd__help__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1485,6 +1505,52 @@ _layerone() {
                     return 0
                     ;;
                 --dev)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__mcp)
+            opts="-h --socket --dev --modules --max-tools --allow-destructive-without-confirmation --rate-limit --wait-secs --fleet-identity --identity-file --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --socket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dev)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --modules)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate-limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait-secs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fleet-identity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --identity-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -8,6 +8,8 @@
 //! - `layerone cloudlinux SCRIPT [ARGS]`: CloudLinux's panel-integration scripts, read-only.
 //! - `layerone fleet init|serve|token|nodes|assign|submit|events|drain|maintenance|activate|remove|rescue|status`
 //!   and `layerone join TOKEN`: the fleet (`src/fleet/`).
+//! - `layerone mcp`: the node's operations as MCP tools over stdio for an operator's session,
+//!   through the API's local socket (`src/mcp.rs`, `crates/mcp`).
 //! - `layerone completions bash|zsh|fish`: the shell's completion script (the packages ship
 //!   `packaging/completions/`, which a test keeps equal to this output).
 //!
@@ -18,6 +20,7 @@ mod cloudlinux;
 mod fleet;
 mod install;
 mod job;
+mod mcp;
 
 use clap::{Parser, Subcommand};
 
@@ -47,6 +50,9 @@ enum Command {
     Fleet(fleet::FleetCommand),
     /// Join a fleet with a one-time token (`layerone fleet token`).
     Join(fleet::JoinArgs),
+    /// Serve this node's operations as MCP tools on stdio, for an operator's MCP client,
+    /// through the API's local socket.
+    Mcp(mcp::McpArgs),
     /// Print the completion script of a shell (bash, zsh or fish) on standard output.
     Completions {
         #[arg(value_enum)]
@@ -74,6 +80,7 @@ fn run() -> anyhow::Result<()> {
         Command::Cloudlinux(args) => cloudlinux::run(args),
         Command::Fleet(command) => fleet::run(command),
         Command::Join(args) => fleet::join(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

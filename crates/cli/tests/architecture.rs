@@ -142,7 +142,7 @@ fn only_the_real_executor_starts_programs() {
 
 /// The crates of the unprivileged side: what the API, a client and every binary that talks
 /// about operations without performing them link.
-const UNPRIVILEGED: &[&str] = &["api", "client", "declarations", "fleet"];
+const UNPRIVILEGED: &[&str] = &["api", "client", "declarations", "fleet", "mcp"];
 
 /// What the unprivileged side must never link: the handlers, the provider, the simulator and
 /// the test support, the runner, the tenant worker and the crash points.
@@ -291,6 +291,19 @@ fn the_unprivileged_side_links_no_handler_provider_or_simulator() {
     assert!(
         closure(&graph, "api").contains("declarations"),
         "the API validates requests with the declarations"
+    );
+    // The MCP server talks about operations and reaches the node through the client only: of
+    // the workspace's crates it links the declarations, the registry and the client.
+    let mcp_closure = closure(&graph, "mcp");
+    let mcp_links: BTreeSet<&str> = mcp_closure
+        .iter()
+        .filter(|d| members.contains(*d))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        mcp_links,
+        BTreeSet::from(["client", "declarations", "registry"]),
+        "the MCP server links workspace crates beyond the declarations, the registry and the client"
     );
 }
 

@@ -1,9 +1,10 @@
 //! `dev.json`: what a dev node (`layerone-dev`) writes so the CLI and the tests can reach it
-//! without flags: its URL, API key, certificate pin and node id.
+//! without flags: its URL, API key, certificate pin and node id, and where its API's local
+//! socket is.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use registry::Hex32;
 use serde::{Deserialize, Serialize};
@@ -19,10 +20,9 @@ pub struct DevInfo {
     /// Hex SHA-256 of the API's certificate (DER).
     pub pin_sha256: String,
     pub node_id: Hex32,
-    /// The API's local socket (plain HTTP, peer credentials instead of the key), when the
-    /// dev node has one.
+    /// The API's local socket (plain HTTP, peer credentials), when the dev node serves one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub local_socket: Option<std::path::PathBuf>,
+    pub local_socket: Option<PathBuf>,
 }
 
 impl DevInfo {
@@ -65,6 +65,11 @@ impl DevInfo {
     pub fn client(&self) -> Result<NodeClient, ClientError> {
         NodeClient::new(&self.url, Some(self.api_key.clone()), &self.pin_sha256)
     }
+
+    /// A client for the dev node's local socket, if it serves one.
+    pub fn local_client(&self) -> Option<NodeClient> {
+        self.local_socket.as_ref().map(NodeClient::local)
+    }
 }
 
 #[cfg(test)]
@@ -82,10 +87,23 @@ mod tests {
             api_key: "k".repeat(64),
             pin_sha256: "ab".repeat(32),
             node_id: "0123456789abcdef0123456789abcdef".parse().unwrap(),
-            local_socket: Some("/tmp/n/api.sock".into()),
+            local_socket: Some(dir.path().join("api.sock")),
         };
         info.save(&path).unwrap();
         assert_eq!(DevInfo::load(&path).unwrap(), info);
+        // A dev.json of a node without a local socket still loads.
+        let without = DevInfo {
+            local_socket: None,
+            ..info.clone()
+        };
+        without.save(&path).unwrap();
+        assert!(
+            !std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("local_socket")
+        );
+        assert_eq!(DevInfo::load(&path).unwrap(), without);
+        info.save(&path).unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600

@@ -1,12 +1,20 @@
-//! A small synchronous HTTPS client for the node's API, used by the `layerone` CLI and by every
-//! integration test.
+//! A small synchronous client for the node's API, used by the `layerone` CLI, `layerone mcp`
+//! and by every integration test.
 //!
-//! HTTP/1.1 over rustls (ring) on a plain `TcpStream`: no async runtime, so a CLI command or a
-//! test thread can call it directly. Trust is a certificate pin, compared during the handshake
-//! before any header or body is sent ([`pin`]); there is no way to build a client without one.
-//! Every [`NodeClient`] is pinned: [`NodeClient::new`] is its only constructor and refuses an
-//! empty or malformed pin, so node administrator operations ([`NodeClient::submit_node_op`],
-//! which also requires the exact node id) cannot run without one. Typed requests and results
+//! HTTP/1.1 over one of two transports, with no async runtime, so a CLI command or a test
+//! thread can call it directly:
+//!
+//! - HTTPS: rustls (ring) on a plain `TcpStream`. Trust is a certificate pin, compared during
+//!   the handshake before any header or body is sent ([`pin`]); [`NodeClient::new`] refuses an
+//!   empty or malformed pin, so node administrator operations ([`NodeClient::submit_node_op`],
+//!   which also requires the exact node id) cannot run over HTTPS without one.
+//! - The API's local socket ([`NodeClient::local`]): plain HTTP on a unix stream socket, no
+//!   TLS and no `Authorization` header. The API knows the caller by its peer credentials
+//!   (the kernel's, not anything the client sends) and the socket's mode and group decide who
+//!   may connect at all; its path is `/run/layerone/api.sock` on an installed node
+//!   ([`LOCAL_SOCKET`]) and `local_socket` in a dev node's `dev.json`.
+//!
+//! Typed requests and results
 //! come from the registry's [`registry::Operation`] declarations ([`typed`]).
 //! Connections are kept alive and reused (one per concurrent caller), and a reused connection
 //! the server closed while idle is replaced transparently.
@@ -17,8 +25,10 @@ mod http;
 pub mod pin;
 pub mod typed;
 
-use std::io::{BufReader, ErrorKind};
+use std::io::{BufReader, ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -45,7 +55,67 @@ const EVENTS_PAGE: u32 = 1000;
 /// The longest wait the events feed accepts.
 const MAX_WAIT_SECS: u64 = 60;
 
-type Stream = StreamOwned<ClientConnection, TcpStream>;
+/// The local socket of an installed node's API.
+pub const LOCAL_SOCKET: &str = "/run/layerone/api.sock";
+
+/// One connection: TLS over TCP, or plain HTTP over the local socket.
+enum Stream {
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+    Local(UnixStream),
+}
+
+impl Stream {
+    fn set_timeouts(&self, timeout: Duration) -> std::io::Result<()> {
+        match self {
+            Stream::Tls(s) => {
+                s.sock.set_read_timeout(Some(timeout))?;
+                s.sock.set_write_timeout(Some(timeout))
+            }
+            Stream::Local(s) => {
+                s.set_read_timeout(Some(timeout))?;
+                s.set_write_timeout(Some(timeout))
+            }
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tls(s) => s.read(buf),
+            Stream::Local(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tls(s) => s.write(buf),
+            Stream::Local(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Tls(s) => s.flush(),
+            Stream::Local(s) => s.flush(),
+        }
+    }
+}
+
+/// How a client reaches the API.
+enum Transport {
+    Https {
+        target: Target,
+        server_name: ServerName<'static>,
+        tls: Arc<ClientConfig>,
+        /// The pin in canonical lowercase hex, for error messages.
+        pin_hex: String,
+    },
+    Local {
+        path: PathBuf,
+    },
+}
 
 /// Where the API is: parsed once from the URL.
 #[derive(Clone, Debug)]
@@ -129,12 +199,8 @@ fn encode_segment(s: &str) -> String {
 /// A client for one node's API. Cheap to share between threads: each concurrent request uses
 /// its own connection, and idle connections are reused.
 pub struct NodeClient {
-    target: Target,
-    server_name: ServerName<'static>,
+    transport: Transport,
     api_key: Option<String>,
-    tls: Arc<ClientConfig>,
-    /// The pin in canonical lowercase hex, for error messages.
-    pin_hex: String,
     idle: Mutex<Vec<Stream>>,
     timeout: Duration,
     /// The furthest events cursor this client has read, so [`NodeClient::wait`] does not page
@@ -147,10 +213,14 @@ pub struct NodeClient {
 impl std::fmt::Debug for NodeClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the key.
-        f.debug_struct("NodeClient")
-            .field("authority", &self.target.authority)
-            .field("base_path", &self.target.base_path)
-            .field("has_key", &self.api_key.is_some())
+        let mut d = f.debug_struct("NodeClient");
+        match &self.transport {
+            Transport::Https { target, .. } => d
+                .field("authority", &target.authority)
+                .field("base_path", &target.base_path),
+            Transport::Local { path } => d.field("local_socket", path),
+        };
+        d.field("has_key", &self.api_key.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -186,17 +256,41 @@ impl NodeClient {
             .with_custom_certificate_verifier(Arc::new(pin::PinVerifier::new(pin)))
             .with_no_client_auth();
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok(NodeClient {
-            target,
-            server_name,
+        Ok(NodeClient::with_transport(
+            Transport::Https {
+                target,
+                server_name,
+                tls: Arc::new(tls),
+                pin_hex: hex::encode(pin),
+            },
             api_key,
-            tls: Arc::new(tls),
-            pin_hex: hex::encode(pin),
+        ))
+    }
+
+    /// A client for the API's local socket at `path` ([`LOCAL_SOCKET`] on an installed node):
+    /// plain HTTP/1.1, no TLS, no key. The typed calls work over it as over HTTPS. No
+    /// connection is made yet.
+    pub fn local(path: impl Into<PathBuf>) -> NodeClient {
+        NodeClient::with_transport(Transport::Local { path: path.into() }, None)
+    }
+
+    fn with_transport(transport: Transport, api_key: Option<String>) -> NodeClient {
+        NodeClient {
+            transport,
+            api_key,
             idle: Mutex::new(Vec::new()),
             timeout: DEFAULT_TIMEOUT,
             cursor: AtomicI64::new(0),
             connects: AtomicU64::new(0),
-        })
+        }
+    }
+
+    /// The local socket this client talks to, if it is a local client.
+    pub fn local_socket(&self) -> Option<&Path> {
+        match &self.transport {
+            Transport::Local { path } => Some(path),
+            Transport::Https { .. } => None,
+        }
     }
 
     /// The same client with another per-request timeout.
@@ -205,7 +299,7 @@ impl NodeClient {
         self
     }
 
-    /// How many TCP+TLS connections this client has opened so far: with keep-alive, far
+    /// How many connections (TCP+TLS, or to the local socket) this client has opened so far: with keep-alive, far
     /// fewer than the requests it sent.
     pub fn connections_opened(&self) -> u64 {
         self.connects.load(Ordering::Relaxed)
@@ -265,14 +359,15 @@ impl NodeClient {
             }
             headers.push((name, value));
         }
-        let target = format!("{}{}", self.target.base_path, path_and_query);
-        let head = http::request_head(
-            method,
-            &target,
-            &self.target.authority,
-            &headers,
-            body.map(<[u8]>::len),
-        );
+        let (base_path, authority) = match &self.transport {
+            Transport::Https { target, .. } => {
+                (target.base_path.as_str(), target.authority.as_str())
+            }
+            // HTTP/1.1 requires a Host header; a unix socket has no authority of its own.
+            Transport::Local { .. } => ("", "localhost"),
+        };
+        let target = format!("{base_path}{path_and_query}");
+        let head = http::request_head(method, &target, authority, &headers, body.map(<[u8]>::len));
 
         // One retry, only on a reused connection that ended before any byte of an answer: the
         // server closed it while it sat idle. Submitting is idempotent by request_id, so even
@@ -288,14 +383,7 @@ impl NodeClient {
                 Some(stream) => stream,
                 None => self.connect()?,
             };
-            stream
-                .sock
-                .set_read_timeout(Some(timeout))
-                .map_err(ClientError::Io)?;
-            stream
-                .sock
-                .set_write_timeout(Some(timeout))
-                .map_err(ClientError::Io)?;
+            stream.set_timeouts(timeout).map_err(ClientError::Io)?;
             let written = http::write_request(&mut stream, &head, body);
             let answer = match written {
                 Ok(()) => {
@@ -339,11 +427,27 @@ impl NodeClient {
         }
     }
 
-    /// Opens a TCP connection and completes the TLS handshake, which is where the pin is
-    /// checked: nothing of a request is written before this returns.
+    /// Opens a connection: to the local socket, or over TCP with the TLS handshake completed,
+    /// which is where the pin is checked: nothing of a request is written before this returns.
     fn connect(&self) -> Result<Stream, ClientError> {
-        let addr_text = self.target.authority.clone();
-        let addrs = (self.target.host.as_str(), self.target.port)
+        let (target, server_name, tls, pin_hex) = match &self.transport {
+            Transport::Https {
+                target,
+                server_name,
+                tls,
+                pin_hex,
+            } => (target, server_name, tls, pin_hex),
+            Transport::Local { path } => {
+                let sock = UnixStream::connect(path).map_err(|source| ClientError::Connect {
+                    addr: path.display().to_string(),
+                    source,
+                })?;
+                self.connects.fetch_add(1, Ordering::Relaxed);
+                return Ok(Stream::Local(sock));
+            }
+        };
+        let addr_text = target.authority.clone();
+        let addrs = (target.host.as_str(), target.port)
             .to_socket_addrs()
             .map_err(|source| ClientError::Connect {
                 addr: addr_text.clone(),
@@ -375,7 +479,7 @@ impl NodeClient {
             addr: addr_text.clone(),
             source,
         })?;
-        let conn = ClientConnection::new(self.tls.clone(), self.server_name.clone())
+        let conn = ClientConnection::new(tls.clone(), server_name.clone())
             .map_err(|e| ClientError::Tls(TlsError::Handshake(std::io::Error::other(e))))?;
         self.connects.fetch_add(1, Ordering::Relaxed);
         let mut stream = StreamOwned::new(conn, sock);
@@ -383,7 +487,7 @@ impl NodeClient {
             if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
                 if let Some(presented) = pin::pin_mismatch(&e) {
                     return Err(TlsError::PinMismatch {
-                        expected: self.pin_hex.clone(),
+                        expected: pin_hex.clone(),
                         presented,
                     }
                     .into());
@@ -396,7 +500,7 @@ impl NodeClient {
                 return Err(TlsError::Handshake(e).into());
             }
         }
-        Ok(stream)
+        Ok(Stream::Tls(Box::new(stream)))
     }
 
     /// Submits a job envelope. `Ok` is the 202's job view: received (or the same job again).
@@ -426,6 +530,13 @@ impl NodeClient {
         let page: EventPage = expect_json(&resp)?;
         self.cursor.fetch_max(page.next, Ordering::Relaxed);
         Ok(page)
+    }
+
+    /// The audit trail after `after` (`GET /v1/audit`): `{entries, next}`, at most `limit`
+    /// entries.
+    pub fn audit(&self, after: i64, limit: u32) -> Result<Value, ClientError> {
+        let path = format!("/v1/audit?after={after}&limit={limit}");
+        expect_json(&self.request("GET", &path, None, &[])?)
     }
 
     /// Waits until the job reaches a terminal state (`succeeded`, `failed`, `superseded`) and
@@ -627,6 +738,62 @@ mod tests {
                 &"00".repeat(32)
             )
             .is_err()
+        );
+    }
+
+    /// A real unix socket served by a thread that answers two requests on one connection:
+    /// the client speaks plain HTTP to it, sends no key, and reuses the connection.
+    #[test]
+    fn a_local_client_speaks_plain_http_over_the_socket_without_a_key() {
+        use std::io::BufRead as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("api.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            let (sock, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(sock.try_clone().unwrap());
+            let mut heads = Vec::new();
+            for _ in 0..2 {
+                let mut head = String::new();
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if line == "\r\n" || line.is_empty() {
+                        break;
+                    }
+                    head.push_str(&line);
+                }
+                heads.push(head);
+                (&sock)
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}")
+                    .unwrap();
+            }
+            heads
+        });
+        let client = NodeClient::local(&path);
+        assert_eq!(client.local_socket(), Some(path.as_path()));
+        for _ in 0..2 {
+            let (status, body) = client.health().unwrap();
+            assert_eq!((status, body["status"].as_str()), (200, Some("ok")));
+        }
+        assert_eq!(client.connections_opened(), 1);
+        let heads = server.join().unwrap();
+        for head in heads {
+            assert!(
+                head.starts_with("GET /v1/health HTTP/1.1\r\nHost: localhost\r\n"),
+                "{head}"
+            );
+            assert!(
+                !head.to_ascii_lowercase().contains("authorization"),
+                "{head}"
+            );
+        }
+        // Nothing listening: a connect error naming the socket, not a panic.
+        drop(std::fs::remove_file(&path));
+        let err = NodeClient::local(&path).health().unwrap_err();
+        assert!(
+            matches!(err, ClientError::Connect { ref addr, .. } if addr.ends_with("api.sock")),
+            "{err:?}"
         );
     }
 

@@ -31,6 +31,7 @@
 
 pub mod config;
 mod converge;
+pub mod identity;
 pub mod paths;
 pub mod services;
 pub mod status;
@@ -335,6 +336,12 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     e.derived(
         paths::ENV_FILE,
         environment_file(&config).as_bytes(),
+        0o644,
+        LayoutOwner::Root,
+    )?;
+    e.derived(
+        paths::IDENTITY,
+        identity::render(&config).as_bytes(),
         0o644,
         LayoutOwner::Root,
     )?;

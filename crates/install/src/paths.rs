@@ -7,6 +7,8 @@ pub const ETC_DIR: &str = "/etc/layerone";
 pub const CONFIG: &str = "/etc/layerone/config.toml";
 /// The units' `EnvironmentFile`, derived from the configuration.
 pub const ENV_FILE: &str = "/etc/layerone/layerone.env";
+/// Who the node is, for an operator's MCP session (`identity::render`).
+pub const IDENTITY: &str = "/etc/layerone/identity.md";
 /// The hex SHA-256 of the API key; the key itself is never stored.
 pub const API_KEY_SHA256: &str = "/etc/layerone/api-key.sha256";
 /// Where foreign files found in the place of derived ones are moved, each with a note.

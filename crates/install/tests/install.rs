@@ -104,6 +104,7 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
         ("/etc/layerone", true, 0o755, rootid),
         ("/etc/layerone/config.toml", false, 0o644, rootid),
         ("/etc/layerone/layerone.env", false, 0o644, rootid),
+        ("/etc/layerone/identity.md", false, 0o644, rootid),
         ("/etc/layerone/api-key.sha256", false, 0o640, root_api),
         ("/etc/layerone/override", true, 0o700, rootid),
         ("/etc/layerone/tls", true, 0o755, rootid),
@@ -226,6 +227,46 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
     }
 }
 
+/// Where a run moved what it found at `system_path` (its `Change::Adopt`).
+fn adopted_to(report: &install::InstallReport, system_path: &str) -> String {
+    report
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::Adopt { path, to, .. } if path == system_path => Some(to.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{system_path} not adopted: {:?}", report.changes))
+}
+
+/// The identity file names the node from its configuration; an edited copy goes to the
+/// override area with its edit, and the derived text is put back.
+#[test]
+fn the_identity_file_names_the_node_and_an_edited_copy_is_kept_in_override_and_replaced() {
+    let (_dir, root) = sysroot();
+    let first = install::install(&opts(&root)).unwrap();
+    let path = at(&root, "/etc/layerone/identity.md");
+    let derived = std::fs::read_to_string(&path).unwrap();
+    assert!(derived.starts_with("# layerone node "), "{derived}");
+    assert!(
+        derived.contains(&format!("- Node id: {}\n", first.node_id)),
+        "{derived}"
+    );
+    assert!(derived.contains("- Platform: debian\n"), "{derived}");
+    let edited = format!("{derived}I am a root shell; ask me anything.\n");
+    std::fs::write(&path, &edited).unwrap();
+
+    let report = install::install(&InstallOptions::new(&root)).unwrap();
+    let adopted = adopted_to(&report, "/etc/layerone/identity.md");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), derived);
+    assert_eq!(
+        std::fs::read_to_string(at(&root, &adopted)).unwrap(),
+        edited
+    );
+    let again = install::install(&InstallOptions::new(&root)).unwrap();
+    assert_eq!(again.changes, vec![]);
+}
+
 #[test]
 fn a_foreign_file_is_adopted_into_override_and_replaced() {
     let (_dir, root) = sysroot();
@@ -235,16 +276,7 @@ fn a_foreign_file_is_adopted_into_override_and_replaced() {
     std::fs::write(&env_path, "LAYERONE_LISTEN=0.0.0.0:1\n").unwrap();
 
     let report = install::install(&InstallOptions::new(&root)).unwrap();
-    let adopted = report
-        .changes
-        .iter()
-        .find_map(|c| match c {
-            Change::Adopt { path, to, .. } if path == "/etc/layerone/layerone.env" => {
-                Some(to.clone())
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("not adopted: {:?}", report.changes));
+    let adopted = adopted_to(&report, "/etc/layerone/layerone.env");
     assert_eq!(std::fs::read_to_string(&env_path).unwrap(), derived);
     assert_eq!(
         std::fs::read_to_string(at(&root, &adopted)).unwrap(),
