@@ -23,7 +23,7 @@ mod gate;
 mod limits;
 mod routes;
 pub mod tls;
-mod watch;
+pub mod watch;
 
 use std::future::Future;
 use std::net::SocketAddr;
