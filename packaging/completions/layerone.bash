@@ -52,6 +52,9 @@ _layerone() {
             layerone__subcmd__fleet,assign)
                 cmd="layerone__subcmd__fleet__subcmd__assign"
                 ;;
+            layerone__subcmd__fleet,ca)
+                cmd="layerone__subcmd__fleet__subcmd__ca"
+                ;;
             layerone__subcmd__fleet,drain)
                 cmd="layerone__subcmd__fleet__subcmd__drain"
                 ;;
@@ -91,11 +94,38 @@ _layerone() {
             layerone__subcmd__fleet,token)
                 cmd="layerone__subcmd__fleet__subcmd__token"
                 ;;
+            layerone__subcmd__fleet__subcmd__ca,finish)
+                cmd="layerone__subcmd__fleet__subcmd__ca__subcmd__finish"
+                ;;
+            layerone__subcmd__fleet__subcmd__ca,help)
+                cmd="layerone__subcmd__fleet__subcmd__ca__subcmd__help"
+                ;;
+            layerone__subcmd__fleet__subcmd__ca,rotate)
+                cmd="layerone__subcmd__fleet__subcmd__ca__subcmd__rotate"
+                ;;
+            layerone__subcmd__fleet__subcmd__ca,status)
+                cmd="layerone__subcmd__fleet__subcmd__ca__subcmd__status"
+                ;;
+            layerone__subcmd__fleet__subcmd__ca__subcmd__help,finish)
+                cmd="layerone__subcmd__fleet__subcmd__ca__subcmd__help__subcmd__finish"
+                ;;
+            layerone__subcmd__fleet__subcmd__ca__subcmd__help,help)
+                cmd="layerone__subcmd__fleet__subcmd__ca__subcmd__help__subcmd__help"
+                ;;
+            layerone__subcmd__fleet__subcmd__ca__subcmd__help,rotate)
+                cmd="layerone__subcmd__fleet__subcmd__ca__subcmd__help__subcmd__rotate"
+                ;;
+            layerone__subcmd__fleet__subcmd__ca__subcmd__help,status)
+                cmd="layerone__subcmd__fleet__subcmd__ca__subcmd__help__subcmd__status"
+                ;;
             layerone__subcmd__fleet__subcmd__help,activate)
                 cmd="layerone__subcmd__fleet__subcmd__help__subcmd__activate"
                 ;;
             layerone__subcmd__fleet__subcmd__help,assign)
                 cmd="layerone__subcmd__fleet__subcmd__help__subcmd__assign"
+                ;;
+            layerone__subcmd__fleet__subcmd__help,ca)
+                cmd="layerone__subcmd__fleet__subcmd__help__subcmd__ca"
                 ;;
             layerone__subcmd__fleet__subcmd__help,drain)
                 cmd="layerone__subcmd__fleet__subcmd__help__subcmd__drain"
@@ -136,6 +166,15 @@ _layerone() {
             layerone__subcmd__fleet__subcmd__help,token)
                 cmd="layerone__subcmd__fleet__subcmd__help__subcmd__token"
                 ;;
+            layerone__subcmd__fleet__subcmd__help__subcmd__ca,finish)
+                cmd="layerone__subcmd__fleet__subcmd__help__subcmd__ca__subcmd__finish"
+                ;;
+            layerone__subcmd__fleet__subcmd__help__subcmd__ca,rotate)
+                cmd="layerone__subcmd__fleet__subcmd__help__subcmd__ca__subcmd__rotate"
+                ;;
+            layerone__subcmd__fleet__subcmd__help__subcmd__ca,status)
+                cmd="layerone__subcmd__fleet__subcmd__help__subcmd__ca__subcmd__status"
+                ;;
             layerone__subcmd__help,catalogue)
                 cmd="layerone__subcmd__help__subcmd__catalogue"
                 ;;
@@ -172,6 +211,9 @@ _layerone() {
             layerone__subcmd__help__subcmd__fleet,assign)
                 cmd="layerone__subcmd__help__subcmd__fleet__subcmd__assign"
                 ;;
+            layerone__subcmd__help__subcmd__fleet,ca)
+                cmd="layerone__subcmd__help__subcmd__fleet__subcmd__ca"
+                ;;
             layerone__subcmd__help__subcmd__fleet,drain)
                 cmd="layerone__subcmd__help__subcmd__fleet__subcmd__drain"
                 ;;
@@ -207,6 +249,15 @@ _layerone() {
                 ;;
             layerone__subcmd__help__subcmd__fleet,token)
                 cmd="layerone__subcmd__help__subcmd__fleet__subcmd__token"
+                ;;
+            layerone__subcmd__help__subcmd__fleet__subcmd__ca,finish)
+                cmd="layerone__subcmd__help__subcmd__fleet__subcmd__ca__subcmd__finish"
+                ;;
+            layerone__subcmd__help__subcmd__fleet__subcmd__ca,rotate)
+                cmd="layerone__subcmd__help__subcmd__fleet__subcmd__ca__subcmd__rotate"
+                ;;
+            layerone__subcmd__help__subcmd__fleet__subcmd__ca,status)
+                cmd="layerone__subcmd__help__subcmd__fleet__subcmd__ca__subcmd__status"
                 ;;
             layerone__subcmd__help__subcmd__job,show)
                 cmd="layerone__subcmd__help__subcmd__job__subcmd__show"
@@ -320,7 +371,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__fleet)
-            opts="-h --help init serve token nodes assign submit events drain maintenance activate remove rescue reference status help"
+            opts="-h --help init serve token nodes assign submit events drain maintenance activate remove rescue ca reference status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -359,6 +410,148 @@ _layerone() {
             fi
             case "${prev}" in
                 --creds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca)
+            opts="-h --help rotate finish status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca__subcmd__finish)
+            opts="-h --dir --wait --allow-down --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca__subcmd__help)
+            opts="rotate finish status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca__subcmd__help__subcmd__finish)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca__subcmd__help__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca__subcmd__rotate)
+            opts="-h --dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__ca__subcmd__status)
+            opts="-h --dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -414,7 +607,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__fleet__subcmd__help)
-            opts="init serve token nodes assign submit events drain maintenance activate remove rescue reference status help"
+            opts="init serve token nodes assign submit events drain maintenance activate remove rescue ca reference status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -444,6 +637,62 @@ _layerone() {
         layerone__subcmd__fleet__subcmd__help__subcmd__assign)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__help__subcmd__ca)
+            opts="rotate finish status"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__help__subcmd__ca__subcmd__finish)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__help__subcmd__ca__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__help__subcmd__ca__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -938,7 +1187,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__help__subcmd__fleet)
-            opts="init serve token nodes assign submit events drain maintenance activate remove rescue reference status"
+            opts="init serve token nodes assign submit events drain maintenance activate remove rescue ca reference status"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -968,6 +1217,62 @@ _layerone() {
         layerone__subcmd__help__subcmd__fleet__subcmd__assign)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__fleet__subcmd__ca)
+            opts="rotate finish status"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__fleet__subcmd__ca__subcmd__finish)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__fleet__subcmd__ca__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__fleet__subcmd__ca__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

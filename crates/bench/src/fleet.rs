@@ -816,6 +816,7 @@ impl SimNode {
                     assignment_generation: 0,
                     at_ms: now_us() / 1000,
                     interval_ms: SIM_HEARTBEAT.as_millis() as u64,
+                    trusted_ca_sha256: vec![],
                 };
                 let Ok(bytes) = serde_json::to_vec(&presence) else {
                     continue;

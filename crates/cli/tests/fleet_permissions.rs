@@ -21,7 +21,7 @@ use async_nats::jetstream::{self, AckKind};
 use fleet::identity::{Credentials, IdentityDir};
 use fleet::protocol::{
     self, ASSIGN_BUCKET, Assignment, EVENTS_STREAM, EventBody, FleetEvent, PRESENCE_BUCKET,
-    REQUESTS_STREAM,
+    REQUESTS_STREAM, TRUST_BUCKET, TRUST_KEY, TrustBundle,
 };
 use fleet::token::JoinToken;
 use futures_util::{FutureExt as _, StreamExt as _};
@@ -275,6 +275,7 @@ fn a_node_cannot_touch_another_nodes_queue_assignment_events_or_inbox_but_can_it
             cp.entry(ASSIGN_BUCKET, "n2").await,
             cp.subjects(EVENTS_STREAM, "fleet.evt.node.n2.>").await,
             cp.subjects(REQUESTS_STREAM, ">").await,
+            cp.entry(TRUST_BUCKET, TRUST_KEY).await,
         )
     });
     assert_eq!(
@@ -295,6 +296,12 @@ fn a_node_cannot_touch_another_nodes_queue_assignment_events_or_inbox_but_can_it
     })
     .unwrap();
     let kv_b = protocol::kv_subject(ASSIGN_BUCKET, "n2");
+    let kv_trust = protocol::kv_subject(TRUST_BUCKET, TRUST_KEY);
+    let forged_trust = serde_json::to_vec(&TrustBundle {
+        generation: 99,
+        ca_pems: vec![fleet::tls::create_ca("forged").unwrap().cert_pem],
+    })
+    .unwrap();
     let forbidden: Vec<(String, Vec<u8>)> = vec![
         // Consume B's queue: pull from its consumer, read it, acknowledge or end B's messages.
         (
@@ -336,6 +343,13 @@ fn a_node_cannot_touch_another_nodes_queue_assignment_events_or_inbox_but_can_it
             forged_assignment.clone(),
         ),
         (kv_b.clone(), forged_assignment.clone()),
+        // Write the fleet's trust bundle (a CA of its own for every node), or read the trust
+        // bucket with the subject in the body.
+        (kv_trust.clone(), forged_trust),
+        (
+            format!("$JS.API.DIRECT.GET.KV_{TRUST_BUCKET}"),
+            format!(r#"{{"last_by_subj":"{kv_trust}"}}"#).into_bytes(),
+        ),
         // Speak for B: its events, its heartbeat.
         (
             protocol::node_events_subject("n2", "job"),
@@ -398,6 +412,7 @@ fn a_node_cannot_touch_another_nodes_queue_assignment_events_or_inbox_but_can_it
             cp.entry(ASSIGN_BUCKET, "n2").await,
             cp.subjects(EVENTS_STREAM, "fleet.evt.node.n2.>").await,
             cp.subjects(REQUESTS_STREAM, ">").await,
+            cp.entry(TRUST_BUCKET, TRUST_KEY).await,
         )
     });
     assert_eq!(after, before, "a refused node changed the fleet's state");
@@ -443,6 +458,16 @@ fn a_node_cannot_touch_another_nodes_queue_assignment_events_or_inbox_but_can_it
             .unwrap();
         let assignment: Assignment = serde_json::from_slice(&entry.payload).unwrap();
         assert_eq!((assignment.node.as_str(), assignment.generation), ("n1", 1));
+        // The fleet's trust bundle, by direct get, as the daemon reads it: the CA it joined with.
+        let entry = js
+            .get_stream_no_info(format!("KV_{TRUST_BUCKET}"))
+            .await
+            .unwrap()
+            .direct_get_last_for_subject(kv_trust.clone())
+            .await
+            .unwrap();
+        let bundle: TrustBundle = serde_json::from_slice(&entry.payload).unwrap();
+        assert_eq!(bundle.ca_pems, vec![a_creds.ca_pem.clone()]);
         // Its own queue: the assignment notice, then its request, each acknowledged.
         let consumer: jetstream::consumer::PullConsumer = js
             .get_stream_no_info(REQUESTS_STREAM)

@@ -32,7 +32,7 @@ fn base(who: &str) -> ConnectOptions {
         })
 }
 
-/// A node's connection. With `retry`, it keeps trying in the background until the broker
+/// A node's connection, trusting these CAs. With `retry`, it keeps trying in the background until the broker
 /// answers (a node started while the broker is away). That background loop outlives the
 /// client: dropped, it still tries for ever, and a key the broker refuses (a removed node's)
 /// never stops it; whoever connects again after a failure passes `false`.
@@ -43,10 +43,22 @@ pub async fn node(
     brokers: &[String],
     retry: bool,
 ) -> anyhow::Result<Client> {
+    node_trusting(name, seed, &tls::Trust::new(ca_pems)?, brokers, retry).await
+}
+
+/// A node's connection that verifies the broker against `trust` as it is at each handshake
+/// (the daemon's: the fleet's CA can be rotated under it).
+pub async fn node_trusting(
+    name: &str,
+    seed: &str,
+    trust: &tls::Trust,
+    brokers: &[String],
+    retry: bool,
+) -> anyhow::Result<Client> {
     let mut options = base(&format!("node {name}"))
         .nkey(seed.to_owned())
         .custom_inbox_prefix(node_inbox_prefix(name))
-        .tls_client_config(tls::client_config(ca_pems)?)
+        .tls_client_config(trust.client_config()?)
         .max_reconnects(None);
     if retry {
         options = options.retry_on_initial_connect();
@@ -66,6 +78,20 @@ pub async fn control_plane(
     connect(options, brokers).await
 }
 
+/// The control plane's long-lived connection (the fleet service's), verifying the broker
+/// against `trust` as it is at each handshake; it reconnects for ever.
+pub async fn control_plane_trusting(
+    seed: &str,
+    trust: &tls::Trust,
+    brokers: &[String],
+) -> anyhow::Result<Client> {
+    let options = base("control plane")
+        .nkey(seed.to_owned())
+        .tls_client_config(trust.client_config()?)
+        .max_reconnects(None);
+    connect(options, brokers).await
+}
+
 /// A joining node's connection: the broker is trusted only if its chain holds the CA the token
 /// pins, checked in the TLS handshake, before the join password is sent.
 pub async fn joiner(ca_sha256: &str, password: &str, brokers: &[String]) -> anyhow::Result<Client> {
@@ -77,14 +103,31 @@ pub async fn joiner(ca_sha256: &str, password: &str, brokers: &[String]) -> anyh
     connect(options, brokers).await
 }
 
+/// How many times a connection the broker refused as unauthorised is tried: nats-server
+/// refuses a client that authenticates while it reloads its configuration (every join, every
+/// removal and the CA's rotation reload it), so a refusal is believed at the third try.
+const AUTHORIZATION_TRIES: usize = 3;
+
 async fn connect(options: ConnectOptions, brokers: &[String]) -> anyhow::Result<Client> {
     let addrs: Vec<async_nats::ServerAddr> = brokers
         .iter()
         .map(|b| b.parse())
         .collect::<Result<_, _>>()
         .map_err(|e| anyhow::anyhow!("a broker address: {e}"))?;
-    options
-        .connect(addrs)
-        .await
-        .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", brokers.join(",")))
+    let mut tries = 1;
+    loop {
+        match options.clone().connect(addrs.clone()).await {
+            Ok(client) => return Ok(client),
+            Err(e)
+                if e.kind() == async_nats::ConnectErrorKind::AuthorizationViolation
+                    && tries < AUTHORIZATION_TRIES =>
+            {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(e) => {
+                return Err(anyhow::anyhow!("connecting to {}: {e}", brokers.join(",")));
+            }
+        }
+    }
 }

@@ -26,6 +26,12 @@ pub const PRESENCE_BUCKET: &str = "fleet_presence";
 pub const TOKENS_BUCKET: &str = "fleet_tokens";
 /// The catalogue of every version of the node in the fleet (key: the catalogue's hash).
 pub const CATALOGUE_BUCKET: &str = "fleet_catalogue";
+/// The CAs the fleet's brokers may present a certificate of ([`TrustBundle`], key
+/// [`TRUST_KEY`]), written by the control plane; each node reads it by direct get over its
+/// connection, verified by a CA it already trusts.
+pub const TRUST_BUCKET: &str = "fleet_trust";
+/// The one key of [`TRUST_BUCKET`].
+pub const TRUST_KEY: &str = "bundle";
 /// The join service's subject (core request and reply, not JetStream).
 pub const JOIN_SUBJECT: &str = "fleet.join";
 /// The joining user's name on the broker (its password is in the join token).
@@ -45,6 +51,8 @@ pub const ACK_WAIT_SECS: u64 = 30;
 /// request, [`KIND_ASSIGNMENT`] for "your assignment changed, read it".
 pub const KIND_HEADER: &str = "Layerone-Kind";
 pub const KIND_ASSIGNMENT: &str = "assignment";
+/// "The fleet's trust bundle changed, read it" (a rotation of the fleet's CA).
+pub const KIND_TRUST: &str = "trust";
 
 pub fn request_subject(node: &str) -> String {
     format!("fleet.req.{node}")
@@ -91,6 +99,10 @@ pub fn node_permissions(node: &str) -> Permissions {
             format!(
                 "$JS.API.DIRECT.GET.KV_{ASSIGN_BUCKET}.{}",
                 kv_subject(ASSIGN_BUCKET, node)
+            ),
+            format!(
+                "$JS.API.DIRECT.GET.KV_{TRUST_BUCKET}.{}",
+                kv_subject(TRUST_BUCKET, TRUST_KEY)
             ),
         ],
         subscribe: vec![format!("{}.>", node_inbox_prefix(node))],
@@ -156,6 +168,30 @@ pub struct Presence {
     pub at_ms: i64,
     /// How often it heartbeats; the fleet calls it down after three missed.
     pub interval_ms: u64,
+    /// The SHA-256 of every CA it verifies the broker with now: `layerone fleet ca finish`
+    /// waits until every node trusts the new CA.
+    #[serde(default)]
+    pub trusted_ca_sha256: Vec<String>,
+}
+
+/// The CAs a broker of the fleet may present a certificate of (`fleet_trust`, key `bundle`).
+/// Outside a rotation it holds the fleet's CA; `layerone fleet ca rotate` adds the new one,
+/// `layerone fleet ca finish` removes the old one once the broker's certificate is the new
+/// CA's. A node trusts exactly the CAs of the last bundle it read, kept in its state directory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrustBundle {
+    /// One more at every change.
+    pub generation: u64,
+    /// Each CA's certificate, PEM; at least one.
+    pub ca_pems: Vec<String>,
+}
+
+impl TrustBundle {
+    /// The bundle's PEM texts, as the TLS configuration takes them.
+    pub fn pems(&self) -> Vec<&str> {
+        self.ca_pems.iter().map(String::as_str).collect()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -210,7 +246,8 @@ pub enum JoinReply {
         node: String,
         /// The fleet's assignment-signing public key, pinned by the node.
         fleet_key: String,
-        /// The fleet CA (PEM) the node verifies every broker with from now on.
+        /// The fleet's CAs (PEM; two while the CA is rotated) the node verifies every broker
+        /// with from now on, until its trust bundle changes.
         ca_pem: String,
         brokers: Vec<String>,
     },
@@ -367,6 +404,10 @@ pub fn reference() -> String {
         out,
         "| `{CATALOGUE_BUCKET}` | catalogue SHA-256 | the operation names of that catalogue | `fleet init` (the catalogues the fleet accepts) |"
     );
+    let _ = writeln!(
+        out,
+        "| `{TRUST_BUCKET}` | `{TRUST_KEY}` | `TrustBundle` | `fleet init`, `fleet ca rotate`, `fleet ca finish`; every node reads it by direct get |"
+    );
     let _ = writeln!(out, "\n### Other subjects and headers\n");
     let _ = writeln!(
         out,
@@ -375,6 +416,10 @@ pub fn reference() -> String {
     let _ = writeln!(
         out,
         "- `{KIND_HEADER}: {KIND_ASSIGNMENT}` on a node's queue: its assignment changed; the node reads it again. Without the header, the message is a request, the body `POST /v1/jobs` takes."
+    );
+    let _ = writeln!(
+        out,
+        "- `{KIND_HEADER}: {KIND_TRUST}` on a node's queue: the fleet's trust bundle changed; the node reads it again, keeps it, and verifies the broker against exactly its CAs."
     );
     let _ = writeln!(
         out,
@@ -420,6 +465,7 @@ pub fn reference() -> String {
         NodeRecord,
         Assignment,
         TokenRecord,
+        TrustBundle,
         JoinRequest,
         JoinReply
     );

@@ -9,7 +9,7 @@ use async_nats::jetstream::{self, consumer, kv, stream};
 use crate::protocol::{
     ACK_WAIT_SECS, ASSIGN_BUCKET, CATALOGUE_BUCKET, DEAD_LETTER_STREAM, DUPLICATE_WINDOW_SECS,
     EVENTS_STREAM, MAX_DELIVER, NODES_BUCKET, PRESENCE_BUCKET, REQUESTS_STREAM, TOKENS_BUCKET,
-    request_subject,
+    TRUST_BUCKET, request_subject,
 };
 
 /// How long the events stream keeps an event: what a consumer that was away, or a node's
@@ -59,6 +59,7 @@ pub async fn ensure_streams_and_buckets(
         (PRESENCE_BUCKET, 1, Some(Duration::from_secs(60))),
         (TOKENS_BUCKET, 1, None),
         (CATALOGUE_BUCKET, 1, None),
+        (TRUST_BUCKET, 5, None),
     ] {
         if js.get_key_value(bucket).await.is_ok() {
             continue;

@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! <dir>/fleet.json            the fleet's settings: name, CA generation, brokers, the broker's spec
-//! <dir>/ca.pem, ca.key        the fleet CA (key 0600); never regenerated once made
+//! <dir>/ca.pem, ca.key        the fleet CA (key 0600); never regenerated once made, replaced
+//!                             only by `fleet ca finish`
+//! <dir>/ca-next.pem, .key     while the CA is rotated: the new CA (`fleet ca rotate`)
 //! <dir>/control-plane.json    the control plane's credential (0600): its nkey seed, the
 //!                             assignment-signing seed, the join password, the CA, the brokers
 //! <dir>/broker.pem, .key      the broker's chain (its certificate, then the CA) and key
@@ -25,6 +27,9 @@ pub struct FleetSettings {
     pub name: String,
     /// The CA's common name: the fleet's name and the CA's generation (a rotation bumps it).
     pub ca_common_name: String,
+    /// The common name of the CA the last rotation made (`ca-next.pem` while it runs).
+    #[serde(default)]
+    pub next_ca_common_name: Option<String>,
     /// Where nodes and control planes reach the brokers (`tls://host:port`).
     pub brokers: Vec<String>,
     pub replicas: usize,
@@ -62,6 +67,11 @@ impl ControlPlane {
         serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
     }
 
+    /// Writes the credential whole, 0600.
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        write_file(path, serde_json::to_string_pretty(self)?.as_bytes(), 0o600)
+    }
+
     pub fn public_key(&self) -> anyhow::Result<String> {
         Ok(nkeys::KeyPair::from_seed(&self.seed)?.public_key())
     }
@@ -88,6 +98,12 @@ impl AdminDir {
     pub fn ca_key(&self) -> PathBuf {
         self.0.join("ca.key")
     }
+    pub fn ca_next_pem(&self) -> PathBuf {
+        self.0.join("ca-next.pem")
+    }
+    pub fn ca_next_key(&self) -> PathBuf {
+        self.0.join("ca-next.key")
+    }
     pub fn control_plane(&self) -> PathBuf {
         self.0.join("control-plane.json")
     }
@@ -103,6 +119,14 @@ impl AdminDir {
             .with_context(|| format!("reading {}", self.settings().display()))?;
         serde_json::from_str(&text)
             .with_context(|| format!("parsing {}", self.settings().display()))
+    }
+
+    pub fn write_settings(&self, settings: &FleetSettings) -> anyhow::Result<()> {
+        write_file(
+            &self.settings(),
+            serde_json::to_string_pretty(settings)?.as_bytes(),
+            0o600,
+        )
     }
 
     /// The node users the broker's configuration holds now.
@@ -252,15 +276,12 @@ pub fn init_files(options: &InitOptions) -> anyhow::Result<bool> {
             let settings = FleetSettings {
                 name,
                 ca_common_name,
+                next_ca_common_name: None,
                 brokers: options.brokers.clone(),
                 replicas: options.replicas,
                 broker,
             };
-            write_file(
-                &dir.settings(),
-                serde_json::to_string_pretty(&settings)?.as_bytes(),
-                0o600,
-            )?;
+            dir.write_settings(&settings)?;
             wrote = true;
             settings
         }
@@ -300,11 +321,7 @@ pub fn init_files(options: &InitOptions) -> anyhow::Result<bool> {
             signing_seed: nkeys::KeyPair::new_account().seed()?,
             join_password: fleet::token::random_hex(32),
         };
-        write_file(
-            &dir.control_plane(),
-            serde_json::to_string_pretty(&control_plane)?.as_bytes(),
-            0o600,
-        )?;
+        control_plane.write(&dir.control_plane())?;
         wrote = true;
     }
     Ok(wrote)

@@ -10,8 +10,8 @@ use async_nats::HeaderMap;
 use async_nats::jetstream::{self, consumer, kv};
 use fleet::protocol::{
     self, ASSIGN_BUCKET, Admin, Assignment, CATALOGUE_BUCKET, EVENTS_STREAM, EventBody, FleetEvent,
-    KIND_ASSIGNMENT, KIND_HEADER, NODES_BUCKET, NodeRecord, PRESENCE_BUCKET, Presence,
-    REQUESTS_STREAM, TOKENS_BUCKET, TokenRecord,
+    KIND_ASSIGNMENT, KIND_HEADER, KIND_TRUST, NODES_BUCKET, NodeRecord, PRESENCE_BUCKET, Presence,
+    REQUESTS_STREAM, TOKENS_BUCKET, TRUST_BUCKET, TRUST_KEY, TokenRecord, TrustBundle,
 };
 use futures_util::StreamExt as _;
 use registry::Module;
@@ -37,12 +37,15 @@ pub struct Fleet {
 impl Fleet {
     pub async fn connect(control_plane: ControlPlane) -> anyhow::Result<Fleet> {
         let client = control_plane.connect().await?;
-        let js = jetstream::new(client.clone());
-        Ok(Fleet {
+        Ok(Fleet::with_client(client, control_plane))
+    }
+
+    pub fn with_client(client: async_nats::Client, control_plane: ControlPlane) -> Fleet {
+        Fleet {
+            js: jetstream::new(client.clone()),
             client,
-            js,
             control_plane,
-        })
+        }
     }
 
     pub async fn bucket(&self, name: &str) -> anyhow::Result<kv::Store> {
@@ -181,18 +184,68 @@ impl Fleet {
             .await?
             .put(node, serde_json::to_vec(&assignment)?.into())
             .await?;
+        self.tell(node, KIND_ASSIGNMENT, generation)
+            .await
+            .context("telling the node its assignment changed")?;
+        Ok(assignment)
+    }
+
+    /// Tells `node` on its own queue that what `kind` names changed (at `generation`): it reads
+    /// it again when it takes the message, after what was queued before.
+    async fn tell(&self, node: &str, kind: &str, generation: u64) -> anyhow::Result<()> {
         let mut headers = HeaderMap::new();
-        headers.insert(KIND_HEADER, KIND_ASSIGNMENT);
+        headers.insert(KIND_HEADER, kind);
         headers.insert(
             "Nats-Msg-Id",
-            format!("assignment.{node}.{generation}").as_str(),
+            format!("{kind}.{node}.{generation}").as_str(),
         );
         self.js
             .publish_with_headers(protocol::request_subject(node), headers, "".into())
             .await?
+            .await?;
+        Ok(())
+    }
+
+    /// The fleet's trust bundle, if one was published.
+    pub async fn trust_bundle(&self) -> anyhow::Result<Option<TrustBundle>> {
+        Ok(
+            match self.bucket(TRUST_BUCKET).await?.get(TRUST_KEY).await? {
+                Some(bytes) => Some(
+                    serde_json::from_slice(&bytes)
+                        .context("the fleet's trust bundle is unreadable")?,
+                ),
+                None => None,
+            },
+        )
+    }
+
+    /// Publishes `ca_pems` as the fleet's trust bundle (its next generation) and tells every
+    /// registered node on its queue. A node down now reads it when it starts.
+    pub async fn publish_trust(&self, ca_pems: Vec<String>) -> anyhow::Result<TrustBundle> {
+        let pems: Vec<&str> = ca_pems.iter().map(String::as_str).collect();
+        anyhow::ensure!(
+            !fleet::tls::bundle_sha256s(&pems)?.is_empty(),
+            "a trust bundle holds at least one CA"
+        );
+        let generation = self.trust_bundle().await?.map_or(0, |b| b.generation) + 1;
+        let bundle = TrustBundle {
+            generation,
+            ca_pems,
+        };
+        self.bucket(TRUST_BUCKET)
+            .await?
+            .put(TRUST_KEY, serde_json::to_vec(&bundle)?.into())
             .await
-            .context("telling the node its assignment changed")?;
-        Ok(assignment)
+            .context("publishing the fleet's trust bundle")?;
+        let nodes = self.bucket(NODES_BUCKET).await?;
+        let mut keys = nodes.keys().await?;
+        while let Some(node) = keys.next().await {
+            let node = node?;
+            self.tell(&node, KIND_TRUST, generation)
+                .await
+                .with_context(|| format!("telling {node} the fleet's trust changed"))?;
+        }
+        Ok(bundle)
     }
 
     /// Dispatches one request to `node`'s queue, after the checks a dispatcher makes: the node

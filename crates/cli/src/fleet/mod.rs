@@ -6,11 +6,13 @@
 //! - [`service`]: `fleet serve`, the join service, liveness and dead letters;
 //! - [`control`]: the control plane's commands (token, nodes, assign, submit, events, drain,
 //!   remove);
-//! - [`node`]: the joining node's side (join, rescue, status).
+//! - [`node`]: the joining node's side (join, rescue, status);
+//! - [`rotation`]: rotating the fleet's CA (`fleet ca rotate|finish|status`).
 
 pub mod admin;
 pub mod control;
 pub mod node;
+pub mod rotation;
 pub mod service;
 
 use std::path::PathBuf;
@@ -213,6 +215,12 @@ pub enum FleetCommand {
         #[command(flatten)]
         target: NodeTarget,
     },
+    /// Rotate the fleet's CA while the fleet runs (on the host of the administrative
+    /// directory, beside the broker): `rotate`, then `finish` once every node trusts the new CA.
+    Ca {
+        #[command(subcommand)]
+        command: CaCommand,
+    },
     /// Print the reference part of docs/fleet.md: every subject, stream, bucket, permission and
     /// message schema, generated from the protocol's declarations.
     Reference,
@@ -220,6 +228,33 @@ pub enum FleetCommand {
     Status {
         #[command(flatten)]
         target: NodeTarget,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CaCommand {
+    /// Make the new CA beside the old one and have every node trust both; the broker keeps the
+    /// old CA's certificate until `finish`.
+    Rotate {
+        #[arg(long, default_value = admin::DEFAULT_DIR)]
+        dir: PathBuf,
+    },
+    /// Once every node that heartbeats trusts the new CA: the broker's certificate from the new
+    /// CA (reloaded), then the old CA dropped from what nodes trust and what tokens pin.
+    Finish {
+        #[arg(long, default_value = admin::DEFAULT_DIR)]
+        dir: PathBuf,
+        /// Wait this long for the nodes to trust the new CA before refusing.
+        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+        wait: u64,
+        /// Finish although registered nodes are down: they will need `fleet rescue --token`.
+        #[arg(long)]
+        allow_down: bool,
+    },
+    /// The fleet's CA, its trust bundle, and during a rotation which nodes trust the new CA.
+    Status {
+        #[arg(long, default_value = admin::DEFAULT_DIR)]
+        dir: PathBuf,
     },
 }
 
@@ -464,6 +499,21 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
             println!("node {} now reaches {}", identity.node, identity.brokers.join(","));
             Ok(())
         }
+        FleetCommand::Ca { command } => {
+            let lines = rt.block_on(async {
+                match command {
+                    CaCommand::Rotate { dir } => rotation::rotate(&AdminDir(dir)).await,
+                    CaCommand::Finish { dir, wait, allow_down } => {
+                        rotation::finish(&AdminDir(dir), Duration::from_secs(wait), allow_down).await
+                    }
+                    CaCommand::Status { dir } => rotation::status(&AdminDir(dir)).await,
+                }
+            })?;
+            for line in lines {
+                println!("{line}");
+            }
+            Ok(())
+        }
         FleetCommand::Reference => {
             print!("{}", fleet::protocol::reference());
             Ok(())
@@ -498,6 +548,11 @@ async fn init_on_broker(
         }
     };
     fleet::setup::ensure_streams_and_buckets(&fleet.js, settings.replicas).await?;
+    if fleet.trust_bundle().await?.is_none() {
+        fleet
+            .publish_trust(vec![std::fs::read_to_string(dir.ca_pem())?])
+            .await?;
+    }
     let sha = fleet.publish_catalogue().await?;
     println!("catalogue  {sha}");
     if let Some(name) = node_name {

@@ -133,6 +133,9 @@ pub async fn join(token: &str, name: Option<&str>, paths: &NodePaths) -> anyhow:
                 brokers,
                 joined_at_ms: now_ms(),
             };
+            // What the fleet trusts now replaces a trust bundle the daemon kept from before (a
+            // node rescued with a fresh token after a rotation it missed).
+            forget_kept_trust(paths)?;
             write_identity(paths, &identity, &ca_pem)?;
             Ok(identity)
         }
@@ -146,6 +149,15 @@ pub fn write_identity(paths: &NodePaths, identity: &Identity, ca_pem: &str) -> a
         serde_json::to_string_pretty(identity)?.as_bytes(),
         0o644,
     )
+}
+
+fn forget_kept_trust(paths: &NodePaths) -> anyhow::Result<()> {
+    let kept = fleet::daemon::trust::file(&paths.state_dir);
+    match std::fs::remove_file(&kept) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(anyhow::anyhow!("removing {}: {e}", kept.display())),
+    }
 }
 
 /// Points a cut-off node at other brokers, keeping its identity, its queued work (on the
@@ -174,6 +186,18 @@ pub fn status_lines(paths: &NodePaths) -> anyhow::Result<Vec<String>> {
         identity.node,
         identity.brokers.join(",")
     )];
+    lines.push(match fleet::daemon::trust::load(&paths.state_dir) {
+        Ok(Some(bundle)) => format!(
+            "trust      the fleet's bundle, generation {}: {}",
+            bundle.generation,
+            fleet::tls::bundle_sha256s(&bundle.pems())?.join(", ")
+        ),
+        Ok(None) => format!(
+            "trust      the CA it joined with: {}",
+            fleet::tls::bundle_sha256s(&[&credentials.ca_pem])?.join(", ")
+        ),
+        Err(e) => format!("trust      unreadable: {e:#}"),
+    });
     let state = store::StateReader::new(&store::Layout::new(&paths.data_dir).state_db());
     match state.assignment() {
         Ok(Some(row)) => {

@@ -9,7 +9,10 @@
 //! - liveness: a node whose heartbeat expired is `node_down`, and `node_up` with its downtime
 //!   when it is back, computed here (a dead node cannot say it died);
 //! - dead letters: a request that exhausted its deliveries is copied to the dead-letter stream
-//!   from the max-deliveries advisory, removed from the node's queue, and an event says so.
+//!   from the max-deliveries advisory, removed from the node's queue, and an event says so;
+//! - the fleet's trust bundle: the service's own connection verifies the broker against the
+//!   bundle's CAs as it changes (`layerone fleet ca rotate|finish`), and a joining node is
+//!   handed the bundle.
 
 use std::collections::HashMap;
 
@@ -19,7 +22,7 @@ use async_nats::jetstream::kv::Operation;
 use fleet::protocol::{
     self, Admin, DEAD_LETTER_STREAM, EventBody, FleetEvent, JOIN_SUBJECT, JoinReply, JoinRequest,
     NODES_BUCKET, NodeRecord, PRESENCE_BUCKET, Presence, REQUESTS_STREAM, TOKENS_BUCKET,
-    TokenRecord,
+    TRUST_BUCKET, TRUST_KEY, TokenRecord, TrustBundle,
 };
 use futures_util::StreamExt as _;
 
@@ -32,6 +35,8 @@ pub struct Service {
     pub provider: Option<provider::Provider>,
     /// Serialises renders of the broker's configuration.
     render: tokio::sync::Mutex<()>,
+    /// The CAs the service's connection verifies the broker with.
+    trust: fleet::tls::Trust,
 }
 
 impl Service {
@@ -40,11 +45,19 @@ impl Service {
         provider: Option<provider::Provider>,
     ) -> anyhow::Result<Service> {
         let control_plane = ControlPlane::load(&dir.control_plane())?;
+        let trust = fleet::tls::Trust::new(&[&control_plane.ca_pem])?;
+        let client = fleet::connect::control_plane_trusting(
+            &control_plane.seed,
+            &trust,
+            &control_plane.brokers,
+        )
+        .await?;
         Ok(Service {
-            fleet: Fleet::connect(control_plane).await?,
+            fleet: Fleet::with_client(client, control_plane),
             dir,
             provider,
             render: tokio::sync::Mutex::new(()),
+            trust,
         })
     }
 
@@ -57,6 +70,7 @@ impl Service {
         tasks.spawn(follow_nodes(service.clone()));
         tasks.spawn(liveness(service.clone()));
         tasks.spawn(dead_letters(service.clone()));
+        tasks.spawn(follow_trust(service.clone()));
         tracing::info!("the fleet service is running");
         let done = tasks.join_next().await;
         tasks.abort_all();
@@ -240,10 +254,16 @@ impl Service {
         self.register(&name, &request.node_id, &request.public_key)
             .await?;
         let cp = &self.fleet.control_plane;
+        // What the fleet trusts now (both CAs while it is rotated); the credential's, in a
+        // fleet that never published a bundle.
+        let ca_pem = match self.fleet.trust_bundle().await.map_err(internal)? {
+            Some(bundle) => bundle.ca_pems.concat(),
+            None => cp.ca_pem.clone(),
+        };
         Ok(JoinReply::Joined {
             node: name,
             fleet_key: cp.fleet_key().map_err(internal)?,
-            ca_pem: cp.ca_pem.clone(),
+            ca_pem,
             brokers: cp.brokers.clone(),
         })
     }
@@ -305,6 +325,39 @@ async fn follow_nodes(service: std::sync::Arc<Service>) -> anyhow::Result<()> {
         }
     }
     Err(anyhow::anyhow!("the nodes watch ended"))
+}
+
+/// Keeps the service's own connection trusting what the fleet's bundle says: the new CA from
+/// `fleet ca rotate` on, and only it from `fleet ca finish` on (then it connects again, so the
+/// broker is verified against the new CA alone).
+async fn follow_trust(service: std::sync::Arc<Service>) -> anyhow::Result<()> {
+    let bucket = service.fleet.bucket(TRUST_BUCKET).await?;
+    let mut watch = bucket.watch_with_history(TRUST_KEY).await?;
+    while let Some(entry) = watch.next().await {
+        let entry = entry?;
+        if entry.operation != Operation::Put {
+            continue;
+        }
+        let bundle: TrustBundle = match serde_json::from_slice(&entry.value) {
+            Ok(bundle) => bundle,
+            Err(e) => {
+                tracing::error!(error = %e, "the fleet's trust bundle is unreadable; keeping what the service trusts");
+                continue;
+            }
+        };
+        match service.trust.set(&bundle.pems()) {
+            Ok(dropped) => {
+                tracing::info!(generation = bundle.generation, cas = ?service.trust.sha256s(), "the fleet service trusts the fleet's trust bundle");
+                if dropped {
+                    service.fleet.client.force_reconnect().await?;
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %format!("{e:#}"), "the fleet's trust bundle is unusable; keeping what the service trusts")
+            }
+        }
+    }
+    Err(anyhow::anyhow!("the trust bundle's watch ended"))
 }
 
 async fn liveness(service: std::sync::Arc<Service>) -> anyhow::Result<()> {

@@ -30,10 +30,14 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
 
 /// Runs `layerone ARGS`; panics with its output unless it succeeded.
 pub fn layerone(args: &[&str]) -> String {
-    let out = layerone_output(args);
+    succeeded(&format!("layerone {args:?}"), layerone_output(args))
+}
+
+/// What `what` printed; panics with its output unless it succeeded.
+pub fn succeeded(what: &str, out: Output) -> String {
     assert!(
         out.status.success(),
-        "layerone {args:?} failed: {}\n{}",
+        "{what} failed: {}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );

@@ -7,7 +7,8 @@
 //! - refused (validation, a reused request id with another body): the refusal is put in the
 //!   outbox as a `refused` event, then the message is terminated, never redelivered;
 //! - the inbox or state briefly unavailable: not acknowledged, redelivered a second later;
-//! - "your assignment changed": the assignment is read from its bucket and handed to root.
+//! - "your assignment changed": the assignment is read from its bucket and handed to root;
+//! - "the fleet's trust changed": the trust bundle is read again ([`super::trust`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,10 +20,11 @@ use registry::Origin;
 
 use super::Shared;
 use crate::protocol::{
-    self, ASSIGN_BUCKET, Assignment, EventBody, KIND_ASSIGNMENT, KIND_HEADER, REQUESTS_STREAM,
+    ASSIGN_BUCKET, Assignment, EventBody, KIND_ASSIGNMENT, KIND_HEADER, KIND_TRUST, REQUESTS_STREAM,
 };
 
-/// How often the assignment is read even without being told it changed.
+/// How often the assignment and the trust bundle are read even without being told they
+/// changed.
 const ASSIGNMENT_POLL: Duration = Duration::from_secs(30);
 
 pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
@@ -47,6 +49,7 @@ pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
             message = messages.next() => message,
             _ = poll.tick() => {
                 apply_assignment(&shared).await;
+                super::trust::refresh(&shared).await;
                 continue;
             }
         };
@@ -73,6 +76,11 @@ async fn handle(shared: &Shared, message: async_nats::jetstream::Message) -> any
         .map(|v| v.as_str().to_owned());
     if kind.as_deref() == Some(KIND_ASSIGNMENT) {
         apply_assignment(shared).await;
+        ack(&message, AckKind::Ack).await;
+        return Ok(());
+    }
+    if kind.as_deref() == Some(KIND_TRUST) {
+        super::trust::refresh(shared).await;
         ack(&message, AckKind::Ack).await;
         return Ok(());
     }
@@ -136,29 +144,15 @@ async fn ack(message: &async_nats::jetstream::Message, kind: AckKind) {
 /// node-scope request. The request id is derived from the signed assignment, so reading the
 /// same one again is the same job.
 async fn apply_assignment(shared: &Shared) {
-    let subject = protocol::kv_subject(ASSIGN_BUCKET, shared.node());
-    let stream = match shared
-        .js
-        .get_stream_no_info(format!("KV_{ASSIGN_BUCKET}"))
-        .await
-    {
-        Ok(stream) => stream,
+    let payload = match super::read_key(&shared.js, ASSIGN_BUCKET, shared.node()).await {
+        Ok(Some(payload)) => payload,
+        Ok(None) => return,
         Err(e) => {
-            tracing::warn!(error = %e, "reading the assignment bucket");
+            tracing::warn!(error = %format!("{e:#}"), "reading the node's assignment");
             return;
         }
     };
-    let entry = match stream.direct_get_last_for_subject(subject).await {
-        Ok(entry) => entry,
-        Err(e) if e.kind() == async_nats::jetstream::stream::DirectGetErrorKind::NotFound => {
-            return;
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "reading the node's assignment");
-            return;
-        }
-    };
-    let assignment: Assignment = match serde_json::from_slice(&entry.payload) {
+    let assignment: Assignment = match serde_json::from_slice(&payload) {
         Ok(a) => a,
         Err(e) => {
             tracing::error!(error = %e, "the node's assignment is not an assignment");

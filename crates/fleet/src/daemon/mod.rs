@@ -4,7 +4,9 @@
 //!   ([`api::Gate`]), acknowledged only after the inbox COMMIT;
 //! - [`publish`]: root's events feed and the daemon's own events, to the events stream, each
 //!   stored once;
-//! - the heartbeat, into the presence bucket with a per-message TTL.
+//! - [`trust`]: the fleet's trust bundle, kept and put in force on the live connection;
+//! - the heartbeat, into the presence bucket with a per-message TTL, with the CAs the node
+//!   trusts.
 //!
 //! [`supervise`] waits for the node to join (its identity appears), runs the daemon, and starts
 //! it again after a failure; a node cut off from the broker goes on serving its local API.
@@ -12,6 +14,7 @@
 mod consume;
 pub mod outbox;
 mod publish;
+pub mod trust;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +26,7 @@ use tokio::sync::{Mutex, Notify, watch};
 
 use crate::identity::{Credentials, IdentityDir};
 use crate::protocol::{self, EventBody, ModuleReport, Presence};
+use crate::tls::Trust;
 use outbox::Outbox;
 
 /// What the daemon is started with.
@@ -57,7 +61,12 @@ pub(crate) struct Shared {
     pub outbox: Mutex<Outbox>,
     /// Woken when the outbox has something new.
     pub outbox_changed: Notify,
+    pub client: async_nats::Client,
     pub js: jetstream::Context,
+    /// The CAs the connection verifies the broker with.
+    pub trust: Trust,
+    /// Woken when `trust` changed: the heartbeat says so at once.
+    pub trust_changed: Notify,
 }
 
 impl Shared {
@@ -117,13 +126,18 @@ pub async fn run(
     std::fs::create_dir_all(&config.state_dir)?;
     let outbox = Outbox::open(&config.fleet_db())?;
     let identity = &credentials.identity;
+    // The bundle the daemon kept over the identity's CA: what the fleet said last.
+    let trust = match trust::load(&config.state_dir)? {
+        Some(bundle) => Trust::new(&bundle.pems())?,
+        None => Trust::new(&[&credentials.ca_pem])?,
+    };
     // No retry in the background: the supervisor connects again itself, and each background
     // retry would outlive this run, so a removed node, refused for ever, piled up one more
     // at every restart.
-    let client = crate::connect::node(
+    let client = crate::connect::node_trusting(
         &identity.node,
         &credentials.seed,
-        &[&credentials.ca_pem],
+        &trust,
         &identity.brokers,
         false,
     )
@@ -135,8 +149,12 @@ pub async fn run(
         credentials,
         outbox: Mutex::new(outbox),
         outbox_changed: Notify::new(),
+        client: client.clone(),
         js,
+        trust,
+        trust_changed: Notify::new(),
     });
+    trust::refresh(&shared).await;
     shared
         .emit(EventBody::Started {
             version: shared.config.version.clone(),
@@ -170,9 +188,17 @@ pub async fn run(
 
 /// Ends (and the supervisor starts the daemon again with what it reads) when the identity on
 /// disk changes: `layerone fleet rescue` pointed the node at other brokers, or it joined anew.
+/// Read again when a file of the identity's directory is written, renamed or deleted (an
+/// inotify watch; every second where there can be none), and at least every minute.
 async fn identity_unchanged(shared: Arc<Shared>) -> anyhow::Result<()> {
+    let (mut written, watch) = api::watch::directory(&shared.config.identity.0);
+    let _stop_watching = AbortOnDrop(watch);
     loop {
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        written.borrow_and_update();
+        tokio::select! {
+            () = publish::changed(&mut written) => {}
+            () = tokio::time::sleep(Duration::from_secs(60)) => {}
+        }
         match shared.config.identity.load() {
             Ok(Some(now))
                 if now.identity == shared.credentials.identity
@@ -183,14 +209,50 @@ async fn identity_unchanged(shared: Arc<Shared>) -> anyhow::Result<()> {
     }
 }
 
-/// The node's heartbeat: its presence, with a TTL of three intervals.
+/// Aborts its task when dropped (the directory watch, when the daemon's tasks are aborted).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The last value of `key` in `bucket`, by a direct get (what a node may read of a bucket:
+/// its own assignment, the fleet's trust bundle); `None` if there is none.
+pub(crate) async fn read_key(
+    js: &jetstream::Context,
+    bucket: &str,
+    key: &str,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let stream = js
+        .get_stream_no_info(format!("KV_{bucket}"))
+        .await
+        .map_err(|e| anyhow::anyhow!("the bucket {bucket}: {e}"))?;
+    match stream
+        .direct_get_last_for_subject(protocol::kv_subject(bucket, key))
+        .await
+    {
+        Ok(entry) => Ok(Some(entry.payload.to_vec())),
+        Err(e) if e.kind() == async_nats::jetstream::stream::DirectGetErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(e) => Err(anyhow::anyhow!("reading {key} of {bucket}: {e}")),
+    }
+}
+
+/// The node's heartbeat: its presence, with a TTL of three intervals, at every interval and at
+/// once when the node's trust changed.
 async fn heartbeat(shared: Arc<Shared>) -> anyhow::Result<()> {
     let interval = shared.config.heartbeat;
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let catalogue_sha256 = protocol::catalogue_sha256();
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = shared.trust_changed.notified() => {}
+        }
         let (modules, generation) = shared.gate.assignment().await.unwrap_or_default();
         let presence = Presence {
             name: shared.node().to_owned(),
@@ -209,6 +271,7 @@ async fn heartbeat(shared: Arc<Shared>) -> anyhow::Result<()> {
             assignment_generation: generation,
             at_ms: now_ms(),
             interval_ms: interval.as_millis() as u64,
+            trusted_ca_sha256: shared.trust.sha256s(),
         };
         let message = async_nats::jetstream::message::PublishMessage::build()
             .payload(serde_json::to_vec(&presence)?.into())
