@@ -94,8 +94,7 @@ fn every_unit_the_installer_writes_passes_systemd_analyze_verify() {
         ("layerone-api", API),
         ("layerone-runner", RUNNER),
         // What the API unit's ExecStartPre= runs, from this machine's coreutils.
-        ("chgrp", "/usr/bin/chgrp"),
-        ("chmod", "/usr/bin/chmod"),
+        ("install", "/usr/bin/install"),
     ] {
         std::fs::copy(built, at(&root, &format!("/usr/bin/{name}"))).unwrap();
     }
@@ -199,13 +198,35 @@ fn start_as_unit(root: &Path) -> UnitApi {
     chown(&cred, Some(uid), Some(gid)).unwrap();
     chown(credentials.path(), Some(uid), Some(gid)).unwrap();
 
-    // RuntimeDirectory= as systemd makes it: the service's, with its mode. (ExecStartPre='s
-    // change of its group needs the sysroot's group database: the real node's run checks it.)
-    let runtime_dir = at(root, &format!("/run/{}", value("RuntimeDirectory")));
-    std::fs::create_dir_all(&runtime_dir).unwrap();
-    chown(&runtime_dir, Some(uid), Some(gid)).unwrap();
-    let mode = u32::from_str_radix(&value("RuntimeDirectoryMode"), 8).unwrap();
-    std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    // ExecStartPre=: root's `install -d` of the socket's directory, its user and group read
+    // from the sysroot's databases.
+    let pre = value("ExecStartPre");
+    let pre: Vec<&str> = pre.split_whitespace().collect();
+    assert_eq!(
+        pre[..3],
+        ["+/usr/bin/install", "-d", "-m"],
+        "unexpected ExecStartPre"
+    );
+    let id_of = |file: &str, name: &str| -> u32 {
+        std::fs::read_to_string(at(root, file))
+            .unwrap()
+            .lines()
+            .find_map(|l| {
+                let f: Vec<&str> = l.split(':').collect();
+                (f[0] == name).then(|| f[2].parse().unwrap())
+            })
+            .unwrap_or_else(|| panic!("{name} is not in the sysroot's {file}"))
+    };
+    let dir = at(root, pre[8]);
+    std::fs::create_dir_all(&dir).unwrap();
+    chown(
+        &dir,
+        Some(id_of("/etc/passwd", pre[5])),
+        Some(id_of("/etc/group", pre[7])),
+    )
+    .unwrap();
+    let mode = u32::from_str_radix(pre[3], 8).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
 
     let exec = value("ExecStart");
     let mut words = exec.split_whitespace().map(|w| {

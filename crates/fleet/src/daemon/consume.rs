@@ -144,8 +144,9 @@ async fn ack(message: &async_nats::jetstream::Message, kind: AckKind) {
 /// node-scope request. The request id is derived from the signed assignment, so reading the
 /// same one again is the same job.
 async fn apply_assignment(shared: &Shared) {
-    let payload = match super::read_key(&shared.js, ASSIGN_BUCKET, shared.node()).await {
-        Ok(Some(payload)) => payload,
+    let (sequence, payload) = match super::read_key(&shared.js, ASSIGN_BUCKET, shared.node()).await
+    {
+        Ok(Some(read)) => read,
         Ok(None) => return,
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "reading the node's assignment");
@@ -162,7 +163,7 @@ async fn apply_assignment(shared: &Shared) {
     let body = assignment_request(&assignment, &shared.credentials.identity.node_id);
     let origin = Origin::Fleet {
         stream: format!("KV_{ASSIGN_BUCKET}"),
-        sequence: entry.sequence,
+        sequence,
     };
     match shared.gate.submit(body.as_bytes(), origin).await {
         Ok(_) => {}

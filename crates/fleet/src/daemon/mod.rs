@@ -219,12 +219,13 @@ impl Drop for AbortOnDrop {
 }
 
 /// The last value of `key` in `bucket`, by a direct get (what a node may read of a bucket:
-/// its own assignment, the fleet's trust bundle); `None` if there is none.
+/// its own assignment, the fleet's trust bundle), with its sequence in the bucket's stream;
+/// `None` if there is none.
 pub(crate) async fn read_key(
     js: &jetstream::Context,
     bucket: &str,
     key: &str,
-) -> anyhow::Result<Option<Vec<u8>>> {
+) -> anyhow::Result<Option<(u64, Vec<u8>)>> {
     let stream = js
         .get_stream_no_info(format!("KV_{bucket}"))
         .await
@@ -233,7 +234,7 @@ pub(crate) async fn read_key(
         .direct_get_last_for_subject(protocol::kv_subject(bucket, key))
         .await
     {
-        Ok(entry) => Ok(Some(entry.payload.to_vec())),
+        Ok(entry) => Ok(Some((entry.sequence, entry.payload.to_vec()))),
         Err(e) if e.kind() == async_nats::jetstream::stream::DirectGetErrorKind::NotFound => {
             Ok(None)
         }

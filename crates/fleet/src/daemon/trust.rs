@@ -54,7 +54,7 @@ fn store(state_dir: &Path, bundle: &TrustBundle) -> anyhow::Result<()> {
 /// in force. A fleet that never published one leaves the node on its identity's CA.
 pub(super) async fn refresh(shared: &Shared) {
     let bytes = match super::read_key(&shared.js, TRUST_BUCKET, TRUST_KEY).await {
-        Ok(Some(bytes)) => bytes,
+        Ok(Some((_, bytes))) => bytes,
         Ok(None) => return,
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "reading the fleet's trust bundle");
