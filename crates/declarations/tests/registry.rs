@@ -168,3 +168,33 @@ fn a_nested_object_sent_as_an_array_is_refused_naming_the_field() {
         "the registry has nested request objects to check"
     );
 }
+
+#[test]
+fn each_operation_and_the_catalogue_have_a_version_of_what_callers_depend_on() {
+    let registry = declarations::registry();
+    let catalogue = registry.catalogue();
+    let hashes: BTreeSet<&str> = catalogue.iter().map(|e| e.sha256.as_str()).collect();
+    assert_eq!(hashes.len(), catalogue.len(), "two operations share a version");
+    assert!(catalogue.iter().all(|e| {
+        e.sha256.len() == 64 && e.sha256.bytes().all(|b| b.is_ascii_hexdigit())
+    }));
+    // Stable: computed again, the same.
+    assert_eq!(registry.catalogue_sha256(), registry.catalogue_sha256());
+    assert_eq!(
+        catalogue.iter().map(|e| &e.sha256).collect::<Vec<_>>(),
+        registry.catalogue().iter().map(|e| &e.sha256).collect::<Vec<_>>()
+    );
+    // A catalogue without one operation is another version; the operations' own are kept.
+    let fewer = registry::Registry::builder()
+        .op::<declarations::account::EnsureAccount>()
+        .build();
+    assert_ne!(fewer.catalogue_sha256(), registry.catalogue_sha256());
+    let ensure = |c: &[registry::CatalogueEntry]| {
+        c.iter()
+            .find(|e| e.operation == "ensure_account")
+            .unwrap()
+            .sha256
+            .clone()
+    };
+    assert_eq!(ensure(&fewer.catalogue()), ensure(&catalogue));
+}

@@ -479,12 +479,10 @@ pub fn reference() -> String {
     out
 }
 
-/// The SHA-256 of this build's catalogue: what a node reports and the fleet compares.
+/// The SHA-256 of this build's catalogue (`registry::Registry::catalogue_sha256`): what a
+/// node reports and the fleet compares.
 pub fn catalogue_sha256() -> String {
-    use sha2::{Digest, Sha256};
-    let catalogue = declarations::registry().catalogue();
-    let text = serde_json::to_vec(&catalogue).expect("the catalogue serialises");
-    hex::encode(Sha256::digest(text))
+    declarations::registry().catalogue_sha256()
 }
 
 #[cfg(test)]

@@ -301,6 +301,20 @@ pub struct CatalogueEntry {
     pub request_schema: Value,
     pub result_schema: Value,
     pub example: Value,
+    /// The operation's own version: the SHA-256 (hex) of what a caller depends on, its name,
+    /// family, module, scope, kind and both schemas as canonical JSON (not its summary or
+    /// example). Two nodes whose hashes for an operation are equal take the same requests and
+    /// give the same results; see [`Registry::catalogue_sha256`] for the whole catalogue.
+    pub sha256: String,
+}
+
+/// The SHA-256 (hex) of a JSON value's serialization (`serde_json`'s maps are ordered by key,
+/// so equal values hash equally).
+fn sha256_of(value: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(
+        serde_json::to_vec(value).expect("a JSON value always serializes"),
+    ))
 }
 
 impl Registry {
@@ -601,18 +615,43 @@ impl Registry {
 
     pub fn catalogue(&self) -> Vec<CatalogueEntry> {
         self.operations()
-            .map(|op| CatalogueEntry {
-                operation: op.name(),
-                family: op.family(),
-                module: op.module(),
-                scope: op.scope(),
-                kind: op.kind(),
-                summary: op.summary(),
-                request_schema: op.request_schema(),
-                result_schema: op.result_schema(),
-                example: op.example(),
+            .map(|op| {
+                let (request_schema, result_schema) = (op.request_schema(), op.result_schema());
+                let sha256 = sha256_of(&serde_json::json!({
+                    "operation": op.name(),
+                    "family": op.family(),
+                    "module": op.module(),
+                    "scope": op.scope(),
+                    "kind": op.kind(),
+                    "request_schema": request_schema,
+                    "result_schema": result_schema,
+                }));
+                CatalogueEntry {
+                    operation: op.name(),
+                    family: op.family(),
+                    module: op.module(),
+                    scope: op.scope(),
+                    kind: op.kind(),
+                    summary: op.summary(),
+                    request_schema,
+                    result_schema,
+                    example: op.example(),
+                    sha256,
+                }
             })
             .collect()
+    }
+
+    /// The catalogue's version: the SHA-256 (hex) of every operation's name and
+    /// [`CatalogueEntry::sha256`], in the registry's order. It changes when any operation is
+    /// added, removed or changes what it takes or gives, and with nothing else.
+    pub fn catalogue_sha256(&self) -> String {
+        let operations: Vec<Value> = self
+            .catalogue()
+            .into_iter()
+            .map(|entry| serde_json::json!([entry.operation, entry.sha256]))
+            .collect();
+        sha256_of(&Value::Array(operations))
     }
 }
 

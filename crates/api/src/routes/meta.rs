@@ -13,7 +13,12 @@ use super::{AppState, blocking, json_bytes, json_response};
 pub(crate) async fn catalogue(State(app): AppState) -> Response {
     let body = app
         .catalogue
-        .get_or_init(|| serialized(&json!({"operations": app.registry.catalogue()})));
+        .get_or_init(|| {
+            serialized(&json!({
+                "sha256": app.registry.catalogue_sha256(),
+                "operations": app.registry.catalogue(),
+            }))
+        });
     json_bytes(StatusCode::OK, body.clone())
 }
 
@@ -41,6 +46,7 @@ pub(crate) async fn health(State(app): AppState) -> Response {
         "state_readable": readable,
         "node_id": app.node_id,
         "version": env!("CARGO_PKG_VERSION"),
+        "catalogue_sha256": app.catalogue_sha256(),
     });
     if readable {
         json_response(StatusCode::OK, &body)

@@ -53,6 +53,15 @@ pub(crate) struct App {
     /// Computed on first use and kept: the registry cannot change while the process runs.
     pub openapi: std::sync::OnceLock<Bytes>,
     pub catalogue: std::sync::OnceLock<Bytes>,
+    pub catalogue_sha256: std::sync::OnceLock<String>,
+}
+
+impl App {
+    /// The catalogue's version ([`Registry::catalogue_sha256`]), computed once.
+    pub(crate) fn catalogue_sha256(&self) -> &str {
+        self.catalogue_sha256
+            .get_or_init(|| self.registry.catalogue_sha256())
+    }
 }
 
 pub(crate) type AppState = State<Arc<App>>;
