@@ -910,7 +910,7 @@ def systemd_step():
     if inbox is not None and inbox.is_dir():
         p = write_as_api(f"{inbox}/qualify-probe")
         check(p.returncode == 0, f"but can write its ReadWritePaths ({inbox})", p.stderr)
-    sock = pathlib.Path("/run/layerone/api.sock")
+    sock = pathlib.Path("/run/layerone/operators/api.sock")
     st = sock.stat() if sock.exists() else None
     group = grp.getgrgid(st.st_gid).gr_name if st else ""
     check(st is not None and stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o660

@@ -173,7 +173,7 @@ complete -c layerone -n "__fish_layerone_using_subcommand fleet; and __fish_seen
 complete -c layerone -n "__fish_layerone_using_subcommand join" -l name -d 'This node\'s name, if the token does not name it' -r
 complete -c layerone -n "__fish_layerone_using_subcommand join" -l dev -d 'A dev node\'s sandbox (`layerone-dev --root`), instead of this server\'s installed node' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand join" -s h -l help -d 'Print help'
-complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l socket -d 'The API\'s local socket. Default: /run/layerone/api.sock, or with --dev the dev node\'s' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l socket -d 'The API\'s local socket. Default: /run/layerone/operators/api.sock, or with --dev the dev node\'s' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l dev -d 'A dev node\'s dev.json, whose local socket to use' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l modules -d 'List only these modules\' operations (and the read tools), e.g. `web,mail`' -r
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l max-tools -d 'Refuse to start with more tools than this (some clients refuse more than 128)' -r

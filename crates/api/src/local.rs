@@ -45,7 +45,7 @@ impl Operators {
     }
 
     /// The operators of a socket at `path`: root, and the group of its directory. In
-    /// production that directory is `/run/layerone`, whose group root sets to
+    /// production that directory is `/run/layerone/operators`, whose group root sets to
     /// `layerone-operators` before the API starts: the group is named once, in the unit, and
     /// the API needs neither the group database nor membership of it.
     pub fn of_directory(path: &Path) -> anyhow::Result<Operators> {

@@ -10,7 +10,7 @@ use client::DevInfo;
 
 #[derive(Args, Debug)]
 pub struct McpArgs {
-    /// The API's local socket. Default: /run/layerone/api.sock, or with --dev the dev node's.
+    /// The API's local socket. Default: /run/layerone/operators/api.sock, or with --dev the dev node's.
     #[arg(long, conflicts_with = "dev")]
     socket: Option<PathBuf>,
     /// A dev node's dev.json, whose local socket to use.

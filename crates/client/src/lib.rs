@@ -11,7 +11,7 @@
 //! - The API's local socket ([`NodeClient::local`]): plain HTTP on a unix stream socket, no
 //!   TLS and no `Authorization` header. The API knows the caller by its peer credentials
 //!   (the kernel's, not anything the client sends) and the socket's mode and group decide who
-//!   may connect at all; its path is `/run/layerone/api.sock` on an installed node
+//!   may connect at all; its path is `/run/layerone/operators/api.sock` on an installed node
 //!   ([`LOCAL_SOCKET`]) and `local_socket` in a dev node's `dev.json`.
 //!
 //! Typed requests and results
@@ -56,7 +56,7 @@ const EVENTS_PAGE: u32 = 1000;
 const MAX_WAIT_SECS: u64 = 60;
 
 /// The local socket of an installed node's API.
-pub const LOCAL_SOCKET: &str = "/run/layerone/api.sock";
+pub const LOCAL_SOCKET: &str = "/run/layerone/operators/api.sock";
 
 /// One connection: TLS over TCP, or plain HTTP over the local socket.
 enum Stream {
