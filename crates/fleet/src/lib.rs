@@ -9,7 +9,8 @@
 //!   joining node);
 //! - [`broker_config`]: the broker's configuration, a derived file;
 //! - [`identity`]: a node's fleet identity on disk;
-//! - [`connect`]: the connections of a node, a control plane and a joining node;
+//! - [`operator`]: an operator's credential (an operator session's), its own broker user;
+//! - [`connect`]: the connections of a node, a control plane, an operator and a joining node;
 //! - [`setup`]: the streams, buckets and consumers the fleet creates;
 //! - [`daemon`]: daemon mode, in the API's process.
 
@@ -17,6 +18,7 @@ pub mod broker_config;
 pub mod connect;
 pub mod daemon;
 pub mod identity;
+pub mod operator;
 pub mod protocol;
 pub mod setup;
 pub mod tls;
