@@ -9,11 +9,11 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::{self, consumer};
+use async_nats::jetstream;
 use fleet::operator::OperatorCredential;
 use fleet::protocol::{
-    self, ASSIGN_BUCKET, CATALOGUE_BUCKET, EVENTS_STREAM, EventBody, FleetEvent, NODES_BUCKET,
-    PRESENCE_BUCKET, Presence, REQUESTS_STREAM, TOKENS_BUCKET, TRUST_BUCKET, TRUST_KEY,
+    self, ASSIGN_BUCKET, CATALOGUE_BUCKET, EVENTS_STREAM, EventBody, NODES_BUCKET, PRESENCE_BUCKET,
+    Presence, REQUESTS_STREAM, TOKENS_BUCKET, TRUST_BUCKET, TRUST_KEY,
 };
 use futures_util::StreamExt as _;
 use serde_json::Value;
@@ -149,57 +149,16 @@ fn an_operator_submits_to_a_node_and_reads_the_fleet_but_writes_nothing_and_is_r
         let record = js.get_key_value(NODES_BUCKET).await.unwrap();
         assert!(record.get("n1").await.unwrap().is_some());
 
-        let tail = js
-            .get_stream(EVENTS_STREAM)
-            .await
-            .unwrap()
-            .get_info()
-            .await
-            .unwrap()
-            .state
-            .last_sequence;
+        // As `layerone fleet submit --wait` sends and reads it, under the operator's credential.
+        let tail = fleet::requests::events_tail(&js).await.unwrap();
         let body = ensure_account(&request_id, &hex32(31), "byoperator").to_string();
-        let mut headers = async_nats::HeaderMap::new();
-        headers.insert("Nats-Msg-Id", format!("request.n1.{request_id}").as_str());
-        let ack = js
-            .publish_with_headers(protocol::request_subject("n1"), headers, body.into())
-            .await
-            .unwrap()
+        let (_, duplicate) = fleet::requests::publish(&js, "n1", &request_id, body.as_bytes())
             .await
             .unwrap();
-        assert!(!ack.duplicate);
-        let consumer = js
-            .get_stream(EVENTS_STREAM)
+        assert!(!duplicate);
+        fleet::requests::wait(&js, "n1", &request_id, tail, PATIENCE)
             .await
-            .unwrap()
-            .create_consumer(consumer::pull::OrderedConfig {
-                filter_subject: "fleet.evt.node.n1.>".into(),
-                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
-                    start_sequence: tail + 1,
-                },
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        let mut messages = consumer.messages().await.unwrap();
-        tokio::time::timeout(PATIENCE, async {
-            while let Some(message) = messages.next().await {
-                let event: FleetEvent = serde_json::from_slice(&message.unwrap().payload).unwrap();
-                if let EventBody::Job {
-                    request_id: id,
-                    state,
-                    ..
-                } = &event.body
-                    && *id == request_id
-                    && state.is_terminal()
-                {
-                    return event;
-                }
-            }
-            panic!("the events stream ended")
-        })
-        .await
-        .expect("the node's final event for the operator's request")
+            .expect("the node's final event for the operator's request")
     });
     match finished.body {
         EventBody::Job { state, .. } => assert_eq!(state, registry::JobState::Succeeded),

@@ -10,6 +10,8 @@
 //! - [`broker_config`]: the broker's configuration, a derived file;
 //! - [`identity`]: a node's fleet identity on disk;
 //! - [`operator`]: an operator's credential (an operator session's), its own broker user;
+//! - [`requests`]: a request put on a node's queue and its final word read from the events
+//!   stream, under whichever credential;
 //! - [`connect`]: the connections of a node, a control plane, an operator and a joining node;
 //! - [`setup`]: the streams, buckets and consumers the fleet creates;
 //! - [`daemon`]: daemon mode, in the API's process.
@@ -20,6 +22,7 @@ pub mod daemon;
 pub mod identity;
 pub mod operator;
 pub mod protocol;
+pub mod requests;
 pub mod setup;
 pub mod tls;
 pub mod token;
