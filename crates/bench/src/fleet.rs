@@ -1222,6 +1222,7 @@ fn simulated(
             .iter()
             .map(|(name, _, public)| (name.clone(), public.clone()))
             .collect(),
+        operators: Vec::new(),
     };
     let conf = admin.join("broker.conf");
     std::fs::write(&conf, fleet::broker_config::render(&spec, &users))?;

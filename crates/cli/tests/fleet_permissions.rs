@@ -32,18 +32,10 @@ use serde_json::Value;
 mod common;
 mod fleet_support;
 
-use fleet_support::{DevNode, Fleet, ensure_account, hex32, layerone, layerone_output};
+use fleet_support::{DevNode, Fleet, ensure_account, hex32, layerone, layerone_output, runtime};
 
 /// How long a test waits for something the server or a node does by itself.
 const PATIENCE: Duration = Duration::from_secs(30);
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// A node's credentials as `layerone join` wrote them in its dev root.
 fn credentials(node: &DevNode) -> Credentials {
@@ -147,16 +139,7 @@ struct ControlPlane {
 
 impl ControlPlane {
     async fn connect(fleet: &Fleet) -> ControlPlane {
-        let creds: Value =
-            serde_json::from_str(&std::fs::read_to_string(fleet.creds()).unwrap()).unwrap();
-        let brokers: Vec<String> = serde_json::from_value(creds["brokers"].clone()).unwrap();
-        let client = fleet::connect::control_plane(
-            creds["seed"].as_str().unwrap(),
-            &[creds["ca_pem"].as_str().unwrap()],
-            &brokers,
-        )
-        .await
-        .unwrap();
+        let client = fleet.control_plane().await;
         ControlPlane {
             js: jetstream::new(client.clone()),
             client,

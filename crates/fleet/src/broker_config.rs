@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Permissions, join_permissions, node_permissions};
+use crate::protocol::{Permissions, join_permissions, node_permissions, operator_permissions};
 
 /// One broker's settings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +46,8 @@ pub struct Users {
     pub join_password: String,
     /// `(node name, its nkey)`, each confined to its own subjects.
     pub nodes: Vec<(String, String)>,
+    /// `(operator name, its nkey)`: submit to any node, read events and the fleet's state.
+    pub operators: Vec<(String, String)>,
 }
 
 fn quoted(value: &str) -> String {
@@ -143,6 +145,14 @@ pub fn render(spec: &BrokerSpec, users: &Users) -> String {
             "    {{ nkey: {}, permissions: {} }}",
             quoted(key),
             permissions(&node_permissions(name))
+        );
+    }
+    for (name, key) in &users.operators {
+        let _ = writeln!(
+            out,
+            "    {{ nkey: {}, permissions: {} }}",
+            quoted(key),
+            permissions(&operator_permissions(name))
         );
     }
     let _ = writeln!(out, "  ]\n}}");

@@ -1,12 +1,12 @@
 //! Connections to the broker, one shape per kind of client: a node (its own nkey, its own inbox
-//! prefix, the fleet CA), the control plane (its nkey, the fleet CA), and a joining node (the
-//! join user, the token's pinned CA).
+//! prefix, the fleet CA), the control plane (its nkey, the fleet CA), an operator (its nkey, its
+//! own inbox prefix, the fleet CA) and a joining node (the join user, the token's pinned CA).
 
 use std::time::Duration;
 
 use async_nats::{Client, ConnectOptions, Event};
 
-use crate::protocol::{JOIN_INBOX_PREFIX, JOIN_USER, node_inbox_prefix};
+use crate::protocol::{JOIN_INBOX_PREFIX, JOIN_USER, node_inbox_prefix, operator_inbox_prefix};
 use crate::tls;
 
 /// The name a permission violation is logged under: the server says so asynchronously, and the
@@ -88,6 +88,22 @@ pub async fn control_plane_trusting(
     let options = base("control plane")
         .nkey(seed.to_owned())
         .tls_client_config(trust.client_config()?)
+        .max_reconnects(None);
+    connect(options, brokers).await
+}
+
+/// An operator's connection (an operator session's): its nkey, its own inbox prefix, the fleet
+/// CA; it reconnects for ever.
+pub async fn operator(
+    name: &str,
+    seed: &str,
+    ca_pems: &[&str],
+    brokers: &[String],
+) -> anyhow::Result<Client> {
+    let options = base(&format!("operator {name}"))
+        .nkey(seed.to_owned())
+        .custom_inbox_prefix(operator_inbox_prefix(name))
+        .tls_client_config(tls::client_config(ca_pems)?)
         .max_reconnects(None);
     connect(options, brokers).await
 }

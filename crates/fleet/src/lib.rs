@@ -9,7 +9,10 @@
 //!   joining node);
 //! - [`broker_config`]: the broker's configuration, a derived file;
 //! - [`identity`]: a node's fleet identity on disk;
-//! - [`connect`]: the connections of a node, a control plane and a joining node;
+//! - [`operator`]: an operator's credential (an operator session's), its own broker user;
+//! - [`requests`]: a request put on a node's queue and its final word read from the events
+//!   stream, under whichever credential;
+//! - [`connect`]: the connections of a node, a control plane, an operator and a joining node;
 //! - [`setup`]: the streams, buckets and consumers the fleet creates;
 //! - [`daemon`]: daemon mode, in the API's process.
 
@@ -17,7 +20,9 @@ pub mod broker_config;
 pub mod connect;
 pub mod daemon;
 pub mod identity;
+pub mod operator;
 pub mod protocol;
+pub mod requests;
 pub mod setup;
 pub mod tls;
 pub mod token;

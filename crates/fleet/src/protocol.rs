@@ -55,7 +55,12 @@ pub const KIND_ASSIGNMENT: &str = "assignment";
 pub const KIND_TRUST: &str = "trust";
 
 pub fn request_subject(node: &str) -> String {
-    format!("fleet.req.{node}")
+    format!("{}.{node}", request_subject_prefix())
+}
+
+/// What every node's queue subject starts with.
+pub fn request_subject_prefix() -> &'static str {
+    "fleet.req"
 }
 
 pub fn node_events_subject(node: &str, kind: &str) -> String {
@@ -108,6 +113,55 @@ pub fn node_permissions(node: &str) -> Permissions {
         subscribe: vec![format!("{}.>", node_inbox_prefix(node))],
     }
 }
+
+/// An operator's inbox prefix. Node names are DNS labels (no `_`), so no node's prefix is an
+/// operator's.
+pub fn operator_inbox_prefix(operator: &str) -> String {
+    format!("_INBOX_OP_{operator}")
+}
+
+/// What an operator's credential (an MCP session's, `layerone fleet operator add`) lets it do:
+/// submit requests to any node's queue, read the events stream through consumers of its own,
+/// and read the nodes, presence, assignment and catalogue buckets by direct get. It cannot
+/// write a bucket, publish an event or a heartbeat, read a join token, touch a node's
+/// consumer, read another's requests, or create, change or delete a stream
+/// (`docs/security.md`).
+pub fn operator_permissions(operator: &str) -> Permissions {
+    let mut publish = vec![
+        format!("{}.*", request_subject_prefix()),
+        // The events stream: its info, direct gets, and consumers of its own. Only readers'
+        // ordered consumers live on it (no durable), and an ordered consumer remakes itself.
+        format!("$JS.API.STREAM.INFO.{EVENTS_STREAM}"),
+        format!("$JS.API.DIRECT.GET.{EVENTS_STREAM}"),
+        format!("$JS.API.DIRECT.GET.{EVENTS_STREAM}.>"),
+        format!("$JS.API.CONSUMER.CREATE.{EVENTS_STREAM}"),
+        format!("$JS.API.CONSUMER.CREATE.{EVENTS_STREAM}.>"),
+        format!("$JS.API.CONSUMER.INFO.{EVENTS_STREAM}.*"),
+        format!("$JS.API.CONSUMER.MSG.NEXT.{EVENTS_STREAM}.*"),
+        format!("$JS.API.CONSUMER.DELETE.{EVENTS_STREAM}.*"),
+    ];
+    // The buckets it reads: their info and direct gets (by key, or in a batch), never a
+    // consumer (a node's assignment consumer and the fleet service's watches live there).
+    for bucket in OPERATOR_READS {
+        publish.extend([
+            format!("$JS.API.STREAM.INFO.KV_{bucket}"),
+            format!("$JS.API.DIRECT.GET.KV_{bucket}"),
+            format!("$JS.API.DIRECT.GET.KV_{bucket}.>"),
+        ]);
+    }
+    Permissions {
+        publish,
+        subscribe: vec![format!("{}.>", operator_inbox_prefix(operator))],
+    }
+}
+
+/// The buckets an operator reads (never writes).
+pub const OPERATOR_READS: [&str; 4] = [
+    NODES_BUCKET,
+    PRESENCE_BUCKET,
+    ASSIGN_BUCKET,
+    CATALOGUE_BUCKET,
+];
 
 /// What a joining client may do: send one join request and read its answer.
 pub fn join_permissions() -> Permissions {
@@ -429,28 +483,26 @@ pub fn reference() -> String {
         out,
         "- The assignment's signature: ed25519 by the fleet's key over `layerone-assignment:v1\\n<node>\\n<generation>\\n<modules, sorted, comma-separated>`, base64url without padding."
     );
-    let _ = writeln!(out, "\n### What a node may do (node `X`)\n");
-    let perms = node_permissions("X");
-    let _ = writeln!(
-        out,
-        "- publish: {}",
-        perms
-            .publish
-            .iter()
-            .map(|p| format!("`{p}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let _ = writeln!(
-        out,
-        "- subscribe: {}",
-        perms
-            .subscribe
-            .iter()
-            .map(|p| format!("`{p}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    for (title, perms) in [
+        ("What a node may do (node `X`)", node_permissions("X")),
+        (
+            "What an operator may do (operator `O`)",
+            operator_permissions("O"),
+        ),
+    ] {
+        let _ = writeln!(out, "\n### {title}\n");
+        for (what, subjects) in [("publish", &perms.publish), ("subscribe", &perms.subscribe)] {
+            let _ = writeln!(
+                out,
+                "- {what}: {}",
+                subjects
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
     let _ = writeln!(out, "\n### Messages (JSON Schema)\n");
     let settings = schemars::generate::SchemaSettings::draft2020_12();
     let mut schemas = vec![];

@@ -11,6 +11,7 @@
 //! <dir>/broker.pem, .key      the broker's chain (its certificate, then the CA) and key
 //! <dir>/broker.conf           the broker's configuration, derived (`fleet::broker_config`)
 //! <dir>/nodes.json            the node users the configuration was last rendered with
+//! <dir>/operators.json        the operators (`fleet operator add`): name and public key each
 //! <dir>/store/                the broker's JetStream store
 //! ```
 
@@ -113,6 +114,29 @@ impl AdminDir {
     pub fn nodes(&self) -> PathBuf {
         self.0.join("nodes.json")
     }
+    pub fn operators(&self) -> PathBuf {
+        self.0.join("operators.json")
+    }
+
+    /// The operators the broker's configuration renders: `(name, public key)`, sorted.
+    pub fn load_operators(&self) -> anyhow::Result<Vec<(String, String)>> {
+        match std::fs::read_to_string(self.operators()) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("parsing {}", self.operators().display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub fn write_operators(&self, operators: &[(String, String)]) -> anyhow::Result<()> {
+        let mut operators = operators.to_vec();
+        operators.sort();
+        write_file(
+            &self.operators(),
+            serde_json::to_string_pretty(&operators)?.as_bytes(),
+            0o600,
+        )
+    }
 
     pub fn load_settings(&self) -> anyhow::Result<FleetSettings> {
         let text = std::fs::read_to_string(self.settings())
@@ -138,7 +162,7 @@ impl AdminDir {
         }
     }
 
-    /// Renders the broker's configuration for `nodes`; writes it (and `nodes.json`) only if it
+    /// Renders the broker's configuration for `nodes` and the registered operators; writes it (and `nodes.json`) only if it
     /// changed, after `nats-server -t` passed on it. Returns whether it changed.
     pub fn render_broker_config(
         &self,
@@ -151,6 +175,7 @@ impl AdminDir {
             control_plane: control_plane.public_key()?,
             join_password: control_plane.join_password.clone(),
             nodes: nodes.to_vec(),
+            operators: self.load_operators()?,
         };
         let text = fleet::broker_config::render(&settings.broker, &users);
         let path = self.broker_conf();

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use async_nats::HeaderMap;
-use async_nats::jetstream::{self, consumer, kv};
+use async_nats::jetstream::{self, kv};
 use fleet::protocol::{
-    self, ASSIGN_BUCKET, Admin, Assignment, CATALOGUE_BUCKET, EVENTS_STREAM, EventBody, FleetEvent,
-    KIND_ASSIGNMENT, KIND_HEADER, KIND_TRUST, NODES_BUCKET, NodeRecord, PRESENCE_BUCKET, Presence,
-    REQUESTS_STREAM, TOKENS_BUCKET, TRUST_BUCKET, TRUST_KEY, TokenRecord, TrustBundle,
+    self, ASSIGN_BUCKET, Admin, Assignment, CATALOGUE_BUCKET, FleetEvent, KIND_ASSIGNMENT,
+    KIND_HEADER, KIND_TRUST, NODES_BUCKET, NodeRecord, PRESENCE_BUCKET, Presence, REQUESTS_STREAM,
+    TOKENS_BUCKET, TRUST_BUCKET, TRUST_KEY, TokenRecord, TrustBundle,
 };
 use futures_util::StreamExt as _;
 use registry::Module;
@@ -289,25 +289,8 @@ impl Fleet {
                 Some(_) => {}
             }
         }
-        // De-duplicated by the broker when the same body is sent again; the same request id
-        // with another body reaches the node, which refuses it (`request_id_conflict`).
-        let body_sha = fleet::token::sha256_hex(body);
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            "Nats-Msg-Id",
-            format!("request.{node}.{request_id}.{}", &body_sha[..16]).as_str(),
-        );
-        let ack = self
-            .js
-            .publish_with_headers(
-                protocol::request_subject(node),
-                headers,
-                body.to_vec().into(),
-            )
-            .await?
-            .await
-            .context("the broker did not take the request")?;
-        Ok((request_id, ack.sequence, ack.duplicate))
+        let (seq, duplicate) = fleet::requests::publish(&self.js, node, &request_id, body).await?;
+        Ok((request_id, seq, duplicate))
     }
 
     async fn offered(&self, catalogue_sha256: &str) -> anyhow::Result<Option<Vec<String>>> {
@@ -326,8 +309,7 @@ impl Fleet {
 
     /// The events stream's last sequence number: follow from after it.
     pub async fn events_tail(&self) -> anyhow::Result<u64> {
-        let stream = self.js.get_stream(EVENTS_STREAM).await?;
-        Ok(stream.get_info().await?.state.last_sequence)
+        fleet::requests::events_tail(&self.js).await
     }
 
     /// The events after `after` (a stream sequence), optionally of one node, in order.
@@ -335,32 +317,9 @@ impl Fleet {
         &self,
         after: u64,
         node: Option<&str>,
-    ) -> anyhow::Result<impl futures_util::Stream<Item = anyhow::Result<(u64, FleetEvent)>>> {
-        let stream = self.js.get_stream(EVENTS_STREAM).await?;
-        let filter = match node {
-            Some(node) => format!("fleet.evt.node.{node}.>"),
-            None => "fleet.evt.>".to_owned(),
-        };
-        let consumer = stream
-            .create_consumer(consumer::pull::OrderedConfig {
-                filter_subject: filter,
-                deliver_policy: consumer::DeliverPolicy::ByStartSequence {
-                    start_sequence: after + 1,
-                },
-                ..Default::default()
-            })
-            .await?;
-        let messages = consumer.messages().await?;
-        Ok(messages.map(|m| {
-            let m = m.map_err(|e| anyhow::anyhow!("reading the events stream: {e}"))?;
-            let seq = m
-                .info()
-                .map_err(|e| anyhow::anyhow!("{e}"))?
-                .stream_sequence;
-            let event: FleetEvent = serde_json::from_slice(&m.payload)
-                .map_err(|e| anyhow::anyhow!("an event that is not one: {e}"))?;
-            Ok((seq, event))
-        }))
+    ) -> anyhow::Result<impl futures_util::Stream<Item = anyhow::Result<(u64, FleetEvent)>> + use<>>
+    {
+        fleet::requests::follow(&self.js, after, node).await
     }
 
     /// Waits for the final word on `request_id` from `node`: its job's final state, or the
@@ -372,34 +331,7 @@ impl Fleet {
         after: u64,
         timeout: Duration,
     ) -> anyhow::Result<FleetEvent> {
-        let mut events = Box::pin(self.follow(after, Some(node)).await?);
-        let found = tokio::time::timeout(timeout, async {
-            while let Some(event) = events.next().await {
-                let (_, event) = event?;
-                let done = match &event.body {
-                    EventBody::Job {
-                        request_id: id,
-                        state,
-                        ..
-                    } => id == request_id && state.is_terminal(),
-                    EventBody::Accepted {
-                        request_id: id,
-                        job,
-                    } => id == request_id && job.state.is_terminal(),
-                    EventBody::Refused {
-                        request_id: Some(id),
-                        ..
-                    } => id == request_id,
-                    _ => false,
-                };
-                if done {
-                    return Ok(event);
-                }
-            }
-            Err(anyhow::anyhow!("the events stream ended"))
-        })
-        .await;
-        found.map_err(|_| anyhow::anyhow!("no final event for {request_id} within {timeout:?}"))?
+        fleet::requests::wait(&self.js, node, request_id, after, timeout).await
     }
 
     pub async fn set_admin(&self, node: &str, admin: Admin) -> anyhow::Result<()> {

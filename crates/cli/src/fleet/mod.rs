@@ -7,11 +7,13 @@
 //! - [`control`]: the control plane's commands (token, nodes, assign, submit, events, drain,
 //!   remove);
 //! - [`node`]: the joining node's side (join, rescue, status);
-//! - [`rotation`]: rotating the fleet's CA (`fleet ca rotate|finish|status`).
+//! - [`rotation`]: rotating the fleet's CA (`fleet ca rotate|finish|status`);
+//! - [`operator`]: operators' credentials (`fleet operator add|remove|list`).
 
 pub mod admin;
 pub mod control;
 pub mod node;
+pub mod operator;
 pub mod rotation;
 pub mod service;
 
@@ -221,6 +223,12 @@ pub enum FleetCommand {
         #[command(subcommand)]
         command: CaCommand,
     },
+    /// Operators' credentials (an operator session's reach into the fleet), on the host of the
+    /// administrative directory: `add`, `remove`, `list`.
+    Operator {
+        #[command(subcommand)]
+        command: OperatorCommand,
+    },
     /// Print the reference part of docs/fleet.md: every subject, stream, bucket, permission and
     /// message schema, generated from the protocol's declarations.
     Reference,
@@ -228,6 +236,33 @@ pub enum FleetCommand {
     Status {
         #[command(flatten)]
         target: NodeTarget,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum OperatorCommand {
+    /// Issue an operator a credential of its own: submit to any node, read events and the
+    /// fleet's state; the broker is reloaded with its user.
+    Add {
+        name: String,
+        #[arg(long, default_value = admin::DEFAULT_DIR)]
+        dir: PathBuf,
+        /// Where the credential is written (0600).
+        #[arg(long, default_value = fleet::operator::DEFAULT_PATH)]
+        out: PathBuf,
+    },
+    /// Revoke an operator: its user leaves the broker's configuration (reloaded).
+    Remove {
+        name: String,
+        #[arg(long, default_value = admin::DEFAULT_DIR)]
+        dir: PathBuf,
+    },
+    /// The registered operators and their public keys.
+    List {
+        #[arg(long, default_value = admin::DEFAULT_DIR)]
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -499,6 +534,11 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
             println!("node {} now reaches {}", identity.node, identity.brokers.join(","));
             Ok(())
         }
+        FleetCommand::Operator { command } => match command {
+            OperatorCommand::Add { name, dir, out } => operator::add(&AdminDir(dir), &name, &out),
+            OperatorCommand::Remove { name, dir } => operator::remove(&AdminDir(dir), &name),
+            OperatorCommand::List { dir, json } => operator::list(&AdminDir(dir), json),
+        },
         FleetCommand::Ca { command } => {
             let lines = rt.block_on(async {
                 match command {

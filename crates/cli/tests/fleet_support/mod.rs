@@ -128,6 +128,15 @@ impl Broker {
     }
 }
 
+/// A runtime of two workers, for a test's own broker connections.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A fleet: its administrative directory, its broker, its service.
 pub struct Fleet {
     pub dir: tempfile::TempDir,
@@ -207,6 +216,20 @@ impl Fleet {
             .to_str()
             .unwrap()
             .to_owned()
+    }
+
+    /// A connection with the control plane's credential, for reading what the fleet holds.
+    pub async fn control_plane(&self) -> async_nats::Client {
+        let creds: Value =
+            serde_json::from_str(&std::fs::read_to_string(self.creds()).unwrap()).unwrap();
+        let brokers: Vec<String> = serde_json::from_value(creds["brokers"].clone()).unwrap();
+        fleet::connect::control_plane(
+            creds["seed"].as_str().unwrap(),
+            &[creds["ca_pem"].as_str().unwrap()],
+            &brokers,
+        )
+        .await
+        .unwrap()
     }
 
     /// `layerone fleet SUBCOMMAND ... --creds` (the credential goes last).
