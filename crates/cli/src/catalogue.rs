@@ -7,11 +7,19 @@ pub struct CatalogueArgs {
     /// Print the whole catalogue, with request and result schemas, as JSON.
     #[arg(long)]
     json: bool,
+    /// Print the OpenAPI document of the node's HTTP API (what `GET /v1/openapi.json` serves).
+    #[arg(long, conflicts_with = "json")]
+    openapi: bool,
 }
 
 pub fn run(args: CatalogueArgs) -> anyhow::Result<()> {
     let registry = declarations::registry();
     registry.check()?;
+    if args.openapi {
+        let document = registry::openapi::document(registry, env!("CARGO_PKG_VERSION"));
+        println!("{}", serde_json::to_string_pretty(&document)?);
+        return Ok(());
+    }
     let catalogue = registry.catalogue();
     if args.json {
         println!(

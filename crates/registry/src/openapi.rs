@@ -1,6 +1,7 @@
 //! The OpenAPI 3.1 document of the node's HTTP API, derived from the registry: every
 //! operation's request and result schema comes from its types, and the job envelope is the
-//! `oneOf` of the declared operations. Nothing here names an operation by hand.
+//! `oneOf` of the declared operations, and so is the job (`Job`, discriminated by `operation`,
+//! whose `result` is that operation's result schema). Nothing here names an operation by hand.
 
 use serde_json::{Map, Value, json};
 
@@ -10,16 +11,40 @@ use crate::error::FieldError;
 use crate::job::{EventPage, JobView};
 use crate::registry::{Registry, schema_of};
 
-/// Strips the keys that only make sense at a schema document's root.
-fn component(mut schema: Value) -> Value {
+/// Strips the keys that only make sense at a schema document's root, and titles the schema
+/// with its component name: generators name their types after `title`, and two operations'
+/// schemas may share a Rust type's title (`AccountRef`).
+fn component(mut schema: Value, name: &str) -> Value {
     if let Some(map) = schema.as_object_mut() {
         map.remove("$schema");
+        map.insert("title".into(), name.into());
     }
     schema
 }
 
 fn reference(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// The job as one operation's: `operation` is its name and `result` its result schema, so the
+/// `Job` schema is the `oneOf` of these with `operation` as the discriminator and a generator
+/// gives each operation its own result type.
+fn job_of(job: &Value, operation: &str, result: &str) -> Value {
+    let mut job = job.clone();
+    if let Some(properties) = job["properties"].as_object_mut() {
+        properties.insert(
+            "operation".into(),
+            json!({"type": "string", "const": operation}),
+        );
+        properties.insert(
+            "result".into(),
+            json!({
+                "description": "Present once the job succeeded.",
+                "oneOf": [reference(result), {"type": "null"}]
+            }),
+        );
+    }
+    job
 }
 
 fn error_response(description: &str) -> Value {
@@ -29,11 +54,24 @@ fn error_response(description: &str) -> Value {
 pub fn document(registry: &Registry, version: &str) -> Value {
     let mut schemas = Map::new();
     let mut envelopes = Vec::new();
+    let job = schema_of::<JobView>();
+    let mut jobs = Vec::new();
+    let mut mapping = Map::new();
     for op in registry.operations() {
         let request = format!("{}_request", op.name());
         let result = format!("{}_result", op.name());
-        schemas.insert(request.clone(), component(op.request_schema()));
-        schemas.insert(result, component(op.result_schema()));
+        schemas.insert(request.clone(), component(op.request_schema(), &request));
+        schemas.insert(result.clone(), component(op.result_schema(), &result));
+        let job_name = format!("{}_job", op.name());
+        schemas.insert(
+            job_name.clone(),
+            component(job_of(&job, op.name(), &result), &job_name),
+        );
+        mapping.insert(
+            op.name().into(),
+            format!("#/components/schemas/{job_name}").into(),
+        );
+        jobs.push(reference(&job_name));
         let envelope = match op.scope() {
             Scope::Tenant => json!({
                 "type": "object",
@@ -62,10 +100,26 @@ pub fn document(registry: &Registry, version: &str) -> Value {
         envelopes.push(reference(&name));
     }
     schemas.insert("JobRequest".into(), json!({"oneOf": envelopes}));
-    schemas.insert("Job".into(), component(schema_of::<JobView>()));
-    schemas.insert("EventPage".into(), component(schema_of::<EventPage>()));
-    schemas.insert("AuditPage".into(), component(schema_of::<AuditPage>()));
-    schemas.insert("Error".into(), component(schema_of::<FieldError>()));
+    schemas.insert(
+        "Job".into(),
+        json!({
+            "description": "A job, typed by its operation: `result` is that operation's result.",
+            "oneOf": jobs,
+            "discriminator": {"propertyName": "operation", "mapping": mapping},
+        }),
+    );
+    schemas.insert(
+        "EventPage".into(),
+        component(schema_of::<EventPage>(), "EventPage"),
+    );
+    schemas.insert(
+        "AuditPage".into(),
+        component(schema_of::<AuditPage>(), "AuditPage"),
+    );
+    schemas.insert(
+        "Error".into(),
+        component(schema_of::<FieldError>(), "Error"),
+    );
 
     let key = json!([{"bearer": []}]);
     json!({
