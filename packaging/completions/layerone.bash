@@ -73,6 +73,9 @@ _layerone() {
             layerone__subcmd__fleet,nodes)
                 cmd="layerone__subcmd__fleet__subcmd__nodes"
                 ;;
+            layerone__subcmd__fleet,operator)
+                cmd="layerone__subcmd__fleet__subcmd__operator"
+                ;;
             layerone__subcmd__fleet,reference)
                 cmd="layerone__subcmd__fleet__subcmd__reference"
                 ;;
@@ -145,6 +148,9 @@ _layerone() {
             layerone__subcmd__fleet__subcmd__help,nodes)
                 cmd="layerone__subcmd__fleet__subcmd__help__subcmd__nodes"
                 ;;
+            layerone__subcmd__fleet__subcmd__help,operator)
+                cmd="layerone__subcmd__fleet__subcmd__help__subcmd__operator"
+                ;;
             layerone__subcmd__fleet__subcmd__help,reference)
                 cmd="layerone__subcmd__fleet__subcmd__help__subcmd__reference"
                 ;;
@@ -174,6 +180,39 @@ _layerone() {
                 ;;
             layerone__subcmd__fleet__subcmd__help__subcmd__ca,status)
                 cmd="layerone__subcmd__fleet__subcmd__help__subcmd__ca__subcmd__status"
+                ;;
+            layerone__subcmd__fleet__subcmd__help__subcmd__operator,add)
+                cmd="layerone__subcmd__fleet__subcmd__help__subcmd__operator__subcmd__add"
+                ;;
+            layerone__subcmd__fleet__subcmd__help__subcmd__operator,list)
+                cmd="layerone__subcmd__fleet__subcmd__help__subcmd__operator__subcmd__list"
+                ;;
+            layerone__subcmd__fleet__subcmd__help__subcmd__operator,remove)
+                cmd="layerone__subcmd__fleet__subcmd__help__subcmd__operator__subcmd__remove"
+                ;;
+            layerone__subcmd__fleet__subcmd__operator,add)
+                cmd="layerone__subcmd__fleet__subcmd__operator__subcmd__add"
+                ;;
+            layerone__subcmd__fleet__subcmd__operator,help)
+                cmd="layerone__subcmd__fleet__subcmd__operator__subcmd__help"
+                ;;
+            layerone__subcmd__fleet__subcmd__operator,list)
+                cmd="layerone__subcmd__fleet__subcmd__operator__subcmd__list"
+                ;;
+            layerone__subcmd__fleet__subcmd__operator,remove)
+                cmd="layerone__subcmd__fleet__subcmd__operator__subcmd__remove"
+                ;;
+            layerone__subcmd__fleet__subcmd__operator__subcmd__help,add)
+                cmd="layerone__subcmd__fleet__subcmd__operator__subcmd__help__subcmd__add"
+                ;;
+            layerone__subcmd__fleet__subcmd__operator__subcmd__help,help)
+                cmd="layerone__subcmd__fleet__subcmd__operator__subcmd__help__subcmd__help"
+                ;;
+            layerone__subcmd__fleet__subcmd__operator__subcmd__help,list)
+                cmd="layerone__subcmd__fleet__subcmd__operator__subcmd__help__subcmd__list"
+                ;;
+            layerone__subcmd__fleet__subcmd__operator__subcmd__help,remove)
+                cmd="layerone__subcmd__fleet__subcmd__operator__subcmd__help__subcmd__remove"
                 ;;
             layerone__subcmd__help,catalogue)
                 cmd="layerone__subcmd__help__subcmd__catalogue"
@@ -229,6 +268,9 @@ _layerone() {
             layerone__subcmd__help__subcmd__fleet,nodes)
                 cmd="layerone__subcmd__help__subcmd__fleet__subcmd__nodes"
                 ;;
+            layerone__subcmd__help__subcmd__fleet,operator)
+                cmd="layerone__subcmd__help__subcmd__fleet__subcmd__operator"
+                ;;
             layerone__subcmd__help__subcmd__fleet,reference)
                 cmd="layerone__subcmd__help__subcmd__fleet__subcmd__reference"
                 ;;
@@ -258,6 +300,15 @@ _layerone() {
                 ;;
             layerone__subcmd__help__subcmd__fleet__subcmd__ca,status)
                 cmd="layerone__subcmd__help__subcmd__fleet__subcmd__ca__subcmd__status"
+                ;;
+            layerone__subcmd__help__subcmd__fleet__subcmd__operator,add)
+                cmd="layerone__subcmd__help__subcmd__fleet__subcmd__operator__subcmd__add"
+                ;;
+            layerone__subcmd__help__subcmd__fleet__subcmd__operator,list)
+                cmd="layerone__subcmd__help__subcmd__fleet__subcmd__operator__subcmd__list"
+                ;;
+            layerone__subcmd__help__subcmd__fleet__subcmd__operator,remove)
+                cmd="layerone__subcmd__help__subcmd__fleet__subcmd__operator__subcmd__remove"
                 ;;
             layerone__subcmd__help__subcmd__job,show)
                 cmd="layerone__subcmd__help__subcmd__job__subcmd__show"
@@ -313,7 +364,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__catalogue)
-            opts="-h --json --help"
+            opts="-h --json --openapi --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -371,7 +422,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__fleet)
-            opts="-h --help init serve token nodes assign submit events drain maintenance activate remove rescue ca reference status help"
+            opts="-h --help init serve token nodes assign submit events drain maintenance activate remove rescue ca operator reference status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -607,7 +658,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__fleet__subcmd__help)
-            opts="init serve token nodes assign submit events drain maintenance activate remove rescue ca reference status help"
+            opts="init serve token nodes assign submit events drain maintenance activate remove rescue ca operator reference status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -777,6 +828,62 @@ _layerone() {
         layerone__subcmd__fleet__subcmd__help__subcmd__nodes)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__help__subcmd__operator)
+            opts="add remove list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__help__subcmd__operator__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__help__subcmd__operator__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__help__subcmd__operator__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -992,6 +1099,148 @@ _layerone() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        layerone__subcmd__fleet__subcmd__operator)
+            opts="-h --help add remove list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__operator__subcmd__add)
+            opts="-h --dir --out --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__operator__subcmd__help)
+            opts="add remove list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__operator__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__operator__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__operator__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__operator__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__operator__subcmd__list)
+            opts="-h --dir --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__fleet__subcmd__operator__subcmd__remove)
+            opts="-h --dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         layerone__subcmd__fleet__subcmd__reference)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1187,7 +1436,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__help__subcmd__fleet)
-            opts="init serve token nodes assign submit events drain maintenance activate remove rescue ca reference status"
+            opts="init serve token nodes assign submit events drain maintenance activate remove rescue ca operator reference status"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1343,6 +1592,62 @@ _layerone() {
         layerone__subcmd__help__subcmd__fleet__subcmd__nodes)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__fleet__subcmd__operator)
+            opts="add remove list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__fleet__subcmd__operator__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__fleet__subcmd__operator__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__fleet__subcmd__operator__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
