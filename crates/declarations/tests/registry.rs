@@ -174,15 +174,25 @@ fn each_operation_and_the_catalogue_have_a_version_of_what_callers_depend_on() {
     let registry = declarations::registry();
     let catalogue = registry.catalogue();
     let hashes: BTreeSet<&str> = catalogue.iter().map(|e| e.sha256.as_str()).collect();
-    assert_eq!(hashes.len(), catalogue.len(), "two operations share a version");
-    assert!(catalogue.iter().all(|e| {
-        e.sha256.len() == 64 && e.sha256.bytes().all(|b| b.is_ascii_hexdigit())
-    }));
+    assert_eq!(
+        hashes.len(),
+        catalogue.len(),
+        "two operations share a version"
+    );
+    assert!(
+        catalogue
+            .iter()
+            .all(|e| { e.sha256.len() == 64 && e.sha256.bytes().all(|b| b.is_ascii_hexdigit()) })
+    );
     // Stable: computed again, the same.
     assert_eq!(registry.catalogue_sha256(), registry.catalogue_sha256());
     assert_eq!(
         catalogue.iter().map(|e| &e.sha256).collect::<Vec<_>>(),
-        registry.catalogue().iter().map(|e| &e.sha256).collect::<Vec<_>>()
+        registry
+            .catalogue()
+            .iter()
+            .map(|e| &e.sha256)
+            .collect::<Vec<_>>()
     );
     // A catalogue without one operation is another version; the operations' own are kept.
     let fewer = registry::Registry::builder()

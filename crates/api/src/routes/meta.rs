@@ -11,14 +11,12 @@ use serde_json::json;
 use super::{AppState, blocking, json_bytes, json_response};
 
 pub(crate) async fn catalogue(State(app): AppState) -> Response {
-    let body = app
-        .catalogue
-        .get_or_init(|| {
-            serialized(&json!({
-                "sha256": app.registry.catalogue_sha256(),
-                "operations": app.registry.catalogue(),
-            }))
-        });
+    let body = app.catalogue.get_or_init(|| {
+        serialized(&json!({
+            "sha256": app.registry.catalogue_sha256(),
+            "operations": app.registry.catalogue(),
+        }))
+    });
     json_bytes(StatusCode::OK, body.clone())
 }
 
