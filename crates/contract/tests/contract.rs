@@ -238,3 +238,42 @@ fn a_breaking_change_passes_only_with_a_raised_version_listed_in_the_changelog()
         "## Catalogue version 2\n\n- `ensure_mailbox` `scope_changed`: a node action now.\n";
     assert_eq!(contract::gate(&released(), 1, &copy, 2, changelog), Ok(()));
 }
+
+#[test]
+fn the_gate_fails_on_a_removed_request_field() {
+    let found = breaking(|c| {
+        op(c, "ensure_account")["request_schema"]["properties"]
+            .as_object_mut()
+            .unwrap()
+            .remove("shell");
+    });
+    assert_eq!(
+        found,
+        one("ensure_account", "request_field_removed", "resource.shell")
+    );
+}
+
+#[test]
+fn the_gate_fails_on_a_changed_request_type() {
+    let found = breaking(|c| {
+        let shell = &mut op(c, "ensure_account")["request_schema"]["properties"]["shell"];
+        shell.as_object_mut().unwrap().remove("enum");
+        shell["type"] = json!("integer");
+    });
+    assert_eq!(
+        found,
+        one("ensure_account", "request_type_changed", "resource.shell")
+    );
+}
+
+#[test]
+fn the_gate_fails_on_a_widened_result_enum() {
+    let found = breaking(|c| {
+        op(c, "ensure_mailbox")["result_schema"]["properties"]["state"]["enum"] =
+            json!(["present", "absent", "moving"])
+    });
+    assert_eq!(
+        found,
+        one("ensure_mailbox", "result_enum_widened", "/state")
+    );
+}
