@@ -25,6 +25,9 @@ _layerone() {
             layerone,completions)
                 cmd="layerone__subcmd__completions"
                 ;;
+            layerone,contract)
+                cmd="layerone__subcmd__contract"
+                ;;
             layerone,fleet)
                 cmd="layerone__subcmd__fleet"
                 ;;
@@ -45,6 +48,18 @@ _layerone() {
                 ;;
             layerone,status)
                 cmd="layerone__subcmd__status"
+                ;;
+            layerone__subcmd__contract,check)
+                cmd="layerone__subcmd__contract__subcmd__check"
+                ;;
+            layerone__subcmd__contract,help)
+                cmd="layerone__subcmd__contract__subcmd__help"
+                ;;
+            layerone__subcmd__contract__subcmd__help,check)
+                cmd="layerone__subcmd__contract__subcmd__help__subcmd__check"
+                ;;
+            layerone__subcmd__contract__subcmd__help,help)
+                cmd="layerone__subcmd__contract__subcmd__help__subcmd__help"
                 ;;
             layerone__subcmd__fleet,activate)
                 cmd="layerone__subcmd__fleet__subcmd__activate"
@@ -223,6 +238,9 @@ _layerone() {
             layerone__subcmd__help,completions)
                 cmd="layerone__subcmd__help__subcmd__completions"
                 ;;
+            layerone__subcmd__help,contract)
+                cmd="layerone__subcmd__help__subcmd__contract"
+                ;;
             layerone__subcmd__help,fleet)
                 cmd="layerone__subcmd__help__subcmd__fleet"
                 ;;
@@ -243,6 +261,9 @@ _layerone() {
                 ;;
             layerone__subcmd__help,status)
                 cmd="layerone__subcmd__help__subcmd__status"
+                ;;
+            layerone__subcmd__help__subcmd__contract,check)
+                cmd="layerone__subcmd__help__subcmd__contract__subcmd__check"
                 ;;
             layerone__subcmd__help__subcmd__fleet,activate)
                 cmd="layerone__subcmd__help__subcmd__fleet__subcmd__activate"
@@ -350,7 +371,7 @@ _layerone() {
 
     case "${cmd}" in
         layerone)
-            opts="-h -V --help --version catalogue job install status cloudlinux fleet join mcp completions help"
+            opts="-h -V --help --version catalogue contract job install status cloudlinux fleet join mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -410,6 +431,96 @@ _layerone() {
         layerone__subcmd__completions)
             opts="-h --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__contract)
+            opts="-h --help check help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__contract__subcmd__check)
+            opts="-h --catalogue --live --url --key --pin --dev --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --catalogue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dev)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__contract__subcmd__help)
+            opts="check help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__contract__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__contract__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1380,7 +1491,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__help)
-            opts="catalogue job install status cloudlinux fleet join mcp completions help"
+            opts="catalogue contract job install status cloudlinux fleet join mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1424,6 +1535,34 @@ _layerone() {
         layerone__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__contract)
+            opts="check"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__contract__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -70,7 +70,8 @@ impl Gate {
 
     /// One job's view, if root has admitted it.
     pub async fn job(&self, request_id: String) -> Result<Option<JobView>, Refusal> {
-        Ok(blocking(&self.app, move |app| Ok(app.reader.job(&request_id)?)).await?)
+        let view = blocking(&self.app, move |app| Ok(app.reader.job(&request_id)?)).await?;
+        Ok(view.map(|view| self.app.stamp(view)))
     }
 
     /// The node's assignment as root recorded it: each assigned module, ready or not with the

@@ -186,6 +186,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         openapi: std::sync::OnceLock::new(),
         catalogue: std::sync::OnceLock::new(),
         catalogue_sha256: std::sync::OnceLock::new(),
+        operation_sha256: std::sync::OnceLock::new(),
     });
 
     let handle = axum_server::Handle::new();

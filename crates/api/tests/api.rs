@@ -373,6 +373,15 @@ fn idempotent_resubmission_returns_the_same_job() {
     let first = client.submit(&envelope).expect("202");
     assert_eq!(first.state, JobState::Received);
     assert_eq!(first.request_id, id.as_str());
+    // Every view carries the version of its operation on this node.
+    let version = |name: &str| {
+        declarations::registry()
+            .catalogue()
+            .into_iter()
+            .find(|e| e.operation == name)
+            .map(|e| e.sha256)
+    };
+    assert_eq!(first.operation_sha256, version(&first.operation));
     let again = client.submit(&envelope).expect("202 again");
     assert_eq!(again, first, "the same received job");
     // The same request formatted differently is the same request.
@@ -390,6 +399,7 @@ fn idempotent_resubmission_returns_the_same_job() {
     assert_eq!(admitted.state, JobState::Queued);
     assert_eq!(admitted.request_id, id.as_str());
     assert!(admitted.generation.is_some());
+    assert_eq!(admitted.operation_sha256, version(&admitted.operation));
     assert_eq!(client.job(id.as_str()).expect("the job"), admitted);
     assert_eq!(node.ingest().admitted, 0, "nothing new for root to admit");
 }

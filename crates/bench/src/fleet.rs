@@ -841,6 +841,7 @@ fn received(request_id: &str, at_ms: i64) -> registry::JobView {
     registry::JobView {
         request_id: request_id.to_owned(),
         operation: "remove_ssh_key".to_owned(),
+        operation_sha256: None,
         state: registry::JobState::Received,
         resource_id: None,
         generation: None,

@@ -4,7 +4,8 @@ use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct CatalogueArgs {
-    /// Print the whole catalogue, with request and result schemas, as JSON.
+    /// Print the whole catalogue as JSON: its version, its SHA-256 and every operation with
+    /// request and result schemas (the form `layerone contract check --catalogue` reads).
     #[arg(long)]
     json: bool,
     /// Print the OpenAPI document of the node's HTTP API (what `GET /v1/openapi.json` serves).
@@ -24,7 +25,11 @@ pub fn run(args: CatalogueArgs) -> anyhow::Result<()> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "operations": catalogue }))?
+            serde_json::to_string_pretty(&serde_json::json!({
+                "version": declarations::CATALOGUE_VERSION,
+                "sha256": registry.catalogue_sha256(),
+                "operations": catalogue,
+            }))?
         );
         return Ok(());
     }

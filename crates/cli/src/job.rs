@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use client::{DevInfo, NodeClient};
 
 #[derive(Args, Debug)]
-pub struct Target {
+pub(crate) struct Target {
     /// The node's API URL, such as https://127.0.0.1:8443.
     #[arg(long, requires_all = ["key", "pin"])]
     url: Option<String>,
@@ -25,7 +25,7 @@ pub struct Target {
 }
 
 impl Target {
-    fn connect(&self) -> anyhow::Result<NodeClient> {
+    pub(crate) fn connect(&self) -> anyhow::Result<NodeClient> {
         let (url, key, pin) = match (&self.url, &self.key, &self.pin) {
             (Some(url), Some(key), Some(pin)) => (url.clone(), key.clone(), pin.clone()),
             _ => {

@@ -1,6 +1,8 @@
 //! `layerone`: the node's command line.
 //!
 //! - `layerone catalogue`: every operation, with family, module, scope and schemas.
+//! - `layerone contract check CONTRACT`: a control plane's contract against a node's
+//!   catalogue (this build's, `--catalogue FILE` or `--live`), as a JSON report for CI.
 //! - `layerone job submit|show|wait`: jobs against a node, with its URL, key and pin from
 //!   flags or from a dev node's `dev.json`.
 //! - `layerone install [--root R] [--check]`: converge a server (or a sysroot) to a node.
@@ -17,6 +19,7 @@
 
 mod catalogue;
 mod cloudlinux;
+mod contract;
 mod fleet;
 mod install;
 mod job;
@@ -35,6 +38,9 @@ struct Cli {
 enum Command {
     /// List every operation this build offers.
     Catalogue(catalogue::CatalogueArgs),
+    /// Check a control plane's contract against a node's catalogue.
+    #[command(subcommand)]
+    Contract(contract::ContractCommand),
     /// Submit, show or wait for jobs on a node.
     #[command(subcommand)]
     Job(job::JobCommand),
@@ -74,6 +80,7 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Catalogue(args) => catalogue::run(args),
+        Command::Contract(cmd) => contract::run(cmd),
         Command::Job(cmd) => job::run(cmd),
         Command::Install(args) => install::run(args),
         Command::Status(args) => install::status(args),

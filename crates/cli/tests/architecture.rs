@@ -142,7 +142,7 @@ fn only_the_real_executor_starts_programs() {
 
 /// The crates of the unprivileged side: what the API, a client and every binary that talks
 /// about operations without performing them link.
-const UNPRIVILEGED: &[&str] = &["api", "client", "declarations", "fleet", "mcp"];
+const UNPRIVILEGED: &[&str] = &["api", "client", "contract", "declarations", "fleet", "mcp"];
 
 /// What the unprivileged side must never link: the handlers, the provider, the simulator and
 /// the test support, the runner, the tenant worker and the crash points.

@@ -166,3 +166,9 @@ pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| operations!(registry_of))
 }
+
+/// The catalogue's released version: raised by one with each release of the catalogue that
+/// breaks a control plane (see docs/contract.md). The catalogue released at this version is
+/// kept as `contract/catalogue-v{N}.json`, and the compatibility gate compares the current
+/// catalogue with it.
+pub const CATALOGUE_VERSION: u64 = 1;

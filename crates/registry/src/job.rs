@@ -67,6 +67,11 @@ pub struct Timings {
 pub struct JobView {
     pub request_id: String,
     pub operation: String,
+    /// The version of the operation on the node that answers ([`crate::CatalogueEntry::sha256`]),
+    /// so a control plane can tell which contract a result was made under. Absent in a view
+    /// read without a catalogue at hand, and in views stored before it was added.
+    #[serde(default)]
+    pub operation_sha256: Option<String>,
     pub state: JobState,
     /// Stamped by the store from the validated request; absent while only received.
     pub resource_id: Option<String>,

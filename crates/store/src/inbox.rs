@@ -173,6 +173,7 @@ impl Inbox {
                     JobView {
                         request_id: request_id.to_owned(),
                         operation: r.get(0)?,
+                        operation_sha256: None,
                         state: JobState::Received,
                         resource_id: None,
                         generation: None,

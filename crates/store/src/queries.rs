@@ -21,6 +21,7 @@ pub fn job(conn: &Connection, request_id: &str) -> rusqlite::Result<Option<JobVi
         Ok(JobView {
             request_id: r.get(0)?,
             operation: r.get(1)?,
+            operation_sha256: None,
             state: JobState::parse(&state).ok_or_else(|| corrupt("state"))?,
             resource_id: r.get(3)?,
             generation: r.get(4)?,

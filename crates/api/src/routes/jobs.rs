@@ -55,6 +55,12 @@ pub(crate) async fn admit(
     body: &[u8],
     origin: Origin,
 ) -> Result<JobView, ApiError> {
+    admit_unstamped(app, body, origin)
+        .await
+        .map(|view| app.stamp(view))
+}
+
+async fn admit_unstamped(app: &Arc<App>, body: &[u8], origin: Origin) -> Result<JobView, ApiError> {
     let job = app.registry.validate(body, &app.node_id).inspect_err(|e| {
         // The API cannot write the audit trail (state.db is root's): a node-scope request
         // refused here is logged instead. Root records every one that reaches the inbox.
@@ -145,6 +151,7 @@ fn received(request_id: String, operation: &str, received_at: i64) -> JobView {
     JobView {
         request_id,
         operation: operation.to_owned(),
+        operation_sha256: None,
         state: JobState::Received,
         resource_id: None,
         generation: None,
@@ -186,7 +193,7 @@ pub(crate) async fn get(State(app): AppState, uri: Uri) -> Result<Response, ApiE
         }
     })
     .await?;
-    Ok(json_response(StatusCode::OK, &view))
+    Ok(json_response(StatusCode::OK, &app.stamp(view)))
 }
 
 #[cfg(test)]

@@ -54,6 +54,8 @@ pub(crate) struct App {
     pub openapi: std::sync::OnceLock<Bytes>,
     pub catalogue: std::sync::OnceLock<Bytes>,
     pub catalogue_sha256: std::sync::OnceLock<String>,
+    /// Each operation's [`registry::CatalogueEntry::sha256`], by name, computed once.
+    pub operation_sha256: std::sync::OnceLock<std::collections::HashMap<&'static str, String>>,
 }
 
 impl App {
@@ -61,6 +63,19 @@ impl App {
     pub(crate) fn catalogue_sha256(&self) -> &str {
         self.catalogue_sha256
             .get_or_init(|| self.registry.catalogue_sha256())
+    }
+
+    /// A job view as this node answers it: with the version of its operation here.
+    pub(crate) fn stamp(&self, mut view: registry::JobView) -> registry::JobView {
+        let versions = self.operation_sha256.get_or_init(|| {
+            self.registry
+                .catalogue()
+                .into_iter()
+                .map(|entry| (entry.operation, entry.sha256))
+                .collect()
+        });
+        view.operation_sha256 = versions.get(view.operation.as_str()).cloned();
+        view
     }
 }
 
