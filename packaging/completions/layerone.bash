@@ -46,6 +46,9 @@ _layerone() {
             layerone,status)
                 cmd="layerone__subcmd__status"
                 ;;
+            layerone,tls)
+                cmd="layerone__subcmd__tls"
+                ;;
             layerone__subcmd__fleet,activate)
                 cmd="layerone__subcmd__fleet__subcmd__activate"
                 ;;
@@ -205,6 +208,9 @@ _layerone() {
             layerone__subcmd__help,status)
                 cmd="layerone__subcmd__help__subcmd__status"
                 ;;
+            layerone__subcmd__help,tls)
+                cmd="layerone__subcmd__help__subcmd__tls"
+                ;;
             layerone__subcmd__help__subcmd__fleet,activate)
                 cmd="layerone__subcmd__help__subcmd__fleet__subcmd__activate"
                 ;;
@@ -268,6 +274,9 @@ _layerone() {
             layerone__subcmd__help__subcmd__job,wait)
                 cmd="layerone__subcmd__help__subcmd__job__subcmd__wait"
                 ;;
+            layerone__subcmd__help__subcmd__tls,rotate-key)
+                cmd="layerone__subcmd__help__subcmd__tls__subcmd__rotate__subcmd__key"
+                ;;
             layerone__subcmd__job,help)
                 cmd="layerone__subcmd__job__subcmd__help"
                 ;;
@@ -292,6 +301,18 @@ _layerone() {
             layerone__subcmd__job__subcmd__help,wait)
                 cmd="layerone__subcmd__job__subcmd__help__subcmd__wait"
                 ;;
+            layerone__subcmd__tls,help)
+                cmd="layerone__subcmd__tls__subcmd__help"
+                ;;
+            layerone__subcmd__tls,rotate-key)
+                cmd="layerone__subcmd__tls__subcmd__rotate__subcmd__key"
+                ;;
+            layerone__subcmd__tls__subcmd__help,help)
+                cmd="layerone__subcmd__tls__subcmd__help__subcmd__help"
+                ;;
+            layerone__subcmd__tls__subcmd__help,rotate-key)
+                cmd="layerone__subcmd__tls__subcmd__help__subcmd__rotate__subcmd__key"
+                ;;
             *)
                 ;;
         esac
@@ -299,7 +320,7 @@ _layerone() {
 
     case "${cmd}" in
         layerone)
-            opts="-h -V --help --version catalogue job install status cloudlinux fleet join mcp completions help"
+            opts="-h -V --help --version catalogue job install status tls cloudlinux fleet join mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1131,7 +1152,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__help)
-            opts="catalogue job install status cloudlinux fleet join mcp completions help"
+            opts="catalogue job install status tls cloudlinux fleet join mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1578,6 +1599,34 @@ _layerone() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        layerone__subcmd__help__subcmd__tls)
+            opts="rotate-key"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__tls__subcmd__rotate__subcmd__key)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         layerone__subcmd__install)
             opts="-h --root --check --name --platform --listen --runner --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1869,6 +1918,80 @@ _layerone() {
         layerone__subcmd__status)
             opts="-h --root --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls)
+            opts="-h --help rotate-key help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls__subcmd__help)
+            opts="rotate-key help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls__subcmd__help__subcmd__rotate__subcmd__key)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls__subcmd__rotate__subcmd__key)
+            opts="-h --root --confirm --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

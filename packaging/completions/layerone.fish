@@ -30,6 +30,7 @@ complete -c layerone -n "__fish_layerone_needs_command" -f -a "catalogue" -d 'Li
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "job" -d 'Submit, show or wait for jobs on a node'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "install" -d 'Install or converge this server (or a sysroot) as a node; run it again at will'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "status" -d 'What is installed, what drifted, units, certificate, and the runner\'s last pass'
+complete -c layerone -n "__fish_layerone_needs_command" -f -a "tls" -d 'The node\'s TLS key: rotate it in two steps, prepare then confirm'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "cloudlinux" -d 'CloudLinux\'s panel-integration scripts (integration.ini), answered from state.db'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "fleet" -d 'The fleet: create it, mint join tokens, list and assign nodes, submit over the broker, follow its events, drain or remove a node, rescue this one'
 complete -c layerone -n "__fish_layerone_needs_command" -f -a "join" -d 'Join a fleet with a one-time token (`layerone fleet token`)'
@@ -45,7 +46,7 @@ complete -c layerone -n "__fish_layerone_using_subcommand job; and not __fish_se
 complete -c layerone -n "__fish_layerone_using_subcommand job; and not __fish_seen_subcommand_from submit show wait help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from submit" -l url -d 'The node\'s API URL, such as https://127.0.0.1:8443' -r
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from submit" -l key -d 'The API key' -r
-complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from submit" -l pin -d 'The SHA-256 pin (hex) of the node\'s certificate' -r
+complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from submit" -l pin -d 'The node\'s pin: `spki-sha256:<hex>` (its key\'s, as `layerone install` and `layerone status` print it), or the hex SHA-256 of its certificate (the older form)' -r
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from submit" -l dev -d 'Without --url: read URL, key and pin from a dev node\'s dev.json' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from submit" -l file -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from submit" -l timeout -d 'With --wait: give up after this many seconds' -r
@@ -53,12 +54,12 @@ complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_s
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from submit" -s h -l help -d 'Print help'
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from show" -l url -d 'The node\'s API URL, such as https://127.0.0.1:8443' -r
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from show" -l key -d 'The API key' -r
-complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from show" -l pin -d 'The SHA-256 pin (hex) of the node\'s certificate' -r
+complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from show" -l pin -d 'The node\'s pin: `spki-sha256:<hex>` (its key\'s, as `layerone install` and `layerone status` print it), or the hex SHA-256 of its certificate (the older form)' -r
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from show" -l dev -d 'Without --url: read URL, key and pin from a dev node\'s dev.json' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from wait" -l url -d 'The node\'s API URL, such as https://127.0.0.1:8443' -r
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from wait" -l key -d 'The API key' -r
-complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from wait" -l pin -d 'The SHA-256 pin (hex) of the node\'s certificate' -r
+complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from wait" -l pin -d 'The node\'s pin: `spki-sha256:<hex>` (its key\'s, as `layerone install` and `layerone status` print it), or the hex SHA-256 of its certificate (the older form)' -r
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from wait" -l dev -d 'Without --url: read URL, key and pin from a dev node\'s dev.json' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from wait" -l timeout -r
 complete -c layerone -n "__fish_layerone_using_subcommand job; and __fish_seen_subcommand_from wait" -s h -l help -d 'Print help'
@@ -75,6 +76,14 @@ complete -c layerone -n "__fish_layerone_using_subcommand install" -l check -d '
 complete -c layerone -n "__fish_layerone_using_subcommand install" -s h -l help -d 'Print help'
 complete -c layerone -n "__fish_layerone_using_subcommand status" -l root -d 'The system root the node is installed in: `/` on a server, a directory for a sysroot' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand status" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand tls; and not __fish_seen_subcommand_from rotate-key help" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand tls; and not __fish_seen_subcommand_from rotate-key help" -f -a "rotate-key" -d 'Prepare a new key and certificate beside the served pair and print the new pin (the API keeps serving the old key); with --confirm, switch to the prepared key and restart the API'
+complete -c layerone -n "__fish_layerone_using_subcommand tls; and not __fish_seen_subcommand_from rotate-key help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c layerone -n "__fish_layerone_using_subcommand tls; and __fish_seen_subcommand_from rotate-key" -l root -d 'The system root the node is installed in: `/` on a server, a directory for a sysroot' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand tls; and __fish_seen_subcommand_from rotate-key" -l confirm -d 'Switch to the prepared key, once the control plane holds its pin'
+complete -c layerone -n "__fish_layerone_using_subcommand tls; and __fish_seen_subcommand_from rotate-key" -s h -l help -d 'Print help'
+complete -c layerone -n "__fish_layerone_using_subcommand tls; and __fish_seen_subcommand_from help" -f -a "rotate-key" -d 'Prepare a new key and certificate beside the served pair and print the new pin (the API keeps serving the old key); with --confirm, switch to the prepared key and restart the API'
+complete -c layerone -n "__fish_layerone_using_subcommand tls; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c layerone -n "__fish_layerone_using_subcommand cloudlinux" -l data-dir -d 'The node\'s data directory (its state.db is read, never written)' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand cloudlinux" -l root -d 'The system root: `/` in production' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand cloudlinux" -l platform -d 'The platform profile; default: the one `layerone install` recorded' -r
@@ -184,19 +193,21 @@ complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l identity-file 
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l allow-destructive-without-confirmation -d 'Run destructive calls (remove, suspend, restore...) without asking the operator to confirm them, also on clients that cannot ask'
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -s h -l help -d 'Print help'
 complete -c layerone -n "__fish_layerone_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "catalogue" -d 'List every operation this build offers'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "job" -d 'Submit, show or wait for jobs on a node'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "install" -d 'Install or converge this server (or a sysroot) as a node; run it again at will'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "status" -d 'What is installed, what drifted, units, certificate, and the runner\'s last pass'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "cloudlinux" -d 'CloudLinux\'s panel-integration scripts (integration.ini), answered from state.db'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "fleet" -d 'The fleet: create it, mint join tokens, list and assign nodes, submit over the broker, follow its events, drain or remove a node, rescue this one'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "join" -d 'Join a fleet with a one-time token (`layerone fleet token`)'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "mcp" -d 'Serve this node\'s operations as MCP tools on stdio, for an operator\'s MCP client, through the API\'s local socket'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "completions" -d 'Print the completion script of a shell (bash, zsh or fish) on standard output'
-complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status cloudlinux fleet join mcp completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "catalogue" -d 'List every operation this build offers'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "job" -d 'Submit, show or wait for jobs on a node'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "install" -d 'Install or converge this server (or a sysroot) as a node; run it again at will'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "status" -d 'What is installed, what drifted, units, certificate, and the runner\'s last pass'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "tls" -d 'The node\'s TLS key: rotate it in two steps, prepare then confirm'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "cloudlinux" -d 'CloudLinux\'s panel-integration scripts (integration.ini), answered from state.db'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "fleet" -d 'The fleet: create it, mint join tokens, list and assign nodes, submit over the broker, follow its events, drain or remove a node, rescue this one'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "join" -d 'Join a fleet with a one-time token (`layerone fleet token`)'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "mcp" -d 'Serve this node\'s operations as MCP tools on stdio, for an operator\'s MCP client, through the API\'s local socket'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "completions" -d 'Print the completion script of a shell (bash, zsh or fish) on standard output'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue job install status tls cloudlinux fleet join mcp completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from job" -f -a "submit" -d 'Submit a job. The envelope is JSON: an argument, `-` for stdin, or --file. A missing request_id is generated'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from job" -f -a "show" -d 'Show one job'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from job" -f -a "wait" -d 'Wait until a job succeeds, fails or is superseded'
+complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from tls" -f -a "rotate-key" -d 'Prepare a new key and certificate beside the served pair and print the new pin (the API keeps serving the old key); with --confirm, switch to the prepared key and restart the API'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "init" -d 'Create the fleet on this host: its CA, the broker\'s configuration and unit, the streams and buckets, the catalogue; register this node; print a join token. Run again, it changes nothing and never makes another CA'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "serve" -d 'Run the fleet\'s service beside the broker: joins, the broker\'s configuration, node liveness, dead letters'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and __fish_seen_subcommand_from fleet" -f -a "token" -d 'Mint a one-time join token for a node'
