@@ -541,21 +541,7 @@ fn acme_issues_through_apache_and_pebble_and_the_api_serves_the_printed_pin() {
 
     // The API started as its unit says serves it: a client pinning the printed pin connects.
     let _api = start_as_unit(&root);
-    let client = client::NodeClient::new(
-        &format!("https://127.0.0.1:{api_port}"),
-        Some(first["api key"].clone()),
-        &pin,
-    )
-    .unwrap()
-    .with_timeout(Duration::from_secs(5));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !matches!(client.health(), Ok((200, _))) {
-        assert!(
-            Instant::now() < deadline,
-            "the API did not serve the issued certificate"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_healthy(&format!("https://127.0.0.1:{api_port}"), &pin);
     let old = client::NodeClient::new(
         &format!("https://127.0.0.1:{api_port}"),
         None,
