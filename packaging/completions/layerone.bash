@@ -49,6 +49,9 @@ _layerone() {
             layerone,status)
                 cmd="layerone__subcmd__status"
                 ;;
+            layerone,tls)
+                cmd="layerone__subcmd__tls"
+                ;;
             layerone__subcmd__contract,check)
                 cmd="layerone__subcmd__contract__subcmd__check"
                 ;;
@@ -262,6 +265,9 @@ _layerone() {
             layerone__subcmd__help,status)
                 cmd="layerone__subcmd__help__subcmd__status"
                 ;;
+            layerone__subcmd__help,tls)
+                cmd="layerone__subcmd__help__subcmd__tls"
+                ;;
             layerone__subcmd__help__subcmd__contract,check)
                 cmd="layerone__subcmd__help__subcmd__contract__subcmd__check"
                 ;;
@@ -340,6 +346,9 @@ _layerone() {
             layerone__subcmd__help__subcmd__job,wait)
                 cmd="layerone__subcmd__help__subcmd__job__subcmd__wait"
                 ;;
+            layerone__subcmd__help__subcmd__tls,rotate-key)
+                cmd="layerone__subcmd__help__subcmd__tls__subcmd__rotate__subcmd__key"
+                ;;
             layerone__subcmd__job,help)
                 cmd="layerone__subcmd__job__subcmd__help"
                 ;;
@@ -364,6 +373,18 @@ _layerone() {
             layerone__subcmd__job__subcmd__help,wait)
                 cmd="layerone__subcmd__job__subcmd__help__subcmd__wait"
                 ;;
+            layerone__subcmd__tls,help)
+                cmd="layerone__subcmd__tls__subcmd__help"
+                ;;
+            layerone__subcmd__tls,rotate-key)
+                cmd="layerone__subcmd__tls__subcmd__rotate__subcmd__key"
+                ;;
+            layerone__subcmd__tls__subcmd__help,help)
+                cmd="layerone__subcmd__tls__subcmd__help__subcmd__help"
+                ;;
+            layerone__subcmd__tls__subcmd__help,rotate-key)
+                cmd="layerone__subcmd__tls__subcmd__help__subcmd__rotate__subcmd__key"
+                ;;
             *)
                 ;;
         esac
@@ -371,7 +392,7 @@ _layerone() {
 
     case "${cmd}" in
         layerone)
-            opts="-h -V --help --version catalogue contract job install status cloudlinux fleet join mcp completions help"
+            opts="-h -V --help --version catalogue contract job install status tls cloudlinux fleet join mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1491,7 +1512,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__help)
-            opts="catalogue contract job install status cloudlinux fleet join mcp completions help"
+            opts="catalogue contract job install status tls cloudlinux fleet join mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2022,6 +2043,34 @@ _layerone() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        layerone__subcmd__help__subcmd__tls)
+            opts="rotate-key"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__help__subcmd__tls__subcmd__rotate__subcmd__key)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         layerone__subcmd__install)
             opts="-h --root --check --name --platform --listen --runner --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -2313,6 +2362,80 @@ _layerone() {
         layerone__subcmd__status)
             opts="-h --root --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls)
+            opts="-h --help rotate-key help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls__subcmd__help)
+            opts="rotate-key help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls__subcmd__help__subcmd__rotate__subcmd__key)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        layerone__subcmd__tls__subcmd__rotate__subcmd__key)
+            opts="-h --root --confirm --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

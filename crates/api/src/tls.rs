@@ -2,7 +2,8 @@
 //! and 1.3, HTTP/1.1 only), and the self-signed placeholder a node starts with until ACME
 //! succeeds (DESIGN.md section 9), which `layerone-dev` uses as its only certificate.
 //!
-//! Clients trust a node by pin: [`pin_sha256`] is what they pin.
+//! Clients trust a node by pin: [`pin_spki_sha256`] (the key's, unchanged by a renewal that
+//! keeps the key) or [`pin_sha256`] (the certificate's, the older form).
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -28,6 +29,8 @@ pub enum TlsError {
         #[source]
         source: rustls::pki_types::pem::Error,
     },
+    #[error("the certificate does not parse as X.509")]
+    Unparsable,
     #[error("{path} holds no certificate")]
     NoCertificate { path: PathBuf },
     #[error("cannot write {path}")]
@@ -60,12 +63,45 @@ pub fn self_signed(name: &str) -> Result<(String, String), TlsError> {
 /// The pin of a certificate: hex SHA-256 of the DER of the first (end-entity) certificate in
 /// the PEM.
 pub fn pin_sha256(cert_pem: &str) -> Result<String, TlsError> {
-    let der =
-        CertificateDer::from_pem_slice(cert_pem.as_bytes()).map_err(|source| TlsError::Pem {
-            what: "the certificate".into(),
-            source,
-        })?;
-    Ok(hex::encode(Sha256::digest(der.as_ref())))
+    Ok(hex::encode(Sha256::digest(leaf_der(cert_pem)?.as_ref())))
+}
+
+/// The first certificate of a PEM, as DER.
+fn leaf_der(cert_pem: &str) -> Result<CertificateDer<'static>, TlsError> {
+    CertificateDer::from_pem_slice(cert_pem.as_bytes()).map_err(|source| TlsError::Pem {
+        what: "the certificate".into(),
+        source,
+    })
+}
+
+/// The key pin of a certificate: `spki-sha256:` and the hex SHA-256 of the SubjectPublicKeyInfo
+/// (DER) of the first (end-entity) certificate in the PEM. A certificate renewed with the same
+/// key has the same key pin.
+pub fn pin_spki_sha256(cert_pem: &str) -> Result<String, TlsError> {
+    let der = leaf_der(cert_pem)?;
+    let cert = webpki::EndEntityCert::try_from(&der).map_err(|_| TlsError::Unparsable)?;
+    Ok(format!(
+        "spki-sha256:{}",
+        hex::encode(Sha256::digest(cert.subject_public_key_info().as_ref()))
+    ))
+}
+
+/// Both pins of a certificate: what `layerone install` and `layerone status` print.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pins {
+    /// [`pin_spki_sha256`]: what a control plane should pin.
+    pub spki: String,
+    /// [`pin_sha256`]: the older certificate pin, still accepted by clients.
+    pub certificate: String,
+}
+
+impl Pins {
+    pub fn of(cert_pem: &str) -> Result<Pins, TlsError> {
+        Ok(Pins {
+            spki: pin_spki_sha256(cert_pem)?,
+            certificate: pin_sha256(cert_pem)?,
+        })
+    }
 }
 
 /// Writes a self-signed pair for `name` into `dir` as `cert.pem` (0644) and `key.pem` (0600),
@@ -101,6 +137,12 @@ fn write_new(path: &Path, content: &[u8], mode: u32) -> Result<(), TlsError> {
     file.write_all(content).map_err(io)?;
     file.sync_all().map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Whether `cert` and `key` load into the API's TLS configuration (the key matching the
+/// certificate), as the API will load them at its next start.
+pub fn load_check(cert: &Path, key: &Path) -> Result<(), TlsError> {
+    server_config(cert, key).map(|_| ())
 }
 
 /// The API's rustls configuration: ring, TLS 1.2 and 1.3, and only HTTP/1.1 offered by ALPN
@@ -159,5 +201,45 @@ mod tests {
     #[test]
     fn garbage_is_not_a_certificate() {
         assert!(pin_sha256("not pem").is_err());
+        assert!(pin_spki_sha256("not pem").is_err());
+    }
+
+    /// A certificate for `names` signed by `key` itself, valid for `days` from a fixed start.
+    fn certificate(key: &rcgen::KeyPair, names: &[&str], days: i64) -> String {
+        let mut params = rcgen::CertificateParams::new(
+            names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        params.not_before = rcgen::date_time_ymd(2026, 1, 1);
+        params.not_after = params.not_before + std::time::Duration::from_secs(days as u64 * 86400);
+        params.self_signed(key).unwrap().pem()
+    }
+
+    #[test]
+    fn a_renewal_with_the_kept_key_keeps_the_key_pin() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let first = certificate(&key, &["node1.example.com"], 90);
+        let renewed = certificate(&key, &["node1.example.com", "localhost"], 180);
+        // The certificate pin changes with every renewal; the key pin does not.
+        assert_ne!(pin_sha256(&first).unwrap(), pin_sha256(&renewed).unwrap());
+        let pin = pin_spki_sha256(&first).unwrap();
+        assert_eq!(pin, pin_spki_sha256(&renewed).unwrap());
+        assert!(
+            pin.starts_with("spki-sha256:") && pin.len() == 12 + 64,
+            "{pin}"
+        );
+        // It is the SHA-256 of the key's SubjectPublicKeyInfo, as `openssl pkey -pubout
+        // -outform DER | sha256sum` prints it.
+        let spki = rcgen::PublicKeyData::subject_public_key_info(&key);
+        assert_eq!(
+            pin,
+            format!("spki-sha256:{}", hex::encode(Sha256::digest(&spki)))
+        );
+        // Another key is another pin.
+        let other = rcgen::KeyPair::generate().unwrap();
+        assert_ne!(
+            pin_spki_sha256(&certificate(&other, &["node1.example.com"], 90)).unwrap(),
+            pin
+        );
     }
 }

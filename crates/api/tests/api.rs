@@ -846,6 +846,23 @@ fn wrong_pin_is_refused_before_any_request_is_sent() {
     let upper = node.client_with(Some(&node.key), &node.pin.to_uppercase());
     upper.submit(&envelope).expect("202 with the right pin");
     assert_eq!(node.inbox_len(), 1);
+    // The same with a key pin: another key's is refused (the node's key pin is presented),
+    // the node's goes through.
+    let other_key = format!("spki-sha256:{}", "00".repeat(32));
+    match node.client_with(Some(&node.key), &other_key).health() {
+        Err(ClientError::Tls(TlsError::PinMismatch {
+            expected,
+            presented,
+        })) => {
+            assert_eq!(expected, other_key);
+            assert_eq!(presented, node.spki_pin);
+        }
+        other => panic!("expected a pin mismatch, got {other:?}"),
+    }
+    assert!(matches!(
+        node.client_with(Some(&node.key), &node.spki_pin).health(),
+        Ok((200, _))
+    ));
 }
 
 #[test]

@@ -1,10 +1,10 @@
-//! `layerone install` and `layerone status`: flags and printing; the work is the install
+//! `layerone install`, `layerone status` and `layerone tls rotate-key`: flags and printing; the work is the install
 //! crate's.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 use install::{InstallOptions, RunnerMode};
 use provider::Platform;
 use registry::types::DomainName;
@@ -70,12 +70,60 @@ pub fn run(args: InstallArgs) -> anyhow::Result<()> {
     println!("node id    {}", report.node_id);
     println!("name       {}", report.name);
     match &report.pin {
-        Some(pin) => println!("pin        {pin}"),
+        Some(pin) => print_pins(pin),
         None => println!("pin        (no certificate yet)"),
     }
     if let Some(key) = &report.api_key {
         println!("api key    {key}");
         println!("           (shown once: only its SHA-256 is stored on the node)");
+    }
+    Ok(())
+}
+
+/// The key pin (what a control plane pins: a renewal keeps it) and the certificate pin (the
+/// older form, which changes with each renewal).
+fn print_pins(pins: &api::tls::Pins) {
+    println!("pin        {}", pins.spki);
+    println!("cert pin   {}", pins.certificate);
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TlsCommand {
+    /// Prepare a new key and certificate beside the served pair and print the new pin (the
+    /// API keeps serving the old key); with --confirm, switch to the prepared key and restart
+    /// the API.
+    RotateKey {
+        /// The system root the node is installed in: `/` on a server, a directory for a sysroot.
+        #[arg(long, default_value = "/")]
+        root: PathBuf,
+        /// Switch to the prepared key, once the control plane holds its pin.
+        #[arg(long)]
+        confirm: bool,
+    },
+}
+
+pub fn tls(cmd: TlsCommand) -> anyhow::Result<()> {
+    let TlsCommand::RotateKey { root, confirm } = cmd;
+    let report =
+        install::rotate_key(&root, confirm).map_err(|e| anyhow::anyhow!("[{}] {e:#}", e.code()))?;
+    for note in &report.notes {
+        println!("note: {note}");
+    }
+    if let Some(prepared) = &report.prepared {
+        println!(
+            "prepared; the API keeps serving the current key until `layerone tls rotate-key --confirm`"
+        );
+        println!("next pin   {}", prepared.spki);
+        println!("next cert  {}", prepared.certificate);
+    }
+    match &report.serving {
+        Some(pins) => {
+            if report.prepared.is_none() {
+                println!("switched; the API serves the new key");
+            }
+            print_pins(pins);
+        }
+        None => println!("pin        (no certificate)"),
     }
     Ok(())
 }
@@ -125,7 +173,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     }
     match &s.certificate {
         Some(cert) => {
-            println!("pin        {}", cert.pin);
+            print_pins(&cert.pin);
             println!(
                 "expires    {}{}",
                 install::rfc3339(cert.not_after.max(0) as u64),
@@ -137,6 +185,12 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
             );
         }
         None => println!("pin        (no certificate)"),
+    }
+    if let Some(next) = &s.rotation {
+        println!(
+            "next pin   {} (prepared; `layerone tls rotate-key --confirm` switches)",
+            next.spki
+        );
     }
     match &s.last_pass {
         Some(pass) => {

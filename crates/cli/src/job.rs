@@ -16,7 +16,8 @@ pub(crate) struct Target {
     /// The API key.
     #[arg(long)]
     key: Option<String>,
-    /// The SHA-256 pin (hex) of the node's certificate.
+    /// The node's pin: `spki-sha256:<hex>` (its key's, as `layerone install` and `layerone
+    /// status` print it), or the hex SHA-256 of its certificate (the older form).
     #[arg(long)]
     pin: Option<String>,
     /// Without --url: read URL, key and pin from a dev node's dev.json.
@@ -31,7 +32,7 @@ impl Target {
             _ => {
                 let dev = DevInfo::load(&self.dev)
                     .with_context(|| format!("no --url/--key/--pin given and {} is unreadable (is `layerone-dev` running?)", self.dev.display()))?;
-                (dev.url, dev.api_key, dev.pin_sha256)
+                (dev.url.clone(), dev.api_key.clone(), dev.pin().to_owned())
             }
         };
         Ok(NodeClient::new(&url, Some(key), &pin)?)

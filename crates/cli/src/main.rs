@@ -7,6 +7,8 @@
 //!   flags or from a dev node's `dev.json`.
 //! - `layerone install [--root R] [--check]`: converge a server (or a sysroot) to a node.
 //! - `layerone status [--root R]`: installed or not, drift, units, certificate, last pass.
+//! - `layerone tls rotate-key [--root R] [--confirm]`: prepare a new TLS key (printing its
+//!   pin) beside the served one, then switch to it.
 //! - `layerone cloudlinux SCRIPT [ARGS]`: CloudLinux's panel-integration scripts, read-only.
 //! - `layerone fleet init|serve|token|nodes|assign|submit|events|drain|maintenance|activate|remove|rescue|status`
 //!   and `layerone join TOKEN`: the fleet (`src/fleet/`).
@@ -48,6 +50,9 @@ enum Command {
     Install(install::InstallArgs),
     /// What is installed, what drifted, units, certificate, and the runner's last pass.
     Status(install::StatusArgs),
+    /// The node's TLS key: rotate it in two steps, prepare then confirm.
+    #[command(subcommand)]
+    Tls(install::TlsCommand),
     /// CloudLinux's panel-integration scripts (integration.ini), answered from state.db.
     Cloudlinux(cloudlinux::CloudlinuxArgs),
     /// The fleet: create it, mint join tokens, list and assign nodes, submit over the broker,
@@ -84,6 +89,7 @@ fn run() -> anyhow::Result<()> {
         Command::Job(cmd) => job::run(cmd),
         Command::Install(args) => install::run(args),
         Command::Status(args) => install::status(args),
+        Command::Tls(cmd) => install::tls(cmd),
         Command::Cloudlinux(args) => cloudlinux::run(args),
         Command::Fleet(command) => fleet::run(command),
         Command::Join(args) => fleet::join(args),

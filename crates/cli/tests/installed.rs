@@ -266,17 +266,10 @@ fn an_installed_node_serves_the_printed_pin_and_accepts_the_printed_key() {
     let (_dir, root, info) = installed(&format!("127.0.0.1:{port}"));
     let _api = start_as_unit(&root);
     let url = format!("https://127.0.0.1:{port}");
+    wait_healthy(&url, &info["pin"]);
     let client = client::NodeClient::new(&url, Some(info["api key"].clone()), &info["pin"])
         .unwrap()
         .with_timeout(Duration::from_secs(5));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !matches!(client.health(), Ok((200, _))) {
-        assert!(
-            Instant::now() < deadline,
-            "the installed API did not answer /v1/health"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
     // The printed key is the one whose hash the node holds.
     client.catalogue().expect("the printed key is accepted");
     let wrong = client::NodeClient::new(&url, Some(api::generate_api_key()), &info["pin"]).unwrap();
@@ -285,6 +278,116 @@ fn an_installed_node_serves_the_printed_pin_and_accepts_the_printed_key() {
     let other_pin = "00".repeat(32);
     let unpinned = client::NodeClient::new(&url, None, &other_pin).unwrap();
     assert!(unpinned.health().is_err());
+}
+
+/// `layerone tls rotate-key` in `root`, with its printed `key value` lines.
+fn rotate_key(root: &Path, confirm: bool) -> (Output, BTreeMap<String, String>) {
+    let mut args = vec!["tls", "rotate-key", "--root", root.to_str().unwrap()];
+    if confirm {
+        args.push("--confirm");
+    }
+    let out = run(LAYERONE, &args, &[]);
+    let info = printed(&out);
+    (out, info)
+}
+
+/// Waits (bounded) until a client pinned to `pin` gets a 200 from /v1/health.
+fn wait_healthy(url: &str, pin: &str) {
+    let client = client::NodeClient::new(url, None, pin)
+        .unwrap()
+        .with_timeout(Duration::from_secs(5));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !matches!(client.health(), Ok((200, _))) {
+        assert!(
+            Instant::now() < deadline,
+            "the API did not answer a client pinned to {pin}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn pin_refused(url: &str, pin: &str) -> bool {
+    matches!(
+        client::NodeClient::new(url, None, pin).unwrap().health(),
+        Err(client::ClientError::Tls(
+            client::TlsError::PinMismatch { .. }
+        ))
+    )
+}
+
+#[test]
+fn a_key_rotation_serves_the_old_key_until_it_is_confirmed() {
+    let port = free_port();
+    let (_dir, root, info) = installed(&format!("127.0.0.1:{port}"));
+    let url = format!("https://127.0.0.1:{port}");
+    let old_pin = info["pin"].clone();
+    assert!(old_pin.starts_with("spki-sha256:"), "{old_pin}");
+    // Confirming before anything is prepared is a typed error that changes nothing.
+    let (out, _) = rotate_key(&root, true);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("[no_rotation]"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let api = start_as_unit(&root);
+    wait_healthy(&url, &old_pin);
+    let (out, prepared) = rotate_key(&root, false);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let new_pin = prepared["next pin"].clone();
+    assert!(
+        new_pin.starts_with("spki-sha256:") && new_pin != old_pin,
+        "{new_pin}"
+    );
+    assert_eq!(prepared["pin"], old_pin, "the served pin is printed beside");
+    // Preparing again keeps the prepared key: the pin handed to the control plane holds.
+    let (_, again) = rotate_key(&root, false);
+    assert_eq!(again["next pin"], new_pin);
+    let status = printed(&run(
+        LAYERONE,
+        &["status", "--root", root.to_str().unwrap()],
+        &[],
+    ));
+    assert_eq!(status["pin"], old_pin);
+    assert!(status["next pin"].starts_with(&new_pin), "{status:?}");
+    assert_eq!(status["drift"], "none");
+    // Until the confirmation the API serves the old key, even started again.
+    drop(api);
+    let api = start_as_unit(&root);
+    wait_healthy(&url, &old_pin);
+    assert!(
+        pin_refused(&url, &new_pin),
+        "the new key is served before the confirmation"
+    );
+
+    let (out, confirmed) = rotate_key(&root, true);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(confirmed["pin"], new_pin);
+    // The confirmation restarts the unit; a sysroot has no systemd, so start it as the unit
+    // would be.
+    drop(api);
+    let _api = start_as_unit(&root);
+    wait_healthy(&url, &new_pin);
+    assert!(pin_refused(&url, &old_pin), "the old key is still served");
+    assert!(
+        pin_refused(&url, &info["cert pin"]),
+        "the old certificate is still served"
+    );
+    assert!(!at(&root, "/etc/layerone/tls/next-key.pem").exists());
+    let key = std::fs::metadata(at(&root, "/etc/layerone/tls/key.pem")).unwrap();
+    assert_eq!(key.permissions().mode() & 0o777, 0o600);
+    assert_eq!((key.uid(), key.gid()), (0, 0));
+    // The next install keeps the rotated pair.
+    assert_eq!(install_cli(&root, &[])["pin"], new_pin);
 }
 
 /// The real Apache serving a sysroot's configuration as a daemon (so that the installer's
@@ -411,9 +514,16 @@ fn acme_issues_through_apache_and_pebble_and_the_api_serves_the_printed_pin() {
         "still the placeholder"
     );
     assert!(cert.matches("BEGIN CERTIFICATE").count() >= 2, "a chain");
+    // The certificate was issued for the key in place: the key pin printed first stays, the
+    // certificate pin is the new certificate's.
     let pin = second["pin"].clone();
-    assert_ne!(pin, placeholder_pin);
-    assert_eq!(pin, api::tls::pin_sha256(&cert).unwrap());
+    assert_eq!(
+        pin, placeholder_pin,
+        "the key pin changed with the issuance"
+    );
+    assert_eq!(pin, api::tls::pin_spki_sha256(&cert).unwrap());
+    assert_ne!(second["cert pin"], first["cert pin"]);
+    assert_eq!(second["cert pin"], api::tls::pin_sha256(&cert).unwrap());
     // No challenge response is left behind.
     let challenges = at(
         &root,
@@ -431,28 +541,22 @@ fn acme_issues_through_apache_and_pebble_and_the_api_serves_the_printed_pin() {
 
     // The API started as its unit says serves it: a client pinning the printed pin connects.
     let _api = start_as_unit(&root);
-    let client = client::NodeClient::new(
-        &format!("https://127.0.0.1:{api_port}"),
-        Some(first["api key"].clone()),
-        &pin,
-    )
-    .unwrap()
-    .with_timeout(Duration::from_secs(5));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !matches!(client.health(), Ok((200, _))) {
-        assert!(
-            Instant::now() < deadline,
-            "the API did not serve the issued certificate"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_healthy(&format!("https://127.0.0.1:{api_port}"), &pin);
     let old = client::NodeClient::new(
         &format!("https://127.0.0.1:{api_port}"),
         None,
-        &placeholder_pin,
+        &first["cert pin"],
     )
     .unwrap();
     assert!(old.health().is_err(), "the placeholder is no longer served");
+    // A control plane holding the new certificate's pin (the older form) still connects.
+    let by_certificate = client::NodeClient::new(
+        &format!("https://127.0.0.1:{api_port}"),
+        None,
+        &second["cert pin"],
+    )
+    .unwrap();
+    assert!(matches!(by_certificate.health(), Ok((200, _))));
 
     // Valid for long enough: the next run changes nothing.
     let third = install_cli(&root, &[]);
@@ -462,6 +566,7 @@ fn acme_issues_through_apache_and_pebble_and_the_api_serves_the_printed_pin() {
         third["stdout"]
     );
     assert_eq!(third["pin"], pin);
+    assert_eq!(third["cert pin"], second["cert pin"]);
 }
 
 #[test]

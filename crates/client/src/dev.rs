@@ -1,5 +1,5 @@
 //! `dev.json`: what a dev node (`layerone-dev`) writes so the CLI and the tests can reach it
-//! without flags: its URL, API key, certificate pin and node id, and where its API's local
+//! without flags: its URL, API key, key and certificate pins and node id, and where its API's local
 //! socket is.
 
 use std::io::Write;
@@ -19,6 +19,11 @@ pub struct DevInfo {
     pub api_key: String,
     /// Hex SHA-256 of the API's certificate (DER).
     pub pin_sha256: String,
+    /// `spki-sha256:` and the hex SHA-256 of the certificate's public key: the pin that
+    /// survives a renewal with the same key ([`crate::pin`]). Absent in a dev.json written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin_spki: Option<String>,
     pub node_id: Hex32,
     /// The API's local socket (plain HTTP, peer credentials), when the dev node serves one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,9 +66,14 @@ impl DevInfo {
         std::fs::rename(&tmp, path)
     }
 
+    /// The pin to trust: the key pin when the file has one, else the certificate pin.
+    pub fn pin(&self) -> &str {
+        self.pin_spki.as_deref().unwrap_or(&self.pin_sha256)
+    }
+
     /// A client for the dev node this file describes.
     pub fn client(&self) -> Result<NodeClient, ClientError> {
-        NodeClient::new(&self.url, Some(self.api_key.clone()), &self.pin_sha256)
+        NodeClient::new(&self.url, Some(self.api_key.clone()), self.pin())
     }
 
     /// A client for the dev node's local socket, if it serves one.
@@ -86,6 +96,7 @@ mod tests {
             url: "https://127.0.0.1:8443".into(),
             api_key: "k".repeat(64),
             pin_sha256: "ab".repeat(32),
+            pin_spki: Some(format!("spki-sha256:{}", "cd".repeat(32))),
             node_id: "0123456789abcdef0123456789abcdef".parse().unwrap(),
             local_socket: Some(dir.path().join("api.sock")),
         };
@@ -103,6 +114,15 @@ mod tests {
                 .contains("local_socket")
         );
         assert_eq!(DevInfo::load(&path).unwrap(), without);
+        // One written before the key pin existed loads and is trusted by its certificate pin.
+        let older = DevInfo {
+            pin_spki: None,
+            ..info.clone()
+        };
+        older.save(&path).unwrap();
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("pin_spki"));
+        assert_eq!(DevInfo::load(&path).unwrap().pin(), "ab".repeat(32));
+        assert_eq!(info.pin(), format!("spki-sha256:{}", "cd".repeat(32)));
         info.save(&path).unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,

@@ -65,7 +65,7 @@ pub enum ClientError {
 pub enum TlsError {
     /// The server's certificate is not the pinned one. Checked during the handshake, so
     /// nothing of the request has been sent.
-    #[error("the server certificate (SHA-256 {presented}) does not match the pin {expected}")]
+    #[error("the server certificate (pin {presented}) does not match the pin {expected}")]
     PinMismatch { expected: String, presented: String },
     /// Any other handshake failure: a bad signature (a peer without the private key), no
     /// common protocol version, an alert from the server.

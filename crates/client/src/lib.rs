@@ -4,7 +4,7 @@
 //! HTTP/1.1 over one of two transports, with no async runtime, so a CLI command or a test
 //! thread can call it directly:
 //!
-//! - HTTPS: rustls (ring) on a plain `TcpStream`. Trust is a certificate pin, compared during
+//! - HTTPS: rustls (ring) on a plain `TcpStream`. Trust is a key or certificate pin, compared during
 //!   the handshake before any header or body is sent ([`pin`]); [`NodeClient::new`] refuses an
 //!   empty or malformed pin, so node administrator operations ([`NodeClient::submit_node_op`],
 //!   which also requires the exact node id) cannot run over HTTPS without one.
@@ -109,7 +109,7 @@ enum Transport {
         target: Target,
         server_name: ServerName<'static>,
         tls: Arc<ClientConfig>,
-        /// The pin in canonical lowercase hex, for error messages.
+        /// The pin in its canonical text ([`pin::Pin`]'s `Display`), for error messages.
         pin_hex: String,
     },
     Local {
@@ -226,8 +226,9 @@ impl std::fmt::Debug for NodeClient {
 }
 
 impl NodeClient {
-    /// A client for `url` (`https://host[:port][/prefix]`) that trusts only the certificate
-    /// whose SHA-256 is `pin_sha256`. No connection is made yet.
+    /// A client for `url` (`https://host[:port][/prefix]`) that trusts only the key or the
+    /// certificate `pin_sha256` names (`spki-sha256:<hex>` or the certificate's `<hex>`, see
+    /// [`pin`]). No connection is made yet.
     pub fn new(
         url: &str,
         api_key: Option<String>,
@@ -261,7 +262,7 @@ impl NodeClient {
                 target,
                 server_name,
                 tls: Arc::new(tls),
-                pin_hex: hex::encode(pin),
+                pin_hex: pin.to_string(),
             },
             api_key,
         ))

@@ -1,13 +1,21 @@
 //! Certificate pinning (DESIGN.md section 9).
 //!
 //! A node's certificate is self-signed until ACME succeeds, and even then the control plane
-//! knows the exact certificate it expects, so trust is not delegated to a CA: the verifier
-//! accepts the end-entity certificate only if the SHA-256 of its DER equals the pin. It does
-//! not skip the rest of TLS: the handshake signature is still verified against that
-//! certificate's public key with ring's algorithms, so a peer that replays the certificate
-//! without its private key fails. The comparison happens inside the handshake, before the
-//! client writes any header or body.
+//! knows the key it expects, so trust is not delegated to a CA. A pin takes one of two forms:
+//!
+//! - `spki-sha256:<hex>`: the SHA-256 of the end-entity certificate's SubjectPublicKeyInfo
+//!   (its public key and algorithm, DER). A renewal that keeps the key (ACME renewals and
+//!   `layerone install` do) leaves it unchanged; only a key rotation changes it.
+//! - `<hex>` (or `sha256:<hex>`): the SHA-256 of the certificate's DER, the older form, still
+//!   accepted; it changes with every renewal.
+//!
+//! The verifier accepts the end-entity certificate only if its hash in the pin's form equals
+//! the pin. It does not skip the rest of TLS: the handshake signature is still verified
+//! against that certificate's public key with ring's algorithms, so a peer that replays the
+//! certificate without its private key fails. The comparison happens inside the handshake,
+//! before the client writes any header or body.
 
+use std::fmt;
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -17,37 +25,105 @@ use rustls::{CertificateError, DigitallySignedStruct, OtherError, SignatureSchem
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// Parses a pin: 64 hex digits, any case, optionally with `:` separators (as `openssl x509
-/// -fingerprint -sha256` prints them) and an optional `sha256:` prefix.
-pub fn parse_pin(pin: &str) -> Result<[u8; 32], String> {
+/// The prefix of a SubjectPublicKeyInfo pin.
+pub const SPKI_PREFIX: &str = "spki-sha256:";
+
+/// What a client trusts: one certificate, or one public key whatever certificate carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pin {
+    /// SHA-256 of the end-entity certificate's DER.
+    Certificate([u8; 32]),
+    /// SHA-256 of the end-entity certificate's SubjectPublicKeyInfo (DER).
+    Spki([u8; 32]),
+}
+
+impl Pin {
+    /// The hash of `end_entity` in this pin's form; `None` when the certificate does not parse
+    /// far enough to find its public key.
+    fn of(&self, end_entity: &CertificateDer<'_>) -> Option<[u8; 32]> {
+        match self {
+            Pin::Certificate(_) => Some(Sha256::digest(end_entity.as_ref()).into()),
+            Pin::Spki(_) => spki_sha256(end_entity),
+        }
+    }
+
+    fn digest(&self) -> &[u8; 32] {
+        match self {
+            Pin::Certificate(d) | Pin::Spki(d) => d,
+        }
+    }
+
+    /// The same form with another digest.
+    fn with(&self, digest: [u8; 32]) -> Pin {
+        match self {
+            Pin::Certificate(_) => Pin::Certificate(digest),
+            Pin::Spki(_) => Pin::Spki(digest),
+        }
+    }
+}
+
+/// Canonical text: lowercase hex, with [`SPKI_PREFIX`] for a key pin.
+impl fmt::Display for Pin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pin::Certificate(d) => write!(f, "{}", hex::encode(d)),
+            Pin::Spki(d) => write!(f, "{SPKI_PREFIX}{}", hex::encode(d)),
+        }
+    }
+}
+
+/// The SHA-256 of a certificate's SubjectPublicKeyInfo (the whole DER `SEQUENCE`).
+pub fn spki_sha256(cert: &CertificateDer<'_>) -> Option<[u8; 32]> {
+    let parsed = webpki::EndEntityCert::try_from(cert).ok()?;
+    Some(Sha256::digest(parsed.subject_public_key_info().as_ref()).into())
+}
+
+/// Parses a pin: `spki-sha256:` and 64 hex digits (a key pin), or 64 hex digits alone or
+/// after `sha256:` (a certificate pin); any case, optionally with `:` separators between the
+/// digits (as `openssl x509 -fingerprint -sha256` prints them).
+pub fn parse_pin(pin: &str) -> Result<Pin, String> {
     let trimmed = pin.trim();
-    let trimmed = trimmed
-        .strip_prefix("sha256:")
-        .or_else(|| trimmed.strip_prefix("SHA256:"))
-        .unwrap_or(trimmed);
-    let digits: String = trimmed.chars().filter(|c| *c != ':').collect();
+    let (spki, digits) = match trimmed
+        .strip_prefix(SPKI_PREFIX)
+        .or_else(|| trimmed.strip_prefix("SPKI-SHA256:"))
+    {
+        Some(rest) => (true, rest),
+        None => (
+            false,
+            trimmed
+                .strip_prefix("sha256:")
+                .or_else(|| trimmed.strip_prefix("SHA256:"))
+                .unwrap_or(trimmed),
+        ),
+    };
+    let digits: String = digits.chars().filter(|c| *c != ':').collect();
     let mut out = [0u8; 32];
-    hex::decode_to_slice(&digits, &mut out)
-        .map_err(|_| "a pin is the SHA-256 of the certificate: 64 hexadecimal digits".to_owned())?;
-    Ok(out)
+    hex::decode_to_slice(&digits, &mut out).map_err(|_| {
+        "a pin is `spki-sha256:` and the SHA-256 of the public key, or the SHA-256 of the certificate: 64 hexadecimal digits".to_owned()
+    })?;
+    Ok(if spki {
+        Pin::Spki(out)
+    } else {
+        Pin::Certificate(out)
+    })
 }
 
 /// The detail carried inside rustls' error so the client can tell a pin mismatch from any
 /// other certificate problem.
 #[derive(Debug, thiserror::Error)]
-#[error("certificate SHA-256 {presented} is not the pinned one")]
+#[error("the certificate's pin {presented} is not the pinned one")]
 pub(crate) struct PinMismatch {
     pub presented: String,
 }
 
 #[derive(Debug)]
 pub(crate) struct PinVerifier {
-    pin: [u8; 32],
+    pin: Pin,
     algorithms: WebPkiSupportedAlgorithms,
 }
 
 impl PinVerifier {
-    pub fn new(pin: [u8; 32]) -> PinVerifier {
+    pub fn new(pin: Pin) -> PinVerifier {
         PinVerifier {
             pin,
             algorithms: rustls::crypto::ring::default_provider().signature_verification_algorithms,
@@ -64,15 +140,19 @@ impl ServerCertVerifier for PinVerifier {
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        // The pin names one exact certificate: its name, issuer and validity period are what
-        // the operator pinned, so they are not checked again here.
-        let presented: [u8; 32] = Sha256::digest(end_entity.as_ref()).into();
-        if bool::from(presented.ct_eq(&self.pin)) {
+        // The pin names one exact certificate or key: the name, issuer and validity period
+        // are what the operator pinned (or renewals keep current), so they are not checked.
+        let Some(presented) = self.pin.of(end_entity) else {
+            return Err(rustls::Error::InvalidCertificate(
+                CertificateError::BadEncoding,
+            ));
+        };
+        if bool::from(presented.ct_eq(self.pin.digest())) {
             Ok(ServerCertVerified::assertion())
         } else {
             Err(rustls::Error::InvalidCertificate(CertificateError::Other(
                 OtherError(Arc::new(PinMismatch {
-                    presented: hex::encode(presented),
+                    presented: self.pin.with(presented).to_string(),
                 })),
             )))
         }
@@ -119,18 +199,25 @@ mod tests {
     #[test]
     fn pins_parse_in_any_case_with_or_without_separators() {
         let hex = "ab".repeat(32);
-        let expected = [0xabu8; 32];
+        let expected = Pin::Certificate([0xabu8; 32]);
         assert_eq!(parse_pin(&hex).unwrap(), expected);
         assert_eq!(parse_pin(&hex.to_uppercase()).unwrap(), expected);
         let colons = vec!["AB"; 32].join(":");
         assert_eq!(parse_pin(&colons).unwrap(), expected);
         assert_eq!(parse_pin(&format!("sha256:{hex}")).unwrap(), expected);
+        let key = parse_pin(&format!("spki-sha256:{hex}")).unwrap();
+        assert_eq!(key, Pin::Spki([0xabu8; 32]));
+        assert_eq!(key.to_string(), format!("spki-sha256:{hex}"));
+        assert_eq!(expected.to_string(), hex);
+        assert_eq!(parse_pin(&format!("SPKI-SHA256:{colons}")).unwrap(), key);
         for bad in [
             "",
             "abc",
             &"ab".repeat(31),
             &"zz".repeat(32),
             &"ab".repeat(33),
+            "spki-sha256:",
+            &format!("spki-sha256:sha256:{}", "ab".repeat(32)),
         ] {
             assert!(parse_pin(bad).is_err(), "{bad} accepted");
         }

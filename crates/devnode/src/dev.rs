@@ -76,7 +76,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     let (api_key, node_id) = identity(&dev_json)?;
     std::fs::create_dir_all(root.join("tls"))?;
     let (cert, key) = api::tls::write_key_pair(&root.join("tls"), "localhost")?;
-    let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert)?)?;
+    let pin = api::tls::Pins::of(&std::fs::read_to_string(&cert)?)?;
 
     std::fs::create_dir_all(&sysroot)?;
     let mut provider = Provider::new(ProviderConfig {
@@ -159,7 +159,8 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     let info = DevInfo {
         url: format!("https://{}", api.addr),
         api_key,
-        pin_sha256: pin,
+        pin_sha256: pin.certificate,
+        pin_spki: Some(pin.spki),
         node_id,
         local_socket: Some(local_socket),
     };
@@ -175,7 +176,8 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     println!("layerone dev node");
     println!("  url        {}", info.url);
     println!("  api key    {}", info.api_key);
-    println!("  pin        {}", info.pin_sha256);
+    println!("  pin        {}", info.pin());
+    println!("  cert pin   {}", info.pin_sha256);
     println!("  node id    {}", info.node_id);
     println!("  sysroot    {}", sysroot.display());
     println!("  written to {}", dev_json.display());

@@ -92,9 +92,9 @@ pub struct InstallReport {
     pub name: DomainName,
     /// The API key, only on the run that generated it: it is stored nowhere.
     pub api_key: Option<String>,
-    /// The pin of the certificate the API serves (`None` only when checking a node that has
+    /// The pins of the certificate the API serves (`None` only when checking a node that has
     /// none yet).
-    pub pin: Option<String>,
+    pub pin: Option<api::tls::Pins>,
     /// What the operator should know that is not a change: ACME failures (the certificate in
     /// place is kept), an Apache configuration test that failed, Apache missing.
     pub notes: Vec<String>,
@@ -130,6 +130,8 @@ pub enum InstallError {
     Tls(#[from] api::tls::TlsError),
     #[error("cannot generate a random value")]
     Random(#[from] getrandom::Error),
+    #[error("no key rotation is prepared: run `layerone tls rotate-key` first")]
+    NoRotation,
     #[error("state.db: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }
@@ -154,9 +156,25 @@ impl InstallError {
             InstallError::Store(_) => "store_error",
             InstallError::Tls(_) => "tls_error",
             InstallError::Random(_) => "random_error",
+            InstallError::NoRotation => "no_rotation",
             InstallError::Sqlite(_) => "state_db_error",
         }
     }
+}
+
+/// `root` made absolute, for a caller that must be root (it sets owners).
+fn root_as_root(root: &Path) -> Result<PathBuf, InstallError> {
+    if !rustix::process::geteuid().is_root() {
+        return Err(InstallError::NotRoot);
+    }
+    absolute_root(root)
+}
+
+pub(crate) fn absolute_root(root: &Path) -> Result<PathBuf, InstallError> {
+    std::path::absolute(root).map_err(|source| InstallError::Io {
+        path: root.to_owned(),
+        source,
+    })
 }
 
 /// A system path mapped under `root` without a provider (before the platform is known).
@@ -227,13 +245,7 @@ impl Drop for ScratchDir {
 
 /// Converges the install root (or, with `check`, reports what that would change).
 pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
-    if !rustix::process::geteuid().is_root() {
-        return Err(InstallError::NotRoot);
-    }
-    let root = std::path::absolute(&opts.root).map_err(|source| InstallError::Io {
-        path: opts.root.clone(),
-        source,
-    })?;
+    let root = root_as_root(&opts.root)?;
 
     // The configuration: read strictly, then the flags on top.
     let existing = read_config(&root)?;
@@ -434,6 +446,50 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
         pin,
         notes,
     })
+}
+
+/// What `layerone tls rotate-key` did.
+#[derive(Debug)]
+pub struct RotationReport {
+    /// The pins the API serves now (after `--confirm`: the new key's).
+    pub serving: Option<api::tls::Pins>,
+    /// The prepared key's pins, while the rotation waits for `--confirm`.
+    pub prepared: Option<api::tls::Pins>,
+    pub notes: Vec<String>,
+}
+
+/// A key rotation (DESIGN.md section 9). Without `confirm`: a new key and a self-signed
+/// certificate for it beside the pair in place (kept when one is already prepared, so the
+/// printed pin stays the one to hand to the control plane); the API keeps serving the old key.
+/// With `confirm`: the prepared pair replaces the one in place, the API is restarted (it reads
+/// its key at start, through the unit's `LoadCredential=`) and, with an `[acme]` table, a
+/// CA-issued certificate is requested for the new key at once.
+pub fn rotate_key(root: &Path, confirm: bool) -> Result<RotationReport, InstallError> {
+    let root = root_as_root(root)?;
+    let config = read_config(&root)?.ok_or(InstallError::NeedName)?;
+    let provider = provider_for(&root, config.platform, under(&root, paths::AUDIT_DIR));
+    let mut e = converge::Engine::new(provider, false)?;
+    let mut notes = Vec::new();
+    let report = if confirm {
+        let serving = tls::confirm_rotation(&mut e, &config, &mut notes)?;
+        RotationReport {
+            serving: Some(serving),
+            prepared: None,
+            notes,
+        }
+    } else {
+        let prepared = tls::prepare_rotation(&mut e, &config)?;
+        let serving = e
+            .read_regular(paths::TLS_CERT)?
+            .and_then(|pem| api::tls::Pins::of(&String::from_utf8_lossy(&pem)).ok());
+        RotationReport {
+            serving,
+            prepared: Some(prepared),
+            notes,
+        }
+    };
+    e.save_manifest()?;
+    Ok(report)
 }
 
 fn api_identity(provider: &Provider) -> Result<Option<ApiIdentity>, InstallError> {

@@ -17,6 +17,10 @@ pub const OVERRIDE_DIR: &str = "/etc/layerone/override";
 pub const TLS_DIR: &str = "/etc/layerone/tls";
 pub const TLS_CERT: &str = "/etc/layerone/tls/cert.pem";
 pub const TLS_KEY: &str = "/etc/layerone/tls/key.pem";
+/// A key rotation's prepared certificate and key (`layerone tls rotate-key`), beside the pair
+/// the API serves until the rotation is confirmed.
+pub const TLS_NEXT_CERT: &str = "/etc/layerone/tls/next-cert.pem";
+pub const TLS_NEXT_KEY: &str = "/etc/layerone/tls/next-key.pem";
 /// The node's data directory (`store::Layout`): inbox, state, blobs, audit log.
 pub const DATA_DIR: &str = "/var/lib/layerone";
 /// The provider's audit log directory.

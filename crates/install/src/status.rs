@@ -16,7 +16,7 @@ use crate::{InstallError, InstallOptions, ScratchDir, paths, provider_for, read_
 /// The certificate the API serves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CertStatus {
-    pub pin: String,
+    pub pin: api::tls::Pins,
     /// When it stops being valid (Unix seconds).
     pub not_after: i64,
     /// The install-time placeholder rather than a CA-issued certificate.
@@ -38,15 +38,15 @@ pub struct Status {
     /// Each unit and the enablement state systemd reports (`not-found` when absent).
     pub units: Vec<(String, String)>,
     pub certificate: Option<CertStatus>,
+    /// The pins of a key rotation's prepared pair, waiting for `layerone tls rotate-key
+    /// --confirm`.
+    pub rotation: Option<api::tls::Pins>,
     pub last_pass: Option<store::state::LastPass>,
 }
 
 /// Looks at the node installed under `root` without changing anything.
 pub fn status(root: &Path) -> Result<Status, InstallError> {
-    let root = std::path::absolute(root).map_err(|source| InstallError::Io {
-        path: root.to_owned(),
-        source,
-    })?;
+    let root = crate::absolute_root(root)?;
     let (config, config_error) = match read_config(&root) {
         Ok(c) => (c, None),
         Err(e) => (None, Some(e.to_string())),
@@ -84,11 +84,14 @@ pub fn status(root: &Path) -> Result<Status, InstallError> {
         .ok()
         .and_then(|pem| {
             Some(CertStatus {
-                pin: api::tls::pin_sha256(&pem).ok()?,
+                pin: api::tls::Pins::of(&pem).ok()?,
                 not_after: acme::not_after(&pem).ok()?,
                 self_signed: acme::is_self_signed(&pem).ok()?,
             })
         });
+    let rotation = std::fs::read_to_string(under(&root, paths::TLS_NEXT_CERT))
+        .ok()
+        .and_then(|pem| api::tls::Pins::of(&pem).ok());
     let layout = store::Layout::new(under(&root, paths::DATA_DIR));
     let last_pass = if layout.state_db().is_file() {
         store::state::last_pass(&layout)?
@@ -104,6 +107,7 @@ pub fn status(root: &Path) -> Result<Status, InstallError> {
         findings,
         units,
         certificate,
+        rotation,
         last_pass,
     })
 }

@@ -32,8 +32,11 @@ pub const NODE_VHOST: &str = "000-layerone-node.conf";
 const ACME_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Keeps a certificate and key that load; otherwise writes a self-signed pair for the node's
-/// name. Returns the pin of the certificate in place.
-pub fn placeholder(e: &mut Engine, config: &NodeConfig) -> Result<Option<String>, InstallError> {
+/// name. Returns the pins of the certificate in place.
+pub fn placeholder(
+    e: &mut Engine,
+    config: &NodeConfig,
+) -> Result<Option<api::tls::Pins>, InstallError> {
     let cert = e.read_regular(paths::TLS_CERT)?;
     let key = e.read_regular(paths::TLS_KEY)?;
     // A placeholder made for another name (the name was changed) is made again; a
@@ -47,7 +50,7 @@ pub fn placeholder(e: &mut Engine, config: &NodeConfig) -> Result<Option<String>
     });
     if let (Some(cert), Some(_)) = (&current, &key)
         && !stale_placeholder
-        && let Ok(pin) = api::tls::pin_sha256(cert)
+        && let Ok(pin) = api::tls::Pins::of(cert)
     {
         e.owner_mode(paths::TLS_CERT, 0o644, LayoutOwner::Root)?;
         e.owner_mode(paths::TLS_KEY, 0o600, LayoutOwner::Root)?;
@@ -71,21 +74,26 @@ pub fn placeholder(e: &mut Engine, config: &NodeConfig) -> Result<Option<String>
     }
     let (cert, key) = api::tls::self_signed(config.name.as_str())?;
     // The key first: a certificate without its key is replaced by the next run anyway.
-    e.write(
-        paths::TLS_KEY,
-        key.as_bytes(),
-        0o600,
-        LayoutOwner::Root,
+    write_pair(
+        e,
+        (paths::TLS_CERT, paths::TLS_KEY),
+        &cert,
+        &key,
         WriteReason::Missing,
     )?;
-    e.write(
-        paths::TLS_CERT,
-        cert.as_bytes(),
-        0o644,
-        LayoutOwner::Root,
-        WriteReason::Missing,
-    )?;
-    Ok(Some(api::tls::pin_sha256(&cert)?))
+    Ok(Some(api::tls::Pins::of(&cert)?))
+}
+
+/// Writes a key (0600) and then its certificate (0644), both root's.
+fn write_pair(
+    e: &mut Engine,
+    (cert_path, key_path): (&str, &str),
+    cert: &str,
+    key: &str,
+    why: WriteReason,
+) -> Result<(), InstallError> {
+    e.write(key_path, key.as_bytes(), 0o600, LayoutOwner::Root, why)?;
+    e.write(cert_path, cert.as_bytes(), 0o644, LayoutOwner::Root, why)
 }
 
 /// The include line's file: a real file where the platform's Apache reads extra
@@ -125,6 +133,79 @@ pub fn render_vhost(e: &Engine, config: &NodeConfig) -> String {
         cert.display(),
         key.display(),
     )
+}
+
+/// The prepared pair of a key rotation: kept when both files are there and load together,
+/// otherwise a new key and a self-signed certificate for the node's name. Returns its pins.
+pub fn prepare_rotation(
+    e: &mut Engine,
+    config: &NodeConfig,
+) -> Result<api::tls::Pins, InstallError> {
+    if let (Some(cert), Some(_)) = (
+        e.read_regular(paths::TLS_NEXT_CERT)?,
+        e.read_regular(paths::TLS_NEXT_KEY)?,
+    ) && api::tls::load_check(&e.map(paths::TLS_NEXT_CERT), &e.map(paths::TLS_NEXT_KEY)).is_ok()
+        && let Ok(pins) = api::tls::Pins::of(&String::from_utf8_lossy(&cert))
+    {
+        return Ok(pins);
+    }
+    let (cert, key) = api::tls::self_signed(config.name.as_str())?;
+    write_pair(
+        e,
+        (paths::TLS_NEXT_CERT, paths::TLS_NEXT_KEY),
+        &cert,
+        &key,
+        WriteReason::Missing,
+    )?;
+    Ok(api::tls::Pins::of(&cert)?)
+}
+
+/// Puts the prepared pair in place of the served one and restarts the API; with an `[acme]`
+/// table and Apache, requests a certificate for the new key. Returns the pins served now.
+pub fn confirm_rotation(
+    e: &mut Engine,
+    config: &NodeConfig,
+    notes: &mut Vec<String>,
+) -> Result<api::tls::Pins, InstallError> {
+    let (Some(cert), Some(key)) = (
+        e.read_regular(paths::TLS_NEXT_CERT)?,
+        e.read_regular(paths::TLS_NEXT_KEY)?,
+    ) else {
+        return Err(InstallError::NoRotation);
+    };
+    api::tls::load_check(&e.map(paths::TLS_NEXT_CERT), &e.map(paths::TLS_NEXT_KEY))?;
+    let (cert, key) = (
+        String::from_utf8_lossy(&cert).into_owned(),
+        String::from_utf8_lossy(&key).into_owned(),
+    );
+    let mut pins = api::tls::Pins::of(&cert)?;
+    // The key first, as everywhere: nothing reads the pair until the restart below.
+    write_pair(
+        e,
+        (paths::TLS_CERT, paths::TLS_KEY),
+        &cert,
+        &key,
+        WriteReason::Outdated,
+    )?;
+    for path in [paths::TLS_NEXT_CERT, paths::TLS_NEXT_KEY] {
+        e.provider.remove_config(&e.map(path))?;
+    }
+    // acme() restarts the API and reloads Apache when it issues; otherwise do it here.
+    let issued = if apache_present(e) {
+        acme(e, config, notes)?
+    } else {
+        None
+    };
+    match issued {
+        Some(issued) => pins = issued,
+        None => {
+            e.provider.systemd_restart(units::API_UNIT, false)?;
+            if apache_present(e) {
+                reload_apache(e, notes);
+            }
+        }
+    }
+    Ok(pins)
 }
 
 /// Whether the platform's Apache is installed in the root.
@@ -244,12 +325,13 @@ impl ProviderWebroot<'_> {
     }
 }
 
-/// Requests a certificate when the one in place needs replacing. Returns the new pin.
+/// Requests a certificate when the one in place needs replacing, for the key in place (so the
+/// key pin stays). Returns the new pins.
 pub fn acme(
     e: &mut Engine,
     config: &NodeConfig,
     notes: &mut Vec<String>,
-) -> Result<Option<String>, InstallError> {
+) -> Result<Option<api::tls::Pins>, InstallError> {
     let Some(acme_config) = &config.acme else {
         return Ok(None);
     };
@@ -299,7 +381,7 @@ pub fn acme(
             return Ok(None);
         }
     };
-    let pin = api::tls::pin_sha256(&issued.chain_pem)?;
+    let pin = api::tls::Pins::of(&issued.chain_pem)?;
     e.changes.push(change);
     if account.as_deref() != Some(issued.account.as_str()) {
         e.write(

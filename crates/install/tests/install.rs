@@ -92,7 +92,7 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
     assert_eq!(second.changes, vec![], "a second run must change nothing");
     assert_eq!(second.api_key, None, "the key is shown once only");
     assert_eq!(second.node_id, first.node_id, "the node id never changes");
-    assert_eq!(second.pin.as_deref(), Some(pin.as_str()));
+    assert_eq!(second.pin, Some(pin));
 
     let (uid, gid) = ids_of(&root, "layerone-api");
     assert!(uid < 1000 && gid < 1000, "a system user: {uid}:{gid}");

@@ -19,6 +19,8 @@ pub struct Node {
     pub node_id: Hex32,
     pub key: String,
     pub pin: String,
+    /// The key pin (`spki-sha256:<hex>`) of the same certificate.
+    pub spki_pin: String,
     pub url: String,
     state: Mutex<StateDb>,
     api: Option<RunningApi>,
@@ -50,8 +52,8 @@ impl Node {
         std::fs::create_dir(&tls_dir).expect("a TLS directory");
         let (cert, key_pem) =
             api::tls::write_key_pair(&tls_dir, "node.test").expect("a self-signed pair");
-        let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert).expect("cert.pem"))
-            .expect("a pin");
+        let pins = api::tls::Pins::of(&std::fs::read_to_string(&cert).expect("cert.pem"))
+            .expect("the pins");
         let key = api::generate_api_key();
         let node_id = hex32();
         let config = ApiConfig {
@@ -78,7 +80,8 @@ impl Node {
             layout,
             node_id,
             key,
-            pin,
+            pin: pins.certificate,
+            spki_pin: pins.spki,
             url,
             state: Mutex::new(state),
             api: Some(api),
