@@ -26,7 +26,7 @@ mod limits;
 mod local;
 mod routes;
 pub mod tls;
-pub mod watch;
+mod watch;
 
 use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;

@@ -1,14 +1,11 @@
-//! State change notification for the events long-poll and the fleet daemon, without polling;
-//! the same for any other directory a waiter needs ([`directory`]: the daemon's identity).
+//! State change notification for the events long-poll, without polling.
 //!
 //! An inotify watch on the state directory: root's commits to state.db (rollback journal)
 //! create, write and delete `state.db-journal` and write `state.db`, and each of those bumps a
 //! counter in a `tokio::sync::watch` channel that long-poll waiters await. The API's own reads
 //! cause none of these events (they are opens, reads and closes without writing), so a waiter
 //! never wakes itself. With no waiter, an event costs one read of the inotify descriptor and
-//! one counter increment; nothing runs on a timer. Where the watch cannot be set up or fails,
-//! the counter is bumped every second instead, so waiters see a change within a second and
-//! none needs a timer of its own for that case.
+//! one counter increment; nothing runs on a timer.
 //!
 //! `IN_DELETE` is watched besides the obvious ones because deleting the journal is the commit
 //! point of a rollback-journal transaction: the write to state.db that precedes it happens
@@ -22,19 +19,9 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// How often the counter is bumped where the directory cannot be watched.
-const FALLBACK_TICK: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Watches `dir` (which must exist): the receiver's value changes after each batch of files
-/// created, written, renamed into or deleted in it, and every second if the watch cannot be set
-/// up or fails (logged once). Opening and reading files there changes nothing.
-pub fn directory(dir: &Path) -> (watch::Receiver<u64>, JoinHandle<()>) {
-    spawn(dir)
-}
-
 /// Starts watching `dir`. The receiver's value changes after each batch of filesystem events
-/// in it. If the watch cannot be set up (no such directory yet, inotify limits), it changes
-/// every second instead, which is logged once here.
+/// in it. If the watch cannot be set up (no such directory yet, inotify limits), waiters fall
+/// back to their safety timeout, which is logged once here.
 pub(crate) fn spawn(dir: &Path) -> (watch::Receiver<u64>, JoinHandle<()>) {
     let (tx, rx) = watch::channel(0u64);
     let watched = (|| {
@@ -53,23 +40,14 @@ pub(crate) fn spawn(dir: &Path) -> (watch::Receiver<u64>, JoinHandle<()>) {
     let task = match watched {
         Ok(fd) => tokio::spawn(run(fd, tx)),
         Err(e) => {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot watch the directory; its waiters notice changes within a second instead");
-            tokio::spawn(tick(tx))
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot watch the state directory; long-polls will notice changes within a second instead");
+            // Keep the sender alive so waiters see "no change", not "closed".
+            tokio::spawn(async move {
+                tx.closed().await;
+            })
         }
     };
     (rx, task)
-}
-
-/// Bumps the counter every second while anyone waits on it.
-async fn tick(tx: watch::Sender<u64>) {
-    let mut every = tokio::time::interval(FALLBACK_TICK);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = every.tick() => tx.send_modify(|n| *n = n.wrapping_add(1)),
-            () = tx.closed() => return,
-        }
-    }
 }
 
 async fn run(mut fd: AsyncFd<Inotify>, tx: watch::Sender<u64>) {
@@ -78,8 +56,9 @@ async fn run(mut fd: AsyncFd<Inotify>, tx: watch::Sender<u64>) {
         let mut guard = match fd.readable_mut().await {
             Ok(guard) => guard,
             Err(e) => {
-                tracing::warn!(error = %e, "the directory watch failed; its waiters notice changes within a second instead");
-                return tick(tx).await;
+                tracing::warn!(error = %e, "the state directory watch failed; long-polls fall back to their safety timeout");
+                tx.closed().await;
+                return;
             }
         };
         match guard.try_io(|inner| {
@@ -93,8 +72,9 @@ async fn run(mut fd: AsyncFd<Inotify>, tx: watch::Sender<u64>) {
                 tx.send_modify(|n| *n = n.wrapping_add(1));
             }
             Ok(Err(e)) => {
-                tracing::warn!(error = %e, "reading the directory watch failed; its waiters notice changes within a second instead");
-                return tick(tx).await;
+                tracing::warn!(error = %e, "reading the state directory watch failed; long-polls fall back to their safety timeout");
+                tx.closed().await;
+                return;
             }
             // Spurious readiness: try_io cleared it; wait again.
             Err(_would_block) => {}

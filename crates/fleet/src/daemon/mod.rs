@@ -188,17 +188,9 @@ pub async fn run(
 
 /// Ends (and the supervisor starts the daemon again with what it reads) when the identity on
 /// disk changes: `layerone fleet rescue` pointed the node at other brokers, or it joined anew.
-/// Read again when a file of the identity's directory is written, renamed or deleted (an
-/// inotify watch; every second where there can be none), and at least every minute.
 async fn identity_unchanged(shared: Arc<Shared>) -> anyhow::Result<()> {
-    let (mut written, watch) = api::watch::directory(&shared.config.identity.0);
-    let _stop_watching = AbortOnDrop(watch);
     loop {
-        written.borrow_and_update();
-        tokio::select! {
-            () = publish::changed(&mut written) => {}
-            () = tokio::time::sleep(Duration::from_secs(60)) => {}
-        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
         match shared.config.identity.load() {
             Ok(Some(now))
                 if now.identity == shared.credentials.identity
@@ -206,15 +198,6 @@ async fn identity_unchanged(shared: Arc<Shared>) -> anyhow::Result<()> {
                     && now.seed == shared.credentials.seed => {}
             _ => return Err(anyhow::anyhow!("the node's fleet identity changed")),
         }
-    }
-}
-
-/// Aborts its task when dropped (the directory watch, when the daemon's tasks are aborted).
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

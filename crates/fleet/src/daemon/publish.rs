@@ -16,11 +16,8 @@ use crate::protocol::{self, EventBody, FleetEvent};
 
 /// The most events one round publishes before it waits for their acks.
 const ROUND: usize = 256;
-/// The longest the publisher sleeps without looking, whatever it was told. It is told: root's
-/// commits wake it through the API's watch of the state directory (which bumps every second
-/// where the directory cannot be watched), the daemon's own events through `outbox_changed`,
-/// and a failed round tries again a second later; this only bounds what nothing else covers.
-const SAFETY: Duration = Duration::from_secs(60);
+/// The longest the publisher sleeps without looking, whatever it was told.
+const SAFETY: Duration = Duration::from_secs(1);
 
 pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
     let mut changes = shared.gate.changes();
@@ -40,19 +37,11 @@ pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
         };
         if published == 0 {
             tokio::select! {
-                () = changed(&mut changes) => {}
+                _ = changes.changed() => {}
                 () = shared.outbox_changed.notified() => {}
                 () = tokio::time::sleep(SAFETY) => {}
             }
         }
-    }
-}
-
-/// Resolves when the watch's value changes; never, if its sender is gone (the API stopping),
-/// so the select above cannot spin.
-pub(super) async fn changed(rx: &mut tokio::sync::watch::Receiver<u64>) {
-    if rx.changed().await.is_err() {
-        std::future::pending::<()>().await;
     }
 }
 
