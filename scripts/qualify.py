@@ -447,8 +447,10 @@ def install_node(deb):
     fields = {}
     for line in out.splitlines():
         parts = line.split()
-        if line.startswith("pin "):
-            fields["pin"] = parts[1]
+        # The certificate's own SHA-256 (`cert pin`), the pin form this client checks; the key
+        # pin (`pin`, spki-sha256:) is the Rust client's.
+        if line.startswith("cert pin "):
+            fields["pin"] = parts[2]
         if line.startswith("api key "):
             fields["key"] = parts[2]
     check("pin" in fields and "key" in fields, "the installer printed the pin and the API key")
