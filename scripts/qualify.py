@@ -775,7 +775,7 @@ def certificate_step(api, shop):
     with open("/etc/layerone/config.toml", "a") as f:
         f.write(f'\n[acme]\ndirectory = "{directory}"\nemail = "hostmaster@{NODE_NAME}"\nserver_root = "{root}"\n')
     out = sh("layerone", "install")
-    new_pin = next((l.split()[1] for l in out.splitlines() if l.startswith("pin ")), None)
+    new_pin = next((l.split()[2] for l in out.splitlines() if l.startswith("cert pin ")), None)
     check(new_pin and new_pin != api.pin, "`layerone install` with [acme] took a certificate from pebble: a new pin", out)
     api.pin = new_pin
     wait_until("the API serving the new certificate", lambda: api.request("GET", "/v1/health")[0] == 200, timeout=30)
