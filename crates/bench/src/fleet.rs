@@ -778,7 +778,7 @@ impl SimNode {
                         node: name.clone(),
                         at_ms: now,
                         body: EventBody::Accepted {
-                            job: received(&request_id, now),
+                            job: registry::JobView::received(&request_id, "remove_ssh_key", now),
                             request_id,
                         },
                     };
@@ -833,26 +833,6 @@ impl SimNode {
             }
         });
         Ok(SimNode { client })
-    }
-}
-
-/// The job's view a node answers a new request with: received, nothing else known yet.
-fn received(request_id: &str, at_ms: i64) -> registry::JobView {
-    registry::JobView {
-        request_id: request_id.to_owned(),
-        operation: "remove_ssh_key".to_owned(),
-        operation_sha256: None,
-        state: registry::JobState::Received,
-        resource_id: None,
-        generation: None,
-        result: None,
-        error: None,
-        superseded_by: None,
-        attempts: 0,
-        timings: registry::Timings {
-            received_at_ms: Some(at_ms),
-            ..Default::default()
-        },
     }
 }
 

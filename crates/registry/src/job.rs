@@ -85,6 +85,29 @@ pub struct JobView {
     pub timings: Timings,
 }
 
+impl JobView {
+    /// A request the API holds in its inbox and root has not admitted yet: received at
+    /// `received_at_ms`, nothing else known.
+    pub fn received(request_id: &str, operation: &str, received_at_ms: i64) -> JobView {
+        JobView {
+            request_id: request_id.to_owned(),
+            operation: operation.to_owned(),
+            operation_sha256: None,
+            state: JobState::Received,
+            resource_id: None,
+            generation: None,
+            result: None,
+            error: None,
+            superseded_by: None,
+            attempts: 0,
+            timings: Timings {
+                received_at_ms: Some(received_at_ms),
+                ..Timings::default()
+            },
+        }
+    }
+}
+
 /// One entry of the events feed, in the order state.db recorded it: a job's state change
 /// (`kind: job`), or the runner's drift check finding that the OS no longer shows what
 /// state.db records (`drift`) or showing it again (`drift_resolved`). Job events carry

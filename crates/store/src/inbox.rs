@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use registry::envelope::MAX_BODY;
-use registry::{JobState, JobView, Origin, Timings, ValidatedJob};
+use registry::{JobView, Origin, ValidatedJob};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use clock::Clock;
@@ -170,22 +170,7 @@ impl Inbox {
         .and_then(|mut s| {
             s.query_row(params![request_id], |r| {
                 Ok((
-                    JobView {
-                        request_id: request_id.to_owned(),
-                        operation: r.get(0)?,
-                        operation_sha256: None,
-                        state: JobState::Received,
-                        resource_id: None,
-                        generation: None,
-                        result: None,
-                        error: None,
-                        superseded_by: None,
-                        attempts: 0,
-                        timings: Timings {
-                            received_at_ms: Some(r.get(1)?),
-                            ..Timings::default()
-                        },
-                    },
+                    JobView::received(request_id, &r.get::<_, String>(0)?, r.get(1)?),
                     r.get(2)?,
                 ))
             })

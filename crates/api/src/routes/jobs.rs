@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
 use registry::envelope::MAX_BODY;
-use registry::{Hex32, JobState, JobView, Origin, Timings};
+use registry::{Hex32, JobView, Origin};
 use store::Admission;
 use tokio::sync::oneshot;
 
@@ -106,7 +106,7 @@ async fn admit_unstamped(app: &Arc<App>, body: &[u8], origin: Origin) -> Result<
             match admitted(app, &request_id, &sha).await {
                 Ok(Some(view)) => Ok(view),
                 Err(ApiError::Conflict) => Err(ApiError::Conflict),
-                Ok(None) | Err(_) => Ok(received(request_id, operation, received_at)),
+                Ok(None) | Err(_) => Ok(JobView::received(&request_id, operation, received_at)),
             }
         }
     }
@@ -145,25 +145,6 @@ async fn admitted(
         }
     })
     .await
-}
-
-fn received(request_id: String, operation: &str, received_at: i64) -> JobView {
-    JobView {
-        request_id,
-        operation: operation.to_owned(),
-        operation_sha256: None,
-        state: JobState::Received,
-        resource_id: None,
-        generation: None,
-        result: None,
-        error: None,
-        superseded_by: None,
-        attempts: 0,
-        timings: Timings {
-            received_at_ms: Some(received_at),
-            ..Timings::default()
-        },
-    }
 }
 
 fn accepted(view: &JobView) -> Response {
