@@ -32,13 +32,22 @@ pub struct McpArgs {
     /// How long a call waits for its job before answering `still_running`, in seconds.
     #[arg(long, default_value_t = 300)]
     wait_secs: u64,
-    /// The fleet identity the node is named by when it joined a fleet.
-    #[arg(long, default_value = ::mcp::FLEET_IDENTITY)]
-    fleet_identity: PathBuf,
+    /// The fleet identity the node is named by when it joined a fleet. Default:
+    /// /etc/layerone/fleet/identity.json, or with --dev the dev node's.
+    #[arg(long)]
+    fleet_identity: Option<PathBuf>,
     /// The node's identity file (derived by `layerone install`), the start of the session's
     /// instructions when it names this node.
     #[arg(long, default_value = ::mcp::IDENTITY_FILE)]
     identity_file: PathBuf,
+    /// An operator's credential (`layerone fleet operator add`): the session also reaches the
+    /// fleet's other nodes, each operation's tool taking `target_node`. Default:
+    /// /etc/layerone/fleet/operator.json when it exists.
+    #[arg(long, conflicts_with = "no_fleet")]
+    fleet_credential: Option<PathBuf>,
+    /// Reach this node only, even where an operator's credential is installed.
+    #[arg(long)]
+    no_fleet: bool,
 }
 
 /// A parsed `--modules` list.
@@ -58,12 +67,24 @@ pub fn run(args: McpArgs) -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let socket = match (args.socket, args.dev) {
+    let socket = match (args.socket, &args.dev) {
         (Some(socket), _) => socket,
-        (None, Some(dev)) => DevInfo::load(&dev)?
+        (None, Some(dev)) => DevInfo::load(dev)?
             .local_socket
             .with_context(|| format!("{} names no local socket", dev.display()))?,
         (None, None) => PathBuf::from(client::LOCAL_SOCKET),
+    };
+    // A dev node keeps its fleet identity in its simulated system, beside its dev.json.
+    let fleet_identity = args.fleet_identity.unwrap_or_else(|| match &args.dev {
+        Some(dev) => crate::fleet::node::dev_identity_dir(dev.parent().unwrap_or(dev.as_path()))
+            .identity_json(),
+        None => PathBuf::from(::mcp::FLEET_IDENTITY),
+    });
+    let default_credential = std::path::Path::new(fleet::operator::DEFAULT_PATH);
+    let fleet_credential = match (args.fleet_credential, args.no_fleet) {
+        (Some(path), _) => Some(path),
+        (None, false) if default_credential.exists() => Some(default_credential.to_owned()),
+        (None, _) => None,
     };
     ::mcp::serve(::mcp::Options {
         socket,
@@ -72,7 +93,8 @@ pub fn run(args: McpArgs) -> anyhow::Result<()> {
         allow_destructive_without_confirmation: args.allow_destructive_without_confirmation,
         rate_limit: args.rate_limit,
         wait: Duration::from_secs(args.wait_secs),
-        fleet_identity: args.fleet_identity,
+        fleet_identity,
         identity_file: args.identity_file,
+        fleet_credential,
     })
 }

@@ -142,7 +142,15 @@ fn only_the_real_executor_starts_programs() {
 
 /// The crates of the unprivileged side: what the API, a client and every binary that talks
 /// about operations without performing them link.
-const UNPRIVILEGED: &[&str] = &["api", "client", "contract", "declarations", "fleet", "mcp"];
+const UNPRIVILEGED: &[&str] = &[
+    "api",
+    "client",
+    "contract",
+    "declarations",
+    "fleet",
+    "fleet-daemon",
+    "mcp",
+];
 
 /// What the unprivileged side must never link: the handlers, the provider, the simulator and
 /// the test support, the runner, the tenant worker and the crash points.
@@ -292,18 +300,26 @@ fn the_unprivileged_side_links_no_handler_provider_or_simulator() {
         closure(&graph, "api").contains("declarations"),
         "the API validates requests with the declarations"
     );
-    // The MCP server talks about operations and reaches the node through the client only: of
-    // the workspace's crates it links the declarations, the registry and the client.
-    let mcp_closure = closure(&graph, "mcp");
-    let mcp_links: BTreeSet<&str> = mcp_closure
-        .iter()
-        .filter(|d| members.contains(*d))
-        .map(String::as_str)
-        .collect();
+    // The MCP server talks about operations, reaches this node through the client and its
+    // peers through the fleet's protocol: of the workspace's crates it links the declarations,
+    // the registry, the client and the protocol, which links no more than the declarations
+    // (the daemon, with the API's admission and its store, is `fleet-daemon`).
+    let links = |krate: &str| -> BTreeSet<String> {
+        closure(&graph, krate)
+            .into_iter()
+            .filter(|d| members.contains(d.as_str()))
+            .collect()
+    };
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
     assert_eq!(
-        mcp_links,
-        BTreeSet::from(["client", "declarations", "registry"]),
-        "the MCP server links workspace crates beyond the declarations, the registry and the client"
+        links("mcp"),
+        names(&["client", "declarations", "fleet", "registry"]),
+        "the MCP server links workspace crates beyond the declarations, the registry, the client and the fleet's protocol"
+    );
+    assert_eq!(
+        links("fleet"),
+        names(&["declarations", "registry"]),
+        "the fleet's protocol links workspace crates beyond the declarations and the registry"
     );
 }
 

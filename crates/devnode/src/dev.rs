@@ -145,9 +145,9 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     // In a fleet once `layerone join --dev ROOT` wrote the identity, under the simulated
     // system's /etc, where root's `apply_assignment` reads the pinned fleet key.
     let (stop_daemon, daemon_stopped) = tokio::sync::watch::channel(false);
-    let daemon = runtime.spawn(fleet::daemon::supervise(
+    let daemon = runtime.spawn(fleet_daemon::supervise(
         api.gate(),
-        fleet::daemon::DaemonConfig {
+        fleet_daemon::DaemonConfig {
             identity: fleet::identity::IdentityDir(sysroot.join("etc/layerone/fleet")),
             state_dir: layout.fleet_dir(),
             heartbeat: Duration::from_millis(args.fleet_heartbeat_ms.max(100)),

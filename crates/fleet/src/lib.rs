@@ -1,6 +1,6 @@
-//! `fleet`: the node's half of the fleet (DESIGN.md section 10), on the unprivileged side. It
-//! links the operation declarations and the API's admission, never the handlers, the provider
-//! or a simulator (`the_unprivileged_side_links_no_handler_provider_or_simulator`).
+//! `fleet`: the fleet's protocol (DESIGN.md section 10), on the unprivileged side. It links the
+//! operation declarations, never the API, the store, the handlers, the provider or a simulator
+//! (`the_unprivileged_side_links_no_handler_provider_or_simulator`).
 //!
 //! - [`protocol`]: every subject, stream, bucket, header and message on the broker, and a
 //!   node's permissions;
@@ -14,15 +14,19 @@
 //!   stream, under whichever credential;
 //! - [`connect`]: the connections of a node, a control plane, an operator and a joining node;
 //! - [`setup`]: the streams, buckets and consumers the fleet creates;
-//! - [`daemon`]: daemon mode, in the API's process.
+//! - [`state`]: the fleet's state as any reader sees it, and the state a node is in;
+//!
+//! Daemon mode, in the API's process, is `crates/fleet-daemon`: this crate links the
+//! declarations only, so an operator session (`crates/mcp`) speaks the fleet's protocol without
+//! the API's admission or its store.
 
 pub mod broker_config;
 pub mod connect;
-pub mod daemon;
 pub mod identity;
 pub mod operator;
 pub mod protocol;
 pub mod requests;
 pub mod setup;
+pub mod state;
 pub mod tls;
 pub mod token;

@@ -2,6 +2,8 @@
 //! node or a control plane uses, and the JSON each carries. `docs/fleet.md` is generated from
 //! this module ([`document`]); a control plane in another language implements these.
 
+use std::collections::BTreeMap;
+
 use registry::Module;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -268,6 +270,39 @@ pub struct Assignment {
     pub signature: String,
 }
 
+/// What `fleet_catalogue` holds under a catalogue's SHA-256: every operation of that catalogue
+/// by name, with the SHA-256 of its request and result schemas, scope and module
+/// (`registry::CatalogueEntry::sha256`), so that an operation a peer offers in another shape is
+/// told apart from this node's without comparing schemas.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OfferedCatalogue {
+    /// Operation name → its SHA-256.
+    pub operations: BTreeMap<String, String>,
+}
+
+impl OfferedCatalogue {
+    /// This build's catalogue.
+    pub fn of_this_build() -> OfferedCatalogue {
+        OfferedCatalogue {
+            operations: declarations::registry()
+                .catalogue()
+                .iter()
+                .map(|e| (e.operation.to_owned(), e.sha256.clone()))
+                .collect(),
+        }
+    }
+
+    pub fn offers(&self, operation: &str) -> bool {
+        self.operations.contains_key(operation)
+    }
+
+    /// The SHA-256 of `operation` in this catalogue, if it offers it.
+    pub fn operation_sha256(&self, operation: &str) -> Option<&str> {
+        self.operations.get(operation).map(String::as_str)
+    }
+}
+
 /// A join token's record (`fleet_tokens`): the node it admits, until when, and the hash of its
 /// secret (the secret itself is only in the token).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -456,7 +491,7 @@ pub fn reference() -> String {
     );
     let _ = writeln!(
         out,
-        "| `{CATALOGUE_BUCKET}` | catalogue SHA-256 | the operation names of that catalogue | `fleet init` (the catalogues the fleet accepts) |"
+        "| `{CATALOGUE_BUCKET}` | catalogue SHA-256 | `OfferedCatalogue`: each operation of that catalogue with its own SHA-256 | `fleet init` (the catalogues the fleet accepts) |"
     );
     let _ = writeln!(
         out,
@@ -518,6 +553,7 @@ pub fn reference() -> String {
         Assignment,
         TokenRecord,
         TrustBundle,
+        OfferedCatalogue,
         JoinRequest,
         JoinReply
     );

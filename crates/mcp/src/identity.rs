@@ -33,6 +33,8 @@ pub struct NodeFacts {
     pub unconfirmed_destructive: bool,
     /// The node's identity file, when it has one that names this node.
     pub derived: Option<String>,
+    /// The operator credential the session reaches the fleet's peers with, by its name.
+    pub fleet_operator: Option<String>,
 }
 
 impl NodeFacts {
@@ -110,6 +112,14 @@ pub fn render(facts: &NodeFacts) -> String {
     match &facts.fleet_name {
         Some(name) => out.push_str(&format!("- Fleet: joined, as the node named {name}\n")),
         None => out.push_str("- Fleet: not joined to a fleet\n"),
+    }
+    if let Some(operator) = &facts.fleet_operator {
+        out.push_str(&format!(
+            "- Peers: reached over the fleet's broker as the operator {operator}: every \
+             operation's tool takes target_node, the name of the node to run it on (this node \
+             when omitted); the resource layerone://fleet/operations lists which nodes offer \
+             which operations, and the tool list follows the fleet\n"
+        ));
     }
     out.push_str(&format!("- Software: layerone {}\n", facts.version));
     let modules: Vec<String> = facts

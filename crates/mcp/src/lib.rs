@@ -13,8 +13,11 @@
 //! - [`server`]: the session: rate limit, confirmation of destructive calls, jobs.
 //! - [`identity`]: the node's identity text, the session's `instructions`.
 //! - [`target`]: the node a session acts on, behind one interface ([`target::NodeTarget`]).
+//! - [`peers`]: the fleet's other nodes, reached over the broker with an operator's
+//!   credential (never a node's), when the session has one.
 
 pub mod identity;
+pub mod peers;
 pub mod server;
 pub mod target;
 pub mod tools;
@@ -57,6 +60,9 @@ pub struct Options {
     pub fleet_identity: PathBuf,
     /// The node's identity file, the identity's first part when it names this node.
     pub identity_file: PathBuf,
+    /// An operator's credential (`layerone fleet operator add`): with it the session reaches
+    /// the fleet's peers too.
+    pub fleet_credential: Option<PathBuf>,
 }
 
 /// Serves one session on standard input and output until the client closes it. Refuses to
@@ -64,11 +70,18 @@ pub struct Options {
 /// [`Options::max_tools`]; then asks the node for its health and catalogue, which the
 /// identity is made of.
 pub fn serve(options: Options) -> anyhow::Result<()> {
+    let with_peers = options.fleet_credential.is_some();
     let tools = tools::table(
         declarations::registry(),
         options.modules.as_deref(),
         options.max_tools,
+        with_peers,
     )?;
+    let credential = options
+        .fleet_credential
+        .as_deref()
+        .map(fleet::operator::OperatorCredential::load)
+        .transpose()?;
     let node = LocalNode::new(NodeClient::local(&options.socket));
     let (status, health) = node
         .health()
@@ -88,30 +101,50 @@ pub fn serve(options: Options) -> anyhow::Result<()> {
         .as_ref()
         .map(|m| m.iter().map(|m| m.as_str().to_owned()).collect());
     facts.unconfirmed_destructive = options.allow_destructive_without_confirmation;
+    facts.fleet_operator = credential.as_ref().map(|c| c.name.clone());
     let identity = identity::render(&facts);
-    let server = server::Server::new(
-        Arc::new(node),
-        tools,
-        identity,
-        catalogue.to_string(),
-        server::Policy {
-            allow_destructive_without_confirmation: options.allow_destructive_without_confirmation,
-            rate_limit: options.rate_limit,
-            rate_window: Duration::from_secs(60),
-            wait: options.wait,
-        },
-    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("the server's runtime")?;
     runtime.block_on(async move {
+        let peers = match credential {
+            Some(credential) => {
+                let client = credential
+                    .connect()
+                    .await
+                    .context("connecting to the fleet's broker with the operator credential")?;
+                let peers =
+                    peers::Peers::open(async_nats::jetstream::new(client), facts.fleet_name)
+                        .await
+                        .context("reading the fleet's state with the operator credential")?;
+                Some(Arc::new(peers))
+            }
+            None => None,
+        };
+        let server = server::Server::new(
+            Arc::new(node),
+            tools,
+            identity,
+            catalogue.to_string(),
+            server::Policy {
+                allow_destructive_without_confirmation: options
+                    .allow_destructive_without_confirmation,
+                rate_limit: options.rate_limit,
+                rate_window: Duration::from_secs(60),
+                wait: options.wait,
+            },
+            peers,
+        );
+        let follower = tokio::spawn(server.clone().follow_fleet());
         let running = server
             .serve(rmcp::transport::io::stdio())
             .await
             .context("the MCP session did not start")?;
-        running.waiting().await.context("the MCP session")?;
+        let ended = running.waiting().await.context("the MCP session");
+        follower.abort();
+        ended?;
         anyhow::Ok(())
     })
 }

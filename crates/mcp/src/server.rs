@@ -10,28 +10,35 @@
 //! elicitation capability cannot confirm, and its destructive calls are refused unless the
 //! server was started with `--allow-destructive-without-confirmation`.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use client::ClientError;
-use registry::{JobState, JobView, Scope};
+use registry::{CatalogueEntry, JobState, JobView, Scope};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest,
     InputRequests, InputRequiredResult, JsonObject, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, SubscriptionContext, SubscriptionSendError,
+    SubscriptionSink,
+};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::peers::{self, PeerAnswer, PeerOutcome, PeerRefusal, Peers};
 use crate::target::NodeTarget;
-use crate::tools::{self, Action, Read, ToolEntry};
+use crate::tools::{self, Action, Read, TARGET_NODE, ToolEntry};
 
 pub const IDENTITY_URI: &str = "layerone://node/identity";
 pub const CATALOGUE_URI: &str = "layerone://node/catalogue";
+/// Which nodes of the fleet offer which operations (a session with a fleet credential).
+pub const FLEET_OPERATIONS_URI: &str = "layerone://fleet/operations";
 
 /// The key of the confirmation among a call's input requests.
 const CONFIRM_KEY: &str = "confirm";
@@ -80,6 +87,18 @@ struct Inner {
     policy: Policy,
     limiter: Mutex<RateLimiter>,
     pending: Mutex<VecDeque<Pending>>,
+    /// The fleet, when the session has an operator's credential.
+    peers: Option<Arc<Peers>>,
+    /// This node's catalogue entries (their modules and SHA-256s), for the peers' checks.
+    entries: Vec<CatalogueEntry>,
+    /// The operations the session reaches now: what it lists (with the fleet; otherwise
+    /// every operation of the table).
+    reachable: Mutex<BTreeSet<&'static str>>,
+    /// The client, for `notifications/tools/list_changed` on the handshake protocols.
+    client: OnceLock<Peer<RoleServer>>,
+    /// The client's `subscriptions/listen` streams that asked for tool list changes
+    /// (2026-07-28 and later).
+    listeners: Mutex<Vec<SubscriptionSink>>,
 }
 
 impl Server {
@@ -89,7 +108,13 @@ impl Server {
         identity: String,
         catalogue: String,
         policy: Policy,
+        peers: Option<Arc<Peers>>,
     ) -> Server {
+        let entries = declarations::registry().catalogue();
+        let reachable = match &peers {
+            Some(peers) => peers.view().reachable(&entries, peers.this_node.as_deref()),
+            None => entries.iter().map(|e| e.operation).collect(),
+        };
         Server {
             inner: Arc::new(Inner {
                 target,
@@ -102,7 +127,97 @@ impl Server {
                     calls: 0,
                 }),
                 pending: Mutex::new(VecDeque::new()),
+                peers,
+                entries,
+                reachable: Mutex::new(reachable),
+                client: OnceLock::new(),
+                listeners: Mutex::new(Vec::new()),
             }),
+        }
+    }
+
+    /// Reads the fleet every [`peers::REFRESH`] for as long as the session lasts, and tells
+    /// the client when the operations it reaches change (a peer with a module no other node
+    /// has joins the fleet, or leaves it).
+    pub async fn follow_fleet(self) {
+        let Some(peers) = self.inner.peers.clone() else {
+            return;
+        };
+        loop {
+            tokio::time::sleep(peers::REFRESH).await;
+            let view = match peers.refresh().await {
+                Ok(view) => view,
+                Err(e) => {
+                    tracing::warn!("reading the fleet: {e:#}");
+                    continue;
+                }
+            };
+            let now = view.reachable(&self.inner.entries, peers.this_node.as_deref());
+            let changed = {
+                let mut reachable = self.inner.reachable.lock().expect(
+                    "the reachable operations' lock is never poisoned: nothing panics holding it",
+                );
+                let changed = *reachable != now;
+                *reachable = now;
+                changed
+            };
+            if changed {
+                self.tools_changed().await;
+            }
+        }
+    }
+
+    /// Sends `notifications/tools/list_changed`: on every listen stream that asked for it,
+    /// or, where there is none (the handshake protocols), to the client.
+    async fn tools_changed(&self) {
+        let listeners = self
+            .inner
+            .listeners
+            .lock()
+            .expect("the listeners' lock is never poisoned: nothing panics holding it")
+            .clone();
+        if listeners.is_empty() {
+            if let Some(client) = self.inner.client.get()
+                && let Err(e) = client.notify_tool_list_changed().await
+            {
+                tracing::warn!("notifying the client that the tools changed: {e}");
+            }
+            return;
+        }
+        let mut closed = Vec::new();
+        for (i, listener) in listeners.iter().enumerate() {
+            if let Err(SubscriptionSendError::SubscriptionClosed) =
+                listener.notify_tool_list_changed().await
+            {
+                closed.push(i);
+            }
+        }
+        if !closed.is_empty() {
+            let mut kept = self
+                .inner
+                .listeners
+                .lock()
+                .expect("the listeners' lock is never poisoned: nothing panics holding it");
+            let mut i = 0;
+            kept.retain(|_| {
+                let keep = !closed.contains(&i);
+                i += 1;
+                keep
+            });
+        }
+    }
+
+    fn listed(&self, entry: &ToolEntry) -> bool {
+        match &entry.action {
+            Action::Read(_) => true,
+            Action::Operation { name, .. } => self
+                .inner
+                .reachable
+                .lock()
+                .expect(
+                    "the reachable operations' lock is never poisoned: nothing panics holding it",
+                )
+                .contains(name),
         }
     }
 }
@@ -183,6 +298,32 @@ fn take_hex32(args: &mut JsonObject, field: &str) -> Result<Option<String>, Call
             format!("{field} must be 32 lowercase hex characters"),
             json!({}),
         )),
+    }
+}
+
+/// Takes the `target_node` argument out of the arguments: the peer to run the call on, or
+/// `None` for this node (absent, or this node's own name).
+fn take_target(
+    args: &mut JsonObject,
+    peers: Option<&Peers>,
+) -> Result<Option<String>, CallToolResult> {
+    let bad = |message: &str| tool_error("invalid_field", TARGET_NODE, message, json!({}));
+    match args.remove(TARGET_NODE) {
+        None => Ok(None),
+        Some(Value::String(node)) => {
+            let Some(peers) = peers else {
+                return Err(bad(
+                    "this session reaches no fleet (start it with --fleet-credential)",
+                ));
+            };
+            if !fleet::protocol::valid_node_name(&node) {
+                return Err(bad(
+                    "target_node must be a node's name: [a-z0-9][a-z0-9-]{0,62}",
+                ));
+            }
+            Ok((peers.this_node.as_deref() != Some(node.as_str())).then_some(node))
+        }
+        Some(_) => Err(bad("target_node must be a node's name")),
     }
 }
 
@@ -500,12 +641,22 @@ impl Server {
         &self,
         name: &'static str,
         scope: Scope,
-        args: JsonObject,
+        mut args: JsonObject,
     ) -> Result<CallToolResult, McpError> {
+        let peers = self.inner.peers.as_deref();
+        let target = match take_target(&mut args, peers) {
+            Ok(target) => target,
+            Err(answer) => return Ok(answer),
+        };
         let (request_id, envelope) = match envelope(name, scope, args) {
             Ok(e) => e,
             Err(answer) => return Ok(answer),
         };
+        if let (Some(node), Some(peers)) = (target, self.inner.peers.clone()) {
+            return Ok(self
+                .run_on_peer(&peers, &node, name, &request_id, &envelope)
+                .await);
+        }
         let wait = self.inner.policy.wait;
         self.blocking(move |node| {
             let admitted = match node.submit(&envelope) {
@@ -527,6 +678,169 @@ impl Server {
             }
         })
         .await
+    }
+
+    /// A call of `name` on the peer `node`: checked against what the fleet says of the peer,
+    /// then put on its queue under the operator's credential, answered from its events.
+    async fn run_on_peer(
+        &self,
+        peers: &Peers,
+        node: &str,
+        name: &'static str,
+        request_id: &str,
+        envelope: &Value,
+    ) -> CallToolResult {
+        let fleet_error = |e: anyhow::Error| {
+            tool_error(
+                "fleet_unreachable",
+                "",
+                format!("reading the fleet's broker: {e:#}"),
+                json!({"node": node}),
+            )
+        };
+        let peer = match peers.fresh(node).await {
+            Ok(Some(peer)) => peer,
+            Ok(None) => {
+                return tool_error(
+                    "unknown_node",
+                    TARGET_NODE,
+                    format!(
+                        "the fleet has no node named {node:?}; {FLEET_OPERATIONS_URI} lists its nodes"
+                    ),
+                    json!({"node": node}),
+                );
+            }
+            Err(e) => return fleet_error(e),
+        };
+        let Some(entry) = self.inner.entries.iter().find(|e| e.operation == name) else {
+            return tool_error(
+                "unknown_operation",
+                "",
+                format!("{name} is not in this node's catalogue"),
+                json!({}),
+            );
+        };
+        match peer.refuses(name, entry.module, &entry.sha256) {
+            None => {}
+            Some(PeerRefusal::ModuleNotAssigned) => {
+                let modules: Vec<&str> =
+                    peer.modules.iter().flatten().map(|m| m.as_str()).collect();
+                return tool_error(
+                    "module_not_assigned",
+                    TARGET_NODE,
+                    format!(
+                        "node {node} is not assigned the {} module (its assignment: {})",
+                        entry.module.as_str(),
+                        modules.join(", ")
+                    ),
+                    json!({"node": node, "module": entry.module.as_str()}),
+                );
+            }
+            Some(PeerRefusal::NotOffered) => {
+                return tool_error(
+                    "operation_not_offered",
+                    TARGET_NODE,
+                    format!(
+                        "node {node} does not offer {name} (its catalogue has no such operation)"
+                    ),
+                    json!({"node": node, "catalogue_sha256": peer.catalogue_sha256}),
+                );
+            }
+            Some(PeerRefusal::SchemaDiffers { theirs }) => {
+                return tool_error(
+                    "schema_differs",
+                    TARGET_NODE,
+                    format!(
+                        "node {node} offers {name} in another shape than this node (another request or result schema, scope or module): this tool's schemas are not the peer's; nothing was sent"
+                    ),
+                    json!({"node": node, "sha256": entry.sha256, "peer_sha256": theirs}),
+                );
+            }
+        }
+        let seen = |last_seen_ms: Option<i64>| {
+            json!({
+                "node": node,
+                "last_seen_ms": last_seen_ms,
+                "seconds_since_last_heartbeat": last_seen_ms.map(|ms| (peers::now_ms() - ms) / 1000),
+            })
+        };
+        match peer.state {
+            "up" => {}
+            "down" | "lost" => {
+                let mut extra = seen(peer.last_seen_ms);
+                extra["state"] = json!(peer.state);
+                return tool_error(
+                    "peer_down",
+                    TARGET_NODE,
+                    format!(
+                        "node {node} is {}: its heartbeats stopped{}; nothing was sent",
+                        peer.state,
+                        peer.last_seen_ms
+                            .map(|ms| format!(" {} s ago", (peers::now_ms() - ms) / 1000))
+                            .unwrap_or_default()
+                    ),
+                    extra,
+                );
+            }
+            state => {
+                let mut extra = seen(peer.last_seen_ms);
+                extra["state"] = json!(state);
+                return tool_error(
+                    "peer_unavailable",
+                    TARGET_NODE,
+                    format!(
+                        "node {node} is {state}: the fleet sends it no new work; nothing was sent"
+                    ),
+                    extra,
+                );
+            }
+        }
+        let body = envelope.to_string();
+        let wait = self.inner.policy.wait;
+        match peers.call(node, request_id, body.as_bytes(), wait).await {
+            Ok(PeerAnswer::Final(event)) => match peers::outcome(event) {
+                PeerOutcome::Job(view) => job_answer(&view),
+                PeerOutcome::Bare(state) => tool_error(
+                    "no_result",
+                    "",
+                    format!(
+                        "node {node} ended the job {} without its view",
+                        state.as_str()
+                    ),
+                    json!({"node": node, "request_id": request_id}),
+                ),
+                PeerOutcome::Refused {
+                    code,
+                    message,
+                    field,
+                } => tool_error(
+                    &code,
+                    argument_field(&field),
+                    message,
+                    json!({"node": node, "request_id": request_id}),
+                ),
+            },
+            Ok(PeerAnswer::WentDown { last_seen_ms }) => {
+                let mut extra = seen(last_seen_ms);
+                extra["state"] = json!("down");
+                extra["request_id"] = json!(request_id);
+                tool_error(
+                    "peer_down",
+                    TARGET_NODE,
+                    format!(
+                        "node {node} stopped heartbeating while this call waited; the request stays on its queue and runs when it is back (get its result with the same request_id)"
+                    ),
+                    extra,
+                )
+            }
+            Ok(PeerAnswer::TimedOut) => tool_error(
+                "still_running",
+                "",
+                format!("node {node} gave no final word within {wait:?}"),
+                json!({"node": node, "request_id": request_id}),
+            ),
+            Err(e) => fleet_error(e),
+        }
     }
 
     async fn run_read(&self, read: Read, args: JsonObject) -> Result<CallToolResult, McpError> {
@@ -643,12 +957,18 @@ fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ClientError> {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        ServerConfig::new(if self.inner.peers.is_some() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .build()
+        } else {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
-                .build(),
-        )
+                .build()
+        })
         .with_server_info(Implementation::new("layerone", env!("CARGO_PKG_VERSION")))
         .with_instructions(self.inner.identity.clone())
     }
@@ -656,11 +976,41 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let _ = self.inner.client.set(ctx.peer.clone());
         Ok(ListToolsResult::with_all_items(
-            self.inner.tools.iter().map(|t| t.tool.clone()).collect(),
+            self.inner
+                .tools
+                .iter()
+                .filter(|t| self.listed(t))
+                .map(|t| t.tool.clone())
+                .collect(),
         ))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let _ = self.inner.client.set(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.inner
+            .peers
+            .is_some()
+            .then(|| SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.inner
+            .listeners
+            .lock()
+            .expect("the listeners' lock is never poisoned: nothing panics holding it")
+            .push(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn call_tool(
@@ -726,9 +1076,16 @@ impl ServerHandler for Server {
         catalogue.description =
             Some("Every operation the node offers, with its schemas and example".into());
         catalogue.mime_type = Some("application/json".into());
-        Ok(ListResourcesResult::with_all_items(vec![
-            identity, catalogue,
-        ]))
+        let mut resources = vec![identity, catalogue];
+        if self.inner.peers.is_some() {
+            let mut fleet = Resource::new(FLEET_OPERATIONS_URI, "fleet operations");
+            fleet.description = Some(
+                "Every node of the fleet (state, last heartbeat, modules) and, for every operation, the nodes that offer it and those that offer it in another shape".into(),
+            );
+            fleet.mime_type = Some("application/json".into());
+            resources.push(fleet);
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
     }
 
     async fn read_resource(
@@ -739,6 +1096,15 @@ impl ServerHandler for Server {
         let (text, mime) = match request.uri.as_str() {
             IDENTITY_URI => (self.inner.identity.clone(), "text/markdown"),
             CATALOGUE_URI => (self.inner.catalogue.clone(), "application/json"),
+            FLEET_OPERATIONS_URI if self.inner.peers.is_some() => {
+                let peers = self.inner.peers.as_ref().expect("checked");
+                let view = peers.refresh().await.map_err(|e| {
+                    McpError::internal_error(format!("reading the fleet's broker: {e:#}"), None)
+                })?;
+                let document =
+                    view.operations_document(&self.inner.entries, peers.this_node.as_deref());
+                (document.to_string(), "application/json")
+            }
             other => {
                 return Err(McpError::resource_not_found(
                     format!("no resource {other:?}"),

@@ -10,6 +10,10 @@ use registry::{Kind, Module, OperationEntry, Registry, Scope};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
+/// The argument of every operation's tool that names the peer to run the call on (a session
+/// with a fleet credential): a name no request uses.
+pub const TARGET_NODE: &str = "target_node";
+
 /// What a tool does when called.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -170,6 +174,8 @@ pub enum TableError {
     Duplicate(String),
     /// A schema that is not a JSON object.
     BadSchema(String),
+    /// A request with a field of the name the envelope's own arguments use.
+    ReservedField { operation: String, field: String },
 }
 
 impl std::fmt::Display for TableError {
@@ -182,6 +188,10 @@ impl std::fmt::Display for TableError {
             TableError::BadName(name) => write!(f, "{name:?} is not a valid MCP tool name"),
             TableError::Duplicate(name) => write!(f, "two tools are named {name:?}"),
             TableError::BadSchema(name) => write!(f, "the schema of {name:?} is not an object"),
+            TableError::ReservedField { operation, field } => write!(
+                f,
+                "{operation:?} has a request field {field:?}, the name of a tool argument of its own"
+            ),
         }
     }
 }
@@ -199,13 +209,33 @@ fn object(name: &str, value: Value) -> Result<JsonObject, TableError> {
 /// fields the caller may or must give: `request_id` (optional: the server makes one; give the
 /// same one again to retry without a second job) and, for a node-scope operation, `node_id`
 /// (required: the exact id of the node, as in every node-scope request).
-fn operation_input_schema(op: &dyn OperationEntry) -> Result<JsonObject, TableError> {
+///
+/// With a fleet, also `target_node` (optional: the peer to run the call on; this node when
+/// absent).
+fn operation_input_schema(
+    op: &dyn OperationEntry,
+    with_peers: bool,
+) -> Result<JsonObject, TableError> {
     let mut schema = object(op.name(), op.request_schema())?;
     let properties = schema
         .entry("properties")
         .or_insert_with(|| json!({}))
         .as_object_mut()
         .ok_or_else(|| TableError::BadSchema(op.name().to_owned()))?;
+    for field in ["request_id", "node_id", TARGET_NODE] {
+        if properties.contains_key(field) {
+            return Err(TableError::ReservedField {
+                operation: op.name().to_owned(),
+                field: field.to_owned(),
+            });
+        }
+    }
+    if with_peers {
+        properties.insert(
+            TARGET_NODE.into(),
+            json!({"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$", "description": "Optional: the name of the fleet's node to run this on (this node when omitted). layerone://fleet/operations lists which nodes offer which operations; the call goes onto that node's queue over the fleet's broker and returns its result."}),
+        );
+    }
     properties.insert(
         "request_id".into(),
         json!({"type": "string", "pattern": "^[0-9a-f]{32}$", "description": "Optional: the job's request id (32 lowercase hex). Omit it and the server makes one; give the same one again to retry without making a second job."}),
@@ -227,11 +257,13 @@ fn operation_input_schema(op: &dyn OperationEntry) -> Result<JsonObject, TableEr
 
 /// The tool table of a node offering `registry`'s operations, restricted to `modules` (all of
 /// them when `None`); the read tools are always there. Refused when it would hold more than
-/// `max_tools` tools.
+/// `max_tools` tools. `with_peers`: every operation's tool also takes `target_node`; the count
+/// stays one tool per operation however large the fleet.
 pub fn table(
     registry: &Registry,
     modules: Option<&[Module]>,
     max_tools: usize,
+    with_peers: bool,
 ) -> Result<Vec<ToolEntry>, TableError> {
     let mut entries = Vec::new();
     for op in registry.operations() {
@@ -241,7 +273,7 @@ pub fn table(
         let tool = Tool::new(
             op.name(),
             op.summary(),
-            Arc::new(operation_input_schema(op)?),
+            Arc::new(operation_input_schema(op, with_peers)?),
         )
         .with_raw_output_schema(Arc::new(object(op.name(), op.result_schema())?))
         .with_annotations(annotations(op.kind()));
@@ -317,7 +349,23 @@ mod tests {
     #[test]
     fn every_operation_is_a_tool_with_its_schemas_and_the_default_start_fits_the_limit() {
         let registry = declarations::registry();
-        let table = table(registry, None, crate::DEFAULT_MAX_TOOLS).unwrap();
+        let table = table(registry, None, crate::DEFAULT_MAX_TOOLS, false).unwrap();
+        let with_peers = super::table(registry, None, crate::DEFAULT_MAX_TOOLS, true).unwrap();
+        assert_eq!(
+            with_peers.len(),
+            table.len(),
+            "one tool per operation, fleet or not"
+        );
+        for entry in &with_peers {
+            if let Action::Operation { .. } = entry.action {
+                assert!(entry.tool.input_schema["properties"][TARGET_NODE].is_object());
+                assert!(
+                    !entry.tool.input_schema["required"]
+                        .as_array()
+                        .is_some_and(|r| r.contains(&json!(TARGET_NODE)))
+                );
+            }
+        }
         let ops = registry.operations().count();
         assert_eq!(table.len(), ops + Read::ALL.len());
         for op in registry.operations() {
@@ -368,7 +416,7 @@ mod tests {
     fn modules_narrow_the_table_and_too_many_tools_are_refused_with_the_limit() {
         let registry = declarations::registry();
         let web_mail = parse_modules("web, mail").unwrap();
-        let table = table(registry, Some(&web_mail[..]), 128).unwrap();
+        let table = table(registry, Some(&web_mail[..]), 128, false).unwrap();
         for entry in &table {
             if let Action::Operation { name, .. } = entry.action {
                 let module = registry.operation(name).unwrap().module();
@@ -376,7 +424,7 @@ mod tests {
             }
         }
         assert!(table.len() < registry.operations().count());
-        let err = super::table(registry, None, 10).unwrap_err();
+        let err = super::table(registry, None, 10, false).unwrap_err();
         assert!(matches!(err, TableError::TooManyTools { max: 10, .. }));
         assert!(err.to_string().contains("--max-tools 10"));
         assert!(

@@ -2,7 +2,7 @@
 //!
 //! Parses flags, refuses to run as root (the API is the unprivileged side of the node; running
 //! it as root would let a bug in it write root's state), and serves until SIGTERM or SIGINT.
-//! In a fleet, the fleet daemon (`fleet::daemon`) runs beside it with the same admission.
+//! In a fleet, the fleet daemon (`fleet_daemon`) runs beside it with the same admission.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -95,7 +95,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let key_sha256 = api::parse_key_sha256(&hash_text)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("parsing {}", args.api_key_sha256_file.display()))?;
-    let daemon = fleet::daemon::DaemonConfig {
+    let daemon = fleet_daemon::DaemonConfig {
         identity: fleet::identity::IdentityDir(args.fleet_dir),
         state_dir: store::Layout::new(&args.data_dir).fleet_dir(),
         heartbeat: std::time::Duration::from_millis(args.fleet_heartbeat_ms.max(100)),
@@ -130,7 +130,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     runtime.block_on(async {
         let running = api::start(config).await?;
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let daemon = tokio::spawn(fleet::daemon::supervise(running.gate(), daemon, stopped));
+        let daemon = tokio::spawn(fleet_daemon::supervise(running.gate(), daemon, stopped));
         shutdown_signal().await;
         tracing::info!("stopping");
         stop.send_replace(true);

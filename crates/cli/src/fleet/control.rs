@@ -10,17 +10,14 @@ use async_nats::HeaderMap;
 use async_nats::jetstream::{self, kv};
 use fleet::protocol::{
     self, ASSIGN_BUCKET, Admin, Assignment, CATALOGUE_BUCKET, FleetEvent, KIND_ASSIGNMENT,
-    KIND_HEADER, KIND_TRUST, NODES_BUCKET, NodeRecord, PRESENCE_BUCKET, Presence, REQUESTS_STREAM,
-    TOKENS_BUCKET, TRUST_BUCKET, TRUST_KEY, TokenRecord, TrustBundle,
+    KIND_HEADER, KIND_TRUST, NODES_BUCKET, NodeRecord, OfferedCatalogue, PRESENCE_BUCKET, Presence,
+    REQUESTS_STREAM, TOKENS_BUCKET, TRUST_BUCKET, TRUST_KEY, TokenRecord, TrustBundle,
 };
 use futures_util::StreamExt as _;
 use registry::Module;
 use serde::Serialize;
 
 use super::admin::ControlPlane;
-
-/// How long after its last heartbeat a down node is called lost.
-pub const LOST_AFTER: Duration = Duration::from_secs(300);
 
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -141,14 +138,12 @@ impl Fleet {
     /// Publishes this build's catalogue, so nodes that run it are compatible.
     pub async fn publish_catalogue(&self) -> anyhow::Result<String> {
         let sha = protocol::catalogue_sha256();
-        let names: Vec<&str> = declarations::registry()
-            .catalogue()
-            .iter()
-            .map(|e| e.operation)
-            .collect();
+        let offered = OfferedCatalogue::of_this_build();
         let bucket = self.bucket(CATALOGUE_BUCKET).await?;
         if bucket.get(&sha).await?.is_none() {
-            bucket.put(&sha, serde_json::to_vec(&names)?.into()).await?;
+            bucket
+                .put(&sha, serde_json::to_vec(&offered)?.into())
+                .await?;
         }
         Ok(sha)
     }
@@ -282,7 +277,7 @@ impl Fleet {
                     "node {node} runs a catalogue the fleet does not accept ({}): it is incompatible",
                     presence.catalogue_sha256
                 ),
-                Some(names) if !names.contains(&operation) => anyhow::bail!(
+                Some(offered) if !offered.offers(&operation) => anyhow::bail!(
                     "node {node} does not offer {operation:?} (its version {} has no such operation)",
                     presence.version
                 ),
@@ -293,7 +288,7 @@ impl Fleet {
         Ok((request_id, seq, duplicate))
     }
 
-    async fn offered(&self, catalogue_sha256: &str) -> anyhow::Result<Option<Vec<String>>> {
+    async fn offered(&self, catalogue_sha256: &str) -> anyhow::Result<Option<OfferedCatalogue>> {
         Ok(
             match self
                 .bucket(CATALOGUE_BUCKET)
@@ -387,17 +382,8 @@ impl NodeView {
         assignment: Option<Assignment>,
         accepted: &[String],
     ) -> NodeView {
-        let last_seen_ms = presence.as_ref().map(|p| p.at_ms).or(record.last_seen_ms);
-        let state = match (&presence, record.admin) {
-            (_, Admin::Maintenance) => "maintenance",
-            (_, Admin::Draining) => "draining",
-            (Some(p), _) if !accepted.contains(&p.catalogue_sha256) => "incompatible",
-            (Some(_), _) => "up",
-            (None, _) => match last_seen_ms {
-                Some(seen) if now_ms() - seen > LOST_AFTER.as_millis() as i64 => "lost",
-                _ => "down",
-            },
-        };
+        let (state, last_seen_ms) =
+            fleet::state::node_state(&record, presence.as_ref(), accepted, now_ms());
         NodeView {
             name: record.name,
             node_id: record.node_id,

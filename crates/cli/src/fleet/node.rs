@@ -152,7 +152,7 @@ pub fn write_identity(paths: &NodePaths, identity: &Identity, ca_pem: &str) -> a
 }
 
 fn forget_kept_trust(paths: &NodePaths) -> anyhow::Result<()> {
-    let kept = fleet::daemon::trust::file(&paths.state_dir);
+    let kept = fleet_daemon::trust::file(&paths.state_dir);
     match std::fs::remove_file(&kept) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -186,7 +186,7 @@ pub fn status_lines(paths: &NodePaths) -> anyhow::Result<Vec<String>> {
         identity.node,
         identity.brokers.join(",")
     )];
-    lines.push(match fleet::daemon::trust::load(&paths.state_dir) {
+    lines.push(match fleet_daemon::trust::load(&paths.state_dir) {
         Ok(Some(bundle)) => format!(
             "trust      the fleet's bundle, generation {}: {}",
             bundle.generation,
@@ -221,7 +221,7 @@ pub fn status_lines(paths: &NodePaths) -> anyhow::Result<Vec<String>> {
         lines.push("broker     not reached yet (is layerone-api running?)".into());
         return Ok(lines);
     }
-    let outbox = fleet::daemon::outbox::Outbox::open(&db)?;
+    let outbox = fleet_daemon::outbox::Outbox::open(&db)?;
     match outbox.link()? {
         Some(link) if link.connected => lines.push(format!(
             "broker     connected since {}",

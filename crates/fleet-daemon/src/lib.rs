@@ -24,9 +24,9 @@ use api::Gate;
 use async_nats::jetstream;
 use tokio::sync::{Mutex, Notify, watch};
 
-use crate::identity::{Credentials, IdentityDir};
-use crate::protocol::{self, EventBody, ModuleReport, Presence};
-use crate::tls::Trust;
+use fleet::identity::{Credentials, IdentityDir};
+use fleet::protocol::{self, EventBody, ModuleReport, Presence};
+use fleet::tls::Trust;
 use outbox::Outbox;
 
 /// What the daemon is started with.
@@ -134,7 +134,7 @@ pub async fn run(
     // No retry in the background: the supervisor connects again itself, and each background
     // retry would outlive this run, so a removed node, refused for ever, piled up one more
     // at every restart.
-    let client = crate::connect::node_trusting(
+    let client = fleet::connect::node_trusting(
         &identity.node,
         &credentials.seed,
         &trust,

@@ -19,7 +19,7 @@ use futures_util::StreamExt;
 use registry::Origin;
 
 use super::Shared;
-use crate::protocol::{
+use fleet::protocol::{
     ASSIGN_BUCKET, Assignment, EventBody, KIND_ASSIGNMENT, KIND_HEADER, KIND_TRUST, REQUESTS_STREAM,
 };
 
@@ -190,7 +190,7 @@ pub(crate) fn assignment_request(assignment: &Assignment, node_id: &str) -> Stri
         "{}\n{}\n{}",
         assignment.node, assignment.generation, assignment.signature
     );
-    let request_id = &crate::token::sha256_hex(id_source.as_bytes())[..32];
+    let request_id = &fleet::token::sha256_hex(id_source.as_bytes())[..32];
     serde_json::json!({
         "request_id": request_id,
         "action": "apply_assignment",

@@ -12,7 +12,7 @@ use async_nats::jetstream::context::PublishAckFuture;
 use registry::{EventKind, JobState};
 
 use super::Shared;
-use crate::protocol::{self, EventBody, FleetEvent};
+use fleet::protocol::{self, EventBody, FleetEvent};
 
 /// The most events one round publishes before it waits for their acks.
 const ROUND: usize = 256;

@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::protocol::{TRUST_BUCKET, TRUST_KEY, TrustBundle};
-use crate::tls;
+use fleet::protocol::{TRUST_BUCKET, TRUST_KEY, TrustBundle};
+use fleet::tls;
 
 use super::Shared;
 
@@ -36,7 +36,7 @@ pub fn load(state_dir: &Path) -> anyhow::Result<Option<TrustBundle>> {
 fn store(state_dir: &Path, bundle: &TrustBundle) -> anyhow::Result<()> {
     use std::io::Write as _;
     let path = file(state_dir);
-    let tmp = state_dir.join(format!(".trust.json.{}.tmp", crate::token::random_hex(8)));
+    let tmp = state_dir.join(format!(".trust.json.{}.tmp", fleet::token::random_hex(8)));
     let write = || -> std::io::Result<()> {
         let mut out = std::fs::File::create_new(&tmp)?;
         out.write_all(&serde_json::to_vec_pretty(bundle)?)?;

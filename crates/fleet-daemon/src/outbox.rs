@@ -39,7 +39,7 @@ pub struct Outbox {
 #[derive(Debug, Clone)]
 pub struct Pending {
     pub seq: i64,
-    pub body: crate::protocol::EventBody,
+    pub body: fleet::protocol::EventBody,
     pub at_ms: i64,
 }
 
@@ -78,7 +78,7 @@ impl Outbox {
         Ok(())
     }
 
-    pub fn push(&self, body: &crate::protocol::EventBody, at_ms: i64) -> anyhow::Result<i64> {
+    pub fn push(&self, body: &fleet::protocol::EventBody, at_ms: i64) -> anyhow::Result<i64> {
         self.conn.execute(
             "INSERT INTO outbox(kind, body, at_ms) VALUES (?1, ?2, ?3)",
             params![body.kind(), serde_json::to_string(body)?, at_ms],
@@ -154,7 +154,7 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::EventBody;
+    use fleet::protocol::EventBody;
 
     #[test]
     fn the_outbox_never_reuses_a_sequence_number_and_the_link_keeps_its_since() {
