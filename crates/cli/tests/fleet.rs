@@ -317,7 +317,8 @@ fn the_fleet_refuses_at_dispatch_what_a_node_cannot_take_draining_incompatible_o
     let sha = presence["catalogue_sha256"].as_str().unwrap().to_owned();
     rt.block_on(async {
         let catalogue = js.get_key_value("fleet_catalogue").await.unwrap();
-        let older: Vec<&str> = vec!["observe_runtime"];
+        let mut older = fleet::protocol::OfferedCatalogue::of_this_build();
+        older.operations.retain(|name, _| name == "observe_runtime");
         catalogue
             .put(&sha, serde_json::to_vec(&older).unwrap().into())
             .await

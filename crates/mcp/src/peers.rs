@@ -162,7 +162,7 @@ impl FleetView {
 #[derive(Debug)]
 pub enum PeerAnswer {
     /// The peer's final word: its job's final event, or its refusal.
-    Final(FleetEvent),
+    Final(Box<FleetEvent>),
     /// The peer stopped heartbeating while the call waited; the request stays on its queue.
     WentDown { last_seen_ms: Option<i64> },
     /// No final word within the wait.
@@ -176,9 +176,10 @@ pub struct Peers {
     /// This node's name in the fleet, when it joined one.
     pub this_node: Option<String>,
     view: Mutex<FleetView>,
-    /// Catalogues already read, by SHA-256 (a catalogue of a hash never changes).
-    catalogues: Mutex<HashMap<String, OfferedCatalogue>>,
 }
+
+/// The catalogues one reading of the fleet found, by SHA-256: most nodes share one.
+type Catalogues = HashMap<String, Option<OfferedCatalogue>>;
 
 impl Peers {
     pub async fn open(js: jetstream::Context, this_node: Option<String>) -> anyhow::Result<Peers> {
@@ -188,7 +189,6 @@ impl Peers {
             state,
             this_node,
             view: Mutex::new(FleetView::default()),
-            catalogues: Mutex::new(HashMap::new()),
         };
         peers.refresh().await?;
         Ok(peers)
@@ -202,24 +202,18 @@ impl Peers {
             .clone()
     }
 
-    async fn catalogue(&self, sha256: &str) -> anyhow::Result<Option<OfferedCatalogue>> {
-        let known = self
-            .catalogues
-            .lock()
-            .expect("the catalogues' lock is never poisoned: nothing panics holding it")
-            .get(sha256)
-            .cloned();
-        if known.is_some() {
-            return Ok(known);
+    /// The catalogue of `sha256`, read once per reading of the fleet (`read`).
+    async fn catalogue(
+        &self,
+        sha256: &str,
+        read: &mut Catalogues,
+    ) -> anyhow::Result<Option<OfferedCatalogue>> {
+        if let Some(known) = read.get(sha256) {
+            return Ok(known.clone());
         }
-        let read = self.state.catalogue(sha256).await?;
-        if let Some(catalogue) = &read {
-            self.catalogues
-                .lock()
-                .expect("the catalogues' lock is never poisoned: nothing panics holding it")
-                .insert(sha256.to_owned(), catalogue.clone());
-        }
-        Ok(read)
+        let catalogue = self.state.catalogue(sha256).await?;
+        read.insert(sha256.to_owned(), catalogue.clone());
+        Ok(catalogue)
     }
 
     /// One node as it is now: `None` if the fleet has no record of it. A node that no longer
@@ -229,6 +223,7 @@ impl Peers {
         name: &str,
         accepted: &[String],
         previous: Option<&PeerView>,
+        catalogues: &mut Catalogues,
     ) -> anyhow::Result<Option<PeerView>> {
         let Some(record) = self.state.record(name).await? else {
             return Ok(None);
@@ -239,7 +234,7 @@ impl Peers {
         let (catalogue_sha256, catalogue) = match &presence {
             Some(p) => (
                 Some(p.catalogue_sha256.clone()),
-                self.catalogue(&p.catalogue_sha256).await?,
+                self.catalogue(&p.catalogue_sha256, catalogues).await?,
             ),
             None => match previous {
                 Some(previous) => (
@@ -259,14 +254,15 @@ impl Peers {
         }))
     }
 
-    /// Reads the whole fleet again; whether the view changed.
+    /// Reads the whole fleet again.
     pub async fn refresh(&self) -> anyhow::Result<FleetView> {
         let previous = self.view();
         let accepted = self.state.accepted_catalogues().await?;
         let mut nodes = BTreeMap::new();
+        let mut catalogues = Catalogues::new();
         for name in self.state.node_names().await? {
             if let Some(node) = self
-                .read_node(&name, &accepted, previous.nodes.get(&name))
+                .read_node(&name, &accepted, previous.nodes.get(&name), &mut catalogues)
                 .await?
             {
                 nodes.insert(name, node);
@@ -285,7 +281,9 @@ impl Peers {
     pub async fn fresh(&self, name: &str) -> anyhow::Result<Option<PeerView>> {
         let accepted = self.state.accepted_catalogues().await?;
         let previous = self.view().nodes.get(name).cloned();
-        let node = self.read_node(name, &accepted, previous.as_ref()).await?;
+        let node = self
+            .read_node(name, &accepted, previous.as_ref(), &mut Catalogues::new())
+            .await?;
         let mut view = self
             .view
             .lock()
@@ -315,7 +313,7 @@ impl Peers {
             tokio::select! {
                 found = &mut answer => {
                     return Ok(match found {
-                        Ok(event) => PeerAnswer::Final(event),
+                        Ok(event) => PeerAnswer::Final(Box::new(event)),
                         Err(_) if tokio::time::Instant::now() >= deadline => PeerAnswer::TimedOut,
                         Err(e) => return Err(e),
                     });
@@ -333,7 +331,7 @@ impl Peers {
 
 /// The job view a peer's final event carries, or its refusal as `{code, message, field}`.
 pub enum PeerOutcome {
-    Job(registry::JobView),
+    Job(Box<registry::JobView>),
     Refused {
         code: String,
         message: String,
@@ -348,7 +346,7 @@ pub fn outcome(event: FleetEvent) -> PeerOutcome {
         EventBody::Job {
             job: Some(view), ..
         }
-        | EventBody::Accepted { job: view, .. } => PeerOutcome::Job(view),
+        | EventBody::Accepted { job: view, .. } => PeerOutcome::Job(Box::new(view)),
         EventBody::Job { state, .. } => PeerOutcome::Bare(state),
         EventBody::Refused {
             code,

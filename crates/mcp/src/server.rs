@@ -798,7 +798,7 @@ impl Server {
         let body = envelope.to_string();
         let wait = self.inner.policy.wait;
         match peers.call(node, request_id, body.as_bytes(), wait).await {
-            Ok(PeerAnswer::Final(event)) => match peers::outcome(event) {
+            Ok(PeerAnswer::Final(event)) => match peers::outcome(*event) {
                 PeerOutcome::Job(view) => job_answer(&view),
                 PeerOutcome::Bare(state) => tool_error(
                     "no_result",
