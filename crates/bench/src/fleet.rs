@@ -886,6 +886,32 @@ struct Simulated {
     open: Vec<(u32, Dispatch)>,
 }
 
+/// How long a session's call of `node` takes to answer `peer_down`: the check of the peer's
+/// state, and, while its heartbeat still lives, the call put on its queue and the wait that
+/// ends when the heartbeat does.
+async fn stand_in_down(
+    peers: &mcp::peers::Peers,
+    node: &str,
+    tag: u64,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let peer = peers
+        .fresh(node)
+        .await?
+        .with_context(|| format!("{node} is not in the fleet"))?;
+    if peer.state == "up" {
+        let (request_id, body) = trivial_request(9, tag);
+        match peers
+            .call(node, &request_id, &body, Duration::from_secs(30))
+            .await?
+        {
+            mcp::peers::PeerAnswer::WentDown { .. } => {}
+            other => bail!("a call of the killed {node} answered {other:?}, not that it went down"),
+        }
+    }
+    Ok(started.elapsed())
+}
+
 /// The figures the summary repeats.
 #[derive(Default)]
 struct Figures {
@@ -894,6 +920,10 @@ struct Figures {
     accepted_lag: Summary,
     per_job: Option<(f64, f64, f64, f64)>,
     down: Vec<Duration>,
+    /// A session's stand-in for the killed node, called right after `kill -9` and again once
+    /// the fleet saw it down: until its `peer_down`.
+    stand_in_at_kill: Vec<Duration>,
+    stand_in_known_down: Vec<Duration>,
     /// The node's last heartbeat -> `node_down`, ms.
     since_beat: Vec<i64>,
     idle: Option<(Idle, Idle, Idle)>,
@@ -1067,8 +1097,9 @@ fn real_node(
     figures.per_job = Some(per_job);
 
     println!(
-        "\n4. A node that stops: kill -9 of n1 -> the fleet service's `node_down` on FLEET_EVT (heartbeat {REAL_HEARTBEAT_MS} ms, TTL 3 intervals)"
+        "\n4. A node that stops: kill -9 of n1 -> the fleet service's `node_down` on FLEET_EVT (heartbeat {REAL_HEARTBEAT_MS} ms, TTL 3 intervals), and an operator session's stand-in for n1 (`mcp::peers`, as `layerone mcp --fleet-credential` calls a peer)"
     );
+    let peers = rt.block_on(mcp::peers::Peers::open(cp.js.clone(), None))?;
     for k in 0..KILLS {
         if k > 0 {
             let ups = tracker.seen().up.len();
@@ -1086,9 +1117,19 @@ fn real_node(
         let Some((killed, killed_wall_ms)) = node.kill9() else {
             bail!("n1 is not running");
         };
+        let at_kill = rt.block_on(stand_in_down(&peers, "n1", k as u64))?;
         if !rt.block_on(tracker.wait_for(Duration::from_secs(30), |s| s.down.len() > downs)) {
             bail!("no node_down for n1 within 30 s of kill -9");
         }
+        let known_down = rt.block_on(stand_in_down(&peers, "n1", 100 + k as u64))?;
+        println!(
+            "  kill {}: an operator session's call of n1 answers peer_down {:.0} ms after it is made at the kill, {:.1} ms once the fleet saw n1 down",
+            k + 1,
+            ms(at_kill),
+            ms(known_down)
+        );
+        figures.stand_in_at_kill.push(at_kill);
+        figures.stand_in_known_down.push(known_down);
         let (at, at_wall_ms, who, last_seen) = tracker.seen().down[downs].clone();
         let took = at - killed;
         let since_beat = at_wall_ms - last_seen;
@@ -1364,6 +1405,27 @@ fn print_summary(f: &Figures) {
             ms(down[down.len() - 1]),
             3 * REAL_HEARTBEAT_MS
         );
+        for (what, list) in [
+            (
+                "a session's call of the node at the kill -> peer_down",
+                &f.stand_in_at_kill,
+            ),
+            (
+                "a session's call of the node known down -> peer_down",
+                &f.stand_in_known_down,
+            ),
+        ] {
+            let mut list = list.clone();
+            list.sort();
+            if !list.is_empty() {
+                println!(
+                    "  {what}, ms (min / median / max) {:.1} / {:.1} / {:.1}",
+                    ms(list[0]),
+                    ms(list[list.len() / 2]),
+                    ms(list[list.len() - 1])
+                );
+            }
+        }
         let mut beat = f.since_beat.clone();
         beat.sort_unstable();
         println!(
