@@ -2314,7 +2314,7 @@ _layerone() {
             return 0
             ;;
         layerone__subcmd__mcp)
-            opts="-h --socket --dev --modules --max-tools --allow-destructive-without-confirmation --rate-limit --wait-secs --fleet-identity --identity-file --help"
+            opts="-h --socket --dev --modules --max-tools --allow-destructive-without-confirmation --rate-limit --wait-secs --fleet-identity --identity-file --fleet-credential --no-fleet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2349,6 +2349,10 @@ _layerone() {
                     return 0
                     ;;
                 --identity-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fleet-credential)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -209,9 +209,11 @@ complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l modules -d 'Li
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l max-tools -d 'Refuse to start with more tools than this (some clients refuse more than 128)' -r
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l rate-limit -d 'Tool calls per minute this session may make; past it a call is a tool error' -r
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l wait-secs -d 'How long a call waits for its job before answering `still_running`, in seconds' -r
-complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l fleet-identity -d 'The fleet identity the node is named by when it joined a fleet' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l fleet-identity -d 'The fleet identity the node is named by when it joined a fleet. Default: /etc/layerone/fleet/identity.json, or with --dev the dev node\'s' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l identity-file -d 'The node\'s identity file (derived by `layerone install`), the start of the session\'s instructions when it names this node' -r -F
+complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l fleet-credential -d 'An operator\'s credential (`layerone fleet operator add`): the session also reaches the fleet\'s other nodes, each operation\'s tool taking `target_node`. Default: /etc/layerone/fleet/operator.json when it exists' -r -F
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l allow-destructive-without-confirmation -d 'Run destructive calls (remove, suspend, restore...) without asking the operator to confirm them, also on clients that cannot ask'
+complete -c layerone -n "__fish_layerone_using_subcommand mcp" -l no-fleet -d 'Reach this node only, even where an operator\'s credential is installed'
 complete -c layerone -n "__fish_layerone_using_subcommand mcp" -s h -l help -d 'Print help'
 complete -c layerone -n "__fish_layerone_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c layerone -n "__fish_layerone_using_subcommand help; and not __fish_seen_subcommand_from catalogue contract job install status tls cloudlinux fleet join mcp completions help" -f -a "catalogue" -d 'List every operation this build offers'
