@@ -25,7 +25,7 @@ impl StateDb {
         }
     }
 
-    pub fn events(&self, after: i64, limit: u32) -> Result<Vec<registry::Event>, StoreError> {
+    pub fn events(&self, after: i64, limit: u32) -> Result<registry::EventPage, StoreError> {
         queries::events(&self.conn, after, limit).map_err(StoreError::sqlite("read events"))
     }
 }
