@@ -60,15 +60,7 @@ pub fn job_body_sha(
 /// `succeeded` job event carries the job's stored result and a `failed` one its error, read
 /// in the same statement: a job's row is final once it reached either state.
 pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<EventPage> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT e.cursor, e.request_id, e.operation, e.state, e.at, e.kind, e.detail,
-                CASE e.state WHEN 'succeeded' THEN j.result END,
-                CASE e.state WHEN 'failed' THEN j.error END
-         FROM events e
-         LEFT JOIN jobs j
-           ON e.kind = 'job' AND e.state IN ('succeeded', 'failed') AND j.request_id = e.request_id
-         WHERE e.cursor > ?1 ORDER BY e.cursor LIMIT ?2",
-    )?;
+    let mut stmt = conn.prepare_cached(EVENTS_PAGE)?;
     let mut rows = stmt.query(params![after, limit])?;
     let mut events = Vec::new();
     let mut bytes = 0;
@@ -91,6 +83,16 @@ pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Eve
         truncated,
     })
 }
+
+/// The events feed from a cursor, each final job event beside its job's result or error.
+pub(crate) const EVENTS_PAGE: &str =
+    "SELECT e.cursor, e.request_id, e.operation, e.state, e.at, e.kind, e.detail,
+            CASE e.state WHEN 'succeeded' THEN j.result END,
+            CASE e.state WHEN 'failed' THEN j.error END
+     FROM events e
+     LEFT JOIN jobs j
+       ON e.kind = 'job' AND e.state IN ('succeeded', 'failed') AND j.request_id = e.request_id
+     WHERE e.cursor > ?1 ORDER BY e.cursor LIMIT ?2";
 
 fn event(
     r: &rusqlite::Row<'_>,
