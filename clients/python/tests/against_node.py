@@ -1,7 +1,7 @@
 """The installed `layerone_client` wheel against a running dev node, one scenario per run:
 
     python against_node.py examples DEV_JSON PLAN_JSON
-    python against_node.py errors DEV_JSON
+    python against_node.py errors DEV_JSON README
     python against_node.py pin DEV_JSON
 
 `crates/cli/tests/python_client.rs` starts the dev node, installs the wheel into a fresh
@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import layerone_client
 from layerone_client import ApiError, Node, PinMismatch, models, new_request_id
 
 WAIT = 60.0
@@ -112,9 +111,20 @@ def examples(dev: dict[str, Any], plan: list[dict[str, Any]]) -> None:
     )
 
 
-def errors(dev: dict[str, Any]) -> None:
+def readme_example(dev: dict[str, Any], readme: Path) -> None:
+    """The README's example, as written, with the dev node's URL, key, pin and id."""
+    section = readme.read_text().split("\n## The Python client\n", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(
+        compile(code, "README.md (The Python client)", "exec"),
+        {"url": dev["url"], "key": dev["api_key"], "pin": dev["pin_spki"], "node_id": dev["node_id"]},
+    )
+
+
+def errors(dev: dict[str, Any], readme: Path) -> None:
     """Refusals as `ApiError` with the node's code and field; node-scope calls with the node
-    id, refused for another id, and not sent at all without one."""
+    id, refused for another id, and not sent at all without one; the README's example."""
+    readme_example(dev, readme)
     node = connect(dev)
     account = {"id": "a1" * 16, "username": "shop1", "colour": "blue"}
     try:
@@ -138,7 +148,10 @@ def errors(dev: dict[str, Any]) -> None:
     try:
         node.get_blob("0" * 64)
     except ApiError as e:
-        check((e.status, e.code) == (404, "blob_not_found"), f"a missing blob: {e}")
+        check(
+            (e.status, e.code, e.field) == (404, "blob_not_found", "blob"),
+            f"a missing blob: {e}",
+        )
     else:
         raise AssertionError("a missing blob downloaded")
 
@@ -172,7 +185,8 @@ class Recorder:
     """A TLS server with the dev node's own certificate and key that counts every byte of
     application data a client sends after the handshake."""
 
-    def __init__(self, cert: Path, key: Path) -> None:
+    def __init__(self, cert: Path, key: Path, answer: bytes = b"") -> None:
+        self.answer = answer
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.context.load_cert_chain(cert, key)
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -194,6 +208,8 @@ class Recorder:
                     total += len(chunk)
                     if b"\r\n\r\n" in chunk:
                         break
+                if total and self.answer:
+                    tls.sendall(self.answer)
             except (ssl.SSLError, OSError):
                 pass
             self.received.append(total)
@@ -223,13 +239,28 @@ def pin(dev: dict[str, Any], root: Path) -> None:
         check(recorder.done() == 0, f"with the pin {bad} the client sent application data")
         expected = dev["pin_spki"] if bad.startswith("spki-sha256:") else dev["pin_sha256"]
         check(shown == expected, f"the mismatch names {shown}, not the node's {expected}")
+    # With the right pin the request arrives; the recorder answers it as the node's rate limit
+    # does, and the refusal carries its code and Retry-After.
+    body = b'{"code":"rate_limited","message":"too many requests","field":""}'
+    limited = (
+        b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+        b"Retry-After: 7\r\nConnection: close\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
     for good in (dev["pin_spki"], dev["pin_sha256"]):
-        recorder = Recorder(cert, key)
+        recorder = Recorder(cert, key, limited)
         node = Node(f"https://127.0.0.1:{recorder.port}", dev["api_key"], good)
         try:
             node.health()
-        except (OSError, layerone_client.LayeroneError):
-            pass  # the recorder hangs up without answering
+        except ApiError as e:
+            check(
+                (e.status, e.code, e.field, e.retry_after) == (429, "rate_limited", "", 7),
+                f"the rate limit's answer read as {e.status} {e.code} {e.retry_after}",
+            )
+        else:
+            raise AssertionError("a 429 was not raised")
         check(recorder.done() > 0, f"with the right pin {good} the recorder saw no request")
     real = Node(dev["url"], dev["api_key"], "spki-sha256:" + "ab" * 32)
     try:
@@ -250,7 +281,7 @@ def main() -> None:
     if scenario == "examples":
         examples(dev, json.loads(Path(sys.argv[3]).read_text()))
     elif scenario == "errors":
-        errors(dev)
+        errors(dev, Path(sys.argv[3]))
     elif scenario == "pin":
         pin(dev, dev_json.parent)
     else:

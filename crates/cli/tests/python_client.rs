@@ -418,7 +418,11 @@ fn the_python_client_submits_every_operations_example_and_parses_its_typed_resul
 #[test]
 fn the_python_client_raises_the_nodes_errors_with_code_and_field_and_calls_node_scope_with_the_node_id()
  {
-    scenario("errors", &[], seed_node_examples);
+    scenario(
+        "errors",
+        &[&workspace().join("README.md")],
+        seed_node_examples,
+    );
 }
 
 #[test]
