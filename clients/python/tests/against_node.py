@@ -47,9 +47,9 @@ def check(condition: bool, what: str) -> None:
 
 
 def examples(dev: dict[str, Any], plan: list[dict[str, Any]]) -> None:
-    """Every step submitted through its generated envelope class and waited for on the
-    events feed; every target's result parsed into its generated result class, which must
-    give back exactly the JSON the node sent. A restore's archive goes through the blobs:
+    """Every step submitted through its generated envelope class, the answer read as its
+    generated job class, and waited for on the events feed; every target's result parsed
+    into its generated result class, which must give back exactly the JSON the node sent. A restore's archive goes through the blobs:
     the backup the plan made is downloaded and uploaded again, and the restore names it."""
     node = connect(dev)
     backups: list[str] = []
@@ -75,7 +75,9 @@ def examples(dev: dict[str, Any], plan: list[dict[str, Any]]) -> None:
         else:
             envelope = envelope_class(operation=operation, request_id=request_id, resource=request)
         view = node.submit(envelope)
-        check(view["request_id"] == request_id, f"{operation}: the node answered another job")
+        job = getattr(models, f"{pascal(operation)}Job").from_dict(view)
+        check(job.request_id == request_id, f"{operation}: the node answered another job")
+        check(job.to_dict() == view, f"{operation}'s job class changed its view: {view}")
         outcome = node.wait(request_id, WAIT)
         if outcome.state != "succeeded":
             code = outcome.error.code if outcome.error else "?"

@@ -292,7 +292,7 @@ fn the_python_client_builds_as_a_wheel_and_passes_mypy_strict() {
     }
     let out = command(package_python())
         .args(["-m", "mypy", "--strict", "--cache-dir"])
-        .arg(dir.path().join("mypy-cache"))
+        .arg(workspace().join("target/pyclient-mypy-cache"))
         .arg("src")
         .arg("tests")
         .current_dir(package())
