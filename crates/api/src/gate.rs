@@ -63,9 +63,13 @@ impl Gate {
         Ok(jobs::admit(&self.app, body, origin).await?)
     }
 
-    /// The events feed after `after`, as `GET /v1/events` reads it.
+    /// The events feed after `after`, as `GET /v1/events` reads it (a page may stop short
+    /// of `limit` at its byte budget: ask again from the last event's cursor).
     pub async fn events(&self, after: i64, limit: u32) -> Result<Vec<Event>, Refusal> {
-        Ok(blocking(&self.app, move |app| Ok(app.reader.events(after, limit)?)).await?)
+        Ok(blocking(&self.app, move |app| {
+            Ok(app.reader.events(after, limit)?.events)
+        })
+        .await?)
     }
 
     /// One job's view, if root has admitted it.

@@ -360,6 +360,19 @@ fn catalogue_lists_every_operation_of_the_registry() {
     assert_eq!(names, expected);
 }
 
+#[test]
+fn catalogue_and_health_carry_the_catalogue_version_beside_its_sha256() {
+    let node = Node::start();
+    let catalogue = node.client().catalogue().expect("the catalogue");
+    assert_eq!(catalogue["version"], declarations::CATALOGUE_VERSION);
+    let sha = declarations::registry().catalogue_sha256();
+    assert_eq!(catalogue["sha256"], sha.as_str());
+    let (status, health) = node.client_with(None, &node.pin).health().expect("health");
+    assert_eq!(status, 200);
+    assert_eq!(health["catalogue_version"], declarations::CATALOGUE_VERSION);
+    assert_eq!(health["catalogue_sha256"], sha.as_str());
+}
+
 // ---------------------------------------------------------------------------------------
 // Idempotency and conflicts, before and after root has ingested the request.
 
@@ -817,6 +830,153 @@ fn events_long_poll_wakes_on_a_state_change() {
     let empty = client.events(page.next, 0, 100).expect("the feed");
     assert!(empty.events.is_empty());
     assert_eq!(empty.next, page.next);
+}
+
+/// Every event after `after`, page by page; and how many pages were cut at the byte budget.
+fn whole_feed(client: &client::NodeClient, mut after: i64) -> (Vec<registry::Event>, usize) {
+    let (mut events, mut cut) = (Vec::new(), 0);
+    for _ in 0..1000 {
+        let page = client.events(after, 0, 1000).expect("the feed");
+        if page.events.is_empty() {
+            assert!(!page.truncated);
+            return (events, cut);
+        }
+        cut += usize::from(page.truncated);
+        after = page.next;
+        events.extend(page.events);
+    }
+    panic!("the feed never ended");
+}
+
+/// Submits the example job, runs it to `end`, and returns its id, its view and the whole feed.
+fn one_job_ended(
+    node: &Node,
+    end: Result<Value, registry::OpError>,
+) -> (registry::Hex32, registry::JobView, Vec<registry::Event>) {
+    let client = node.client();
+    let id = hex32();
+    client.submit(&node.example_envelope(&id)).expect("202");
+    node.ingest();
+    node.end_next(end).expect("a job ran");
+    let view = client.job(id.as_str()).expect("the job");
+    (id, view, whole_feed(&client, 0).0)
+}
+
+#[test]
+fn a_succeeded_jobs_event_carries_the_result_its_job_view_shows() {
+    let node = Node::start();
+    let client = node.client();
+    let result = json!({"state": "present", "uid": 1001});
+    let (id, view, events) = one_job_ended(&node, Ok(result.clone()));
+    assert_eq!(view.result, Some(result));
+    let mine: Vec<_> = events
+        .iter()
+        .filter(|e| e.request_id.as_deref() == Some(id.as_str()))
+        .collect();
+    let states: Vec<_> = mine.iter().map(|e| e.state.expect("a job state")).collect();
+    assert_eq!(
+        states,
+        [JobState::Queued, JobState::Running, JobState::Succeeded]
+    );
+    for event in &mine[..2] {
+        assert_eq!((&event.result, &event.error), (&None, &None), "{event:?}");
+    }
+    assert_eq!(mine[2].result, view.result);
+    assert_eq!(mine[2].error, None);
+    // On the wire: `result` beside the state, and no `result` or `error` key elsewhere.
+    let raw = client
+        .request("GET", "/v1/events?after=0&limit=1000", None, &[])
+        .expect("the feed")
+        .json()
+        .expect("JSON");
+    for event in raw["events"].as_array().expect("events") {
+        let terminal = event["state"] == "succeeded";
+        assert_eq!(event.get("result").is_some(), terminal, "{event}");
+        assert!(event.get("error").is_none(), "{event}");
+    }
+}
+
+#[test]
+fn a_failed_jobs_event_carries_its_error_code_and_field() {
+    let node = Node::start();
+    let error = registry::OpError::from(registry::FieldError::new(
+        "invalid_field",
+        "resource.name",
+        "taken by another account",
+    ));
+    let (id, view, events) = one_job_ended(&node, Err(error.clone()));
+    assert_eq!(view.error.as_ref(), Some(&error));
+    let failed = events
+        .iter()
+        .find(|e| e.request_id.as_deref() == Some(id.as_str()) && e.state == Some(JobState::Failed))
+        .expect("the failed event");
+    let carried = failed.error.as_ref().expect("the event carries the error");
+    assert_eq!(carried, &error);
+    assert_eq!(carried.code, "invalid_field");
+    assert!(
+        carried.message.starts_with("resource.name: "),
+        "{carried:?}"
+    );
+    assert_eq!(failed.result, None);
+}
+
+#[test]
+fn a_page_over_the_byte_budget_is_cut_and_the_next_page_continues_without_losing_an_event() {
+    let node = Node::start();
+    let client = node.client();
+    let start = client.events(0, 0, 1000).expect("the feed").next;
+    // Each result a little over a third of the budget: two fit in a page, a third does not.
+    let big = "x".repeat(registry::EVENTS_PAGE_RESULT_BYTES / 3 + 1);
+    let ids: Vec<_> = (0..5).map(|_| hex32()).collect();
+    for id in &ids {
+        // Each for its own resource, so none supersedes another.
+        let mut envelope = node.example_envelope(id);
+        envelope["resource"]["id"] = json!(hex32());
+        client.submit(&envelope).expect("202");
+    }
+    node.ingest();
+    for (i, id) in ids.iter().enumerate() {
+        let ran = node.finish_next(json!({"state": "present", "n": i, "pad": big}));
+        assert_eq!(ran.as_deref(), Some(id.as_str()));
+    }
+    // One page from the start: cut before the third result, short of its limit.
+    let first = client.events(start, 0, 1000).expect("a page");
+    assert!(first.truncated);
+    let results = first.events.iter().filter(|e| e.result.is_some()).count();
+    assert_eq!(results, 2, "{} events", first.events.len());
+    assert_eq!(first.next, first.events.last().expect("events").cursor);
+    let (events, cut) = whole_feed(&client, start);
+    assert_eq!(
+        cut, 2,
+        "five results of a third of the budget take three pages"
+    );
+    // Nothing lost, nothing twice: consecutive cursors, every job's three events, each
+    // result whole.
+    let cursors: Vec<i64> = events.iter().map(|e| e.cursor).collect();
+    assert_eq!(cursors, (start + 1..=start + 15).collect::<Vec<_>>());
+    for (i, id) in ids.iter().enumerate() {
+        let done = events
+            .iter()
+            .find(|e| {
+                e.request_id.as_deref() == Some(id.as_str()) && e.state == Some(JobState::Succeeded)
+            })
+            .expect("each job's final event");
+        assert_eq!(done.result.as_ref().expect("its result")["n"], i);
+        assert_eq!(
+            done.result.as_ref().expect("its result")["pad"],
+            big.as_str()
+        );
+    }
+    // A single result over the whole budget still makes a page of one event.
+    let huge = "y".repeat(registry::EVENTS_PAGE_RESULT_BYTES + 1);
+    let id = hex32();
+    client.submit(&node.example_envelope(&id)).expect("202");
+    node.ingest();
+    node.finish_next(json!({"state": "present", "pad": huge}));
+    let page = client.events(start + 17, 0, 1000).expect("a page");
+    assert_eq!(page.events.len(), 1);
+    assert!(page.events[0].result.is_some());
+    assert!(!page.truncated, "nothing follows the one event");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -82,9 +82,7 @@ fn make_check_due(node: &Node) {
 /// The events of the renewal jobs the runner queued, oldest first: (request id, state). The
 /// test's own requests have small ids (`id(n)`); the runner's are digests.
 fn renewal_jobs(node: &Node) -> Vec<(String, JobState)> {
-    node.state()
-        .events(0, 10_000)
-        .unwrap()
+    node.feed(0)
         .into_iter()
         .filter(|e| e.operation.as_deref() == Some("renew_certificate"))
         .filter(|e| {

@@ -87,6 +87,50 @@ fn a_failed_typed_job_gives_the_typed_error() {
     assert!(matches!(err, ClientError::Unexpected(_)), "{err:?}");
 }
 
+/// The feed's final events read as the same typed outcomes as the job views, which is what
+/// lets `wait_op` end on the event instead of reading the job again.
+#[test]
+fn the_final_events_give_the_same_typed_outcomes_as_the_job_views() {
+    let node = Node::new();
+    let api = start_api(&node);
+    let cursor = api.client.events(0, 0, 1000).unwrap().next;
+    api.client
+        .submit_op::<EnsureAccount>(&hex(1), &account(10, "shop1"))
+        .unwrap();
+    // Waiting from before the job ran: it ends on the job's final event.
+    let waiter = {
+        let client = client::NodeClient::new(&api.url, Some(api.key.clone()), &api.pin).unwrap();
+        std::thread::spawn(move || client.wait_op::<EnsureAccount>(&hex(1), WAIT))
+    };
+    node.pass();
+    let waited = waiter.join().unwrap().unwrap();
+    api.client
+        .submit_op::<EnsureAccount>(&hex(2), &account(11, "shop1"))
+        .unwrap();
+    node.pass();
+    let events = api.client.events(cursor, 0, 1000).unwrap().events;
+    for (id, kind) in [(hex(1), JobState::Succeeded), (hex(2), JobState::Failed)] {
+        let event = events
+            .iter()
+            .find(|e| e.request_id.as_deref() == Some(id.as_str()) && e.state == Some(kind))
+            .unwrap_or_else(|| panic!("no {kind:?} event for {id}: {events:?}"));
+        let view = api.client.job(id.as_str()).unwrap();
+        let from_event = client::typed::event_outcome::<EnsureAccount>(event).unwrap();
+        // The result types compare by what they show.
+        let from_view = client::typed::outcome::<EnsureAccount>(&view).unwrap();
+        assert_eq!(format!("{from_event:?}"), format!("{from_view:?}"));
+        if kind == JobState::Succeeded {
+            assert_eq!(format!("{from_event:?}"), format!("{waited:?}"));
+            assert!(matches!(from_event, OpOutcome::Succeeded(_)));
+        } else {
+            assert!(
+                matches!(&from_event, OpOutcome::Failed(e) if e.code == "username_taken"),
+                "{from_event:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_node_scope_operation_is_refused_through_the_tenant_call_before_anything_is_sent() {
     let node = Node::new();

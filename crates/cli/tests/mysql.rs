@@ -231,7 +231,7 @@ fn every_mysql_operation_against_a_real_server() {
         .unwrap()
         .unwrap();
     assert_eq!(quota_row.data["writes_revoked"], true);
-    let events = node.state().events(0, 1000).unwrap();
+    let events = node.feed(0);
     assert!(
         events
             .iter()

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use registry::{BlobId, EventPage, JobView};
+use registry::{BlobId, Event, EventPage, JobView};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use serde::de::DeserializeOwned;
@@ -52,6 +52,14 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_IDLE: usize = 16;
 /// The largest page the events feed serves.
 const EVENTS_PAGE: u32 = 1000;
+
+/// How [`NodeClient::follow`] saw a job end.
+pub(crate) enum Ended {
+    /// A look at the job found it ended (superseded jobs always end here).
+    View(JobView),
+    /// Its `succeeded` or `failed` event, with the result or error.
+    Event(Event),
+}
 /// The longest wait the events feed accepts.
 const MAX_WAIT_SECS: u64 = 60;
 
@@ -544,6 +552,15 @@ impl NodeClient {
     /// returns it. Blocks in the events feed's long-poll between looks at the job, so it costs
     /// a request per change on the node, not a tight loop.
     pub fn wait(&self, request_id: &str, timeout: Duration) -> Result<JobView, ClientError> {
+        match self.follow(request_id, timeout)? {
+            Ended::View(view) => Ok(view),
+            Ended::Event(_) => self.job(request_id),
+        }
+    }
+
+    /// Follows a job until it ends: its view, if a look at the job finds it ended, or its
+    /// final event, if the feed reports it ended with its result or error (no further GET).
+    pub(crate) fn follow(&self, request_id: &str, timeout: Duration) -> Result<Ended, ClientError> {
         let deadline = Instant::now() + timeout;
         // Read the cursor before looking at the job: any change after the look has an event
         // after this cursor, so it cannot slip between the two.
@@ -551,7 +568,7 @@ impl NodeClient {
         loop {
             let view = self.job(request_id)?;
             if view.state.is_terminal() {
-                return Ok(view);
+                return Ok(Ended::View(view));
             }
             loop {
                 let remaining = deadline.saturating_duration_since(Instant::now());
@@ -567,11 +584,18 @@ impl NodeClient {
                     .clamp(1.0, MAX_WAIT_SECS as f64) as u32;
                 let page = self.events(cursor, wait, EVENTS_PAGE)?;
                 cursor = page.next.max(cursor);
-                if page
+                let mine: Vec<Event> = page
                     .events
+                    .into_iter()
+                    .filter(|e| e.request_id.as_deref() == Some(request_id))
+                    .collect();
+                if let Some(end) = mine
                     .iter()
-                    .any(|e| e.request_id.as_deref() == Some(request_id))
+                    .find(|e| e.result.is_some() || e.error.is_some())
                 {
+                    return Ok(Ended::Event(end.clone()));
+                }
+                if !mine.is_empty() {
                     break;
                 }
                 // A full page means the feed has more already: keep reading without waiting

@@ -11,10 +11,10 @@
 
 use std::time::Duration;
 
-use registry::{Hex32, JobState, JobView, OpError, Operation, Scope};
+use registry::{Event, Hex32, JobState, JobView, OpError, Operation, Scope};
 use serde_json::{Value, json};
 
-use crate::{ClientError, NodeClient};
+use crate::{ClientError, Ended, NodeClient};
 
 /// How a typed job ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,15 +107,7 @@ pub fn outcome<O: Operation>(view: &JobView) -> Result<OpOutcome<O::Result>, Cli
                     view.request_id
                 ))
             })?;
-            serde_json::from_value(result)
-                .map(OpOutcome::Succeeded)
-                .map_err(|e| {
-                    ClientError::Unexpected(format!(
-                        "the result of job {} is not a {} result: {e}",
-                        view.request_id,
-                        O::NAME
-                    ))
-                })
+            parse_result::<O>(&view.request_id, result)
         }
         JobState::Failed => view.error.clone().map(OpOutcome::Failed).ok_or_else(|| {
             ClientError::Unexpected(format!("job {} failed without an error", view.request_id))
@@ -129,6 +121,40 @@ pub fn outcome<O: Operation>(view: &JobView) -> Result<OpOutcome<O::Result>, Cli
             other.as_str()
         ))),
     }
+}
+
+/// Reads the final event of a job of `O` (`succeeded` with its result, `failed` with its
+/// error) into its typed outcome, as [`outcome`] reads the job's view.
+pub fn event_outcome<O: Operation>(event: &Event) -> Result<OpOutcome<O::Result>, ClientError> {
+    let request_id = event.request_id.as_deref().unwrap_or_default();
+    if event.operation.as_deref() != Some(O::NAME) {
+        return Err(ClientError::Unexpected(format!(
+            "job {request_id} is {:?}, not {}",
+            event.operation,
+            O::NAME
+        )));
+    }
+    match (&event.result, &event.error) {
+        (Some(result), _) => parse_result::<O>(request_id, result.clone()),
+        (None, Some(error)) => Ok(OpOutcome::Failed(error.clone())),
+        (None, None) => Err(ClientError::Unexpected(format!(
+            "the event of job {request_id} carries neither a result nor an error"
+        ))),
+    }
+}
+
+fn parse_result<O: Operation>(
+    request_id: &str,
+    result: Value,
+) -> Result<OpOutcome<O::Result>, ClientError> {
+    serde_json::from_value(result)
+        .map(OpOutcome::Succeeded)
+        .map_err(|e| {
+            ClientError::Unexpected(format!(
+                "the result of job {request_id} is not a {} result: {e}",
+                O::NAME
+            ))
+        })
 }
 
 impl NodeClient {
@@ -161,7 +187,9 @@ impl NodeClient {
         request_id: &Hex32,
         timeout: Duration,
     ) -> Result<OpOutcome<O::Result>, ClientError> {
-        let view = self.wait(request_id.as_str(), timeout)?;
-        outcome::<O>(&view)
+        match self.follow(request_id.as_str(), timeout)? {
+            Ended::View(view) => outcome::<O>(&view),
+            Ended::Event(event) => event_outcome::<O>(&event),
+        }
     }
 }

@@ -607,7 +607,7 @@ impl ReadCall {
                         Ok(page) => page,
                         Err(e) => return client_error(&e),
                     };
-                    let full = page.events.len() == 1000;
+                    let full = page.events.len() == 1000 || page.truncated;
                     for event in page.events {
                         cursor = event.cursor;
                         if event.kind != registry::EventKind::Job {
@@ -627,6 +627,7 @@ impl ReadCall {
                 structured(to_value(registry::EventPage {
                     events: drift,
                     next: cursor,
+                    truncated: false,
                 }))
             }
             ReadCall::Status => match node.health() {

@@ -108,10 +108,16 @@ impl JobView {
     }
 }
 
+/// The most bytes of results and errors (as stored JSON) one page of the events feed carries:
+/// a page stops before the event that would pass it, and holds at least one event whatever
+/// its size, so a page is at most this plus one result beside its `limit` events.
+pub const EVENTS_PAGE_RESULT_BYTES: usize = 1 << 20;
+
 /// One entry of the events feed, in the order state.db recorded it: a job's state change
 /// (`kind: job`), or the runner's drift check finding that the OS no longer shows what
 /// state.db records (`drift`) or showing it again (`drift_resolved`). Job events carry
-/// `request_id`, `operation` and `state`; drift events carry `drift`.
+/// `request_id`, `operation` and `state`, and a `succeeded` one its `result`, a `failed` one
+/// its `error`, as the job's view shows them; drift events carry `drift`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
     /// Pass it as `after` to read the events that follow this one.
@@ -120,6 +126,14 @@ pub struct Event {
     pub request_id: Option<String>,
     pub operation: Option<String>,
     pub state: Option<JobState>,
+    /// The job's result, on a `succeeded` event only: the object `GET /v1/jobs/{request_id}`
+    /// shows as `result` (typed there by the operation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
+    pub result: Option<Value>,
+    /// The job's error, on a `failed` event only: the job view's `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<OpError>,
     pub drift: Option<Drift>,
     pub at_ms: i64,
 }
@@ -345,6 +359,11 @@ pub struct EventPage {
     pub events: Vec<Event>,
     /// The cursor to ask from next; equal to `after` when nothing happened.
     pub next: i64,
+    /// The page stopped before `limit` events because the next one would have passed the
+    /// page's budget of result bytes ([`EVENTS_PAGE_RESULT_BYTES`]): more events are there
+    /// already, from `next`.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 #[cfg(test)]

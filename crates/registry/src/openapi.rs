@@ -165,6 +165,12 @@ pub fn document(registry: &Registry, version: &str) -> Value {
             "/v1/events": {"get": {
                 "operationId": "getEvents",
                 "summary": "Job state changes after a cursor; waits up to `wait` seconds for the first one",
+                "description": format!(
+                    "A `succeeded` job event carries the job's `result` and a `failed` one its `error`, as `getJob` shows them. \
+                     A page holds at most `limit` events and at most {} bytes of results and errors: it stops before the event \
+                     that would pass that budget (`truncated` is then true) and always holds at least one event; ask again from `next`.",
+                    crate::job::EVENTS_PAGE_RESULT_BYTES
+                ),
                 "parameters": [
                     {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "format": "int64", "minimum": 0, "maximum": i64::MAX}},
                     {"name": "wait", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 60}},
@@ -226,7 +232,7 @@ pub fn document(registry: &Registry, version: &str) -> Value {
             },
             "/v1/catalogue": {"get": {
                 "operationId": "getCatalogue",
-                "summary": "Every operation this node offers, with its schemas",
+                "summary": "Every operation this node offers, with its schemas; `version` (the released catalogue version) and `sha256` (its content hash) beside them",
                 "responses": {
                     "200": {"description": "The catalogue", "content": {"application/json": {"schema": {"type": "object"}}}},
                     "401": error_response("Missing or wrong API key"),

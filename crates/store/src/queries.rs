@@ -1,7 +1,9 @@
 //! The queries that turn state.db rows into what a control plane reads. Shared by root's
 //! [`crate::StateDb`] and the API's [`crate::StateReader`], so both see jobs the same way.
 
-use registry::{AuditEntry, Drift, Event, EventKind, JobState, JobView, OpError, Timings};
+use registry::{
+    AuditEntry, Drift, Event, EventKind, EventPage, JobState, JobView, OpError, Timings,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 
 fn corrupt(what: &str) -> rusqlite::Error {
@@ -53,40 +55,87 @@ pub fn job_body_sha(
         .optional()
 }
 
-pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec<Event>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT cursor, request_id, operation, state, at, kind, detail FROM events WHERE cursor > ?1 ORDER BY cursor LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![after, limit], |r| {
-        let kind: String = r.get(5)?;
-        let kind = EventKind::parse(&kind).ok_or_else(|| corrupt("event kind"))?;
-        if kind == EventKind::Job {
-            let state: String = r.get(3)?;
-            Ok(Event {
-                cursor: r.get(0)?,
-                kind,
-                request_id: Some(r.get(1)?),
-                operation: Some(r.get(2)?),
-                state: Some(JobState::parse(&state).ok_or_else(|| corrupt("event state"))?),
-                drift: None,
-                at_ms: r.get(4)?,
-            })
-        } else {
-            let detail: String = r.get(6)?;
-            Ok(Event {
-                cursor: r.get(0)?,
-                kind,
-                request_id: None,
-                operation: None,
-                state: None,
-                drift: Some(
-                    serde_json::from_str::<Drift>(&detail).map_err(|_| corrupt("drift detail"))?,
-                ),
-                at_ms: r.get(4)?,
-            })
+/// The events after `after`, at most `limit`, and no more result and error bytes than
+/// [`registry::EVENTS_PAGE_RESULT_BYTES`] (at least one event whatever its size). A
+/// `succeeded` job event carries the job's stored result and a `failed` one its error, read
+/// in the same statement: a job's row is final once it reached either state.
+pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<EventPage> {
+    let mut stmt = conn.prepare_cached(EVENTS_PAGE)?;
+    let mut rows = stmt.query(params![after, limit])?;
+    let mut events = Vec::new();
+    let mut bytes = 0;
+    let mut truncated = false;
+    while let Some(r) = rows.next()? {
+        let result: Option<String> = r.get(7)?;
+        let error: Option<String> = r.get(8)?;
+        let size = result.as_ref().map_or(0, String::len) + error.as_ref().map_or(0, String::len);
+        if !events.is_empty() && bytes + size > registry::EVENTS_PAGE_RESULT_BYTES {
+            truncated = true;
+            break;
         }
-    })?;
-    rows.collect()
+        bytes += size;
+        events.push(event(r, result, error)?);
+    }
+    let next = events.last().map_or(after, |e| e.cursor);
+    Ok(EventPage {
+        events,
+        next,
+        truncated,
+    })
+}
+
+/// The events feed from a cursor, each final job event beside its job's result or error.
+pub(crate) const EVENTS_PAGE: &str =
+    "SELECT e.cursor, e.request_id, e.operation, e.state, e.at, e.kind, e.detail,
+            CASE e.state WHEN 'succeeded' THEN j.result END,
+            CASE e.state WHEN 'failed' THEN j.error END
+     FROM events e
+     LEFT JOIN jobs j
+       ON e.kind = 'job' AND e.state IN ('succeeded', 'failed') AND j.request_id = e.request_id
+     WHERE e.cursor > ?1 ORDER BY e.cursor LIMIT ?2";
+
+fn event(
+    r: &rusqlite::Row<'_>,
+    result: Option<String>,
+    error: Option<String>,
+) -> rusqlite::Result<Event> {
+    let kind: String = r.get(5)?;
+    let kind = EventKind::parse(&kind).ok_or_else(|| corrupt("event kind"))?;
+    if kind == EventKind::Job {
+        let state: String = r.get(3)?;
+        Ok(Event {
+            cursor: r.get(0)?,
+            kind,
+            request_id: Some(r.get(1)?),
+            operation: Some(r.get(2)?),
+            state: Some(JobState::parse(&state).ok_or_else(|| corrupt("event state"))?),
+            result: result
+                .map(|s| serde_json::from_str(&s))
+                .transpose()
+                .map_err(|_| corrupt("event result"))?,
+            error: error
+                .map(|s| serde_json::from_str::<OpError>(&s))
+                .transpose()
+                .map_err(|_| corrupt("event error"))?,
+            drift: None,
+            at_ms: r.get(4)?,
+        })
+    } else {
+        let detail: String = r.get(6)?;
+        Ok(Event {
+            cursor: r.get(0)?,
+            kind,
+            request_id: None,
+            operation: None,
+            state: None,
+            result: None,
+            error: None,
+            drift: Some(
+                serde_json::from_str::<Drift>(&detail).map_err(|_| corrupt("drift detail"))?,
+            ),
+            at_ms: r.get(4)?,
+        })
+    }
 }
 
 pub fn audit(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec<AuditEntry>> {

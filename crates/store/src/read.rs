@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use registry::{AuditEntry, Event, JobView};
+use registry::{AuditEntry, EventPage, JobView};
 use rusqlite::Connection;
 
 use crate::{StoreError, queries, sqlite};
@@ -103,7 +103,8 @@ impl StateReader {
         self.read("read a job", |c| queries::job_body_sha(c, request_id))
     }
 
-    pub fn events(&self, after: i64, limit: u32) -> Result<Vec<Event>, ReadError> {
+    /// A page of the events feed ([`queries::events`]).
+    pub fn events(&self, after: i64, limit: u32) -> Result<EventPage, ReadError> {
         self.read("read events", |c| queries::events(c, after, limit))
     }
 

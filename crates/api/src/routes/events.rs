@@ -1,5 +1,7 @@
-//! `GET /v1/events?after=&wait=&limit=`: the feed of job state changes, so a control plane
-//! follows every job with one long-poll instead of polling job by job.
+//! `GET /v1/events?after=&wait=&limit=`: the feed of job state changes, each final one with
+//! the job's result or error, so a control plane follows every job with one long-poll instead
+//! of polling job by job. A page holds at most `limit` events and
+//! [`registry::EVENTS_PAGE_RESULT_BYTES`] of results (the store's query cuts it).
 //!
 //! A waiter reads; if nothing is there and it may wait, it sleeps until the state directory
 //! watch reports a change (or one second passes, a safety net for a missed notification, or
@@ -11,7 +13,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
-use registry::{Event, EventPage};
+use registry::EventPage;
 use tokio::time::Instant;
 
 use super::{AppState, blocking, json_response, query};
@@ -63,24 +65,28 @@ pub(crate) async fn list(State(app): AppState, uri: Uri) -> Result<Response, Api
     let mut changes = app.changes.clone();
     let mut stopping = app.stopping.subscribe();
     let mut first = true;
-    let events = loop {
+    let page = loop {
         changes.borrow_and_update();
         let (after, limit) = (q.after, q.limit);
-        let read: Result<Vec<Event>, ApiError> =
+        let read: Result<EventPage, ApiError> =
             blocking(&app, move |app| Ok(app.reader.events(after, limit)?)).await;
-        let events = match read {
-            Ok(events) => events,
+        let page = match read {
+            Ok(page) => page,
             // Woken by root's commit while it still holds the lock: wait for the next change
             // rather than failing a long-poll that has time left.
             Err(ApiError::StateUnavailable { .. }) if !first && Instant::now() < deadline => {
-                Vec::new()
+                EventPage {
+                    events: Vec::new(),
+                    next: q.after,
+                    truncated: false,
+                }
             }
             Err(e) => return Err(e),
         };
         first = false;
         let now = Instant::now();
-        if !events.is_empty() || now >= deadline || *stopping.borrow_and_update() {
-            break events;
+        if !page.events.is_empty() || now >= deadline || *stopping.borrow_and_update() {
+            break page;
         }
         let step = (deadline - now).min(SAFETY);
         tokio::select! {
@@ -89,8 +95,7 @@ pub(crate) async fn list(State(app): AppState, uri: Uri) -> Result<Response, Api
             () = tokio::time::sleep(step) => {}
         }
     };
-    let next = events.last().map_or(q.after, |e| e.cursor);
-    Ok(json_response(StatusCode::OK, &EventPage { events, next }))
+    Ok(json_response(StatusCode::OK, &page))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use super::{AppState, blocking, json_bytes, json_response};
 pub(crate) async fn catalogue(State(app): AppState) -> Response {
     let body = app.catalogue.get_or_init(|| {
         serialized(&json!({
+            "version": declarations::CATALOGUE_VERSION,
             "sha256": app.registry.catalogue_sha256(),
             "operations": app.registry.catalogue(),
         }))
@@ -44,6 +45,7 @@ pub(crate) async fn health(State(app): AppState) -> Response {
         "state_readable": readable,
         "node_id": app.node_id,
         "version": env!("CARGO_PKG_VERSION"),
+        "catalogue_version": declarations::CATALOGUE_VERSION,
         "catalogue_sha256": app.catalogue_sha256(),
     });
     if readable {

@@ -1,7 +1,7 @@
 //! The harness: a real API on 127.0.0.1:0 over real HTTPS, with real SQLite databases in a
 //! temporary data directory, reached through the real client. Root's side is simulated with
 //! the store's own root handles: [`Node::ingest`] reads the inbox as the runner does and admits
-//! it into state.db, [`Node::finish_next`] claims and completes a job.
+//! it into state.db, [`Node::finish_next`] and [`Node::end_next`] claim and complete a job.
 
 #![allow(dead_code)] // Each test uses a part of the harness.
 
@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use api::{ApiConfig, Limits, RunningApi};
 use client::NodeClient;
-use registry::Hex32;
+use registry::{Hex32, OpError};
 use serde_json::{Value, json};
 use store::{IngestReport, Layout, Outcome, ResourceChange, StateDb};
 
@@ -112,13 +112,18 @@ impl Node {
     /// Claims the next queued job and completes it with `result`, as the runner would after
     /// applying it.
     pub fn finish_next(&self, result: Value) -> Option<String> {
+        self.end_next(Ok(result))
+    }
+
+    /// Claims the next queued job and ends it with `result` (a result or an error).
+    pub fn end_next(&self, result: Result<Value, OpError>) -> Option<String> {
         let mut state = self.state.lock().expect("state lock");
         let job = state.claim_next().expect("claim")?;
         state
             .complete(
                 &job,
                 &Outcome {
-                    result: Ok(result),
+                    result,
                     resource: ResourceChange::Keep,
                 },
             )

@@ -849,21 +849,31 @@ impl Node {
 
     /// The drift events (`drift`, `drift_resolved`) after the cursor `after`.
     pub fn drift_events(&self, after: i64) -> Vec<registry::Event> {
-        self.state()
-            .events(after, 10_000)
-            .unwrap()
+        self.feed(after)
             .into_iter()
             .filter(|e| e.kind != registry::EventKind::Job)
             .collect()
     }
 
+    /// Every event of the feed after `after`, read page by page (a page stops at its
+    /// budget of result bytes).
+    pub fn feed(&self, mut after: i64) -> Vec<registry::Event> {
+        let state = self.state();
+        let mut events = Vec::new();
+        loop {
+            let page = state.events(after, 1000).unwrap();
+            after = page.next;
+            let done = page.events.is_empty();
+            events.extend(page.events);
+            if done {
+                return events;
+            }
+        }
+    }
+
     /// The cursor of the last event of the feed.
     pub fn last_cursor(&self) -> i64 {
-        self.state()
-            .events(0, 100_000)
-            .unwrap()
-            .last()
-            .map_or(0, |e| e.cursor)
+        self.feed(0).last().map_or(0, |e| e.cursor)
     }
 
     /// Runs a pass with the drift check due and returns the drift events it added, as
@@ -1315,6 +1325,10 @@ pub struct Api {
     pub runtime: tokio::runtime::Runtime,
     pub api: Option<api::RunningApi>,
     pub client: client::NodeClient,
+    /// What a command of the real binary needs to reach it: `--url`, `--key`, `--pin`.
+    pub url: String,
+    pub key: String,
+    pub pin: String,
     pub local_socket: PathBuf,
     _local_dir: tempfile::TempDir,
 }
@@ -1357,12 +1371,15 @@ pub fn start_api(node: &Node) -> Api {
         }))
         .expect("the API starts");
     let pin = api::tls::pin_sha256(&std::fs::read_to_string(&cert).unwrap()).unwrap();
-    let client =
-        client::NodeClient::new(&format!("https://{}", api.addr), Some(api_key), &pin).unwrap();
+    let url = format!("https://{}", api.addr);
+    let client = client::NodeClient::new(&url, Some(api_key.clone()), &pin).unwrap();
     Api {
         runtime,
         api: Some(api),
         client,
+        url,
+        key: api_key,
+        pin,
         local_socket,
         _local_dir: local_dir,
     }

@@ -126,6 +126,7 @@ mod tests {
         let kinds: Vec<(EventKind, String)> = state
             .events(0, 100)
             .unwrap()
+            .events
             .into_iter()
             .map(|e| (e.kind, e.drift.unwrap().family))
             .collect();

@@ -25,7 +25,7 @@ impl StateDb {
         }
     }
 
-    pub fn events(&self, after: i64, limit: u32) -> Result<Vec<registry::Event>, StoreError> {
+    pub fn events(&self, after: i64, limit: u32) -> Result<registry::EventPage, StoreError> {
         queries::events(&self.conn, after, limit).map_err(StoreError::sqlite("read events"))
     }
 }
@@ -139,25 +139,50 @@ mod tests {
         assert!(at > 946_684_800_000, "{at}");
     }
 
-    /// An idle pass trims events: finding there is nothing to trim must not read the table.
-    #[test]
-    fn measuring_the_events_feed_reads_no_table() {
+    /// The steps of SQLite's plan for `sql` on a fresh state.db.
+    fn plan_of(sql: &str, params: &[&dyn rusqlite::ToSql]) -> Vec<String> {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDb::open(&dir.path().join("state.db")).unwrap();
         let mut stmt = state
             .conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {EVENTS_BOUNDS}"))
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap();
-        let plan: Vec<String> = stmt
-            .query_map([], |r| r.get::<_, String>(3))
+        stmt.query_map(params, |r| r.get::<_, String>(3))
             .unwrap()
             .collect::<Result<_, _>>()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// An idle pass trims events: finding there is nothing to trim must not read the table.
+    #[test]
+    fn measuring_the_events_feed_reads_no_table() {
+        let plan = plan_of(EVENTS_BOUNDS, &[]);
         assert!(
             plan.iter().all(|step| !step.starts_with("SCAN events")),
             "{plan:?}"
         );
         assert!(plan.iter().any(|step| step.starts_with("SEARCH events")));
+    }
+
+    /// A page of the feed reads the events from the cursor by their key and looks each
+    /// final job up by its unique request id: it never scans the jobs table.
+    #[test]
+    fn a_page_of_the_feed_looks_each_job_up_by_its_request_id() {
+        let plan = plan_of(queries::EVENTS_PAGE, &[&0, &100]);
+        assert!(
+            plan.iter().all(|step| !step.starts_with("SCAN j")),
+            "{plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .any(|step| step.starts_with("SEARCH j") && step.contains("request_id=?")),
+            "{plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .any(|step| step.starts_with("SEARCH e") && step.contains("rowid>?")),
+            "{plan:?}"
+        );
     }
 
     /// A full feed is trimmed once per 1% of growth, not on every pass that adds an event:
