@@ -52,6 +52,9 @@ from .ensure_account_request import EnsureAccountRequest
 from .ensure_account_request_shell import EnsureAccountRequestShell
 from .ensure_account_result import EnsureAccountResult
 from .ensure_account_result_quota_type_0 import EnsureAccountResultQuotaType0
+from .ensure_account_result_quota_type_0_mechanism import (
+    EnsureAccountResultQuotaType0Mechanism,
+)
 from .ensure_account_result_state import EnsureAccountResultState
 from .ensure_autoresponder_envelope import EnsureAutoresponderEnvelope
 from .ensure_autoresponder_job import EnsureAutoresponderJob
@@ -67,6 +70,7 @@ from .ensure_certificate_job_error_type_0 import EnsureCertificateJobErrorType0
 from .ensure_certificate_job_state import EnsureCertificateJobState
 from .ensure_certificate_job_timings import EnsureCertificateJobTimings
 from .ensure_certificate_request import EnsureCertificateRequest
+from .ensure_certificate_request_source import EnsureCertificateRequestSource
 from .ensure_certificate_result import EnsureCertificateResult
 from .ensure_certificate_result_state import EnsureCertificateResultState
 from .ensure_dkim_key_envelope import EnsureDkimKeyEnvelope
@@ -145,6 +149,7 @@ from .ensure_mysql_grant_job_error_type_0 import EnsureMysqlGrantJobErrorType0
 from .ensure_mysql_grant_job_state import EnsureMysqlGrantJobState
 from .ensure_mysql_grant_job_timings import EnsureMysqlGrantJobTimings
 from .ensure_mysql_grant_request import EnsureMysqlGrantRequest
+from .ensure_mysql_grant_request_privileges import EnsureMysqlGrantRequestPrivileges
 from .ensure_mysql_grant_result import EnsureMysqlGrantResult
 from .ensure_mysql_grant_result_state import EnsureMysqlGrantResultState
 from .ensure_mysql_user_envelope import EnsureMysqlUserEnvelope
@@ -220,7 +225,12 @@ from .error import Error
 from .event_page import EventPage
 from .event_page_events_item import EventPageEventsItem
 from .event_page_events_item_drift_type_0 import EventPageEventsItemDriftType0
+from .event_page_events_item_drift_type_0_aspect import (
+    EventPageEventsItemDriftType0Aspect,
+)
+from .event_page_events_item_error_type_0 import EventPageEventsItemErrorType0
 from .event_page_events_item_kind import EventPageEventsItemKind
+from .event_page_events_item_result_type_0 import EventPageEventsItemResultType0
 from .event_page_events_item_state_type_1 import EventPageEventsItemStateType1
 from .event_page_events_item_state_type_2_type_1 import (
     EventPageEventsItemStateType2Type1,
@@ -259,6 +269,9 @@ from .observe_account_usage_result_mysql_limits_recorded_type_0 import (
     ObserveAccountUsageResultMysqlLimitsRecordedType0,
 )
 from .observe_account_usage_result_quota import ObserveAccountUsageResultQuota
+from .observe_account_usage_result_quota_mechanism import (
+    ObserveAccountUsageResultQuotaMechanism,
+)
 from .observe_certificates_envelope import ObserveCertificatesEnvelope
 from .observe_certificates_job import ObserveCertificatesJob
 from .observe_certificates_job_error_type_0 import ObserveCertificatesJobErrorType0
@@ -268,6 +281,9 @@ from .observe_certificates_request import ObserveCertificatesRequest
 from .observe_certificates_result import ObserveCertificatesResult
 from .observe_certificates_result_certificates_item import (
     ObserveCertificatesResultCertificatesItem,
+)
+from .observe_certificates_result_certificates_item_source import (
+    ObserveCertificatesResultCertificatesItemSource,
 )
 from .observe_mail_queue_envelope import ObserveMailQueueEnvelope
 from .observe_mail_queue_job import ObserveMailQueueJob
@@ -365,6 +381,9 @@ from .remove_account_job_timings import RemoveAccountJobTimings
 from .remove_account_request import RemoveAccountRequest
 from .remove_account_result import RemoveAccountResult
 from .remove_account_result_quota_type_0 import RemoveAccountResultQuotaType0
+from .remove_account_result_quota_type_0_mechanism import (
+    RemoveAccountResultQuotaType0Mechanism,
+)
 from .remove_account_result_state import RemoveAccountResultState
 from .remove_autoresponder_envelope import RemoveAutoresponderEnvelope
 from .remove_autoresponder_job import RemoveAutoresponderJob
@@ -571,6 +590,9 @@ from .set_account_password_job_timings import SetAccountPasswordJobTimings
 from .set_account_password_request import SetAccountPasswordRequest
 from .set_account_password_result import SetAccountPasswordResult
 from .set_account_password_result_quota_type_0 import SetAccountPasswordResultQuotaType0
+from .set_account_password_result_quota_type_0_mechanism import (
+    SetAccountPasswordResultQuotaType0Mechanism,
+)
 from .set_account_password_result_state import SetAccountPasswordResultState
 from .set_ftp_account_password_envelope import SetFtpAccountPasswordEnvelope
 from .set_ftp_account_password_job import SetFtpAccountPasswordJob
@@ -785,6 +807,7 @@ __all__ = (
     "EnsureAccountRequestShell",
     "EnsureAccountResult",
     "EnsureAccountResultQuotaType0",
+    "EnsureAccountResultQuotaType0Mechanism",
     "EnsureAccountResultState",
     "EnsureAutoresponderEnvelope",
     "EnsureAutoresponderJob",
@@ -800,6 +823,7 @@ __all__ = (
     "EnsureCertificateJobState",
     "EnsureCertificateJobTimings",
     "EnsureCertificateRequest",
+    "EnsureCertificateRequestSource",
     "EnsureCertificateResult",
     "EnsureCertificateResultState",
     "EnsureDkimKeyEnvelope",
@@ -872,6 +896,7 @@ __all__ = (
     "EnsureMysqlGrantJobState",
     "EnsureMysqlGrantJobTimings",
     "EnsureMysqlGrantRequest",
+    "EnsureMysqlGrantRequestPrivileges",
     "EnsureMysqlGrantResult",
     "EnsureMysqlGrantResultState",
     "EnsureMysqlUserEnvelope",
@@ -933,7 +958,10 @@ __all__ = (
     "EventPage",
     "EventPageEventsItem",
     "EventPageEventsItemDriftType0",
+    "EventPageEventsItemDriftType0Aspect",
+    "EventPageEventsItemErrorType0",
     "EventPageEventsItemKind",
+    "EventPageEventsItemResultType0",
     "EventPageEventsItemStateType1",
     "EventPageEventsItemStateType2Type1",
     "EventPageEventsItemStateType3Type1",
@@ -960,6 +988,7 @@ __all__ = (
     "ObserveAccountUsageResultMysqlLimitsInEffectType0",
     "ObserveAccountUsageResultMysqlLimitsRecordedType0",
     "ObserveAccountUsageResultQuota",
+    "ObserveAccountUsageResultQuotaMechanism",
     "ObserveCertificatesEnvelope",
     "ObserveCertificatesJob",
     "ObserveCertificatesJobErrorType0",
@@ -968,6 +997,7 @@ __all__ = (
     "ObserveCertificatesRequest",
     "ObserveCertificatesResult",
     "ObserveCertificatesResultCertificatesItem",
+    "ObserveCertificatesResultCertificatesItemSource",
     "ObserveMailQueueEnvelope",
     "ObserveMailQueueJob",
     "ObserveMailQueueJobErrorType0",
@@ -1048,6 +1078,7 @@ __all__ = (
     "RemoveAccountRequest",
     "RemoveAccountResult",
     "RemoveAccountResultQuotaType0",
+    "RemoveAccountResultQuotaType0Mechanism",
     "RemoveAccountResultState",
     "RemoveAutoresponderEnvelope",
     "RemoveAutoresponderJob",
@@ -1248,6 +1279,7 @@ __all__ = (
     "SetAccountPasswordRequest",
     "SetAccountPasswordResult",
     "SetAccountPasswordResultQuotaType0",
+    "SetAccountPasswordResultQuotaType0Mechanism",
     "SetAccountPasswordResultState",
     "SetFtpAccountPasswordEnvelope",
     "SetFtpAccountPasswordJob",

@@ -1,16 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import (
-    Any,
-    Literal,
-    Self,
-    TypeVar,
-    cast,
-)
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.ensure_certificate_request_source import EnsureCertificateRequestSource
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="EnsureCertificateRequest")
@@ -22,7 +17,11 @@ class EnsureCertificateRequest:
     Attributes:
         account (str):
         id (str):
-        source (Literal['acme'] | Literal['bundle']): Where the certificate comes from.
+        source (EnsureCertificateRequestSource): Where the certificate comes from.
+
+            - `acme`: Issued over ACME HTTP-01 for the web domain's name and aliases, renewed by the node.
+            - `bundle`: An uploaded blob (`blob`): the PEM chain, end-entity first, and its PKCS#8 private
+            key, in one file. Not renewed by the node: upload a new bundle before it expires.
         web_domain (str): The web domain whose vhost serves the certificate over HTTPS.
         blob (None | str | Unset): With `"source": "bundle"`: the uploaded blob (`PUT /v1/blobs/{sha256}`) holding the
             PEM chain and key. Absent with `"source": "acme"`.
@@ -30,7 +29,7 @@ class EnsureCertificateRequest:
 
     account: str
     id: str
-    source: Literal["acme", "bundle"]
+    source: EnsureCertificateRequestSource
     web_domain: str
     blob: None | str | Unset = UNSET
 
@@ -39,8 +38,7 @@ class EnsureCertificateRequest:
 
         id = self.id
 
-        source: Literal["acme", "bundle"]
-        source = self.source
+        source = self.source.value
 
         web_domain = self.web_domain
 
@@ -72,21 +70,7 @@ class EnsureCertificateRequest:
 
         id = d.pop("id")
 
-        def _parse_source(data: object) -> Literal["acme", "bundle"]:
-            source_type_0 = cast(Literal["acme"], data)
-            if source_type_0 != "acme":
-                raise ValueError(
-                    f"source_type_0 must match const 'acme', got '{source_type_0}'"
-                )
-            return source_type_0
-            source_type_1 = cast(Literal["bundle"], data)
-            if source_type_1 != "bundle":
-                raise ValueError(
-                    f"source_type_1 must match const 'bundle', got '{source_type_1}'"
-                )
-            return source_type_1
-
-        source = _parse_source(d.pop("source"))
+        source = EnsureCertificateRequestSource(d.pop("source"))
 
         web_domain = d.pop("web_domain")
 

@@ -1,15 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import (
-    Any,
-    Literal,
-    Self,
-    TypeVar,
-    cast,
-)
+from typing import Any, Self, TypeVar
 
 from attrs import define as _attrs_define
+
+from ..models.ensure_mysql_grant_request_privileges import (
+    EnsureMysqlGrantRequestPrivileges,
+)
 
 T = TypeVar("T", bound="EnsureMysqlGrantRequest")
 
@@ -21,15 +19,19 @@ class EnsureMysqlGrantRequest:
         account (str):
         database (str): The resource id of one of the account's databases.
         id (str):
-        privileges (Literal['all'] | Literal['read_only'] | Literal['read_write']): What a MariaDB user may do in one
-            database.
+        privileges (EnsureMysqlGrantRequestPrivileges): What a MariaDB user may do in one database.
+
+            - `read_only`: SELECT, SHOW VIEW, LOCK TABLES.
+            - `read_write`: `read_only` plus INSERT, UPDATE, DELETE, CREATE TEMPORARY TABLES, EXECUTE.
+            - `all`: `read_write` plus CREATE, DROP, ALTER, INDEX, REFERENCES, CREATE VIEW, CREATE ROUTINE,
+            ALTER ROUTINE, EVENT, TRIGGER: everything on the database, nothing beyond it.
         user (str): The resource id of one of the account's MariaDB users.
     """
 
     account: str
     database: str
     id: str
-    privileges: Literal["all", "read_only", "read_write"]
+    privileges: EnsureMysqlGrantRequestPrivileges
     user: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -39,8 +41,7 @@ class EnsureMysqlGrantRequest:
 
         id = self.id
 
-        privileges: Literal["all", "read_only", "read_write"]
-        privileges = self.privileges
+        privileges = self.privileges.value
 
         user = self.user
 
@@ -67,29 +68,7 @@ class EnsureMysqlGrantRequest:
 
         id = d.pop("id")
 
-        def _parse_privileges(
-            data: object,
-        ) -> Literal["all", "read_only", "read_write"]:
-            privileges_type_0 = cast(Literal["read_only"], data)
-            if privileges_type_0 != "read_only":
-                raise ValueError(
-                    f"privileges_type_0 must match const 'read_only', got '{privileges_type_0}'"
-                )
-            return privileges_type_0
-            privileges_type_1 = cast(Literal["read_write"], data)
-            if privileges_type_1 != "read_write":
-                raise ValueError(
-                    f"privileges_type_1 must match const 'read_write', got '{privileges_type_1}'"
-                )
-            return privileges_type_1
-            privileges_type_2 = cast(Literal["all"], data)
-            if privileges_type_2 != "all":
-                raise ValueError(
-                    f"privileges_type_2 must match const 'all', got '{privileges_type_2}'"
-                )
-            return privileges_type_2
-
-        privileges = _parse_privileges(d.pop("privileges"))
+        privileges = EnsureMysqlGrantRequestPrivileges(d.pop("privileges"))
 
         user = d.pop("user")
 

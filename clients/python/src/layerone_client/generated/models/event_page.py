@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.event_page_events_item import EventPageEventsItem
 
@@ -20,10 +22,14 @@ class EventPage:
     Attributes:
         events (list[EventPageEventsItem]):
         next_ (int): The cursor to ask from next; equal to `after` when nothing happened.
+        truncated (bool | Unset): The page stopped before `limit` events because the next one would have passed the
+            page's budget of result bytes ([`EVENTS_PAGE_RESULT_BYTES`]): more events are there
+            already, from `next`. Default: False.
     """
 
     events: list[EventPageEventsItem]
     next_: int
+    truncated: bool | Unset = False
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -34,6 +40,8 @@ class EventPage:
 
         next_ = self.next_
 
+        truncated = self.truncated
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -42,6 +50,8 @@ class EventPage:
                 "next": next_,
             }
         )
+        if truncated is not UNSET:
+            field_dict["truncated"] = truncated
 
         return field_dict
 
@@ -59,9 +69,12 @@ class EventPage:
 
         next_ = d.pop("next")
 
+        truncated = d.pop("truncated", UNSET)
+
         event_page = cls(
             events=events,
             next_=next_,
+            truncated=truncated,
         )
 
         event_page.additional_properties = d

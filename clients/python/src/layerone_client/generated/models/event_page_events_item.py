@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from ..models.event_page_events_item_drift_type_0 import (
         EventPageEventsItemDriftType0,
     )
+    from ..models.event_page_events_item_error_type_0 import (
+        EventPageEventsItemErrorType0,
+    )
+    from ..models.event_page_events_item_result_type_0 import (
+        EventPageEventsItemResultType0,
+    )
 
 
 T = TypeVar("T", bound="EventPageEventsItem")
@@ -30,7 +36,8 @@ class EventPageEventsItem:
     """One entry of the events feed, in the order state.db recorded it: a job's state change
     (`kind: job`), or the runner's drift check finding that the OS no longer shows what
     state.db records (`drift`) or showing it again (`drift_resolved`). Job events carry
-    `request_id`, `operation` and `state`; drift events carry `drift`.
+    `request_id`, `operation` and `state`, and a `succeeded` one its `result`, a `failed` one
+    its `error`, as the job's view shows them; drift events carry `drift`.
 
         Attributes:
             at_ms (int):
@@ -43,8 +50,13 @@ class EventPageEventsItem:
                 What is compared is what each family declares it derives: the files it derives whole,
                 the lines it contributes to a table shared by many resources, and the settings it makes
                 outside files (MariaDB's users and grants).
+            error (EventPageEventsItemErrorType0 | None | Unset): The job's error, on a `failed` event only: the job view's
+                `error`.
             operation (None | str | Unset):
             request_id (None | str | Unset):
+            result (EventPageEventsItemResultType0 | None | Unset): The job's result, on a `succeeded` event only: the
+                object `GET /v1/jobs/{request_id}`
+                shows as `result` (typed there by the operation).
             state (EventPageEventsItemStateType1 | EventPageEventsItemStateType2Type1 | EventPageEventsItemStateType3Type1 |
                 None | Unset): `received` (in inbox.db) → `queued` (admitted into state.db) → `running` → `succeeded` |
                 `failed`; or `superseded` by a newer request for the same resource while still queued.
@@ -54,8 +66,10 @@ class EventPageEventsItem:
     cursor: int
     kind: EventPageEventsItemKind
     drift: EventPageEventsItemDriftType0 | None | Unset = UNSET
+    error: EventPageEventsItemErrorType0 | None | Unset = UNSET
     operation: None | str | Unset = UNSET
     request_id: None | str | Unset = UNSET
+    result: EventPageEventsItemResultType0 | None | Unset = UNSET
     state: (
         EventPageEventsItemStateType1
         | EventPageEventsItemStateType2Type1
@@ -68,6 +82,12 @@ class EventPageEventsItem:
     def to_dict(self) -> dict[str, Any]:
         from ..models.event_page_events_item_drift_type_0 import (
             EventPageEventsItemDriftType0,
+        )
+        from ..models.event_page_events_item_error_type_0 import (
+            EventPageEventsItemErrorType0,
+        )
+        from ..models.event_page_events_item_result_type_0 import (
+            EventPageEventsItemResultType0,
         )
 
         at_ms = self.at_ms
@@ -84,6 +104,14 @@ class EventPageEventsItem:
         else:
             drift = self.drift
 
+        error: dict[str, Any] | None | Unset
+        if isinstance(self.error, Unset):
+            error = UNSET
+        elif isinstance(self.error, EventPageEventsItemErrorType0):
+            error = self.error.to_dict()
+        else:
+            error = self.error
+
         operation: None | str | Unset
         if isinstance(self.operation, Unset):
             operation = UNSET
@@ -95,6 +123,14 @@ class EventPageEventsItem:
             request_id = UNSET
         else:
             request_id = self.request_id
+
+        result: dict[str, Any] | None | Unset
+        if isinstance(self.result, Unset):
+            result = UNSET
+        elif isinstance(self.result, EventPageEventsItemResultType0):
+            result = self.result.to_dict()
+        else:
+            result = self.result
 
         state: None | str | Unset
         if isinstance(self.state, Unset):
@@ -119,10 +155,14 @@ class EventPageEventsItem:
         )
         if drift is not UNSET:
             field_dict["drift"] = drift
+        if error is not UNSET:
+            field_dict["error"] = error
         if operation is not UNSET:
             field_dict["operation"] = operation
         if request_id is not UNSET:
             field_dict["request_id"] = request_id
+        if result is not UNSET:
+            field_dict["result"] = result
         if state is not UNSET:
             field_dict["state"] = state
 
@@ -132,6 +172,12 @@ class EventPageEventsItem:
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.event_page_events_item_drift_type_0 import (
             EventPageEventsItemDriftType0,
+        )
+        from ..models.event_page_events_item_error_type_0 import (
+            EventPageEventsItemErrorType0,
+        )
+        from ..models.event_page_events_item_result_type_0 import (
+            EventPageEventsItemResultType0,
         )
 
         d = dict(src_dict)
@@ -158,6 +204,23 @@ class EventPageEventsItem:
 
         drift = _parse_drift(d.pop("drift", UNSET))
 
+        def _parse_error(data: object) -> EventPageEventsItemErrorType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                error_type_0 = EventPageEventsItemErrorType0.from_dict(data)
+
+                return error_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EventPageEventsItemErrorType0 | None | Unset, data)
+
+        error = _parse_error(d.pop("error", UNSET))
+
         def _parse_operation(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -175,6 +238,25 @@ class EventPageEventsItem:
             return cast(None | str | Unset, data)
 
         request_id = _parse_request_id(d.pop("request_id", UNSET))
+
+        def _parse_result(
+            data: object,
+        ) -> EventPageEventsItemResultType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                result_type_0 = EventPageEventsItemResultType0.from_dict(data)
+
+                return result_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EventPageEventsItemResultType0 | None | Unset, data)
+
+        result = _parse_result(d.pop("result", UNSET))
 
         def _parse_state(
             data: object,
@@ -229,8 +311,10 @@ class EventPageEventsItem:
             cursor=cursor,
             kind=kind,
             drift=drift,
+            error=error,
             operation=operation,
             request_id=request_id,
+            result=result,
             state=state,
         )
 

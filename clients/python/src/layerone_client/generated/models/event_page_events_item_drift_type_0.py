@@ -1,15 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import (
-    Any,
-    Literal,
-    Self,
-    TypeVar,
-    cast,
-)
+from typing import Any, Self, TypeVar
 
 from attrs import define as _attrs_define
+
+from ..models.event_page_events_item_drift_type_0_aspect import (
+    EventPageEventsItemDriftType0Aspect,
+)
 
 T = TypeVar("T", bound="EventPageEventsItemDriftType0")
 
@@ -24,21 +22,52 @@ class EventPageEventsItemDriftType0:
     outside files (MariaDB's users and grants).
 
         Attributes:
-            aspect (Literal['auth_user_file_differs'] | Literal['auth_user_file_missing'] |
-                Literal['authorized_keys_differs'] | Literal['authorized_keys_missing'] | Literal['backup_differs'] |
-                Literal['backup_missing'] | Literal['certificate_chain_missing'] | Literal['certificate_differs'] |
-                Literal['certificate_key_missing'] | Literal['crontab_differs'] | Literal['crontab_missing'] |
-                Literal['dkim_key_missing'] | Literal['dovecot_entry_missing'] | Literal['dovecot_passwd_differs'] |
-                Literal['ftp_login_missing'] | Literal['ftp_passwd_differs'] | Literal['home_missing'] |
-                Literal['mysql_database_differs'] | Literal['mysql_database_missing'] | Literal['mysql_grant_differs'] |
-                Literal['mysql_grant_missing'] | Literal['mysql_user_differs'] | Literal['mysql_user_missing'] |
-                Literal['open_dkim_entry_missing'] | Literal['open_dkim_table_differs'] | Literal['php_pool_differs'] |
-                Literal['php_pool_missing'] | Literal['postfix_entry_missing'] | Literal['postfix_table_differs'] |
-                Literal['sieve_script_differs'] | Literal['sieve_script_missing'] | Literal['sudo_dropin_differs'] |
-                Literal['sudo_dropin_missing'] | Literal['user_missing'] | Literal['vhost_differs'] | Literal['vhost_missing']):
-                What about a resource drifted: a closed list, each with what it means. A new kind of
+            aspect (EventPageEventsItemDriftType0Aspect): What about a resource drifted: a closed list, each with what it
+                means. A new kind of
                 derived file or setting adds its variants here, so the events feed's schema (and the
                 OpenAPI document derived from it) lists it.
+
+                - `user_missing`: The account's user is not in passwd (or no longer carries the node's marker).
+                - `home_missing`: The account's home is gone.
+                - `vhost_missing`: The web domain's vhost file is gone.
+                - `vhost_differs`: The vhost file is not what state.db derives.
+                - `authorized_keys_missing`: The account has SSH keys recorded and no `authorized_keys`.
+                - `authorized_keys_differs`: `authorized_keys` is not what state.db derives.
+                - `sudo_dropin_missing`: The sudo allowlist is recorded as installed and its drop-in is gone.
+                - `ftp_login_missing`: pure-ftpd's passwd file does not hold the FTP account's line as recorded.
+                - `sudo_dropin_differs`: The sudo drop-in is not what state.db derives, or is there while the allowlist is
+                recorded as removed.
+                - `ftp_passwd_differs`: pure-ftpd's passwd file holds a line no FTP account derives (a suspended login's among
+                them).
+                - `auth_user_file_missing`: A protected directory's `AuthUserFile` is gone.
+                - `auth_user_file_differs`: A protected directory's `AuthUserFile` is not what state.db derives.
+                - `php_pool_missing`: The account's FPM pool for a PHP version its domains use is gone.
+                - `php_pool_differs`: An FPM pool of the account is not what state.db derives, or is there for a version none of
+                its domains uses.
+                - `crontab_missing`: The account has scheduled tasks recorded and no crontab in the cron spool.
+                - `crontab_differs`: The account's crontab is not what state.db derives.
+                - `certificate_chain_missing`: A certificate's chain file is gone.
+                - `certificate_key_missing`: A certificate's private key file is gone.
+                - `certificate_differs`: A certificate's chain and key in place are not a pair for its web domain (the key is
+                another's, or the chain does not parse or name the domain).
+                - `postfix_entry_missing`: A Postfix table lacks a line the resource derives.
+                - `postfix_table_differs`: A Postfix table holds a line state.db does not derive.
+                - `dovecot_entry_missing`: Dovecot's passwd-file lacks the mailbox's line as state.db derives it.
+                - `dovecot_passwd_differs`: Dovecot's passwd-file holds a line state.db does not derive.
+                - `open_dkim_entry_missing`: OpenDKIM's KeyTable or SigningTable lacks the DKIM key's line.
+                - `open_dkim_table_differs`: OpenDKIM's KeyTable or SigningTable holds a line state.db does not derive.
+                - `dkim_key_missing`: A DKIM key's private key file is gone.
+                - `sieve_script_missing`: An autoresponder's Sieve script is gone.
+                - `sieve_script_differs`: An autoresponder's Sieve script is not what state.db derives.
+                - `mysql_database_missing`: A recorded database is not in MariaDB.
+                - `mysql_database_differs`: A database's character set or collation is not the one recorded.
+                - `mysql_user_missing`: A recorded MariaDB user has no account at any host.
+                - `mysql_user_differs`: A MariaDB user's hosts are not the ones recorded.
+                - `mysql_grant_missing`: A recorded grant's user has no privilege on its database at one of its hosts.
+                - `mysql_grant_differs`: A grant's privileges in MariaDB are not the ones state.db derives (its set, less the
+                write privileges while the account is over its quota).
+                - `backup_missing`: A backup's archive is gone from `blobs/out`.
+                - `backup_differs`: A backup's archive in `blobs/out` is not the size recorded.
             family (str): The family whose derivation drifted.
             message (str): One line for an operator.
             owner (str): The account id, or `node:` for the node's own resources and shared tables.
@@ -47,89 +76,14 @@ class EventPageEventsItemDriftType0:
                 resources share that holds a line state.db does not derive (no one resource's).
     """
 
-    aspect: Literal[
-        "auth_user_file_differs",
-        "auth_user_file_missing",
-        "authorized_keys_differs",
-        "authorized_keys_missing",
-        "backup_differs",
-        "backup_missing",
-        "certificate_chain_missing",
-        "certificate_differs",
-        "certificate_key_missing",
-        "crontab_differs",
-        "crontab_missing",
-        "dkim_key_missing",
-        "dovecot_entry_missing",
-        "dovecot_passwd_differs",
-        "ftp_login_missing",
-        "ftp_passwd_differs",
-        "home_missing",
-        "mysql_database_differs",
-        "mysql_database_missing",
-        "mysql_grant_differs",
-        "mysql_grant_missing",
-        "mysql_user_differs",
-        "mysql_user_missing",
-        "open_dkim_entry_missing",
-        "open_dkim_table_differs",
-        "php_pool_differs",
-        "php_pool_missing",
-        "postfix_entry_missing",
-        "postfix_table_differs",
-        "sieve_script_differs",
-        "sieve_script_missing",
-        "sudo_dropin_differs",
-        "sudo_dropin_missing",
-        "user_missing",
-        "vhost_differs",
-        "vhost_missing",
-    ]
+    aspect: EventPageEventsItemDriftType0Aspect
     family: str
     message: str
     owner: str
     resource_id: str
 
     def to_dict(self) -> dict[str, Any]:
-        aspect: Literal[
-            "auth_user_file_differs",
-            "auth_user_file_missing",
-            "authorized_keys_differs",
-            "authorized_keys_missing",
-            "backup_differs",
-            "backup_missing",
-            "certificate_chain_missing",
-            "certificate_differs",
-            "certificate_key_missing",
-            "crontab_differs",
-            "crontab_missing",
-            "dkim_key_missing",
-            "dovecot_entry_missing",
-            "dovecot_passwd_differs",
-            "ftp_login_missing",
-            "ftp_passwd_differs",
-            "home_missing",
-            "mysql_database_differs",
-            "mysql_database_missing",
-            "mysql_grant_differs",
-            "mysql_grant_missing",
-            "mysql_user_differs",
-            "mysql_user_missing",
-            "open_dkim_entry_missing",
-            "open_dkim_table_differs",
-            "php_pool_differs",
-            "php_pool_missing",
-            "postfix_entry_missing",
-            "postfix_table_differs",
-            "sieve_script_differs",
-            "sieve_script_missing",
-            "sudo_dropin_differs",
-            "sudo_dropin_missing",
-            "user_missing",
-            "vhost_differs",
-            "vhost_missing",
-        ]
-        aspect = self.aspect
+        aspect = self.aspect.value
 
         family = self.family
 
@@ -156,265 +110,7 @@ class EventPageEventsItemDriftType0:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         d = dict(src_dict)
-
-        def _parse_aspect(
-            data: object,
-        ) -> Literal[
-            "auth_user_file_differs",
-            "auth_user_file_missing",
-            "authorized_keys_differs",
-            "authorized_keys_missing",
-            "backup_differs",
-            "backup_missing",
-            "certificate_chain_missing",
-            "certificate_differs",
-            "certificate_key_missing",
-            "crontab_differs",
-            "crontab_missing",
-            "dkim_key_missing",
-            "dovecot_entry_missing",
-            "dovecot_passwd_differs",
-            "ftp_login_missing",
-            "ftp_passwd_differs",
-            "home_missing",
-            "mysql_database_differs",
-            "mysql_database_missing",
-            "mysql_grant_differs",
-            "mysql_grant_missing",
-            "mysql_user_differs",
-            "mysql_user_missing",
-            "open_dkim_entry_missing",
-            "open_dkim_table_differs",
-            "php_pool_differs",
-            "php_pool_missing",
-            "postfix_entry_missing",
-            "postfix_table_differs",
-            "sieve_script_differs",
-            "sieve_script_missing",
-            "sudo_dropin_differs",
-            "sudo_dropin_missing",
-            "user_missing",
-            "vhost_differs",
-            "vhost_missing",
-        ]:
-            aspect_type_0 = cast(Literal["user_missing"], data)
-            if aspect_type_0 != "user_missing":
-                raise ValueError(
-                    f"aspect_type_0 must match const 'user_missing', got '{aspect_type_0}'"
-                )
-            return aspect_type_0
-            aspect_type_1 = cast(Literal["home_missing"], data)
-            if aspect_type_1 != "home_missing":
-                raise ValueError(
-                    f"aspect_type_1 must match const 'home_missing', got '{aspect_type_1}'"
-                )
-            return aspect_type_1
-            aspect_type_2 = cast(Literal["vhost_missing"], data)
-            if aspect_type_2 != "vhost_missing":
-                raise ValueError(
-                    f"aspect_type_2 must match const 'vhost_missing', got '{aspect_type_2}'"
-                )
-            return aspect_type_2
-            aspect_type_3 = cast(Literal["vhost_differs"], data)
-            if aspect_type_3 != "vhost_differs":
-                raise ValueError(
-                    f"aspect_type_3 must match const 'vhost_differs', got '{aspect_type_3}'"
-                )
-            return aspect_type_3
-            aspect_type_4 = cast(Literal["authorized_keys_missing"], data)
-            if aspect_type_4 != "authorized_keys_missing":
-                raise ValueError(
-                    f"aspect_type_4 must match const 'authorized_keys_missing', got '{aspect_type_4}'"
-                )
-            return aspect_type_4
-            aspect_type_5 = cast(Literal["authorized_keys_differs"], data)
-            if aspect_type_5 != "authorized_keys_differs":
-                raise ValueError(
-                    f"aspect_type_5 must match const 'authorized_keys_differs', got '{aspect_type_5}'"
-                )
-            return aspect_type_5
-            aspect_type_6 = cast(Literal["sudo_dropin_missing"], data)
-            if aspect_type_6 != "sudo_dropin_missing":
-                raise ValueError(
-                    f"aspect_type_6 must match const 'sudo_dropin_missing', got '{aspect_type_6}'"
-                )
-            return aspect_type_6
-            aspect_type_7 = cast(Literal["ftp_login_missing"], data)
-            if aspect_type_7 != "ftp_login_missing":
-                raise ValueError(
-                    f"aspect_type_7 must match const 'ftp_login_missing', got '{aspect_type_7}'"
-                )
-            return aspect_type_7
-            aspect_type_8 = cast(Literal["sudo_dropin_differs"], data)
-            if aspect_type_8 != "sudo_dropin_differs":
-                raise ValueError(
-                    f"aspect_type_8 must match const 'sudo_dropin_differs', got '{aspect_type_8}'"
-                )
-            return aspect_type_8
-            aspect_type_9 = cast(Literal["ftp_passwd_differs"], data)
-            if aspect_type_9 != "ftp_passwd_differs":
-                raise ValueError(
-                    f"aspect_type_9 must match const 'ftp_passwd_differs', got '{aspect_type_9}'"
-                )
-            return aspect_type_9
-            aspect_type_10 = cast(Literal["auth_user_file_missing"], data)
-            if aspect_type_10 != "auth_user_file_missing":
-                raise ValueError(
-                    f"aspect_type_10 must match const 'auth_user_file_missing', got '{aspect_type_10}'"
-                )
-            return aspect_type_10
-            aspect_type_11 = cast(Literal["auth_user_file_differs"], data)
-            if aspect_type_11 != "auth_user_file_differs":
-                raise ValueError(
-                    f"aspect_type_11 must match const 'auth_user_file_differs', got '{aspect_type_11}'"
-                )
-            return aspect_type_11
-            aspect_type_12 = cast(Literal["php_pool_missing"], data)
-            if aspect_type_12 != "php_pool_missing":
-                raise ValueError(
-                    f"aspect_type_12 must match const 'php_pool_missing', got '{aspect_type_12}'"
-                )
-            return aspect_type_12
-            aspect_type_13 = cast(Literal["php_pool_differs"], data)
-            if aspect_type_13 != "php_pool_differs":
-                raise ValueError(
-                    f"aspect_type_13 must match const 'php_pool_differs', got '{aspect_type_13}'"
-                )
-            return aspect_type_13
-            aspect_type_14 = cast(Literal["crontab_missing"], data)
-            if aspect_type_14 != "crontab_missing":
-                raise ValueError(
-                    f"aspect_type_14 must match const 'crontab_missing', got '{aspect_type_14}'"
-                )
-            return aspect_type_14
-            aspect_type_15 = cast(Literal["crontab_differs"], data)
-            if aspect_type_15 != "crontab_differs":
-                raise ValueError(
-                    f"aspect_type_15 must match const 'crontab_differs', got '{aspect_type_15}'"
-                )
-            return aspect_type_15
-            aspect_type_16 = cast(Literal["certificate_chain_missing"], data)
-            if aspect_type_16 != "certificate_chain_missing":
-                raise ValueError(
-                    f"aspect_type_16 must match const 'certificate_chain_missing', got '{aspect_type_16}'"
-                )
-            return aspect_type_16
-            aspect_type_17 = cast(Literal["certificate_key_missing"], data)
-            if aspect_type_17 != "certificate_key_missing":
-                raise ValueError(
-                    f"aspect_type_17 must match const 'certificate_key_missing', got '{aspect_type_17}'"
-                )
-            return aspect_type_17
-            aspect_type_18 = cast(Literal["certificate_differs"], data)
-            if aspect_type_18 != "certificate_differs":
-                raise ValueError(
-                    f"aspect_type_18 must match const 'certificate_differs', got '{aspect_type_18}'"
-                )
-            return aspect_type_18
-            aspect_type_19 = cast(Literal["postfix_entry_missing"], data)
-            if aspect_type_19 != "postfix_entry_missing":
-                raise ValueError(
-                    f"aspect_type_19 must match const 'postfix_entry_missing', got '{aspect_type_19}'"
-                )
-            return aspect_type_19
-            aspect_type_20 = cast(Literal["postfix_table_differs"], data)
-            if aspect_type_20 != "postfix_table_differs":
-                raise ValueError(
-                    f"aspect_type_20 must match const 'postfix_table_differs', got '{aspect_type_20}'"
-                )
-            return aspect_type_20
-            aspect_type_21 = cast(Literal["dovecot_entry_missing"], data)
-            if aspect_type_21 != "dovecot_entry_missing":
-                raise ValueError(
-                    f"aspect_type_21 must match const 'dovecot_entry_missing', got '{aspect_type_21}'"
-                )
-            return aspect_type_21
-            aspect_type_22 = cast(Literal["dovecot_passwd_differs"], data)
-            if aspect_type_22 != "dovecot_passwd_differs":
-                raise ValueError(
-                    f"aspect_type_22 must match const 'dovecot_passwd_differs', got '{aspect_type_22}'"
-                )
-            return aspect_type_22
-            aspect_type_23 = cast(Literal["open_dkim_entry_missing"], data)
-            if aspect_type_23 != "open_dkim_entry_missing":
-                raise ValueError(
-                    f"aspect_type_23 must match const 'open_dkim_entry_missing', got '{aspect_type_23}'"
-                )
-            return aspect_type_23
-            aspect_type_24 = cast(Literal["open_dkim_table_differs"], data)
-            if aspect_type_24 != "open_dkim_table_differs":
-                raise ValueError(
-                    f"aspect_type_24 must match const 'open_dkim_table_differs', got '{aspect_type_24}'"
-                )
-            return aspect_type_24
-            aspect_type_25 = cast(Literal["dkim_key_missing"], data)
-            if aspect_type_25 != "dkim_key_missing":
-                raise ValueError(
-                    f"aspect_type_25 must match const 'dkim_key_missing', got '{aspect_type_25}'"
-                )
-            return aspect_type_25
-            aspect_type_26 = cast(Literal["sieve_script_missing"], data)
-            if aspect_type_26 != "sieve_script_missing":
-                raise ValueError(
-                    f"aspect_type_26 must match const 'sieve_script_missing', got '{aspect_type_26}'"
-                )
-            return aspect_type_26
-            aspect_type_27 = cast(Literal["sieve_script_differs"], data)
-            if aspect_type_27 != "sieve_script_differs":
-                raise ValueError(
-                    f"aspect_type_27 must match const 'sieve_script_differs', got '{aspect_type_27}'"
-                )
-            return aspect_type_27
-            aspect_type_28 = cast(Literal["mysql_database_missing"], data)
-            if aspect_type_28 != "mysql_database_missing":
-                raise ValueError(
-                    f"aspect_type_28 must match const 'mysql_database_missing', got '{aspect_type_28}'"
-                )
-            return aspect_type_28
-            aspect_type_29 = cast(Literal["mysql_database_differs"], data)
-            if aspect_type_29 != "mysql_database_differs":
-                raise ValueError(
-                    f"aspect_type_29 must match const 'mysql_database_differs', got '{aspect_type_29}'"
-                )
-            return aspect_type_29
-            aspect_type_30 = cast(Literal["mysql_user_missing"], data)
-            if aspect_type_30 != "mysql_user_missing":
-                raise ValueError(
-                    f"aspect_type_30 must match const 'mysql_user_missing', got '{aspect_type_30}'"
-                )
-            return aspect_type_30
-            aspect_type_31 = cast(Literal["mysql_user_differs"], data)
-            if aspect_type_31 != "mysql_user_differs":
-                raise ValueError(
-                    f"aspect_type_31 must match const 'mysql_user_differs', got '{aspect_type_31}'"
-                )
-            return aspect_type_31
-            aspect_type_32 = cast(Literal["mysql_grant_missing"], data)
-            if aspect_type_32 != "mysql_grant_missing":
-                raise ValueError(
-                    f"aspect_type_32 must match const 'mysql_grant_missing', got '{aspect_type_32}'"
-                )
-            return aspect_type_32
-            aspect_type_33 = cast(Literal["mysql_grant_differs"], data)
-            if aspect_type_33 != "mysql_grant_differs":
-                raise ValueError(
-                    f"aspect_type_33 must match const 'mysql_grant_differs', got '{aspect_type_33}'"
-                )
-            return aspect_type_33
-            aspect_type_34 = cast(Literal["backup_missing"], data)
-            if aspect_type_34 != "backup_missing":
-                raise ValueError(
-                    f"aspect_type_34 must match const 'backup_missing', got '{aspect_type_34}'"
-                )
-            return aspect_type_34
-            aspect_type_35 = cast(Literal["backup_differs"], data)
-            if aspect_type_35 != "backup_differs":
-                raise ValueError(
-                    f"aspect_type_35 must match const 'backup_differs', got '{aspect_type_35}'"
-                )
-            return aspect_type_35
-
-        aspect = _parse_aspect(d.pop("aspect"))
+        aspect = EventPageEventsItemDriftType0Aspect(d.pop("aspect"))
 
         family = d.pop("family")
 

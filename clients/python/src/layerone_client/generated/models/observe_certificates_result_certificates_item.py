@@ -1,16 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import (
-    Any,
-    Literal,
-    Self,
-    TypeVar,
-    cast,
-)
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.observe_certificates_result_certificates_item_source import (
+    ObserveCertificatesResultCertificatesItemSource,
+)
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="ObserveCertificatesResultCertificatesItem")
@@ -24,7 +21,11 @@ class ObserveCertificatesResultCertificatesItem:
         id (str):
         renewal_due (bool): An ACME certificate within the renewal window (or whose chain does not parse): the
             runner's next `renew_certificates` step queues its renewal.
-        source (Literal['acme'] | Literal['bundle']): Where a certificate comes from.
+        source (ObserveCertificatesResultCertificatesItemSource): Where a certificate comes from.
+
+            - `acme`: Issued over ACME HTTP-01 for the web domain's name and aliases, renewed by the node.
+            - `bundle`: An uploaded blob (`blob`): the PEM chain, end-entity first, and its PKCS#8 private
+            key, in one file. Not renewed by the node: upload a new bundle before it expires.
         web_domain (str):
         domain (None | str | Unset): The web domain's name.
         fingerprint_sha256 (None | str | Unset):
@@ -34,7 +35,7 @@ class ObserveCertificatesResultCertificatesItem:
 
     id: str
     renewal_due: bool
-    source: Literal["acme", "bundle"]
+    source: ObserveCertificatesResultCertificatesItemSource
     web_domain: str
     domain: None | str | Unset = UNSET
     fingerprint_sha256: None | str | Unset = UNSET
@@ -45,8 +46,7 @@ class ObserveCertificatesResultCertificatesItem:
 
         renewal_due = self.renewal_due
 
-        source: Literal["acme", "bundle"]
-        source = self.source
+        source = self.source.value
 
         web_domain = self.web_domain
 
@@ -94,21 +94,7 @@ class ObserveCertificatesResultCertificatesItem:
 
         renewal_due = d.pop("renewal_due")
 
-        def _parse_source(data: object) -> Literal["acme", "bundle"]:
-            source_type_0 = cast(Literal["acme"], data)
-            if source_type_0 != "acme":
-                raise ValueError(
-                    f"source_type_0 must match const 'acme', got '{source_type_0}'"
-                )
-            return source_type_0
-            source_type_1 = cast(Literal["bundle"], data)
-            if source_type_1 != "bundle":
-                raise ValueError(
-                    f"source_type_1 must match const 'bundle', got '{source_type_1}'"
-                )
-            return source_type_1
-
-        source = _parse_source(d.pop("source"))
+        source = ObserveCertificatesResultCertificatesItemSource(d.pop("source"))
 
         web_domain = d.pop("web_domain")
 

@@ -1,16 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import (
-    Any,
-    Literal,
-    Self,
-    TypeVar,
-    cast,
-)
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.remove_account_result_quota_type_0_mechanism import (
+    RemoveAccountResultQuotaType0Mechanism,
+)
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="RemoveAccountResultQuotaType0")
@@ -23,8 +20,12 @@ class RemoveAccountResultQuotaType0:
     Attributes:
         enforced (bool): True only when the kernel holds a limit on the home's bytes or inodes; an unlimited
             quota, or one only recorded, is not enforced.
-        mechanism (Literal['btrfs_qgroup'] | Literal['none'] | Literal['user_quota']): What enforces an account's disk
-            and inode quotas on this node.
+        mechanism (RemoveAccountResultQuotaType0Mechanism): What enforces an account's disk and inode quotas on this
+            node.
+
+            - `btrfs_qgroup`: `/home` is btrfs and the home a subvolume limited by its qgroup: bytes only.
+            - `user_quota`: `/home` has user quotas on: blocks and inodes per uid.
+            - `none`: Nothing: only unlimited quotas.
         limit_bytes (int | None | Unset): The byte limit read back (`null`: none).
         limit_inodes (int | None | Unset): The inode limit read back (`null`: none; always on btrfs).
         used_bytes (int | None | Unset): Bytes the kernel counts against the quota (`null` where it counts none:
@@ -34,7 +35,7 @@ class RemoveAccountResultQuotaType0:
     """
 
     enforced: bool
-    mechanism: Literal["btrfs_qgroup", "none", "user_quota"]
+    mechanism: RemoveAccountResultQuotaType0Mechanism
     limit_bytes: int | None | Unset = UNSET
     limit_inodes: int | None | Unset = UNSET
     used_bytes: int | None | Unset = UNSET
@@ -43,8 +44,7 @@ class RemoveAccountResultQuotaType0:
     def to_dict(self) -> dict[str, Any]:
         enforced = self.enforced
 
-        mechanism: Literal["btrfs_qgroup", "none", "user_quota"]
-        mechanism = self.mechanism
+        mechanism = self.mechanism.value
 
         limit_bytes: int | None | Unset
         if isinstance(self.limit_bytes, Unset):
@@ -94,29 +94,7 @@ class RemoveAccountResultQuotaType0:
         d = dict(src_dict)
         enforced = d.pop("enforced")
 
-        def _parse_mechanism(
-            data: object,
-        ) -> Literal["btrfs_qgroup", "none", "user_quota"]:
-            mechanism_type_0 = cast(Literal["btrfs_qgroup"], data)
-            if mechanism_type_0 != "btrfs_qgroup":
-                raise ValueError(
-                    f"mechanism_type_0 must match const 'btrfs_qgroup', got '{mechanism_type_0}'"
-                )
-            return mechanism_type_0
-            mechanism_type_1 = cast(Literal["user_quota"], data)
-            if mechanism_type_1 != "user_quota":
-                raise ValueError(
-                    f"mechanism_type_1 must match const 'user_quota', got '{mechanism_type_1}'"
-                )
-            return mechanism_type_1
-            mechanism_type_2 = cast(Literal["none"], data)
-            if mechanism_type_2 != "none":
-                raise ValueError(
-                    f"mechanism_type_2 must match const 'none', got '{mechanism_type_2}'"
-                )
-            return mechanism_type_2
-
-        mechanism = _parse_mechanism(d.pop("mechanism"))
+        mechanism = RemoveAccountResultQuotaType0Mechanism(d.pop("mechanism"))
 
         def _parse_limit_bytes(data: object) -> int | None | Unset:
             if data is None:
