@@ -6,13 +6,12 @@
 //! Each test has its own dev node; every external client runs under a hard bound.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 mod fleet_support;
 
-use fleet_support::{DevNode, LAYERONE, Process, command};
+use fleet_support::{DevNode, LAYERONE, command, run_bounded};
 
 /// The longest one client may run before it is killed (its scenarios bound themselves lower).
 const HARD_BOUND: Duration = Duration::from_secs(300);
@@ -49,38 +48,6 @@ fn dev_node(dir: &Path) -> (DevNode, String) {
     (node, socket)
 }
 
-/// Runs `program args` to its end or [`HARD_BOUND`], whichever comes first.
-fn run_bounded(mut cmd: Command, what: &str) -> Output {
-    let dir = tempfile::tempdir().unwrap();
-    let (out_path, err_path) = (dir.path().join("out"), dir.path().join("err"));
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-    let mut process = Process(Some(child));
-    let started = Instant::now();
-    let status = loop {
-        let child = process.0.as_mut().unwrap();
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            started.elapsed() < HARD_BOUND,
-            "{what} ran past {HARD_BOUND:?}: {}",
-            std::fs::read_to_string(&err_path).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    process.0 = None;
-    Output {
-        status,
-        stdout: std::fs::read(&out_path).unwrap(),
-        stderr: std::fs::read(&err_path).unwrap(),
-    }
-}
-
 /// Runs one scenario of `mcp_session.py` against a fresh dev node; panics with its output
 /// unless every assertion of it held. The node's identity file is the one `layerone install`
 /// derives, for a configuration of the dev node's id.
@@ -103,7 +70,7 @@ fn scenario(name: &str) {
         .arg("--identity-file")
         .arg(&identity_file)
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    let out = run_bounded(cmd, &format!("the {name} scenario"));
+    let out = run_bounded(cmd, &format!("the {name} scenario"), HARD_BOUND);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -162,7 +129,7 @@ fn the_mcp_inspector_cli_lists_the_tools() {
     cmd.args(["--cli", LAYERONE, "mcp", "--socket", &socket])
         .args(["--method", "tools/list"])
         .env("RUST_LOG", "warn");
-    let out = run_bounded(cmd, "the MCP Inspector");
+    let out = run_bounded(cmd, "the MCP Inspector", HARD_BOUND);
     assert!(
         out.status.success(),
         "the MCP Inspector failed ({}): {}\n{}\n-- dev node --\n{}",

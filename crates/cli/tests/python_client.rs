@@ -1,13 +1,34 @@
+//! The Python client (`clients/python`, the `layerone-client` package).
+//!
 //! openapi-python-client (from PyPI; `scripts/test` installs it from
 //! `scripts/python-client.requirements` into `target/pyclientvenv`) on the OpenAPI document
 //! `layerone catalogue --openapi` prints, which is the one the API serves: it generates a client
 //! without a warning, and every operation's job has its own class whose `result` is that
-//! operation's result class.
+//! operation's result class. The package's generated classes are what
+//! `scripts/python-client generate` makes now, never stale.
+//!
+//! The package is built as a wheel (the pinned build frontend, backend and mypy of
+//! `scripts/python-client-package.requirements`, which `scripts/test` installs into
+//! `target/pyclientpkgvenv` with their wheels kept in `target/pyclientpkgvenv/wheels`), passes
+//! `mypy --strict`, and, installed offline into a fresh virtualenv, runs the scenarios of
+//! `clients/python/tests/against_node.py` against a real dev node (`layerone-dev`): every
+//! operation's example submitted and its typed result parsed, the errors with their codes and
+//! fields, node-scope calls with the node id, and a wrong pin that sends no byte.
 
+mod common;
+mod fleet_support;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use serde_json::Value;
+use fleet_support::{DevNode, command, run_bounded};
+use registry::{OperationEntry, Scope};
+use serde_json::{Value, json};
+
+/// The longest one scenario may run before it is killed.
+const HARD_BOUND: Duration = Duration::from_secs(240);
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -122,4 +143,289 @@ fn the_openapi_document_generates_a_python_client_typed_per_operation() {
         )),
         "getJob does not answer the per-operation job classes: {get_job}"
     );
+}
+
+/// The package's virtualenv tool: its Python, with the pinned build frontend, backend, mypy
+/// and attrs.
+fn package_python() -> PathBuf {
+    let python = workspace().join("target/pyclientpkgvenv/bin/python");
+    assert!(
+        python.exists() && workspace().join("target/pyclientpkgvenv/wheels").is_dir(),
+        "the Python client's build tools are missing: run ./scripts/test (it installs scripts/python-client-package.requirements into target/pyclientpkgvenv)"
+    );
+    python
+}
+
+fn package() -> PathBuf {
+    workspace().join("clients/python")
+}
+
+/// Every file under `dir`, by its path relative to `dir`, with its content.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n == "__pycache__") {
+                    continue;
+                }
+                todo.push(path);
+            } else {
+                let content = std::fs::read(&path).unwrap();
+                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), content);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_python_clients_generated_classes_are_what_the_generator_makes_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("generated");
+    let tool = generator();
+    let out = command(workspace().join("scripts/python-client"))
+        .arg("generate")
+        .arg(&fresh)
+        .env("LAYERONE", env!("CARGO_BIN_EXE_layerone"))
+        .env("OPENAPI_PYTHON_CLIENT", &tool)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "scripts/python-client generate failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let committed = tree(&package().join("src/layerone_client/generated"));
+    let now = tree(&fresh);
+    let stale: Vec<&PathBuf> = now
+        .keys()
+        .chain(committed.keys())
+        .filter(|path| now.get(*path) != committed.get(*path))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "the Python client's generated classes are stale (run ./scripts/python-client generate and commit): {stale:?}"
+    );
+    assert!(
+        now.keys()
+            .any(|p| p.ends_with("models/ensure_account_result.py"))
+    );
+}
+
+/// Builds the wheel into `dir` and returns its path.
+fn wheel(dir: &Path) -> PathBuf {
+    let out = command(package_python())
+        .args(["-m", "build", "--wheel", "--no-isolation", "--outdir"])
+        .arg(dir)
+        .arg(package())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the wheel does not build: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let built: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    assert_eq!(built.len(), 1, "{built:?}");
+    built[0].clone()
+}
+
+/// A fresh virtualenv in `dir` with the wheel installed, offline (its one dependency from the
+/// kept wheels): its Python.
+fn installed(dir: &Path) -> PathBuf {
+    let venv = dir.join("venv");
+    let made = command("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(made.success(), "python3 -m venv failed");
+    let dist = dir.join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    wheel(&dist);
+    let python = venv.join("bin/python");
+    let out = command(package_python())
+        .args(["-m", "pip", "--python"])
+        .arg(&python)
+        .args(["install", "-q", "--no-index", "--find-links"])
+        .arg(workspace().join("target/pyclientpkgvenv/wheels"))
+        .arg("--find-links")
+        .arg(&dist)
+        .arg("layerone-client")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the wheel does not install: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    python
+}
+
+#[test]
+fn the_python_client_builds_as_a_wheel_and_passes_mypy_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let built = wheel(dir.path());
+    let listed = command(package_python())
+        .args(["-m", "zipfile", "-l"])
+        .arg(&built)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    for file in [
+        "layerone_client/transport.py",
+        "layerone_client/py.typed",
+        "layerone_client/generated/models/ensure_account_result.py",
+    ] {
+        assert!(listed.contains(file), "the wheel lacks {file}: {listed}");
+    }
+    let out = command(package_python())
+        .args(["-m", "mypy", "--strict", "--cache-dir"])
+        .arg(workspace().join("target/pyclient-mypy-cache"))
+        .arg("src")
+        .arg("tests")
+        .current_dir(package())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mypy --strict: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs one scenario of `against_node.py` with the installed wheel against a fresh dev node;
+/// panics with its output unless it held. Returns what it printed last (a JSON summary).
+fn scenario(name: &str, extra: &[&Path], seed: fn(&Path)) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let python = installed(dir.path());
+    let node = DevNode::start(dir.path(), "node");
+    seed(&node.root.join("sysroot"));
+    let mut cmd = command(&python);
+    cmd.arg(package().join("tests/against_node.py"))
+        .arg(name)
+        .arg(node.root.join("dev.json"))
+        .args(extra)
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let out = run_bounded(cmd, &format!("the {name} scenario"), HARD_BOUND);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the {name} scenario failed ({}):\n{stdout}\n{stderr}\n-- dev node --\n{}",
+        out.status,
+        node.log()
+    );
+    println!("{stdout}\n{stderr}");
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary")
+}
+
+fn step(op: &dyn OperationEntry, target: bool) -> Value {
+    json!({
+        "operation": op.name(),
+        "scope": if op.scope() == Scope::Node { "node" } else { "tenant" },
+        "resource": op.example(),
+        "target": target,
+    })
+}
+
+/// Every operation's example, each after the examples of its prerequisites (what it acts on,
+/// what it needs), in declaration order.
+fn every_example() -> Vec<Value> {
+    let registry = declarations::registry();
+    let mut plan = Vec::new();
+    for op in registry.operations() {
+        for before in registry.prerequisites(op.name()) {
+            plan.push(step(before, false));
+        }
+        plan.push(step(op, true));
+    }
+    plan
+}
+
+/// What the dev node's simulated system lacks for the examples of the node's own operations:
+/// the kernel files `observe_runtime` reads, and a local administrator in `sudo` (alice, whom
+/// the sudo allowlist's example names).
+fn seed_node_examples(sysroot: &Path) {
+    let proc_dir = sysroot.join("proc");
+    std::fs::create_dir_all(&proc_dir).unwrap();
+    std::fs::write(proc_dir.join("loadavg"), "0.10 0.20 0.30 1/100 4242\n").unwrap();
+    std::fs::write(
+        proc_dir.join("meminfo"),
+        "MemTotal: 2048000 kB\nMemAvailable: 1024000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+    )
+    .unwrap();
+    for (file, line) in [
+        ("etc/passwd", "alice:x:1900:1900::/home/alice:/bin/bash\n"),
+        ("etc/group", "sudo:x:27:alice\nalice:x:1900:\n"),
+    ] {
+        let path = sysroot.join(file);
+        let mut content = std::fs::read_to_string(&path).unwrap();
+        content.push_str(line);
+        std::fs::write(&path, content).unwrap();
+    }
+}
+
+/// The examples a dev node refuses, each with its error code: what its platform (Debian) does
+/// not have, and the fleet it has not joined.
+const REFUSED_BY_THE_DEV_NODE: [(&str, &str); 3] = [
+    ("set_account_limits", "unsupported_on_platform"),
+    ("set_account_isolation", "unsupported_on_platform"),
+    ("apply_assignment", "not_in_fleet"),
+];
+
+#[test]
+fn the_python_client_submits_every_operations_example_and_parses_its_typed_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.json");
+    std::fs::write(&plan, serde_json::to_vec(&every_example()).unwrap()).unwrap();
+    let summary = scenario("examples", &[&plan], seed_node_examples);
+    let refused: BTreeMap<String, String> =
+        serde_json::from_value(summary["failed"].clone()).unwrap();
+    let expected: BTreeMap<String, String> = REFUSED_BY_THE_DEV_NODE
+        .iter()
+        .map(|(op, code)| (op.to_string(), code.to_string()))
+        .collect();
+    assert_eq!(refused, expected, "{summary}");
+    let parsed: Vec<&str> = summary["parsed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for op in declarations::registry().operations() {
+        assert!(
+            parsed.contains(&op.name()) || expected.contains_key(op.name()),
+            "{}'s example was not parsed into its result class: {summary}",
+            op.name()
+        );
+    }
+}
+
+#[test]
+fn the_python_client_raises_the_nodes_errors_with_code_and_field_and_calls_node_scope_with_the_node_id()
+ {
+    scenario(
+        "errors",
+        &[&workspace().join("README.md")],
+        seed_node_examples,
+    );
+}
+
+#[test]
+fn the_python_client_with_a_wrong_pin_sends_no_byte() {
+    scenario("pin", &[], |_| {});
 }

@@ -82,6 +82,39 @@ impl Drop for Process {
     }
 }
 
+/// Runs `cmd` to its end or `bound`, whichever comes first (killed then), with its output
+/// captured in files so that a chatty child cannot block on a full pipe.
+pub fn run_bounded(mut cmd: Command, what: &str, bound: Duration) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (dir.path().join("out"), dir.path().join("err"));
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let mut process = Process(Some(child));
+    let started = Instant::now();
+    let status = loop {
+        let child = process.0.as_mut().unwrap();
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < bound,
+            "{what} ran past {bound:?}: {}",
+            std::fs::read_to_string(&err_path).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    process.0 = None;
+    Output {
+        status,
+        stdout: std::fs::read(&out_path).unwrap(),
+        stderr: std::fs::read(&err_path).unwrap(),
+    }
+}
+
 /// A real nats-server with a configuration file.
 pub struct Broker {
     pub conf: PathBuf,

@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class EnsureAccountResultQuotaType0Mechanism(StrEnum):
+    BTRFS_QGROUP = "btrfs_qgroup"
+    NONE = "none"
+    USER_QUOTA = "user_quota"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,43 @@
+from enum import StrEnum
+
+
+class EventPageEventsItemDriftType0Aspect(StrEnum):
+    AUTHORIZED_KEYS_DIFFERS = "authorized_keys_differs"
+    AUTHORIZED_KEYS_MISSING = "authorized_keys_missing"
+    AUTH_USER_FILE_DIFFERS = "auth_user_file_differs"
+    AUTH_USER_FILE_MISSING = "auth_user_file_missing"
+    BACKUP_DIFFERS = "backup_differs"
+    BACKUP_MISSING = "backup_missing"
+    CERTIFICATE_CHAIN_MISSING = "certificate_chain_missing"
+    CERTIFICATE_DIFFERS = "certificate_differs"
+    CERTIFICATE_KEY_MISSING = "certificate_key_missing"
+    CRONTAB_DIFFERS = "crontab_differs"
+    CRONTAB_MISSING = "crontab_missing"
+    DKIM_KEY_MISSING = "dkim_key_missing"
+    DOVECOT_ENTRY_MISSING = "dovecot_entry_missing"
+    DOVECOT_PASSWD_DIFFERS = "dovecot_passwd_differs"
+    FTP_LOGIN_MISSING = "ftp_login_missing"
+    FTP_PASSWD_DIFFERS = "ftp_passwd_differs"
+    HOME_MISSING = "home_missing"
+    MYSQL_DATABASE_DIFFERS = "mysql_database_differs"
+    MYSQL_DATABASE_MISSING = "mysql_database_missing"
+    MYSQL_GRANT_DIFFERS = "mysql_grant_differs"
+    MYSQL_GRANT_MISSING = "mysql_grant_missing"
+    MYSQL_USER_DIFFERS = "mysql_user_differs"
+    MYSQL_USER_MISSING = "mysql_user_missing"
+    OPEN_DKIM_ENTRY_MISSING = "open_dkim_entry_missing"
+    OPEN_DKIM_TABLE_DIFFERS = "open_dkim_table_differs"
+    PHP_POOL_DIFFERS = "php_pool_differs"
+    PHP_POOL_MISSING = "php_pool_missing"
+    POSTFIX_ENTRY_MISSING = "postfix_entry_missing"
+    POSTFIX_TABLE_DIFFERS = "postfix_table_differs"
+    SIEVE_SCRIPT_DIFFERS = "sieve_script_differs"
+    SIEVE_SCRIPT_MISSING = "sieve_script_missing"
+    SUDO_DROPIN_DIFFERS = "sudo_dropin_differs"
+    SUDO_DROPIN_MISSING = "sudo_dropin_missing"
+    USER_MISSING = "user_missing"
+    VHOST_DIFFERS = "vhost_differs"
+    VHOST_MISSING = "vhost_missing"
+
+    def __str__(self) -> str:
+        return str(self.value)

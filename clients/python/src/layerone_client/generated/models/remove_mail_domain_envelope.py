@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    Self,
+    TypeVar,
+    cast,
+)
+
+from attrs import define as _attrs_define
+
+if TYPE_CHECKING:
+    from ..models.remove_mail_domain_request import RemoveMailDomainRequest
+
+
+T = TypeVar("T", bound="RemoveMailDomainEnvelope")
+
+
+@_attrs_define
+class RemoveMailDomainEnvelope:
+    """
+    Attributes:
+        operation (Literal['remove_mail_domain']):
+        request_id (str):
+        resource (RemoveMailDomainRequest):
+    """
+
+    operation: Literal["remove_mail_domain"]
+    request_id: str
+    resource: RemoveMailDomainRequest
+
+    def to_dict(self) -> dict[str, Any]:
+        operation = self.operation
+
+        request_id = self.request_id
+
+        resource = self.resource.to_dict()
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "operation": operation,
+                "request_id": request_id,
+                "resource": resource,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.remove_mail_domain_request import RemoveMailDomainRequest
+
+        d = dict(src_dict)
+        operation = cast(Literal["remove_mail_domain"], d.pop("operation"))
+        if operation != "remove_mail_domain":
+            raise ValueError(
+                f"operation must match const 'remove_mail_domain', got '{operation}'"
+            )
+
+        request_id = d.pop("request_id")
+
+        resource = RemoveMailDomainRequest.from_dict(d.pop("resource"))
+
+        remove_mail_domain_envelope = cls(
+            operation=operation,
+            request_id=request_id,
+            resource=resource,
+        )
+
+        return remove_mail_domain_envelope

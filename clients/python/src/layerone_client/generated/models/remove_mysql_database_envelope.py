@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    Self,
+    TypeVar,
+    cast,
+)
+
+from attrs import define as _attrs_define
+
+if TYPE_CHECKING:
+    from ..models.remove_mysql_database_request import RemoveMysqlDatabaseRequest
+
+
+T = TypeVar("T", bound="RemoveMysqlDatabaseEnvelope")
+
+
+@_attrs_define
+class RemoveMysqlDatabaseEnvelope:
+    """
+    Attributes:
+        operation (Literal['remove_mysql_database']):
+        request_id (str):
+        resource (RemoveMysqlDatabaseRequest):
+    """
+
+    operation: Literal["remove_mysql_database"]
+    request_id: str
+    resource: RemoveMysqlDatabaseRequest
+
+    def to_dict(self) -> dict[str, Any]:
+        operation = self.operation
+
+        request_id = self.request_id
+
+        resource = self.resource.to_dict()
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "operation": operation,
+                "request_id": request_id,
+                "resource": resource,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.remove_mysql_database_request import RemoveMysqlDatabaseRequest
+
+        d = dict(src_dict)
+        operation = cast(Literal["remove_mysql_database"], d.pop("operation"))
+        if operation != "remove_mysql_database":
+            raise ValueError(
+                f"operation must match const 'remove_mysql_database', got '{operation}'"
+            )
+
+        request_id = d.pop("request_id")
+
+        resource = RemoveMysqlDatabaseRequest.from_dict(d.pop("resource"))
+
+        remove_mysql_database_envelope = cls(
+            operation=operation,
+            request_id=request_id,
+            resource=resource,
+        )
+
+        return remove_mysql_database_envelope

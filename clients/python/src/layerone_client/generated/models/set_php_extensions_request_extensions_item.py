@@ -1,0 +1,42 @@
+from enum import StrEnum
+
+
+class SetPhpExtensionsRequestExtensionsItem(StrEnum):
+    BCMATH = "bcmath"
+    BZ2 = "bz2"
+    CALENDAR = "calendar"
+    CTYPE = "ctype"
+    CURL = "curl"
+    DOM = "dom"
+    EXIF = "exif"
+    FILEINFO = "fileinfo"
+    FTP = "ftp"
+    GD = "gd"
+    GETTEXT = "gettext"
+    GMP = "gmp"
+    ICONV = "iconv"
+    IMAGICK = "imagick"
+    INTL = "intl"
+    LDAP = "ldap"
+    MBSTRING = "mbstring"
+    MEMCACHED = "memcached"
+    MYSQLI = "mysqli"
+    OPCACHE = "opcache"
+    PDO = "pdo"
+    PDO_MYSQL = "pdo_mysql"
+    PDO_PGSQL = "pdo_pgsql"
+    PDO_SQLITE = "pdo_sqlite"
+    PGSQL = "pgsql"
+    REDIS = "redis"
+    SOAP = "soap"
+    SOCKETS = "sockets"
+    SODIUM = "sodium"
+    SQLITE3 = "sqlite3"
+    XML = "xml"
+    XMLREADER = "xmlreader"
+    XMLWRITER = "xmlwriter"
+    XSL = "xsl"
+    ZIP = "zip"
+
+    def __str__(self) -> str:
+        return str(self.value)
