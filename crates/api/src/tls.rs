@@ -86,6 +86,15 @@ pub fn pin_spki_sha256(cert_pem: &str) -> Result<String, TlsError> {
     ))
 }
 
+/// When the first (end-entity) certificate of a PEM stops being valid (Unix seconds): what
+/// the metrics report of the certificate the API serves.
+pub fn not_after(cert_pem: &str) -> Result<i64, TlsError> {
+    let der = leaf_der(cert_pem)?;
+    let (_, cert) =
+        x509_parser::parse_x509_certificate(der.as_ref()).map_err(|_| TlsError::Unparsable)?;
+    Ok(cert.validity().not_after.timestamp())
+}
+
 /// Both pins of a certificate: what `layerone install` and `layerone status` print.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pins {
@@ -196,6 +205,19 @@ mod tests {
             pin_sha256(&std::fs::read_to_string(&cert).unwrap()).unwrap(),
             pin
         );
+    }
+
+    #[test]
+    fn the_served_certificates_expiry_is_read_from_its_leaf() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let pem = certificate(&key, &["node.example"], 30);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let left = not_after(&pem).unwrap() - now;
+        assert!((29 * 86_400..=31 * 86_400).contains(&left), "{left}");
+        assert!(not_after("garbage").is_err());
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub use derive::{
 pub use envelope::{Envelope, ValidatedJob};
 pub use error::{FieldError, OpError};
 pub use handlers::{FamilyHandler, Handlers, HandlersBuilder, OperationHandler};
-pub use job::{Drift, DriftAspect, Event, EventKind, EventPage, JobState, JobView, Timings};
+pub use job::{
+    DiskCondition, Drift, DriftAspect, Event, EventKind, EventPage, FileSystem, JobState, JobView,
+    Timings,
+};
 pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Parsed, Registry, RegistryError};
 pub use types::{BlobId, Hex32};

@@ -1,7 +1,9 @@
 //! The queries that turn state.db rows into what a control plane reads. Shared by root's
 //! [`crate::StateDb`] and the API's [`crate::StateReader`], so both see jobs the same way.
 
-use registry::{AuditEntry, Drift, Event, EventKind, JobState, JobView, OpError, Timings};
+use registry::{
+    AuditEntry, DiskCondition, Drift, Event, EventKind, JobState, JobView, OpError, Timings,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 
 fn corrupt(what: &str) -> rusqlite::Error {
@@ -60,31 +62,56 @@ pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec
     let rows = stmt.query_map(params![after, limit], |r| {
         let kind: String = r.get(5)?;
         let kind = EventKind::parse(&kind).ok_or_else(|| corrupt("event kind"))?;
-        if kind == EventKind::Job {
-            let state: String = r.get(3)?;
-            Ok(Event {
-                cursor: r.get(0)?,
-                kind,
-                request_id: Some(r.get(1)?),
-                operation: Some(r.get(2)?),
-                state: Some(JobState::parse(&state).ok_or_else(|| corrupt("event state"))?),
-                drift: None,
-                at_ms: r.get(4)?,
-            })
-        } else {
-            let detail: String = r.get(6)?;
-            Ok(Event {
-                cursor: r.get(0)?,
-                kind,
-                request_id: None,
-                operation: None,
-                state: None,
-                drift: Some(
-                    serde_json::from_str::<Drift>(&detail).map_err(|_| corrupt("drift detail"))?,
-                ),
-                at_ms: r.get(4)?,
-            })
+        let (cursor, at_ms) = (r.get(0)?, r.get(4)?);
+        let event = |drift, disk| Event {
+            cursor,
+            kind,
+            request_id: None,
+            operation: None,
+            state: None,
+            drift,
+            disk,
+            at_ms,
+        };
+        match kind {
+            EventKind::Job => {
+                let state: String = r.get(3)?;
+                Ok(Event {
+                    request_id: Some(r.get(1)?),
+                    operation: Some(r.get(2)?),
+                    state: Some(JobState::parse(&state).ok_or_else(|| corrupt("event state"))?),
+                    ..event(None, None)
+                })
+            }
+            EventKind::Drift | EventKind::DriftResolved => {
+                let detail: String = r.get(6)?;
+                let drift =
+                    serde_json::from_str::<Drift>(&detail).map_err(|_| corrupt("drift detail"))?;
+                Ok(event(Some(drift), None))
+            }
+            EventKind::DiskFull | EventKind::DiskOk => {
+                let detail: String = r.get(6)?;
+                let disk = serde_json::from_str::<DiskCondition>(&detail)
+                    .map_err(|_| corrupt("disk detail"))?;
+                Ok(event(None, Some(disk)))
+            }
         }
+    })?;
+    rows.collect()
+}
+
+/// The file systems the runner recorded full (`disk_full`), by name.
+pub fn full_filesystems(conn: &Connection) -> rusqlite::Result<Vec<crate::state::FullFileSystem>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT filesystem, since, available_bytes FROM disk_full ORDER BY filesystem",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let name: String = r.get(0)?;
+        Ok(crate::state::FullFileSystem {
+            filesystem: registry::FileSystem::parse(&name).ok_or_else(|| corrupt("file system"))?,
+            since_ms: r.get(1)?,
+            available_bytes: r.get::<_, i64>(2)?.max(0) as u64,
+        })
     })?;
     rows.collect()
 }

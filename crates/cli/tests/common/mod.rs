@@ -853,7 +853,12 @@ impl Node {
             .events(after, 10_000)
             .unwrap()
             .into_iter()
-            .filter(|e| e.kind != registry::EventKind::Job)
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    registry::EventKind::Drift | registry::EventKind::DriftResolved
+                )
+            })
             .collect()
     }
 
