@@ -3,7 +3,9 @@
 //! The body is always JSON `{code, message, field}`: `code` is stable (a control plane branches
 //! on it), `message` is safe to show, `field` names the offending field or is empty. Details
 //! that help an operator (a SQLite error, a path) go to the log, never to the client. The only
-//! 5xx is 503 with `Retry-After`: state briefly unreadable, or the inbox writer unavailable.
+//! 5xx is 503 with `Retry-After`: state briefly unreadable, the inbox writer unavailable, or a
+//! full file system (`disk_full`, its message naming which by its stable name: `inbox`,
+//! `blobs`).
 
 use std::borrow::Cow;
 
@@ -50,6 +52,9 @@ pub enum ApiError {
     StateUnavailable { retry_after_secs: u32 },
     #[error("the inbox is unavailable")]
     InboxUnavailable,
+    /// The node's file system for `filesystem` is full: nothing was written.
+    #[error("the node's {filesystem} file system is full; nothing was stored")]
+    DiskFull { filesystem: registry::FileSystem },
     #[error("not a blob id")]
     BlobId,
     #[error("the content's SHA-256 is {actual}, not the name it was uploaded under")]
@@ -92,6 +97,10 @@ impl From<store::ReadError> for ApiError {
         }
     }
 }
+
+/// How long a client waits before it retries on a full disk: space comes back by an
+/// operator's hand, not within a second.
+const DISK_FULL_RETRY_SECS: u32 = 30;
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -207,6 +216,10 @@ impl ApiError {
                     "",
                     message,
                 )
+            },
+            ApiError::DiskFull { .. } => Parts {
+                retry_after_secs: Some(DISK_FULL_RETRY_SECS),
+                ..p(StatusCode::SERVICE_UNAVAILABLE, "disk_full", "", message)
             },
             ApiError::InboxUnavailable => Parts {
                 retry_after_secs: Some(1),

@@ -161,6 +161,10 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     let layout = Layout::new(&config.data_dir);
     let tls = tls::server_config(&config.tls_cert, &config.tls_key)
         .context("loading the TLS certificate and key")?;
+    // Read once: the API serves the certificate it started with until it is restarted.
+    let tls_not_after = std::fs::read_to_string(&config.tls_cert)
+        .ok()
+        .and_then(|pem| tls::not_after(&pem).ok());
     let (inbox, writer) = Inbox::open(&layout.inbox_db())
         .with_context(|| format!("opening {}", layout.inbox_db().display()))?;
     let reader = StateReader::new(&layout.state_db());
@@ -187,6 +191,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         catalogue: std::sync::OnceLock::new(),
         catalogue_sha256: std::sync::OnceLock::new(),
         operation_sha256: std::sync::OnceLock::new(),
+        tls_not_after,
     });
 
     let handle = axum_server::Handle::new();

@@ -86,6 +86,15 @@ pub fn pin_spki_sha256(cert_pem: &str) -> Result<String, TlsError> {
     ))
 }
 
+/// When the first (end-entity) certificate of a PEM stops being valid (Unix seconds): what
+/// the metrics report of the certificate the API serves.
+pub fn not_after(cert_pem: &str) -> Result<i64, TlsError> {
+    let der = leaf_der(cert_pem)?;
+    let (_, cert) =
+        x509_parser::parse_x509_certificate(der.as_ref()).map_err(|_| TlsError::Unparsable)?;
+    Ok(cert.validity().not_after.timestamp())
+}
+
 /// Both pins of a certificate: what `layerone install` and `layerone status` print.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pins {
@@ -196,6 +205,15 @@ mod tests {
             pin_sha256(&std::fs::read_to_string(&cert).unwrap()).unwrap(),
             pin
         );
+    }
+
+    #[test]
+    fn the_served_certificates_expiry_is_read_from_its_leaf() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let pem = certificate(&key, &["node.example"], 30);
+        // The helper's certificates start on 2026-01-01 (1767225600).
+        assert_eq!(not_after(&pem).unwrap(), 1_767_225_600 + 30 * 86_400);
+        assert!(not_after("garbage").is_err());
     }
 
     #[test]

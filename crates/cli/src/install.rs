@@ -206,6 +206,17 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
         }
         None => println!("last pass  none yet"),
     }
+    if s.disk_full.is_empty() {
+        println!("disk       ok");
+    }
+    for full in &s.disk_full {
+        println!(
+            "disk full  {} since {} ({} bytes available); requests are refused with disk_full",
+            full.filesystem,
+            install::rfc3339((full.since_ms / 1000).max(0) as u64),
+            full.available_bytes
+        );
+    }
     // The fleet: joined or not, connected or cut off since when, events waiting.
     if args.root == std::path::Path::new("/") && s.installed {
         match crate::fleet::node::NodePaths::installed()

@@ -112,6 +112,9 @@ async fn derive(shared: &Shared, event: &registry::Event) -> anyhow::Result<Vec<
         EventKind::Drift | EventKind::DriftResolved => Ok(vec![EventBody::Drift {
             event: event.clone(),
         }]),
+        EventKind::DiskFull | EventKind::DiskOk => Ok(vec![EventBody::Disk {
+            event: event.clone(),
+        }]),
         EventKind::Job => {
             let (Some(request_id), Some(operation), Some(state)) =
                 (&event.request_id, &event.operation, event.state)

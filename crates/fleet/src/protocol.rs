@@ -377,6 +377,10 @@ pub enum EventBody {
     Drift {
         event: registry::Event,
     },
+    /// The runner found one of the node's file systems full, or with space again.
+    Disk {
+        event: registry::Event,
+    },
     /// A request the node refused at admission: the API's `{code, message, field}`. The message
     /// was terminated, never redelivered.
     Refused {
@@ -434,6 +438,7 @@ impl EventBody {
             EventBody::Job { .. } => "job",
             EventBody::Accepted { .. } => "accepted",
             EventBody::Drift { .. } => "drift",
+            EventBody::Disk { .. } => "disk",
             EventBody::Refused { .. } => "refused",
             EventBody::EventsLost { .. } => "events_lost",
             EventBody::Started { .. } => "started",

@@ -1,6 +1,6 @@
 //! `layerone status`: what is installed, what drifted from the derived state, whether the
-//! units are enabled, the certificate's expiry and pin, and the runner's last pass with its
-//! failed steps. It changes nothing: drift is what `layerone install --check` would change,
+//! units are enabled, the certificate's expiry and pin, the runner's last pass with its
+//! failed steps, and the file systems it found full. It changes nothing: drift is what `layerone install --check` would change,
 //! and its `systemctl` queries are audited in a throw-away directory.
 
 use std::path::Path;
@@ -42,6 +42,8 @@ pub struct Status {
     /// --confirm`.
     pub rotation: Option<api::tls::Pins>,
     pub last_pass: Option<store::state::LastPass>,
+    /// The file systems the runner recorded full (empty: none), as on the events feed.
+    pub disk_full: Vec<store::state::FullFileSystem>,
 }
 
 /// Looks at the node installed under `root` without changing anything.
@@ -93,10 +95,13 @@ pub fn status(root: &Path) -> Result<Status, InstallError> {
         .ok()
         .and_then(|pem| api::tls::Pins::of(&pem).ok());
     let layout = store::Layout::new(under(&root, paths::DATA_DIR));
-    let last_pass = if layout.state_db().is_file() {
-        store::state::last_pass(&layout)?
+    let (last_pass, disk_full) = if layout.state_db().is_file() {
+        (
+            store::state::last_pass(&layout)?,
+            store::state::full_filesystems(&layout)?,
+        )
     } else {
-        None
+        (None, Vec::new())
     };
     Ok(Status {
         installed,
@@ -109,5 +114,6 @@ pub fn status(root: &Path) -> Result<Status, InstallError> {
         certificate,
         rotation,
         last_pass,
+        disk_full,
     })
 }

@@ -924,7 +924,10 @@ impl ReadCall {
                     let full = page.events.len() == 1000 || page.truncated;
                     for event in page.events {
                         cursor = event.cursor;
-                        if event.kind != registry::EventKind::Job {
+                        if matches!(
+                            event.kind,
+                            registry::EventKind::Drift | registry::EventKind::DriftResolved
+                        ) {
                             drift.push(event);
                             if drift.len() == limit {
                                 break;

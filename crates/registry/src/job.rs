@@ -114,10 +114,12 @@ impl JobView {
 pub const EVENTS_PAGE_RESULT_BYTES: usize = 1 << 20;
 
 /// One entry of the events feed, in the order state.db recorded it: a job's state change
-/// (`kind: job`), or the runner's drift check finding that the OS no longer shows what
-/// state.db records (`drift`) or showing it again (`drift_resolved`). Job events carry
-/// `request_id`, `operation` and `state`, and a `succeeded` one its `result`, a `failed` one
-/// its `error`, as the job's view shows them; drift events carry `drift`.
+/// (`kind: job`), the runner's drift check finding that the OS no longer shows what
+/// state.db records (`drift`) or showing it again (`drift_resolved`), or one of the node's
+/// file systems running out of space (`disk_full`) or having it again (`disk_ok`). Job events
+/// carry `request_id`, `operation` and `state`, and a `succeeded` one its `result`, a `failed`
+/// one its `error`, as the job's view shows them; drift events carry `drift`; disk events
+/// carry `disk`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
     /// Pass it as `after` to read the events that follow this one.
@@ -135,7 +137,55 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<OpError>,
     pub drift: Option<Drift>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskCondition>,
     pub at_ms: i64,
+}
+
+/// One of the node's file systems, by the stable name of what it holds: never a path.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum FileSystem {
+    /// Root's `state.db` (and its journal), the pass bookkeeping.
+    State,
+    /// The API's `inbox.db`: where admission writes.
+    Inbox,
+    /// Uploads (`blobs/in`) and what jobs produce (`blobs/out`).
+    Blobs,
+}
+
+impl FileSystem {
+    pub const ALL: [FileSystem; 3] = [FileSystem::State, FileSystem::Inbox, FileSystem::Blobs];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileSystem::State => "state",
+            FileSystem::Inbox => "inbox",
+            FileSystem::Blobs => "blobs",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FileSystem> {
+        FileSystem::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for FileSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A file system found out of space by the runner (`disk_full`), or with space again
+/// (`disk_ok`): reported once per change, not on every pass.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiskCondition {
+    pub filesystem: FileSystem,
+    /// The bytes an unprivileged writer could still use there when the runner looked.
+    pub available_bytes: u64,
 }
 
 /// What an entry of the events feed reports.
@@ -145,6 +195,8 @@ pub enum EventKind {
     Job,
     Drift,
     DriftResolved,
+    DiskFull,
+    DiskOk,
 }
 
 impl EventKind {
@@ -153,6 +205,8 @@ impl EventKind {
             EventKind::Job => "job",
             EventKind::Drift => "drift",
             EventKind::DriftResolved => "drift_resolved",
+            EventKind::DiskFull => "disk_full",
+            EventKind::DiskOk => "disk_ok",
         }
     }
 
@@ -161,6 +215,8 @@ impl EventKind {
             "job" => EventKind::Job,
             "drift" => EventKind::Drift,
             "drift_resolved" => EventKind::DriftResolved,
+            "disk_full" => EventKind::DiskFull,
+            "disk_ok" => EventKind::DiskOk,
             _ => return None,
         })
     }

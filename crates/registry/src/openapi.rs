@@ -147,7 +147,7 @@ pub fn document(registry: &Registry, version: &str) -> Value {
                     "409": error_response("The same request_id was used with another body"),
                     "413": error_response("The body is too large"),
                     "429": error_response("Too many requests"),
-                    "503": error_response("State is briefly unreadable; retry after Retry-After seconds"),
+                    "503": error_response("Retry after Retry-After seconds: state is briefly unreadable (state_unavailable), the inbox is unavailable (inbox_unavailable), or the node's inbox file system is full (disk_full; nothing was stored, the message names the file system: inbox)"),
                 }
             }},
             "/v1/jobs/{request_id}": {"get": {
@@ -215,7 +215,7 @@ pub fn document(registry: &Registry, version: &str) -> Value {
                         "401": error_response("Missing or wrong API key"),
                         "408": error_response("The body did not arrive in time"),
                         "413": error_response("Larger than the node accepts"),
-                        "503": error_response("Blob storage is briefly unavailable; retry after Retry-After seconds"),
+                        "503": error_response("Retry after Retry-After seconds: blob storage is briefly unavailable (blob_storage_unavailable), or the node's blobs file system is full (disk_full; nothing was stored, the message names the file system: blobs)"),
                     }
                 },
                 "get": {

@@ -101,12 +101,19 @@ pub struct PassLock {
 }
 
 impl PassLock {
-    /// Writes `started_ms finished_ms` into the lock file (no fsync: it is informational).
+    /// Writes the pass's times and the durations of every pass so far into the lock file
+    /// ([`store::metrics::pass_record`]; no fsync: it is informational). The new text is
+    /// written over the old before the file is cut to its length, so a reader never finds
+    /// it empty.
     pub fn record(&self, started_ms: i64, finished_ms: i64) -> std::io::Result<()> {
+        use std::io::Read;
         use std::os::unix::fs::FileExt;
-        let line = format!("{started_ms} {finished_ms}\n");
-        self.file.set_len(0)?;
-        self.file.write_all_at(line.as_bytes(), 0)
+        let mut previous = String::new();
+        // The lock file holds a few dozen bytes; one that does not read as text starts over.
+        let _ = (&self.file).take(4096).read_to_string(&mut previous);
+        let text = store::metrics::pass_record(&previous, started_ms, finished_ms);
+        self.file.write_all_at(text.as_bytes(), 0)?;
+        self.file.set_len(text.len() as u64)
     }
 }
 
@@ -123,6 +130,7 @@ pub(crate) fn try_lock(path: &Path) -> anyhow::Result<Option<File>> {
     let file = File::options()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
         .open(path)?;
     match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clock::Clock;
 use ops::Ctx;
-use registry::{Family, Owner};
+use registry::{Family, FileSystem, Owner};
 use store::Layout;
 
 use crate::{LongLane, PassReport, RunnerConfig, apply};
@@ -63,6 +63,47 @@ const BLOB_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 /// How old a part of a blob must be to be taken for abandoned.
 const PART_RETENTION: Duration = Duration::from_secs(24 * 3600);
 
+/// Why a step did not do its work, when the reason is the node's and not the step's own.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The file system holding `0` is out of space: the step wrote nothing, or its write
+    /// failed with `ENOSPC` / `SQLITE_FULL`. The message leads with `disk_full` and the file
+    /// system's stable name, never a path.
+    #[error("disk_full: the {0} file system is full")]
+    DiskFull(FileSystem),
+}
+
+/// A step's error as recorded: one that ran out of space becomes [`StepError::DiskFull`],
+/// naming the file system found full (the one with the least room when the error does not
+/// say), followed by what failed.
+fn describe(layout: Option<&Layout>, e: &anyhow::Error) -> String {
+    if e.downcast_ref::<StepError>().is_some() {
+        return format!("{e:#}");
+    }
+    let out_of_space = e.chain().any(store::disk::is_out_of_space);
+    let Some(layout) = layout.filter(|_| out_of_space) else {
+        return format!("{e:#}");
+    };
+    let named = e.chain().find_map(|cause| match cause.downcast_ref() {
+        Some(store::StoreError::DiskFull { filesystem, .. }) => Some(*filesystem),
+        _ => None,
+    });
+    let fullest = || {
+        FileSystem::ALL
+            .into_iter()
+            .filter_map(|fs| {
+                let available = store::disk::available(&store::disk::dir_of(layout, fs)).ok()?;
+                Some((available, fs))
+            })
+            .min()
+            .map(|(_, fs)| fs)
+    };
+    match named.or_else(fullest) {
+        Some(fs) => format!("{}: {e:#}", StepError::DiskFull(fs)),
+        None => format!("{e:#}"),
+    }
+}
+
 /// Runs `step`, catching its error or panic: logged, recorded in state.db, and the pass moves
 /// on. The only place a step's failure is handled.
 pub fn contain(
@@ -74,7 +115,7 @@ pub fn contain(
     let outcome = catch_unwind(AssertUnwindSafe(|| step(ctx)));
     let message = match outcome {
         Ok(Ok(())) => return,
-        Ok(Err(e)) => format!("{e:#}"),
+        Ok(Err(e)) => describe(ctx.layout().ok(), &e),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
@@ -93,8 +134,20 @@ pub fn contain(
 
 /// The pass, in order. Each step is independent of the others' success.
 pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, lane: &mut LongLane) {
+    let mut full = Vec::new();
+    contain(ctx, report, "disk", |ctx| {
+        full = look_at_disks(config, ctx)?;
+        Ok(())
+    });
+    // With no room for state.db's journal a job's completion cannot commit, and its handler
+    // would fail for want of space rather than for its own reason: what was accepted waits in
+    // the inbox until space is back.
+    let state_full = full.contains(&FileSystem::State);
     let mut ingested = (0, 0);
     contain(ctx, report, "ingest", |ctx| {
+        if state_full {
+            return Err(StepError::DiskFull(FileSystem::State).into());
+        }
         ingested = ingest(config, ctx)?;
         Ok(())
     });
@@ -105,6 +158,9 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
     });
     let mut applied = 0;
     contain(ctx, report, "apply", |ctx| {
+        if state_full {
+            return Err(StepError::DiskFull(FileSystem::State).into());
+        }
         applied = apply::apply_pending(
             ctx,
             declarations::registry(),
@@ -140,6 +196,47 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
             .trim_audit(AUDIT_KEPT, AUDIT_RETENTION.as_millis() as i64)?;
         Ok(())
     });
+}
+
+/// Looks at the space left on each of the node's file systems (one `statvfs` each) and records
+/// each change on the events feed (`StateDb::record_disk`: `disk_full` once, `disk_ok` once).
+/// Returns the file systems full now, whether or not the change could be recorded.
+fn look_at_disks(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<Vec<FileSystem>> {
+    let mut looked = Vec::new();
+    for fs in FileSystem::ALL {
+        looked.push((
+            fs,
+            store::disk::available(&store::disk::dir_of(&config.layout, fs))?,
+        ));
+    }
+    let recorded: Vec<FileSystem> = ctx
+        .state
+        .full_filesystems()?
+        .into_iter()
+        .map(|f| f.filesystem)
+        .collect();
+    let full: Vec<FileSystem> = looked
+        .iter()
+        .filter(|(fs, available)| store::disk::is_full(*fs, *available, recorded.contains(fs)))
+        .map(|(fs, _)| *fs)
+        .collect();
+    match ctx.state.record_disk(&looked) {
+        Ok(changes) => {
+            for fs in &changes.full {
+                tracing::error!(filesystem = %fs, "a file system of the node is full");
+            }
+            for fs in &changes.ok {
+                tracing::warn!(filesystem = %fs, "a file system of the node has space again");
+            }
+            Ok(full)
+        }
+        // The file systems are known full all the same: the pass goes on without writing.
+        Err(e) if !full.is_empty() => {
+            tracing::error!(error = %e, "could not record the full file systems");
+            Ok(full)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Commits the invocations no job claimed (a purge sweep's, a step's) to the audit trail.

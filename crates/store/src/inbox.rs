@@ -14,12 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use registry::envelope::MAX_BODY;
-use registry::{JobView, Origin, ValidatedJob};
+use registry::{FileSystem, JobView, Origin, ValidatedJob};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use clock::Clock;
 
-use crate::{StoreError, sqlite};
+use crate::{StoreError, disk, sqlite};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS requests (
@@ -97,9 +97,10 @@ impl Inbox {
             .pragma_update(None, "query_only", "ON")
             .map_err(StoreError::sqlite("open an inbox reader"))?;
         let (tx, rx) = mpsc::channel();
+        let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
         let handle = std::thread::Builder::new()
             .name("inbox-writer".into())
-            .spawn(move || writer_loop(conn, rx, &*clock))
+            .spawn(move || writer_loop(conn, rx, &*clock, &dir))
             .map_err(|source| StoreError::Io {
                 path: path.to_owned(),
                 source,
@@ -189,12 +190,27 @@ impl Inbox {
             .map_err(StoreError::sqlite("count the inbox"))
     }
 
+    /// How many requests wait beyond root's ingest `watermark` (received, not yet admitted),
+    /// and when the oldest of them was received (ms).
+    pub fn waiting(&self, watermark: i64) -> Result<(i64, Option<i64>), StoreError> {
+        let conn = self
+            .reader
+            .lock()
+            .expect("the inbox reader lock is never poisoned: nothing panics while holding it");
+        conn.query_row(
+            "SELECT count(*), min(received_at) FROM requests WHERE seq > ?1",
+            params![watermark],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(StoreError::sqlite("measure the inbox"))
+    }
+
     pub fn is_empty(&self) -> Result<bool, StoreError> {
         self.len().map(|n| n == 0)
     }
 }
 
-fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock) {
+fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock, dir: &Path) {
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::new();
         let mut prune = None;
@@ -212,7 +228,10 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock) {
             }
         }
         if !batch.is_empty() {
-            commit_batch(&mut conn, batch, clock.now_ms());
+            match room_for_requests(dir) {
+                Ok(()) => commit_batch(&mut conn, batch, clock.now_ms()),
+                Err(context) => refuse_batch(batch, &context),
+            }
         }
         // The newest row always stays: SQLite gives a new row the largest rowid plus one, so
         // an emptied table would hand out 1, 2... again, below root's watermark, and root
@@ -225,6 +244,32 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock) {
         {
             tracing::warn!(error = %e, "pruning the inbox failed; it will be tried again");
         }
+    }
+}
+
+/// Whether the inbox's file system has more than its margin ([`disk::min_free`]) left: one
+/// `statvfs` per group commit. Below it the batch is refused, so root keeps the rest for its
+/// own writes; a file system that cannot be looked at lets the commit try.
+fn room_for_requests(dir: &Path) -> Result<(), String> {
+    match disk::available(dir) {
+        Ok(available) if available < disk::min_free(FileSystem::Inbox) => Err(format!(
+            "{available} bytes available, below the {} kept free",
+            disk::min_free(FileSystem::Inbox)
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn refuse_batch(batch: Vec<(ValidatedJob, Origin, Reply)>, context: &str) {
+    tracing::warn!(
+        requests = batch.len(),
+        "the inbox's file system is full: {context}"
+    );
+    for (_, _, reply) in batch {
+        reply(Err(StoreError::DiskFull {
+            filesystem: FileSystem::Inbox,
+            context: context.to_owned(),
+        }));
     }
 }
 
@@ -298,6 +343,7 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Origin, Reply)>
                 reply(Ok(admission));
             }
         }
+        Err(e) if disk::is_out_of_space(&e) => refuse_batch(batch, &e.to_string()),
         Err(e) => {
             tracing::error!(error = %e, requests = batch.len(), "inbox group commit failed");
             for (_, _, reply) in batch {

@@ -20,9 +20,11 @@
 pub mod assignment;
 pub mod blobs;
 pub mod crash_points;
+pub mod disk;
 pub mod identities;
 pub mod inbox;
 pub mod layout;
+pub mod metrics;
 mod migrations;
 mod queries;
 pub mod read;
@@ -71,6 +73,13 @@ pub enum StoreError {
     },
     #[error("the inbox writer has stopped")]
     WriterGone,
+    /// The file system holding `filesystem` has no room for the write (`ENOSPC`,
+    /// `SQLITE_FULL`), or less than its margin ([`disk::min_free`]).
+    #[error("the {filesystem} file system is full: {context}")]
+    DiskFull {
+        filesystem: registry::FileSystem,
+        context: String,
+    },
     /// inbox.db holds something other than the one table the API creates (a view, a trigger,
     /// another table or column): root refuses to read it at all, since a hostile schema can
     /// make a read endless.

@@ -213,6 +213,75 @@ const MIGRATIONS: &[&str] = &[
         SELECT RAISE(ABORT, 'the audit trail is append-only');
     END;
     "#,
+    // 8: a full file system on the events feed. The runner records each of the node's file
+    // systems it finds out of space in `disk_full` (one row per file system, by its stable
+    // name, kept while the condition lasts); the triggers append one `disk_full` event when a
+    // row appears and one `disk_ok` when it goes, dated like drift by the runner's clock
+    // (`since`, `ok_at`). The events table is rebuilt with its rows and cursors for the wider
+    // CHECK, and the triggers that write it are dropped first and made again unchanged.
+    r#"
+    DROP TRIGGER jobs_event_insert;
+    DROP TRIGGER jobs_event_update;
+    DROP TRIGGER drift_found;
+    DROP TRIGGER drift_gone;
+    CREATE TABLE events_next (
+        cursor     INTEGER PRIMARY KEY,
+        request_id TEXT NOT NULL,
+        operation  TEXT NOT NULL,
+        state      TEXT NOT NULL,
+        at         INTEGER NOT NULL,
+        kind       TEXT NOT NULL DEFAULT 'job'
+            CHECK (kind IN ('job', 'drift', 'drift_resolved', 'disk_full', 'disk_ok')),
+        detail     TEXT
+    );
+    INSERT INTO events_next(cursor, request_id, operation, state, at, kind, detail)
+        SELECT cursor, request_id, operation, state, at, kind, detail FROM events ORDER BY cursor;
+    DROP TABLE events;
+    ALTER TABLE events_next RENAME TO events;
+    CREATE TRIGGER jobs_event_insert AFTER INSERT ON jobs BEGIN
+        INSERT INTO events(request_id, operation, state, at)
+        VALUES (NEW.request_id, NEW.operation, NEW.state,
+                COALESCE(NEW.state_changed_at, CAST(unixepoch('subsec') * 1000 AS INTEGER)));
+    END;
+    CREATE TRIGGER jobs_event_update AFTER UPDATE OF state ON jobs WHEN NEW.state <> OLD.state BEGIN
+        INSERT INTO events(request_id, operation, state, at)
+        VALUES (NEW.request_id, NEW.operation, NEW.state,
+                COALESCE(NEW.state_changed_at, CAST(unixepoch('subsec') * 1000 AS INTEGER)));
+    END;
+    CREATE TRIGGER drift_found AFTER INSERT ON drift BEGIN
+        INSERT INTO events(request_id, operation, state, at, kind, detail)
+        VALUES ('', '', '', NEW.first_seen, 'drift',
+                json_object('family', NEW.family, 'resource_id', NEW.resource_id,
+                            'owner', NEW.owner, 'aspect', NEW.aspect, 'message', NEW.message));
+    END;
+    CREATE TRIGGER drift_gone AFTER DELETE ON drift BEGIN
+        INSERT INTO events(request_id, operation, state, at, kind, detail)
+        VALUES ('', '', '', COALESCE(OLD.resolved_at, CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+                'drift_resolved',
+                json_object('family', OLD.family, 'resource_id', OLD.resource_id,
+                            'owner', OLD.owner, 'aspect', OLD.aspect, 'message', OLD.message));
+    END;
+
+    CREATE TABLE disk_full (
+        filesystem         TEXT PRIMARY KEY CHECK (filesystem IN ('state', 'inbox', 'blobs')),
+        since              INTEGER NOT NULL,
+        available_bytes    INTEGER NOT NULL,
+        ok_at              INTEGER,
+        ok_available_bytes INTEGER
+    ) WITHOUT ROWID;
+    CREATE TRIGGER disk_full_found AFTER INSERT ON disk_full BEGIN
+        INSERT INTO events(request_id, operation, state, at, kind, detail)
+        VALUES ('', '', '', NEW.since, 'disk_full',
+                json_object('filesystem', NEW.filesystem, 'available_bytes', NEW.available_bytes));
+    END;
+    CREATE TRIGGER disk_full_gone AFTER DELETE ON disk_full BEGIN
+        INSERT INTO events(request_id, operation, state, at, kind, detail)
+        VALUES ('', '', '', COALESCE(OLD.ok_at, CAST(unixepoch('subsec') * 1000 AS INTEGER)),
+                'disk_ok',
+                json_object('filesystem', OLD.filesystem,
+                            'available_bytes', COALESCE(OLD.ok_available_bytes, 0)));
+    END;
+    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).

@@ -2,7 +2,8 @@
 //! [`crate::StateDb`] and the API's [`crate::StateReader`], so both see jobs the same way.
 
 use registry::{
-    AuditEntry, Drift, Event, EventKind, EventPage, JobState, JobView, OpError, Timings,
+    AuditEntry, DiskCondition, Drift, Event, EventKind, EventPage, JobState, JobView, OpError,
+    Timings,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -118,10 +119,24 @@ fn event(
                 .transpose()
                 .map_err(|_| corrupt("event error"))?,
             drift: None,
+            disk: None,
             at_ms: r.get(4)?,
         })
     } else {
         let detail: String = r.get(6)?;
+        let (drift, disk) = match kind {
+            EventKind::DiskFull | EventKind::DiskOk => (
+                None,
+                Some(
+                    serde_json::from_str::<DiskCondition>(&detail)
+                        .map_err(|_| corrupt("disk detail"))?,
+                ),
+            ),
+            _ => (
+                Some(serde_json::from_str::<Drift>(&detail).map_err(|_| corrupt("drift detail"))?),
+                None,
+            ),
+        };
         Ok(Event {
             cursor: r.get(0)?,
             kind,
@@ -130,12 +145,27 @@ fn event(
             state: None,
             result: None,
             error: None,
-            drift: Some(
-                serde_json::from_str::<Drift>(&detail).map_err(|_| corrupt("drift detail"))?,
-            ),
+            drift,
+            disk,
             at_ms: r.get(4)?,
         })
     }
+}
+
+/// The file systems the runner recorded full (`disk_full`), by name.
+pub fn full_filesystems(conn: &Connection) -> rusqlite::Result<Vec<crate::state::FullFileSystem>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT filesystem, since, available_bytes FROM disk_full ORDER BY filesystem",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let name: String = r.get(0)?;
+        Ok(crate::state::FullFileSystem {
+            filesystem: registry::FileSystem::parse(&name).ok_or_else(|| corrupt("file system"))?,
+            since_ms: r.get(1)?,
+            available_bytes: r.get::<_, i64>(2)?.max(0) as u64,
+        })
+    })?;
+    rows.collect()
 }
 
 pub fn audit(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec<AuditEntry>> {

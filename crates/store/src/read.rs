@@ -141,6 +141,16 @@ impl StateReader {
         self.read("read the assignment", queries::assignment)
     }
 
+    /// What the metrics report of state.db ([`crate::metrics::StateMetrics`]), in one read.
+    pub fn metrics(&self) -> Result<crate::metrics::StateMetrics, ReadError> {
+        self.read("read the metrics", |c| {
+            let tx = c.unchecked_transaction()?;
+            let metrics = crate::metrics::read(&tx);
+            tx.finish()?;
+            metrics
+        })
+    }
+
     /// The newest event cursor, so a waiting client can start from "now".
     pub fn last_cursor(&self) -> Result<i64, ReadError> {
         self.read("read the last cursor", |c| {

@@ -42,6 +42,12 @@ fn storage_failed(e: BlobError) -> ApiError {
         BlobError::Mismatch { actual } => ApiError::BlobMismatch { actual },
         BlobError::TooLarge { limit } => ApiError::BlobTooLarge { limit },
         BlobError::Missing(_) | BlobError::NotRegular(_) => ApiError::BlobNotFound,
+        BlobError::Io { ref source, .. } if store::disk::is_out_of_space(source) => {
+            tracing::warn!(error = ?e, "an upload found the blobs file system full");
+            ApiError::DiskFull {
+                filesystem: registry::FileSystem::Blobs,
+            }
+        }
         BlobError::Io { .. } => {
             // Not the client's doing: logged whole, answered as a retryable 503 without a path.
             tracing::error!(error = ?e, "blob storage failed");

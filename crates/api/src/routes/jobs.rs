@@ -84,6 +84,13 @@ async fn admit_unstamped(app: &Arc<App>, body: &[u8], origin: Origin) -> Result<
     });
     let admission = match rx.await {
         Ok(Ok(admission)) => admission,
+        Ok(Err(store::StoreError::DiskFull {
+            filesystem,
+            context,
+        })) => {
+            tracing::warn!(request_id, %filesystem, "refused on a full disk: {context}");
+            return Err(ApiError::DiskFull { filesystem });
+        }
         Ok(Err(e)) => {
             tracing::error!(error = ?e, request_id, "the inbox did not take a request");
             return Err(ApiError::InboxUnavailable);

@@ -12,6 +12,7 @@ pub(crate) mod blobs;
 pub(crate) mod events;
 pub(crate) mod jobs;
 pub(crate) mod meta;
+pub(crate) mod metrics;
 mod query;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -56,6 +57,8 @@ pub(crate) struct App {
     pub catalogue_sha256: std::sync::OnceLock<String>,
     /// Each operation's [`registry::CatalogueEntry::sha256`], by name, computed once.
     pub operation_sha256: std::sync::OnceLock<std::collections::HashMap<&'static str, String>>,
+    /// When the certificate this API serves expires (Unix seconds), if it could be read.
+    pub tls_not_after: Option<i64>,
 }
 
 impl App {
@@ -100,6 +103,7 @@ pub(crate) fn router(app: Arc<App>, door: Door) -> Router {
         .route("/v1/catalogue", get(meta::catalogue))
         .route("/v1/openapi.json", get(meta::openapi))
         .route("/v1/health", get(meta::health))
+        .route("/v1/metrics", get(metrics::metrics))
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method);
     match door {

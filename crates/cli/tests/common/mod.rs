@@ -851,7 +851,12 @@ impl Node {
     pub fn drift_events(&self, after: i64) -> Vec<registry::Event> {
         self.feed(after)
             .into_iter()
-            .filter(|e| e.kind != registry::EventKind::Job)
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    registry::EventKind::Drift | registry::EventKind::DriftResolved
+                )
+            })
             .collect()
     }
 

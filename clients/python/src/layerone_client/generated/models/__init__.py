@@ -224,6 +224,10 @@ from .ensure_web_domain_result_state import EnsureWebDomainResultState
 from .error import Error
 from .event_page import EventPage
 from .event_page_events_item import EventPageEventsItem
+from .event_page_events_item_disk_type_0 import EventPageEventsItemDiskType0
+from .event_page_events_item_disk_type_0_filesystem import (
+    EventPageEventsItemDiskType0Filesystem,
+)
 from .event_page_events_item_drift_type_0 import EventPageEventsItemDriftType0
 from .event_page_events_item_drift_type_0_aspect import (
     EventPageEventsItemDriftType0Aspect,
@@ -957,6 +961,8 @@ __all__ = (
     "Error",
     "EventPage",
     "EventPageEventsItem",
+    "EventPageEventsItemDiskType0",
+    "EventPageEventsItemDiskType0Filesystem",
     "EventPageEventsItemDriftType0",
     "EventPageEventsItemDriftType0Aspect",
     "EventPageEventsItemErrorType0",

@@ -17,6 +17,7 @@ from ..models.event_page_events_item_state_type_3_type_1 import (
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.event_page_events_item_disk_type_0 import EventPageEventsItemDiskType0
     from ..models.event_page_events_item_drift_type_0 import (
         EventPageEventsItemDriftType0,
     )
@@ -34,15 +35,20 @@ T = TypeVar("T", bound="EventPageEventsItem")
 @_attrs_define
 class EventPageEventsItem:
     """One entry of the events feed, in the order state.db recorded it: a job's state change
-    (`kind: job`), or the runner's drift check finding that the OS no longer shows what
-    state.db records (`drift`) or showing it again (`drift_resolved`). Job events carry
-    `request_id`, `operation` and `state`, and a `succeeded` one its `result`, a `failed` one
-    its `error`, as the job's view shows them; drift events carry `drift`.
+    (`kind: job`), the runner's drift check finding that the OS no longer shows what
+    state.db records (`drift`) or showing it again (`drift_resolved`), or one of the node's
+    file systems running out of space (`disk_full`) or having it again (`disk_ok`). Job events
+    carry `request_id`, `operation` and `state`, and a `succeeded` one its `result`, a `failed`
+    one its `error`, as the job's view shows them; drift events carry `drift`; disk events
+    carry `disk`.
 
         Attributes:
             at_ms (int):
             cursor (int): Pass it as `after` to read the events that follow this one.
             kind (EventPageEventsItemKind): What an entry of the events feed reports.
+            disk (EventPageEventsItemDiskType0 | None | Unset): A file system found out of space by the runner
+                (`disk_full`), or with space again
+                (`disk_ok`): reported once per change, not on every pass.
             drift (EventPageEventsItemDriftType0 | None | Unset): A resource recorded in state.db that the OS no longer
                 shows as recorded. Reported once
                 when found, once when it is gone; never repaired by the check (`rebuild_account` repairs).
@@ -65,6 +71,7 @@ class EventPageEventsItem:
     at_ms: int
     cursor: int
     kind: EventPageEventsItemKind
+    disk: EventPageEventsItemDiskType0 | None | Unset = UNSET
     drift: EventPageEventsItemDriftType0 | None | Unset = UNSET
     error: EventPageEventsItemErrorType0 | None | Unset = UNSET
     operation: None | str | Unset = UNSET
@@ -80,6 +87,9 @@ class EventPageEventsItem:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.event_page_events_item_disk_type_0 import (
+            EventPageEventsItemDiskType0,
+        )
         from ..models.event_page_events_item_drift_type_0 import (
             EventPageEventsItemDriftType0,
         )
@@ -95,6 +105,14 @@ class EventPageEventsItem:
         cursor = self.cursor
 
         kind = self.kind.value
+
+        disk: dict[str, Any] | None | Unset
+        if isinstance(self.disk, Unset):
+            disk = UNSET
+        elif isinstance(self.disk, EventPageEventsItemDiskType0):
+            disk = self.disk.to_dict()
+        else:
+            disk = self.disk
 
         drift: dict[str, Any] | None | Unset
         if isinstance(self.drift, Unset):
@@ -153,6 +171,8 @@ class EventPageEventsItem:
                 "kind": kind,
             }
         )
+        if disk is not UNSET:
+            field_dict["disk"] = disk
         if drift is not UNSET:
             field_dict["drift"] = drift
         if error is not UNSET:
@@ -170,6 +190,9 @@ class EventPageEventsItem:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.event_page_events_item_disk_type_0 import (
+            EventPageEventsItemDiskType0,
+        )
         from ..models.event_page_events_item_drift_type_0 import (
             EventPageEventsItemDriftType0,
         )
@@ -186,6 +209,23 @@ class EventPageEventsItem:
         cursor = d.pop("cursor")
 
         kind = EventPageEventsItemKind(d.pop("kind"))
+
+        def _parse_disk(data: object) -> EventPageEventsItemDiskType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                disk_type_0 = EventPageEventsItemDiskType0.from_dict(data)
+
+                return disk_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EventPageEventsItemDiskType0 | None | Unset, data)
+
+        disk = _parse_disk(d.pop("disk", UNSET))
 
         def _parse_drift(data: object) -> EventPageEventsItemDriftType0 | None | Unset:
             if data is None:
@@ -310,6 +350,7 @@ class EventPageEventsItem:
             at_ms=at_ms,
             cursor=cursor,
             kind=kind,
+            disk=disk,
             drift=drift,
             error=error,
             operation=operation,
