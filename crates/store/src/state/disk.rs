@@ -132,7 +132,7 @@ mod tests {
         assert_eq!(recorded.len(), 1);
         assert_eq!(recorded[0].available_bytes, full);
         assert_eq!(look(&mut state, plenty).ok, [FileSystem::State]);
-        let events = state.events(0, 10).unwrap();
+        let events = state.events(0, 10).unwrap().events;
         let kinds: Vec<_> = events
             .iter()
             .map(|e| (e.kind, e.disk.clone().unwrap()))
