@@ -75,6 +75,7 @@ pub fn contain(
     let message = match outcome {
         Ok(Ok(())) => return,
         Ok(Err(e)) => format!("{e:#}"),
+        Err(panic) if crash::is_death(&*panic) => std::panic::resume_unwind(panic),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
