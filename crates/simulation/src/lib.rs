@@ -78,6 +78,10 @@ pub struct Outcome {
     pub drift_edits: usize,
     pub sectors_kept: usize,
     pub sectors_lost: usize,
+    /// How many times SQL read the time itself during the history (`'now'`,
+    /// `unixepoch()`): answered from the history's clock, and counted because every time
+    /// the node records should be given by its caller.
+    pub sql_clock_readings: u64,
 }
 
 /// A history that broke an invariant (or could not run): its seed and what broke.
@@ -151,6 +155,7 @@ pub fn run(seed: u64, dir: &Path) -> Result<Outcome, Failure> {
     };
     let clock = ManualClock::from_seed(seed);
     storage::set_clock(clock.clone());
+    let readings = storage::clock_readings();
     let ran = catch_unwind(AssertUnwindSafe(|| -> anyhow::Result<history::Record> {
         let mut node = node::Node::new(&root, platform, clock)?;
         let blob = upload(&node, bundle())?;
@@ -187,20 +192,53 @@ pub fn run(seed: u64, dir: &Path) -> Result<Outcome, Failure> {
         drift_edits: record.drift_edits,
         sectors_kept: record.sectors_kept,
         sectors_lost: record.sectors_lost,
+        sql_clock_readings: storage::clock_readings() - readings,
     })
 }
 
 /// What a run of many histories did.
 #[derive(Debug, Default)]
 pub struct Summary {
+    /// The run's first seed.
+    pub first: u64,
     pub histories: usize,
     pub crashes: usize,
     pub passes: usize,
     pub accepted: usize,
     pub sectors_lost: usize,
+    pub sql_clock_readings: u64,
     pub elapsed: Duration,
     /// The first history that failed, if one did (the run stops there).
     pub failure: Option<Failure>,
+}
+
+impl std::fmt::Display for Summary {
+    /// The run's figures, and the crash points this process reached and did not.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let reached = node::reached();
+        let unreached: Vec<&str> = crash::ALL
+            .iter()
+            .filter(|p| !reached.contains_key(p))
+            .map(|p| p.name())
+            .collect();
+        write!(
+            f,
+            "simulation: {} histories from seed {} in {:.1} s ({:.0} per minute): {} passes, \
+             {} crashes, {} requests accepted, {} unsynced sectors lost, {} times read by SQL; \
+             crash points reached: {} of {} (not: {unreached:?})",
+            self.histories,
+            self.first,
+            self.elapsed.as_secs_f64(),
+            self.per_minute(),
+            self.passes,
+            self.crashes,
+            self.accepted,
+            self.sectors_lost,
+            self.sql_clock_readings,
+            reached.len(),
+            crash::ALL.len(),
+        )
+    }
 }
 
 impl Summary {
@@ -221,7 +259,10 @@ pub fn run_many(
     mut progress: impl FnMut(&Outcome),
 ) -> Summary {
     let started = Instant::now();
-    let mut summary = Summary::default();
+    let mut summary = Summary {
+        first,
+        ..Summary::default()
+    };
     for seed in first..first.saturating_add(count) {
         if started.elapsed() >= budget {
             break;
@@ -233,6 +274,7 @@ pub fn run_many(
                 summary.passes += outcome.passes;
                 summary.accepted += outcome.accepted;
                 summary.sectors_lost += outcome.sectors_lost;
+                summary.sql_clock_readings += outcome.sql_clock_readings;
                 progress(&outcome);
             }
             Err(failure) => {
