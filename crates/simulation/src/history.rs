@@ -20,10 +20,9 @@ use std::time::Duration;
 
 use registry::{JobState, Kind, Lane, OperationEntry, Registry, Scope};
 use serde_json::{Value, json};
-use store::Admission;
 
 use crate::Rng;
-use crate::node::{Node, Pass};
+use crate::node::{Answer, Node, Pass};
 
 /// How many seeded steps a history takes.
 pub const STEPS: usize = 24;
@@ -159,6 +158,7 @@ pub fn run(seed: u64, node: &mut Node, bundle: &str) -> anyhow::Result<Record> {
     let mut record = Record::default();
     let mut next_request = 1000u64;
     let mut bodies: Vec<Value> = Vec::new();
+    let mut retry: Vec<Value> = Vec::new();
     for step in 0..STEPS {
         match rng.below(14) {
             0..=3 => {
@@ -168,10 +168,17 @@ pub fn run(seed: u64, node: &mut Node, bundle: &str) -> anyhow::Result<Record> {
                 // Reordered: the burst's requests (each after what it needs) are submitted in
                 // an order other than the one their ids were drawn in.
                 rng.shuffle(&mut burst);
-                let burst: Vec<Value> = burst.into_iter().flatten().collect();
+                // What the API answered 503 is sent again first.
+                let burst: Vec<Value> = std::mem::take(&mut retry)
+                    .into_iter()
+                    .chain(burst.into_iter().flatten())
+                    .collect();
                 for body in burst {
-                    submit(node, &mut record, &body, true)?;
-                    bodies.push(body);
+                    if submitted(node, &mut record, &body, true)? {
+                        bodies.push(body);
+                    } else {
+                        retry.push(body);
+                    }
                 }
             }
             4 if !bodies.is_empty() => {
@@ -180,14 +187,15 @@ pub fn run(seed: u64, node: &mut Node, bundle: &str) -> anyhow::Result<Record> {
                     submit(node, &mut record, &body, false)?;
                 }
             }
-            5 if !bodies.is_empty() && rng.below(4) == 0 => {
-                // The same request id with another body: never the same job.
-                let mut body = bodies[rng.below(bodies.len() as u64) as usize].clone();
-                body["resource"]["conflicting"] = json!(true);
-                if registry()
-                    .validate(body.to_string().as_bytes(), &node.config.node_id)
-                    .is_ok()
-                {
+            5 if bodies.len() > 1 && rng.below(2) == 0 => {
+                // A known request id with another request's body: never the same job, never
+                // a second one (a conflict while the API holds the id; once pruned, received
+                // and then refused by root).
+                let n = bodies.len() as u64;
+                let (of, with) = (rng.below(n) as usize, rng.below(n) as usize);
+                let mut body = bodies[with].clone();
+                body["request_id"] = bodies[of]["request_id"].clone();
+                if body != bodies[of] {
                     submit(node, &mut record, &body, false)?;
                 }
             }
@@ -231,10 +239,15 @@ pub fn run(seed: u64, node: &mut Node, bundle: &str) -> anyhow::Result<Record> {
     Ok(record)
 }
 
-/// Submits `body`. A new request must be received; a resubmission is a duplicate of the
-/// job it was (or, once the API pruned it, received again and recognised by root), and a
-/// known id with another body is a conflict (or, pruned, received and refused by root).
+/// Submits `body`. A new request must be received; a resubmission is a duplicate of the job
+/// it was, whether the API still holds it or root admitted it and the API pruned it; and a
+/// known id with another body is a conflict.
 fn submit(node: &Node, record: &mut Record, body: &Value, new: bool) -> anyhow::Result<()> {
+    submitted(node, record, body, new).map(|_| ())
+}
+
+/// [`submit`], returning whether the API answered at all (not 503).
+fn submitted(node: &Node, record: &mut Record, body: &Value, new: bool) -> anyhow::Result<bool> {
     let rid = body["request_id"].as_str().unwrap_or_default().to_owned();
     let sha = registry()
         .validate(body.to_string().as_bytes(), &node.config.node_id)
@@ -243,16 +256,17 @@ fn submit(node: &Node, record: &mut Record, body: &Value, new: bool) -> anyhow::
     let admission = node.submit(body)?;
     record.submitted += 1;
     let known = record.accepted.get(&rid);
-    let outcome = match (&admission, known) {
-        (Admission::Received { .. }, None) => {
+    let outcome = match (admission, known) {
+        (Answer::Received, None) => {
             record.accepted.insert(rid.clone(), sha);
             "received"
         }
-        (Admission::Received { .. }, Some(_)) => "received again",
-        (Admission::Duplicate { .. }, Some(first)) if *first == sha => "duplicate",
-        (Admission::Conflict, Some(first)) if *first != sha => "conflict",
+        (Answer::Duplicate, Some(first)) if *first == sha => "duplicate",
+        (Answer::Conflict, Some(first)) if *first != sha => "conflict",
+        (Answer::Unavailable, _) => "unavailable",
         _ => anyhow::bail!(
-            "request {rid} ({}): admitted as {admission:?}",
+            "request {rid} ({}, body {sha}, first accepted as {known:?}): admitted as \
+             {admission:?}: {body}",
             if new { "new" } else { "known" }
         ),
     };
@@ -260,7 +274,7 @@ fn submit(node: &Node, record: &mut Record, body: &Value, new: bool) -> anyhow::
     record
         .trace
         .push(format!("submit {rid} {} {outcome}", op.unwrap_or("?")));
-    Ok(())
+    Ok(admission != Answer::Unavailable)
 }
 
 /// One pass, dying at the crash point `die_after` others later if given.

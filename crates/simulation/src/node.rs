@@ -69,6 +69,20 @@ pub fn node_id() -> Hex32 {
         .expect("a 32-digit hex id")
 }
 
+/// What the API answers a submission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// 202, a new request.
+    Received,
+    /// 202, the job this request id already is.
+    Duplicate,
+    /// 409, the request id is another body's.
+    Conflict,
+    /// 503 with `Retry-After`: state.db was briefly unreadable (after a crash, until root's
+    /// next pass) and nothing was written; the control plane sends it again later.
+    Unavailable,
+}
+
 /// How one pass ended.
 pub enum Pass {
     /// It ran to its end.
@@ -147,12 +161,43 @@ impl Node {
             .0
     }
 
-    /// Admits `body` as the API does: validated, then group-committed.
-    pub fn submit(&self, body: &Value) -> anyhow::Result<Admission> {
+    /// Admits `body` as the API's route does (`crates/api/src/routes/jobs.rs`): validated;
+    /// a request id root already admitted is that job (or a conflict, with another body);
+    /// otherwise group-committed into the inbox, and state.db looked at again.
+    pub fn submit(&self, body: &Value) -> anyhow::Result<Answer> {
         let job = declarations::registry()
             .validate(body.to_string().as_bytes(), &self.config.node_id)
             .map_err(|e| anyhow::anyhow!("{body}: {e}"))?;
-        Ok(self.inbox().admit_blocking(job, Origin::Api)?)
+        let (request_id, sha) = (job.request_id.to_string(), job.body_sha256.clone());
+        let reader = store::read::StateReader::new(&self.layout.state_db());
+        // `Err(None)`: state.db is briefly unreadable (a hot journal until root's next pass).
+        let admitted = || -> Result<Option<Answer>, Option<anyhow::Error>> {
+            match reader.job_body_sha(&request_id) {
+                Ok(None) => Ok(None),
+                Ok(Some(Some(existing))) if existing == sha => Ok(Some(Answer::Duplicate)),
+                Ok(Some(_)) => Ok(Some(Answer::Conflict)),
+                Err(store::read::ReadError::Unavailable { .. }) => Err(None),
+                Err(e) => Err(Some(e.into())),
+            }
+        };
+        match admitted() {
+            Ok(Some(answer)) => return Ok(answer),
+            Ok(None) => {}
+            Err(None) => return Ok(Answer::Unavailable),
+            Err(Some(e)) => return Err(e),
+        }
+        let (received, answer) = match self.inbox().admit_blocking(job, Origin::Api)? {
+            Admission::Conflict => return Ok(Answer::Conflict),
+            Admission::Received { .. } => (true, Answer::Received),
+            Admission::Duplicate { .. } => (false, Answer::Duplicate),
+        };
+        // The request is durable now: a state.db briefly unreadable answers the received view.
+        Ok(match admitted() {
+            Ok(Some(Answer::Conflict)) => Answer::Conflict,
+            Ok(Some(_)) if received => Answer::Duplicate,
+            Ok(_) | Err(None) => answer,
+            Err(Some(e)) => return Err(e),
+        })
     }
 
     /// Asks the inbox's writer to prune what root has admitted, as the API does.

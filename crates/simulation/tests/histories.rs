@@ -31,6 +31,10 @@ fn seeded_histories_with_crashes_and_lost_writes_keep_the_invariants() {
     }
     assert!(summary.histories > 0, "no history ran in the budget");
     assert!(summary.crashes > 0, "the histories never crashed");
+    assert!(
+        summary.sectors_lost > 0,
+        "no crash lost an unsynced write: the storage model was not exercised"
+    );
     assert_eq!(
         summary.sql_clock_readings, 0,
         "SQL read the time itself: every time the node records is its caller's clock's"
