@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use registry::{JobState, Kind, Lane, OperationEntry, Registry, Scope};
+use registry::{Kind, Lane, OperationEntry, Registry, Scope};
 use serde_json::{Value, json};
 
 use crate::Rng;
@@ -188,9 +188,7 @@ pub fn run(seed: u64, node: &mut Node, bundle: &str) -> anyhow::Result<Record> {
                 }
             }
             5 if bodies.len() > 1 && rng.below(2) == 0 => {
-                // A known request id with another request's body: never the same job, never
-                // a second one (a conflict while the API holds the id; once pruned, received
-                // and then refused by root).
+                // A known request id with another request's body: a conflict, never a job.
                 let n = bodies.len() as u64;
                 let (of, with) = (rng.below(n) as usize, rng.below(n) as usize);
                 let mut body = bodies[with].clone();
@@ -392,12 +390,8 @@ fn check(node: &mut Node, record: &mut Record, next_request: &mut u64) -> anyhow
             [rid],
             |r| r.get(0),
         )?;
-        // A request root refused at admission (a stale generation) is a failed job that
-        // keeps no body.
-        let refused =
-            stored.is_none() && job.state == JobState::Failed && job.resource_id.is_none();
         anyhow::ensure!(
-            refused || stored.as_ref() == Some(sha),
+            stored.as_ref() == Some(sha),
             "nothing lost: request {rid} is a job of another body ({stored:?}, accepted as \
              {sha}): {job:?}"
         );

@@ -136,6 +136,9 @@ impl Node {
             inbox: None,
         };
         node.open_inbox()?;
+        // A node as installed: its first pass made state.db, which the API reads before it
+        // admits (a missing state.db answers 503).
+        runner::run_once(&node.config)?;
         Ok(node)
     }
 

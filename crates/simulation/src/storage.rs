@@ -2,10 +2,12 @@
 //!
 //! [`install`] registers, as SQLite's default, a VFS that wraps the default unix VFS and
 //! passes every call through to it, so every connection of the process (inbox.db's writer
-//! and readers, state.db's runner connection) reads and writes real files through the real
-//! code. Beside that, it keeps, for each database, journal and write-ahead log it opens, the
-//! file's bytes as of its last `xSync` (the *durable image*) and the writes and truncations
-//! made since (the *pending* ones).
+//! and readers, state.db's runner connection) reads, writes and locks real files through the
+//! real code. Beside that, it keeps, for each database, journal and write-ahead log it opens,
+//! the file's bytes as of its last `xSync` (the *durable image*) and the writes and
+//! truncations made since (the *pending* ones). The sync of such a file is that record, not
+//! an fsync: the model stands for the disk's durability, and the real flush would cost a
+//! history most of its time for nothing the model uses.
 //!
 //! When the simulation kills the node ([`kill`]), every later write, truncation, sync and
 //! delete of every connection does nothing (the dead process's connections are then closed:

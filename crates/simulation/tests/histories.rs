@@ -135,3 +135,32 @@ fn the_storage_model_keeps_what_was_synced_and_loses_what_was_not() {
     );
     assert_eq!(rows(&path), vec!["before".to_owned()]);
 }
+
+/// Found by the histories (seed 1000122): a valid request root refused at admission
+/// (`stale_generation`: a newer generation of its resource was queued) was recorded without
+/// its body's hash, so the control plane's retry of that very request got 409, as if it were
+/// another body's. It is its failed job; another body under its id stays a conflict.
+#[test]
+fn a_request_refused_as_stale_at_admission_is_its_failed_job_when_sent_again() {
+    use simulation::node::{Answer, Node, Pass, node_id};
+    let _one = simulation::exclusive();
+    simulation::node::install();
+    simulation::storage::forget();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = testkit::ManualClock::from_seed(1);
+    simulation::storage::set_clock(clock.clone());
+    let mut node = Node::new(dir.path(), provider::Platform::Debian, clock).unwrap();
+    let list = |request: u64, generation: u64, user: &str| {
+        serde_json::json!({"request_id": format!("{request:032x}"), "action": "set_sudo_allowlist",
+            "node_id": node_id(), "resource": {"id": format!("{:032x}", 0xc3),
+            "generation": generation, "users": [user]}})
+    };
+    let (newer, stale) = (list(1, 2, "alice"), list(2, 1, "alice"));
+    assert_eq!(node.submit(&newer).unwrap(), Answer::Received);
+    assert_eq!(node.submit(&stale).unwrap(), Answer::Received);
+    assert!(matches!(node.pass(None, || true).unwrap(), Pass::Ran(_)));
+    let job = node.state().unwrap().job(&format!("{:032x}", 2)).unwrap();
+    assert_eq!(job.unwrap().error.unwrap().code, "stale_generation");
+    assert_eq!(node.submit(&stale).unwrap(), Answer::Duplicate);
+    assert_eq!(node.submit(&list(2, 1, "bob")).unwrap(), Answer::Conflict);
+}
