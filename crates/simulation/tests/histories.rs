@@ -1,6 +1,6 @@
 //! The deterministic simulation's own tests: as many seeded histories as fit in the time
-//! budget keep the invariants, a seed replays to the same trace, and the storage model keeps
-//! what was synced and loses what was not.
+//! budget keep the invariants, a seed replays to the same trace, the storage model keeps what
+//! was synced and loses what was not, and the bug the histories found stays fixed.
 
 use std::time::Duration;
 
