@@ -8,7 +8,8 @@
 //! latency of a trivial job through the watching runner; the runner's throughput and commits
 //! per job; the idle cost of a pass and of the two services; and all of it again on a node
 //! with 10,000 accounts and 100,000 resources. `layerone-bench fleet` measures the fleet
-//! instead, against a real nats-server (`fleet`). See docs/benchmarks.md for the figures and
+//! instead, against a real nats-server (`fleet`); `layerone-bench simulate` runs the
+//! deterministic simulation's histories at scale (`simulate`). See docs/benchmarks.md for the figures and
 //! what limits them. Nothing here is a test: the figures are printed, never asserted.
 
 mod child;
@@ -16,6 +17,7 @@ mod fleet;
 mod measure;
 mod node;
 mod scale;
+mod simulate;
 mod stats;
 mod sys;
 
@@ -51,11 +53,14 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         [] => run(),
         ["fleet"] => in_temp_dir(fleet::run),
+        ["simulate", ref rest @ ..] => in_temp_dir(|dir| simulate::run(rest, dir)),
         _ => {
             eprintln!(
-                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet]\n\
+                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
                  Prints the node's figures of docs/benchmarks.md in one run (about two minutes);\n\
-                 `fleet`: the fleet's figures instead, against {} (about four minutes).",
+                 `fleet`: the fleet's figures instead, against {} (about four minutes);\n\
+                 `simulate`: the deterministic simulation's histories (10,000 unless told), or with\n\
+                 --seed the one history of that seed and its trace hash.",
                 fleet::NATS_SERVER
             );
             return ExitCode::from(2);

@@ -153,12 +153,13 @@ const UNPRIVILEGED: &[&str] = &[
 ];
 
 /// What the unprivileged side must never link: the handlers, the provider, the simulator and
-/// the test support, the runner, the tenant worker and the crash points.
+/// the test support and the simulation, the runner, the tenant worker and the crash points.
 const PRIVILEGED: &[&str] = &[
     "ops",
     "provider",
     "simulator",
     "testkit",
+    "simulation",
     "runner",
     "tenant",
     "crash",
@@ -323,9 +324,10 @@ fn the_unprivileged_side_links_no_handler_provider_or_simulator() {
     );
 }
 
-/// What no packaged binary may link: the simulator, the test support, and the package of the
+/// What no packaged binary may link: the simulator, the test support, the deterministic
+/// simulation (whose VFS would become the process's default), and the package of the
 /// binaries the packages do not ship.
-const UNSHIPPED: &[&str] = &["simulator", "testkit", "devnode"];
+const UNSHIPPED: &[&str] = &["simulator", "testkit", "simulation", "devnode"];
 
 /// The binaries the packages ship are those of the `.deb` and `.rpm` assets (`crates/cli`'s
 /// `[package.metadata.deb]` and `[package.metadata.generate-rpm]`); the packages that build

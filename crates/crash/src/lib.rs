@@ -122,6 +122,20 @@ impl std::fmt::Display for Point {
     }
 }
 
+/// What a hook unwinds with when the run must die where it stands inside this process (the
+/// deterministic simulation, `crates/simulation`), instead of aborting it: the places that
+/// contain a failure (the runner's steps, each job's handler) let it through ([`is_death`]),
+/// so the unwinding ends only where the simulation caught it, as a kill would end the
+/// process. Nothing in the packaged runner raises it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Died(pub Point);
+
+/// Whether a caught panic is a [`Died`], which must be resumed (`std::panic::resume_unwind`)
+/// rather than contained as a failure.
+pub fn is_death(payload: &(dyn std::any::Any + Send)) -> bool {
+    payload.is::<Died>()
+}
+
 static HOOK: OnceLock<fn(Point)> = OnceLock::new();
 
 /// Makes every crash point call `hook` with itself. Only the first call counts; the

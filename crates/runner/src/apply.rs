@@ -196,6 +196,9 @@ fn checked_apply(
     crash::point(crash::Point::ApplyBeforeHandler);
     let applied = catch_unwind(AssertUnwindSafe(|| handler.apply(ctx, resource))).unwrap_or_else(
         |panic| {
+            if crash::is_death(&*panic) {
+                std::panic::resume_unwind(panic);
+            }
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())

@@ -155,8 +155,9 @@ fn sanitize_process(arm_crash_points: Option<fn()>) {
 }
 
 /// The store's crash points (`store::crash_points`, inside state.db's transactions) as the
-/// crash points of the same name: the store does not link `crates/crash`.
-fn store_point(point: store::crash_points::Point) {
+/// crash points of the same name: the store does not link `crates/crash`. What every runner
+/// binary installs, and the in-process simulation too.
+pub fn store_point(point: store::crash_points::Point) {
     use store::crash_points::Point as Store;
     crash::point(match point {
         Store::IngestBeforeCommit => crash::Point::IngestBeforeCommit,

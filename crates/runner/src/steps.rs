@@ -116,6 +116,7 @@ pub fn contain(
     let message = match outcome {
         Ok(Ok(())) => return,
         Ok(Err(e)) => describe(ctx.layout().ok(), &e),
+        Err(panic) if crash::is_death(&*panic) => std::panic::resume_unwind(panic),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()

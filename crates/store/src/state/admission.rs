@@ -153,7 +153,7 @@ fn admit_row(
         });
     let (origin, job) = match validated {
         Ok(validated) => validated,
-        Err(error) => return reject(tx, registry, row, &error, now),
+        Err(error) => return reject(tx, registry, row, None, &error, now),
     };
     if let Some(existing) = queries::job_body_sha(tx, job.request_id.as_str())? {
         if existing.as_deref() != Some(job.body_sha256.as_str()) {
@@ -170,7 +170,9 @@ fn admit_row(
             "resource.generation",
             format!("generation {generation} is not newer than the queued generation {newer}"),
         );
-        return reject(tx, registry, row, &error, now);
+        // A valid request refused: it keeps its body's hash, so the same request sent again
+        // is this job and another body under its id a conflict, as for an admitted one.
+        return reject(tx, registry, row, Some(&job.body_sha256), &error, now);
     }
     let admitted = admit(tx, &job, row, origin.as_ref(), now)?;
     let detail = match job.scope {
@@ -229,11 +231,13 @@ fn admit(
     Ok(Admitted::Queued { superseded })
 }
 
-/// Records a hostile or invalid inbox row as a failed job, so the control plane sees why.
+/// Records a hostile or invalid inbox row as a failed job, so the control plane sees why;
+/// `body_sha256`: the hash of a valid request's body (none for a row that did not validate).
 fn reject(
     tx: &rusqlite::Transaction<'_>,
     registry: &Registry,
     row: &InboxRow,
+    body_sha256: Option<&str>,
     error: &FieldError,
     now: i64,
 ) -> rusqlite::Result<Admitted> {
@@ -262,8 +266,8 @@ fn reject(
     let origin = row.checked_origin().ok().flatten();
     tx.prepare_cached(
         "INSERT INTO jobs(request_id, operation, state, error, inbox_seq, received_at, queued_at, finished_at,
-                          state_changed_at, origin)
-         VALUES (?1, ?2, 'failed', ?3, ?4, ?5, ?6, ?6, ?6, ?7)
+                          state_changed_at, origin, body_sha256)
+         VALUES (?1, ?2, 'failed', ?3, ?4, ?5, ?6, ?6, ?6, ?7, ?8)
          ON CONFLICT (request_id) DO NOTHING",
     )?
     .execute(params![
@@ -273,7 +277,8 @@ fn reject(
         row.seq,
         row.received_at,
         now,
-        origin.map(|o| o.stored())
+        origin.map(|o| o.stored()),
+        body_sha256
     ])?;
     let code = Some(error.code.to_string());
     let detail = if is_node_scope(registry, row) {
