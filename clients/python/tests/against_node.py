@@ -6,8 +6,9 @@
 
 `crates/cli/tests/python_client.rs` starts the dev node, installs the wheel into a fresh
 virtualenv and runs each scenario under a time bound. DEV_JSON is the dev node's `dev.json`
-(url, key, pins, node id); PLAN_JSON lists every operation's example in an order that works,
-each after its prerequisites' examples (computed from the declarations by the Rust test).
+(url, key, pins, node id); PLAN_JSON lists operations' examples in an order that works, each
+after its prerequisites' examples (computed from the declarations by the Rust test, which
+splits every operation between a Debian and a CloudLinux dev node).
 Any failed check raises; the exit status says whether the scenario held.
 """
 

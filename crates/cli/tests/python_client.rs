@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use declarations::assignment::{EXAMPLE_FLEET_KEY, EXAMPLE_NODE, IDENTITY_PATH};
 use fleet_support::{DevNode, command, run_bounded};
 use registry::{OperationEntry, Scope};
 use serde_json::{Value, json};
@@ -314,7 +315,12 @@ fn scenario(name: &str, extra: &[&Path], seed: fn(&Path)) -> Value {
     let python = installed(dir.path());
     let node = DevNode::start(dir.path(), "node");
     seed(&node.root.join("sysroot"));
-    let mut cmd = command(&python);
+    scenario_on(&python, &node, name, extra)
+}
+
+/// Runs one scenario of `against_node.py` with `python` against `node`.
+fn scenario_on(python: &Path, node: &DevNode, name: &str, extra: &[&Path]) -> Value {
+    let mut cmd = command(python);
     cmd.arg(package().join("tests/against_node.py"))
         .arg(name)
         .arg(node.root.join("dev.json"))
@@ -342,24 +348,44 @@ fn step(op: &dyn OperationEntry, target: bool) -> Value {
     })
 }
 
-/// Every operation's example, each after the examples of its prerequisites (what it acts on,
-/// what it needs), in declaration order.
-fn every_example() -> Vec<Value> {
+/// The examples of `operations`, each after the examples of its prerequisites (what it acts
+/// on, what it needs), in declaration order.
+fn examples_of(operations: &[&dyn OperationEntry]) -> Vec<Value> {
     let registry = declarations::registry();
     let mut plan = Vec::new();
-    for op in registry.operations() {
+    for op in operations {
         for before in registry.prerequisites(op.name()) {
             plan.push(step(before, false));
         }
-        plan.push(step(op, true));
+        plan.push(step(*op, true));
     }
     plan
 }
 
 /// What the dev node's simulated system lacks for the examples of the node's own operations:
-/// the kernel files `observe_runtime` reads, and a local administrator in `sudo` (alice, whom
-/// the sudo allowlist's example names).
+/// the kernel files `observe_runtime` reads, a local administrator in `sudo` (alice, whom
+/// the sudo allowlist's example names), and the example fleet's identity (`apply_assignment`).
 fn seed_node_examples(sysroot: &Path) {
+    seed_local_administrator(sysroot);
+    // Joined to the example fleet as its example node, as `layerone join` pins it: the
+    // example assignment is signed by that fleet's key for that node.
+    let identity = sysroot.join(IDENTITY_PATH.trim_start_matches('/'));
+    std::fs::create_dir_all(identity.parent().unwrap()).unwrap();
+    std::fs::write(
+        &identity,
+        serde_json::to_vec(&json!({
+            "node": EXAMPLE_NODE,
+            "fleet_key": EXAMPLE_FLEET_KEY,
+            "brokers": ["tls://127.0.0.1:4222"],
+            "joined_at": 1_760_000_000,
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+}
+
+/// The kernel files `observe_runtime` reads, and alice in `sudo`.
+fn seed_local_administrator(sysroot: &Path) {
     let proc_dir = sysroot.join("proc");
     std::fs::create_dir_all(&proc_dir).unwrap();
     std::fs::write(proc_dir.join("loadavg"), "0.10 0.20 0.30 1/100 4242\n").unwrap();
@@ -379,37 +405,52 @@ fn seed_node_examples(sysroot: &Path) {
     }
 }
 
-/// The examples a dev node refuses, each with its error code: what its platform (Debian) does
-/// not have, and the fleet it has not joined.
-const REFUSED_BY_THE_DEV_NODE: [(&str, &str); 3] = [
-    ("set_account_limits", "unsupported_on_platform"),
-    ("set_account_isolation", "unsupported_on_platform"),
-    ("apply_assignment", "not_in_fleet"),
-];
+/// The operations whose examples need a CloudLinux node (LVE, CageFS): they run on a second
+/// dev node, started with `--platform cloudlinux`.
+const CLOUDLINUX_ONLY: [&str; 2] = ["set_account_limits", "set_account_isolation"];
 
 #[test]
 fn the_python_client_submits_every_operations_example_and_parses_its_typed_result() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("plan.json");
-    std::fs::write(&plan, serde_json::to_vec(&every_example()).unwrap()).unwrap();
-    let summary = scenario("examples", &[&plan], seed_node_examples);
-    let refused: BTreeMap<String, String> =
-        serde_json::from_value(summary["failed"].clone()).unwrap();
-    let expected: BTreeMap<String, String> = REFUSED_BY_THE_DEV_NODE
-        .iter()
-        .map(|(op, code)| (op.to_string(), code.to_string()))
-        .collect();
-    assert_eq!(refused, expected, "{summary}");
-    let parsed: Vec<&str> = summary["parsed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
-    for op in declarations::registry().operations() {
+    let python = installed(dir.path());
+    let debian = DevNode::start(dir.path(), "debian");
+    let cloudlinux = DevNode::start_with(dir.path(), "cloudlinux", &["--platform", "cloudlinux"]);
+    seed_node_examples(&debian.root.join("sysroot"));
+    let registry = declarations::registry();
+    let (on_cloudlinux, mut on_debian): (Vec<&dyn OperationEntry>, Vec<&dyn OperationEntry>) =
+        registry
+            .operations()
+            .partition(|op| CLOUDLINUX_ONLY.contains(&op.name()));
+    // The example assignment (every module) first: every other example then runs on a node in
+    // the fleet, whose runner admits a job only when the assignment holds the job's module.
+    on_debian.sort_by_key(|op| op.name() != "apply_assignment");
+    assert_eq!(on_debian[0].name(), "apply_assignment");
+    assert_eq!(on_cloudlinux.len(), CLOUDLINUX_ONLY.len());
+    let mut parsed = Vec::new();
+    for (node, operations, name) in [
+        (&debian, on_debian, "debian.json"),
+        (&cloudlinux, on_cloudlinux, "cloudlinux.json"),
+    ] {
+        let plan = dir.path().join(name);
+        std::fs::write(
+            &plan,
+            serde_json::to_vec(&examples_of(&operations)).unwrap(),
+        )
+        .unwrap();
+        let summary = scenario_on(&python, node, "examples", &[&plan]);
+        assert_eq!(summary["failed"], json!({}), "{name}: {summary}");
+        parsed.extend(
+            summary["parsed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned()),
+        );
+    }
+    for op in registry.operations() {
         assert!(
-            parsed.contains(&op.name()) || expected.contains_key(op.name()),
-            "{}'s example was not parsed into its result class: {summary}",
+            parsed.iter().any(|p| p == op.name()),
+            "{}'s example was not parsed into its result class: {parsed:?}",
             op.name()
         );
     }

@@ -39,6 +39,11 @@ pub struct DevArgs {
     /// How often the fleet daemon heartbeats once the node joined a fleet, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     fleet_heartbeat_ms: u64,
+    /// The platform the simulated system is: `debian` (apache2, php-fpm pools) or
+    /// `cloudlinux` (httpd, alt-php, LVE, CageFS and MySQL Governor, so account limits and
+    /// isolation apply). Start a sandbox with the platform it was made with.
+    #[arg(long, value_name = "PLATFORM", default_value_t = Platform::Debian)]
+    platform: Platform,
 }
 
 /// The identity a dev node keeps across restarts.
@@ -80,7 +85,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
 
     std::fs::create_dir_all(&sysroot)?;
     let mut provider = Provider::new(ProviderConfig {
-        platform: Platform::Debian,
+        platform: args.platform,
         root: sysroot.clone(),
         executor: Arc::new(simulator::SimExecutor::new(vec![])),
         audit_dir: layout.root().join("log"),
@@ -95,9 +100,15 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         testkit::seed_accounts(&provider)?;
     }
     // A stock Debian 12 hosting server has PHP 8.2 with its usual extensions, so every PHP
-    // operation (and a PHP cron task) works from the first command.
+    // operation (and a PHP cron task) works from the first command; a CloudLinux one has
+    // alt-php 8.2 with the same extensions.
     if provider.php_installed_versions().is_empty() {
         testkit::seed_php(&provider, provider::PhpVersion::V8_2, DEV_PHP_EXTENSIONS)?;
+    }
+    // CloudLinux's LVE and CageFS tools are the simulator's models; MySQL Governor is there
+    // too, so the database part of an account's limits applies.
+    if provider.platform() == Platform::CloudLinux {
+        testkit::seed_mysql_governor(&provider)?;
     }
     // Its simulated Apache, MariaDB, Postfix and Dovecot are there, so a fleet that assigns it
     // any module finds the module ready.

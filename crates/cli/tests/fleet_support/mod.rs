@@ -326,10 +326,17 @@ pub struct DevNode {
     pub info: Value,
     process: Process,
     log: PathBuf,
+    /// Its options beyond the sandbox, the address and the heartbeat (`--platform`).
+    options: Vec<String>,
 }
 
 impl DevNode {
     pub fn start(parent: &Path, name: &str) -> DevNode {
+        DevNode::start_with(parent, name, &[])
+    }
+
+    /// A dev node started with `options` besides (`["--platform", "cloudlinux"]`).
+    pub fn start_with(parent: &Path, name: &str, options: &[&str]) -> DevNode {
         let root = parent.join(name);
         std::fs::create_dir_all(&root).unwrap();
         let mut node = DevNode {
@@ -337,6 +344,7 @@ impl DevNode {
             log: parent.join(format!("{name}.log")),
             root,
             process: Process(None),
+            options: options.iter().map(|o| (*o).to_owned()).collect(),
         };
         node.restart();
         node
@@ -350,6 +358,7 @@ impl DevNode {
         let child = command(&*super::common::DEV_NODE)
             .args(["--root", self.root.to_str().unwrap()])
             .args(["--listen", "127.0.0.1:0", "--fleet-heartbeat-ms", "500"])
+            .args(&self.options)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log)
