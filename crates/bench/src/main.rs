@@ -16,6 +16,7 @@ mod fleet;
 mod measure;
 mod node;
 mod scale;
+mod soak;
 mod stats;
 mod sys;
 
@@ -51,11 +52,20 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         [] => run(),
         ["fleet"] => in_temp_dir(fleet::run),
+        ["soak"] => in_temp_dir(|dir| soak::run(dir, 60)),
+        ["soak", seconds] => match seconds.parse::<u64>() {
+            Ok(s) if (1..=3600).contains(&s) => in_temp_dir(|dir| soak::run(dir, s)),
+            _ => {
+                eprintln!("layerone-bench soak [SECONDS]: SECONDS is 1 to 3600");
+                return ExitCode::from(2);
+            }
+        },
         _ => {
             eprintln!(
-                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet]\n\
+                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | soak [SECONDS]]\n\
                  Prints the node's figures of docs/benchmarks.md in one run (about two minutes);\n\
-                 `fleet`: the fleet's figures instead, against {} (about four minutes).",
+                 `fleet`: the fleet's figures instead, against {} (about four minutes);\n\
+                 `soak`: 64 clients of mixed operations for 60 s (or SECONDS), then every 202 checked final.",
                 fleet::NATS_SERVER
             );
             return ExitCode::from(2);
