@@ -39,12 +39,14 @@ use store::{Inbox, Layout, StateReader};
 use tokio::task::JoinHandle;
 
 pub use auth::{generate_api_key, key_sha256, parse_key_sha256};
-pub use config::{ApiConfig, Limits};
+pub use config::{ApiConfig, FrontDoor, FrontDoorError, Limits, Network};
 pub use error::ApiError;
 pub use gate::{Gate, Refusal};
 pub use local::{LocalSocket, Operators, Peer};
 
 use routes::App;
+/// The longest an events long-poll waits (`wait=`): a proxy in front must wait longer.
+pub use routes::events::MAX_WAIT_SECS as MAX_EVENTS_WAIT_SECS;
 
 /// How long a graceful stop waits for requests in flight before closing connections.
 const GRACE: Duration = Duration::from_secs(5);
@@ -195,13 +197,13 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     });
 
     let handle = axum_server::Handle::new();
-    let acceptor = RustlsAcceptor::new(RustlsConfig::from_config(tls))
-        .handshake_timeout(limits.handshake_timeout)
-        .acceptor(limits::ConnectionLimit::new(limits.max_connections));
+    let acceptor = limits::Door::new(RustlsAcceptor::new(RustlsConfig::from_config(tls)), &limits);
     let mut server = axum_server::from_tcp(listener)
         .context("preparing the listener")?
         .acceptor(acceptor)
         .handle(handle.clone())
+        // A connection through its handshake must then send a whole first request in time.
+        .first_request_timeout(limits.header_read_timeout)
         .http1_only();
     server
         .http_builder()
@@ -217,7 +219,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     let local = match &config.local_socket {
         None => None,
         Some(socket) => {
-            let listener = local::bind(socket)?;
+            let listener = local::bind(socket, &limits)?;
             let service = routes::router(app.clone(), routes::Door::Local)
                 .into_make_service_with_connect_info::<local::Peer>();
             let mut stopped = stopping.subscribe();

@@ -1,24 +1,27 @@
 //! The limits a client cannot talk its way past: a token bucket per client address, a request
-//! body read from the stream with a hard cap and a deadline, and a cap on open connections
-//! (header size, header count and header read timeout are set on hyper's builder in
-//! [`crate::start`]).
+//! body read from the stream with a hard cap and a deadline, and the front door's accept path
+//! ([`Door`] around [`Admission`]): the allowlist of source networks and the cap per source,
+//! both before a byte of TLS, the deadlines for the first byte and the handshake, and the
+//! caps on connections in and through their handshake (header size, header count and header
+//! read timeout are set on hyper's builder in [`crate::start`]).
 
 use std::collections::HashMap;
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderMap, header};
 use axum_server::accept::Accept;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use axum_server::tls_rustls::RustlsAcceptor;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::server::TlsStream;
 
-use crate::config::Limits;
+use crate::config::{Limits, Network};
 use crate::error::ApiError;
 
 /// After refusing an oversized body, read (and discard) up to this much more of it, briefly,
@@ -117,39 +120,172 @@ impl RateLimiter {
     }
 }
 
-/// Caps the connections open at once: a connection holds a permit from the moment it is
-/// accepted (before its TLS handshake) until it closes. One over the cap is closed at once,
-/// so a flood of idle or slow connections cannot exhaust the process's descriptors.
-#[derive(Clone, Debug)]
-pub(crate) struct ConnectionLimit {
-    permits: Arc<Semaphore>,
+/// The front door's first step, on the bare TCP stream before a byte of TLS: the allowlist of
+/// source networks, the cap per source address, the cap on connections not yet through their
+/// handshake, and the deadline for the first byte. A connection refused by any of them is
+/// closed at once and costs nothing more.
+#[derive(Clone)]
+pub(crate) struct Admission {
+    state: Arc<Sources>,
 }
 
-impl ConnectionLimit {
-    pub fn new(max: usize) -> ConnectionLimit {
-        ConnectionLimit {
-            permits: Arc::new(Semaphore::new(max.max(1))),
+struct Sources {
+    allowed: Option<Vec<Network>>,
+    per_source: usize,
+    /// Connections open per source (keyed like the rate limiter's buckets); an entry lives
+    /// only while its source has a connection, so the map is bounded by the open connections.
+    open: Mutex<HashMap<IpAddr, usize>>,
+    handshakes: Arc<Semaphore>,
+    first_byte: Duration,
+}
+
+impl Admission {
+    pub fn new(limits: &Limits) -> Admission {
+        Admission {
+            state: Arc::new(Sources {
+                allowed: limits.allowed_sources.clone(),
+                per_source: limits.max_connections_per_source.max(1),
+                open: Mutex::new(HashMap::new()),
+                handshakes: Arc::new(Semaphore::new(limits.max_handshakes.max(1))),
+                first_byte: limits.first_byte_timeout,
+            }),
+        }
+    }
+
+    /// The allowlist, the source's slot and a handshake slot, or why not.
+    fn admit(&self, stream: TcpStream) -> std::io::Result<Sourced> {
+        let ip = stream.peer_addr()?.ip().to_canonical();
+        let state = &self.state;
+        if let Some(allowed) = &state.allowed
+            && !allowed.iter().any(|net| net.contains(ip))
+        {
+            tracing::debug!(%ip, "a source outside the allowlist; closing its connection");
+            return Err(std::io::Error::other("the source is not allowed"));
+        }
+        let key = client_key(ip);
+        {
+            let mut open = state.open.lock().expect(POISON);
+            let count = open.entry(key).or_insert(0);
+            if *count >= state.per_source {
+                tracing::debug!(%ip, "the source's connection cap is reached; closing a new connection");
+                return Err(std::io::Error::other(
+                    "the source's connection cap is reached",
+                ));
+            }
+            *count += 1;
+        }
+        let slot = SourceSlot {
+            state: self.state.clone(),
+            key,
+        };
+        let Ok(handshake) = state.handshakes.clone().try_acquire_owned() else {
+            tracing::debug!("the handshake cap is reached; closing a new connection");
+            return Err(std::io::Error::other("the handshake cap is reached"));
+        };
+        Ok(Sourced {
+            stream,
+            _slot: slot,
+            handshake: Some(handshake),
+        })
+    }
+}
+
+const POISON: &str = "the source map's lock is never poisoned: nothing panics while holding it";
+
+/// A source's place in [`Sources::open`], given back when its connection is dropped.
+struct SourceSlot {
+    state: Arc<Sources>,
+    key: IpAddr,
+}
+
+impl Drop for SourceSlot {
+    fn drop(&mut self) {
+        let mut open = self.state.open.lock().expect(POISON);
+        if let Some(count) = open.get_mut(&self.key) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.key);
+            }
         }
     }
 }
 
-impl<S> Accept<TcpStream, S> for ConnectionLimit {
-    type Stream = Counted;
+impl<S: Send + 'static> Accept<TcpStream, S> for Admission {
+    type Stream = Sourced;
     type Service = S;
-    type Future = std::future::Ready<std::io::Result<(Counted, S)>>;
+    type Future = Pin<Box<dyn Future<Output = std::io::Result<(Sourced, S)>> + Send>>;
 
     fn accept(&self, stream: TcpStream, service: S) -> Self::Future {
-        std::future::ready(match self.permits.clone().try_acquire_owned() {
-            Ok(permit) => Ok((
-                Counted {
-                    stream,
-                    _permit: permit,
-                },
-                service,
-            )),
-            Err(_) => {
-                tracing::debug!("connection limit reached; closing a new connection");
-                Err(std::io::Error::other("the connection limit is reached"))
+        let admitted = self.admit(stream);
+        let first_byte = self.state.first_byte;
+        Box::pin(async move {
+            let sourced = admitted?;
+            let mut byte = [0u8; 1];
+            match tokio::time::timeout(first_byte, sourced.stream.peek(&mut byte)).await {
+                Ok(Ok(n)) if n > 0 => Ok((sourced, service)),
+                Ok(Ok(_)) => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "no first byte before the deadline",
+                )),
+            }
+        })
+    }
+}
+
+/// A TCP connection with its source's slot, and its handshake slot until the handshake is
+/// done.
+pub(crate) struct Sourced {
+    stream: TcpStream,
+    _slot: SourceSlot,
+    handshake: Option<OwnedSemaphorePermit>,
+}
+
+/// The front door's last step, after the TLS handshake (bounded by its deadline): the
+/// connection gives back its handshake slot and takes one of the connections through their
+/// handshake, or is closed at once when they are all taken.
+#[derive(Clone)]
+pub(crate) struct Door {
+    tls: RustlsAcceptor<Admission>,
+    permits: Arc<Semaphore>,
+}
+
+impl Door {
+    pub fn new(tls: RustlsAcceptor, limits: &Limits) -> Door {
+        Door {
+            tls: tls
+                .handshake_timeout(limits.handshake_timeout)
+                .acceptor(Admission::new(limits)),
+            permits: Arc::new(Semaphore::new(limits.max_connections.max(1))),
+        }
+    }
+}
+
+impl<S: Send + 'static> Accept<TcpStream, S> for Door {
+    type Stream = Counted<TlsStream<Sourced>>;
+    type Service = <RustlsAcceptor<Admission> as Accept<TcpStream, S>>::Service;
+    type Future =
+        Pin<Box<dyn Future<Output = std::io::Result<(Self::Stream, Self::Service)>> + Send>>;
+
+    fn accept(&self, stream: TcpStream, service: S) -> Self::Future {
+        let handshake = self.tls.accept(stream, service);
+        let permits = self.permits.clone();
+        Box::pin(async move {
+            let (mut stream, service) = handshake.await?;
+            stream.get_mut().0.handshake = None;
+            match permits.try_acquire_owned() {
+                Ok(permit) => Ok((
+                    Counted {
+                        stream,
+                        _permit: permit,
+                    },
+                    service,
+                )),
+                Err(_) => {
+                    tracing::debug!("connection limit reached; closing a new connection");
+                    Err(std::io::Error::other("the connection limit is reached"))
+                }
             }
         })
     }
@@ -157,46 +293,68 @@ impl<S> Accept<TcpStream, S> for ConnectionLimit {
 
 /// A connection that gives its permit back when it is dropped.
 #[derive(Debug)]
-pub(crate) struct Counted {
-    stream: TcpStream,
+pub(crate) struct Counted<T> {
+    stream: T,
     _permit: OwnedSemaphorePermit,
 }
 
-impl AsyncRead for Counted {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
-    }
+/// Reads go straight to the inner `stream` field.
+macro_rules! forward_read {
+    ($outer:ty $(, $($generics:tt)*)?) => {
+        impl$(<$($generics)*>)? tokio::io::AsyncRead for $outer {
+            fn poll_read(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
+            }
+        }
+    };
 }
 
-impl AsyncWrite for Counted {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
-    }
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
-    }
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
+/// Writes go straight to the inner `stream` field.
+macro_rules! forward_write {
+    ($outer:ty $(, $($generics:tt)*)?) => {
+        impl$(<$($generics)*>)? tokio::io::AsyncWrite for $outer {
+            fn poll_write(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.stream).poll_write(cx, buf)
+            }
+            fn poll_flush(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.stream).poll_flush(cx)
+            }
+            fn poll_shutdown(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
+            }
+            fn poll_write_vectored(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+            }
+            fn is_write_vectored(&self) -> bool {
+                self.stream.is_write_vectored()
+            }
+        }
+    };
 }
+
+forward_read!(Counted<T>, T: AsyncRead + AsyncWrite + Unpin);
+forward_write!(Counted<T>, T: AsyncRead + AsyncWrite + Unpin);
+forward_read!(Sourced);
+forward_write!(Sourced);
+pub(crate) use forward_write;
 
 enum Read {
     Done(Vec<u8>),

@@ -7,16 +7,29 @@
 //! when it connected) are checked against [`Operators`] before a byte of it is read: a peer
 //! that is not admitted is closed at once and gets nothing. An admitted peer needs no bearer
 //! key; its uid is the origin of every request it makes ([`registry::Origin::Local`]).
+//!
+//! The rules of the TCP door hold here too, by uid instead of by address: one uid has at most
+//! [`crate::Limits::max_connections_per_source`] connections open (one over is closed at
+//! accept), and a connection that sends nothing for
+//! [`crate::Limits::first_byte_timeout`] after it was accepted is closed.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::extract::connect_info::Connected;
 use axum::serve::{IncomingStream, Listener};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::{UnixListener, UnixStream};
+
+use crate::limits::forward_write;
 
 /// Where the local door listens, and who may use it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +132,10 @@ fn peer_groups(fd: BorrowedFd<'_>) -> io::Result<Vec<u32>> {
 
 /// Binds the socket: a stale socket left at `path` is replaced (anything else there is an
 /// error), and the file is given mode 0660 and the operators' group before the first accept.
-pub(crate) fn bind(socket: &LocalSocket) -> anyhow::Result<OperatorListener> {
+pub(crate) fn bind(
+    socket: &LocalSocket,
+    limits: &crate::Limits,
+) -> anyhow::Result<OperatorListener> {
     let path = &socket.path;
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_socket() => std::fs::remove_file(path)
@@ -134,6 +150,9 @@ pub(crate) fn bind(socket: &LocalSocket) -> anyhow::Result<OperatorListener> {
     Ok(OperatorListener {
         inner: listener,
         operators: socket.operators.clone(),
+        per_uid: limits.max_connections_per_source.max(1),
+        open: Arc::new(Mutex::new(HashMap::new())),
+        first_byte: limits.first_byte_timeout,
     })
 }
 
@@ -159,13 +178,87 @@ fn restrict(path: &Path, gid: Option<u32>) -> anyhow::Result<()> {
 pub(crate) struct OperatorListener {
     inner: UnixListener,
     operators: Operators,
+    per_uid: usize,
+    /// Connections open per uid; an entry lives only while its uid has a connection.
+    open: Arc<Mutex<HashMap<u32, usize>>>,
+    first_byte: Duration,
 }
 
+const POISON: &str = "the uid map's lock is never poisoned: nothing panics while holding it";
+
+impl OperatorListener {
+    /// The uid's slot, unless it has all its connections open already.
+    fn take_slot(&self, uid: u32) -> Option<UidSlot> {
+        let mut open = self.open.lock().expect(POISON);
+        let count = open.entry(uid).or_insert(0);
+        if *count >= self.per_uid {
+            return None;
+        }
+        *count += 1;
+        Some(UidSlot {
+            open: self.open.clone(),
+            uid,
+        })
+    }
+}
+
+/// A uid's place in the listener's map, given back when its connection is dropped.
+struct UidSlot {
+    open: Arc<Mutex<HashMap<u32, usize>>>,
+    uid: u32,
+}
+
+impl Drop for UidSlot {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().expect(POISON);
+        if let Some(count) = open.get_mut(&self.uid) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.uid);
+            }
+        }
+    }
+}
+
+/// An admitted local connection: its uid's slot, and the deadline of its first byte until
+/// that byte has come.
+pub(crate) struct LocalStream {
+    stream: UnixStream,
+    _slot: UidSlot,
+    first_byte: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl AsyncRead for LocalStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let read = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.first_byte = None;
+        }
+        if read.is_pending()
+            && let Some(deadline) = self.first_byte.as_mut()
+            && deadline.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "no first byte before the deadline",
+            )));
+        }
+        read
+    }
+}
+
+forward_write!(LocalStream);
+
 impl Listener for OperatorListener {
-    type Io = UnixStream;
+    type Io = LocalStream;
     type Addr = Peer;
 
-    async fn accept(&mut self) -> (UnixStream, Peer) {
+    async fn accept(&mut self) -> (LocalStream, Peer) {
         loop {
             let stream = match self.inner.accept().await {
                 Ok((stream, _)) => stream,
@@ -177,7 +270,23 @@ impl Listener for OperatorListener {
                 }
             };
             match Peer::of(&stream) {
-                Ok(peer) if self.operators.admits(&peer) => return (stream, peer),
+                Ok(peer) if self.operators.admits(&peer) => match self.take_slot(peer.uid) {
+                    Some(slot) => {
+                        let first_byte = Some(Box::pin(tokio::time::sleep(self.first_byte)));
+                        let stream = LocalStream {
+                            stream,
+                            _slot: slot,
+                            first_byte,
+                        };
+                        return (stream, peer);
+                    }
+                    None => {
+                        tracing::debug!(
+                            uid = peer.uid,
+                            "the uid's connection cap is reached; closing a new local connection"
+                        )
+                    }
+                },
                 Ok(peer) => {
                     tracing::warn!(target: "audit", uid = peer.uid, "refused a local connection: not an operator");
                 }

@@ -7,7 +7,7 @@
 mod common;
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -258,6 +258,11 @@ fn addr(node: &Node) -> String {
 
 /// A TLS connection whose handshake has completed.
 fn raw_tls(node: &Node) -> std::io::Result<Tls> {
+    raw_tls_from(node, None)
+}
+
+/// A TLS connection from `source` (a loopback address other than 127.0.0.1), handshake done.
+fn raw_tls_from(node: &Node, source: Option<IpAddr>) -> std::io::Result<Tls> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let algorithms = provider.signature_verification_algorithms;
     let config = ClientConfig::builder_with_provider(provider)
@@ -266,7 +271,10 @@ fn raw_tls(node: &Node) -> std::io::Result<Tls> {
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AnyCert(algorithms)))
         .with_no_client_auth();
-    let tcp = TcpStream::connect(addr(node))?;
+    let tcp = match source {
+        None => TcpStream::connect(addr(node))?,
+        Some(source) => connect_from(source, &addr(node))?,
+    };
     tcp.set_read_timeout(Some(BOUND))?;
     tcp.set_write_timeout(Some(BOUND))?;
     let conn = ClientConnection::new(
@@ -319,6 +327,28 @@ fn closed(read: std::io::Result<usize>) -> bool {
         Ok(_) => false,
         Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
     }
+}
+
+/// A TCP connection to `to` from `source`, bound before it connects.
+fn connect_from(source: IpAddr, to: &str) -> std::io::Result<TcpStream> {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    let runtime = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    });
+    let to: SocketAddr = to.parse().map_err(std::io::Error::other)?;
+    runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::new(source, 0))?;
+        let stream = tokio::time::timeout(Duration::from_secs(5), socket.connect(to))
+            .await
+            .map_err(|_| std::io::Error::from(ErrorKind::TimedOut))??;
+        let stream = stream.into_std()?;
+        stream.set_nonblocking(false)?;
+        Ok(stream)
+    })
 }
 
 fn slow_limits() -> api::Limits {
@@ -580,4 +610,265 @@ fn hostile_schema(path: &std::path::Path) {
          CREATE TRIGGER t AFTER INSERT ON resources BEGIN DELETE FROM jobs; END;",
     )
     .unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// One abusive source (127.0.0.2) against a well-behaved client (127.0.0.1).
+
+const ABUSER: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 2));
+
+/// The per-source cap of these tests: well below the global one.
+const PER_SOURCE: usize = 16;
+
+fn abuse_limits() -> api::Limits {
+    api::Limits {
+        max_connections_per_source: PER_SOURCE,
+        first_byte_timeout: Duration::from_secs(2),
+        handshake_timeout: Duration::from_secs(2),
+        header_read_timeout: Duration::from_secs(2),
+        body_read_timeout: Duration::from_secs(2),
+        ..api::Limits::default()
+    }
+}
+
+/// Lets the test process hold thousands of sockets: the soft limit up to the hard one.
+fn raise_nofile() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit for the kernel to fill, then to read.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = limit.rlim_max;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+}
+
+/// Whether the server still holds this connection open (a read would block, or has data).
+fn open(tcp: &TcpStream) -> bool {
+    tcp.set_nonblocking(true).expect("non-blocking");
+    let mut byte = [0u8; 1];
+    let open = match tcp.peek(&mut byte) {
+        Ok(0) => false,
+        Ok(_) => true,
+        Err(e) => e.kind() == ErrorKind::WouldBlock,
+    };
+    tcp.set_nonblocking(false).expect("blocking");
+    open
+}
+
+/// Waits (bounded) until `held` of the abuser's sockets are at most `max` open, and returns
+/// how many are.
+fn settle_at_most(socks: &[&TcpStream], max: usize) -> usize {
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let held = socks.iter().filter(|s| open(s)).count();
+        if held <= max || Instant::now() > deadline {
+            return held;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The well-behaved client: every request answered, health 200 and each job 202.
+fn well_behaved_client_is_served(node: &Node, rounds: usize) {
+    let client = node.client();
+    for round in 0..rounds {
+        let (status, _) = client
+            .health()
+            .unwrap_or_else(|e| panic!("round {round}: health: {e}"));
+        assert_eq!(status, 200, "round {round}");
+        let body = node.example_envelope(&hex32()).to_string();
+        let resp = client
+            .request("POST", "/v1/jobs", Some(body.as_bytes()), &[])
+            .unwrap_or_else(|e| panic!("round {round}: submit: {e}"));
+        assert_eq!(
+            resp.status,
+            202,
+            "round {round}: {}",
+            String::from_utf8_lossy(&resp.body)
+        );
+    }
+}
+
+#[test]
+fn an_abusive_source_with_2000_idle_connections_holds_only_its_share_and_the_others_are_served() {
+    raise_nofile();
+    let node = Node::start_with(abuse_limits());
+    let target = addr(&node);
+    let mut socks = Vec::new();
+    let mut refused = 0usize;
+    for _ in 0..2000 {
+        match connect_from(ABUSER, &target) {
+            Ok(s) => socks.push(s),
+            Err(_) => refused += 1,
+        }
+    }
+    let refs: Vec<&TcpStream> = socks.iter().collect();
+    let held = settle_at_most(&refs, PER_SOURCE);
+    assert!(
+        held <= PER_SOURCE,
+        "the abuser holds {held} connections (cap {PER_SOURCE}; {refused} refused at connect)"
+    );
+    // While it holds them, the client on 127.0.0.1 gets every answer.
+    well_behaved_client_is_served(&node, 20);
+    // Without a first byte, the held ones are closed at the deadline.
+    assert_eq!(
+        settle_at_most(&refs, 0),
+        0,
+        "idle connections outlived the first-byte deadline"
+    );
+    well_behaved_client_is_served(&node, 5);
+    assert_eq!(node.inbox_len(), 25);
+}
+
+#[test]
+fn an_abusive_source_with_200_slow_handshakes_holds_only_its_share_and_the_others_are_served() {
+    raise_nofile();
+    let node = Node::start_with(abuse_limits());
+    let target = addr(&node);
+    let mut socks = Vec::new();
+    for _ in 0..200 {
+        let Ok(mut s) = connect_from(ABUSER, &target) else {
+            continue;
+        };
+        // Half a ClientHello record header, then silence.
+        if s.write_all(&[0x16, 0x03]).is_ok() {
+            socks.push(s);
+        }
+    }
+    let refs: Vec<&TcpStream> = socks.iter().collect();
+    let held = settle_at_most(&refs, PER_SOURCE);
+    assert!(held <= PER_SOURCE, "the abuser holds {held} handshakes");
+    well_behaved_client_is_served(&node, 20);
+    assert_eq!(
+        settle_at_most(&refs, 0),
+        0,
+        "slow handshakes outlived the deadline"
+    );
+}
+
+/// Opens up to `n` TLS connections from the abuser, each sent `first`, and trickles one more
+/// byte of `trickle` to each every 100 ms from a thread until the server has closed them all
+/// (bounded). Returns the most connections held at once and the thread.
+fn trickle_attack(
+    node: &Node,
+    n: usize,
+    first: String,
+    trickle: u8,
+) -> (usize, std::thread::JoinHandle<(bool, Vec<u16>)>) {
+    let mut conns = Vec::new();
+    for _ in 0..n {
+        // Those over the cap are closed before or in their handshake.
+        if let Ok(mut tls) = raw_tls_from(node, Some(ABUSER))
+            && tls
+                .write_all(first.as_bytes())
+                .and_then(|()| tls.flush())
+                .is_ok()
+        {
+            conns.push(tls);
+        }
+    }
+    let held = conns.len();
+    let thread = std::thread::spawn(move || {
+        let deadline = Instant::now() + BOUND;
+        let mut statuses = Vec::new();
+        while !conns.is_empty() && Instant::now() < deadline {
+            conns.retain_mut(|tls| {
+                if tls
+                    .write_all(&[trickle])
+                    .and_then(|()| tls.flush())
+                    .is_err()
+                {
+                    return false;
+                }
+                tls.sock
+                    .set_read_timeout(Some(Duration::from_millis(1)))
+                    .expect("a timeout");
+                let mut buf = [0u8; 4096];
+                let read = tls.read(&mut buf);
+                if let Ok(n) = read
+                    && n > 0
+                {
+                    let text = String::from_utf8_lossy(&buf[..n]);
+                    if let Some(status) = text.split(' ').nth(1).and_then(|s| s.parse().ok()) {
+                        statuses.push(status);
+                    }
+                }
+                !closed(read)
+            });
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        (conns.is_empty(), statuses)
+    });
+    (held, thread)
+}
+
+#[test]
+fn an_abusive_source_trickling_headers_holds_only_its_share_and_the_others_are_served() {
+    raise_nofile();
+    let node = Node::start_with(abuse_limits());
+    let (held, attack) = trickle_attack(
+        &node,
+        40,
+        "GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ".into(),
+        b'x',
+    );
+    assert!(
+        held <= PER_SOURCE,
+        "the abuser got {held} connections through"
+    );
+    well_behaved_client_is_served(&node, 20);
+    let (all_cut, statuses) = attack.join().expect("the attack thread");
+    assert!(all_cut, "a trickled head outlived its deadline");
+    assert!(
+        !statuses.contains(&200),
+        "an unfinished head was answered: {statuses:?}"
+    );
+}
+
+#[test]
+fn an_abusive_source_trickling_bodies_holds_only_its_share_and_the_others_are_served() {
+    raise_nofile();
+    let node = Node::start_with(abuse_limits());
+    let head = format!(
+        "POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{{",
+        node.key
+    );
+    let (held, attack) = trickle_attack(&node, 40, head, b' ');
+    assert!(
+        held <= PER_SOURCE,
+        "the abuser got {held} connections through"
+    );
+    well_behaved_client_is_served(&node, 20);
+    let (all_cut, statuses) = attack.join().expect("the attack thread");
+    assert!(all_cut, "a trickled body outlived its deadline");
+    assert!(statuses.iter().all(|s| *s == 408), "{statuses:?}");
+    assert_eq!(node.inbox_len(), 20, "a trickled body was admitted");
+}
+
+#[test]
+fn a_source_outside_the_allowlist_is_closed_before_tls_and_an_allowed_one_is_served() {
+    let node = Node::start_with(api::Limits {
+        allowed_sources: Some(vec!["127.0.0.1/32".parse().expect("a network")]),
+        ..api::Limits::default()
+    });
+    let mut tcp =
+        connect_from(ABUSER, &addr(&node)).expect("the kernel accepts the TCP connection");
+    tcp.set_read_timeout(Some(BOUND)).unwrap();
+    // A whole ClientHello from the real client library would be answered by a ServerHello;
+    // the start of one is enough to see that nothing at all comes back.
+    let _ = tcp.write_all(&[0x16, 0x03, 0x01, 0x00, 0x05]);
+    let mut buf = [0u8; 64];
+    let read = tcp.read(&mut buf);
+    assert!(
+        matches!(read, Ok(0)) || read.is_err(),
+        "the refused source was sent {read:?} bytes"
+    );
+    assert!(
+        raw_tls_from(&node, Some(ABUSER)).is_err(),
+        "a TLS handshake from outside the allowlist"
+    );
+    well_behaved_client_is_served(&node, 3);
 }

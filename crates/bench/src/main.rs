@@ -18,6 +18,7 @@ mod measure;
 mod node;
 mod scale;
 mod simulate;
+mod soak;
 mod stats;
 mod sys;
 
@@ -54,11 +55,20 @@ fn main() -> ExitCode {
         [] => run(),
         ["fleet"] => in_temp_dir(fleet::run),
         ["simulate", ref rest @ ..] => in_temp_dir(|dir| simulate::run(rest, dir)),
+        ["soak"] => in_temp_dir(|dir| soak::run(dir, 60)),
+        ["soak", seconds] => match seconds.parse::<u64>() {
+            Ok(s) if (1..=3600).contains(&s) => in_temp_dir(|dir| soak::run(dir, s)),
+            _ => {
+                eprintln!("layerone-bench soak [SECONDS]: SECONDS is 1 to 3600");
+                return ExitCode::from(2);
+            }
+        },
         _ => {
             eprintln!(
-                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
+                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | soak [SECONDS] | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
                  Prints the node's figures of docs/benchmarks.md in one run (about two minutes);\n\
                  `fleet`: the fleet's figures instead, against {} (about four minutes);\n\
+                 `soak`: 64 clients of mixed operations for 60 s (or SECONDS), then every 202 checked final;\n\
                  `simulate`: the deterministic simulation's histories (10,000 unless told), or with\n\
                  --seed the one history of that seed and its trace hash.",
                 fleet::NATS_SERVER

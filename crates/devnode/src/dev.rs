@@ -47,6 +47,19 @@ pub struct DevArgs {
 }
 
 /// The identity a dev node keeps across restarts.
+/// The front door's limits: the `[api]` table of the simulated system's
+/// `/etc/layerone/config.toml`, as a node reads its own, when the file is there.
+fn front_door_limits(sysroot: &Path) -> anyhow::Result<api::Limits> {
+    let path = sysroot.join("etc/layerone/config.toml");
+    let front_door = match std::fs::read_to_string(&path) {
+        Ok(text) => api::FrontDoor::from_config_file(&text)
+            .with_context(|| format!("in {}", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => api::FrontDoor::default(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    Ok(front_door.limits(api::Limits::default())?)
+}
+
 fn identity(dev_json: &Path) -> anyhow::Result<(String, Hex32)> {
     if let Ok(info) = DevInfo::load(dev_json) {
         return Ok((info.api_key, info.node_id));
@@ -151,7 +164,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
                 gid: None,
             },
         }),
-        limits: api::Limits::default(),
+        limits: front_door_limits(&sysroot)?,
     }))?;
     // In a fleet once `layerone join --dev ROOT` wrote the identity, under the simulated
     // system's /etc, where root's `apply_assignment` reads the pinned fleet key.

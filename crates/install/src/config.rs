@@ -42,6 +42,10 @@ pub struct NodeConfig {
     /// Postfix's listening addresses and relay host (`[mail]`); omitted, the defaults.
     #[serde(default, skip_serializing_if = "MailConfig::is_default")]
     pub mail: MailConfig,
+    /// The API's front door (`[api]`: connection caps, deadlines, the allowlist of source
+    /// networks), read by the API itself; omitted, the defaults.
+    #[serde(default, skip_serializing_if = "api::FrontDoor::is_default")]
+    pub api: api::FrontDoor,
 }
 
 /// The mail settings an operator may choose (`[mail]` in the configuration file).
@@ -174,13 +178,20 @@ impl NodeConfig {
     /// Parses the file's text strictly.
     pub fn parse(text: &str) -> Result<NodeConfig, ConfigError> {
         let config: NodeConfig = toml::from_str(text).map_err(|e: toml::de::Error| {
-            let field = field_of(text, &e);
+            let field = api::config::toml_field_of(text, &e);
             ConfigError {
                 field,
                 message: e.message().to_owned(),
             }
         })?;
         config.mail.validate()?;
+        config
+            .api
+            .limits(api::Limits::default())
+            .map_err(|e| ConfigError {
+                field: Some(e.field),
+                message: format!("{} ({})", e.message, e.code),
+            })?;
         Ok(config)
     }
 
@@ -192,17 +203,6 @@ impl NodeConfig {
              node_id\n# must never change. See layerone(8).\n{body}"
         )
     }
-}
-
-/// The key on the line the parser pointed at: good enough to name the field in an error.
-fn field_of(text: &str, e: &toml::de::Error) -> Option<String> {
-    let span = e.span()?;
-    let line_start = text[..span.start.min(text.len())]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
-    let line = text[line_start..].lines().next()?;
-    let key = line.split('=').next()?.trim();
-    (!key.is_empty() && !key.starts_with('[') && !key.starts_with('#')).then(|| key.to_owned())
 }
 
 #[cfg(test)]
@@ -218,6 +218,7 @@ mod tests {
             runner: RunnerMode::Timer,
             acme: None,
             mail: MailConfig::default(),
+            api: api::FrontDoor::default(),
         }
     }
 
@@ -282,6 +283,16 @@ mod tests {
         let parsed = NodeConfig::parse(&relay).unwrap();
         assert_eq!(parsed.mail.relayhost, "[127.0.0.1]:2525");
         assert_eq!(parsed.mail.inet_interfaces, "all");
+        assert_eq!(NodeConfig::parse(&parsed.render()).unwrap(), parsed);
+        let bad_allow = format!("{good}[api]\nallow = [\"10.0.0.1/8\"]\n");
+        assert_eq!(
+            NodeConfig::parse(&bad_allow).unwrap_err().field.as_deref(),
+            Some("api.allow")
+        );
+        let allow =
+            format!("{good}[api]\nallow = [\"192.0.2.0/24\"]\nmax_connections_per_source = 16\n");
+        let parsed = NodeConfig::parse(&allow).unwrap();
+        assert_eq!(parsed.api.max_connections_per_source, Some(16));
         assert_eq!(NodeConfig::parse(&parsed.render()).unwrap(), parsed);
     }
 }

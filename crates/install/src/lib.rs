@@ -258,6 +258,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
             runner: opts.runner.unwrap_or(c.runner),
             acme: c.acme.clone(),
             mail: c.mail.clone(),
+            api: c.api.clone(),
         },
         None => NodeConfig {
             node_id: random_hex32()?,
@@ -269,6 +270,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
             runner: opts.runner.unwrap_or_default(),
             acme: None,
             mail: config::MailConfig::default(),
+            api: api::FrontDoor::default(),
         },
     };
 

@@ -125,13 +125,25 @@ pub fn render_vhost(e: &Engine, config: &NodeConfig) -> String {
          </VirtualHost>\n\
          <IfModule ssl_module>\n<VirtualHost *:443>\n    ServerName {name}\n    SSLEngine on\n\
          \x20   SSLCertificateFile \"{}\"\n    SSLCertificateKeyFile \"{}\"\n\
+         \x20   # The front's own limits: behind the proxy every request reaches the API from this one\n\
+         \x20   # address, so the API cannot tell a slow client from the others; Apache cuts it off.\n\
+         \x20   <IfModule reqtimeout_module>\n        RequestReadTimeout handshake=5 header=10-20,MinRate=500 body=30,MinRate=500\n    </IfModule>\n\
+         \x20   LimitRequestLine 8190\n    LimitRequestFields 64\n    LimitRequestFieldSize 8190\n\
+         \x20   <Location \"/v1/\">\n        LimitRequestBody {json_limit}\n    </Location>\n\
+         \x20   # Blobs are capped by the API as they stream (up to 4 GiB, past Apache's own maximum).\n\
+         \x20   <Location \"/v1/blobs/\">\n        LimitRequestBody 0\n    </Location>\n\
          \x20   <IfModule proxy_http_module>\n        SSLProxyEngine on\n        SSLProxyVerify none\n        SSLProxyCheckPeerName off\n\
-         \x20       ProxyPass /v1/ https://127.0.0.1:{api_port}/v1/\n        ProxyPassReverse /v1/ https://127.0.0.1:{api_port}/v1/\n    </IfModule>\n\
+         \x20       # A backend connection only for the time of its request (the API caps connections\n\
+         \x20       # per source, and every one from here is Apache's), a short connect, and a wait\n\
+         \x20       # longer than the events feed's longest long-poll.\n\
+         \x20       ProxyPass /v1/ https://127.0.0.1:{api_port}/v1/ connectiontimeout=5 timeout={proxy_timeout} disablereuse=On\n        ProxyPassReverse /v1/ https://127.0.0.1:{api_port}/v1/\n    </IfModule>\n\
          </VirtualHost>\n</IfModule>\n",
         challenges.display(),
         challenges.display(),
         cert.display(),
         key.display(),
+        json_limit = registry::envelope::MAX_BODY,
+        proxy_timeout = api::MAX_EVENTS_WAIT_SECS + 15,
     )
 }
 

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::{AppState, blocking, json_response, query};
 use crate::error::ApiError;
 
-pub(crate) const MAX_WAIT_SECS: u64 = 60;
+pub const MAX_WAIT_SECS: u64 = 60;
 pub(crate) const MAX_LIMIT: u32 = 1000;
 const DEFAULT_LIMIT: u32 = 100;
 /// The longest a waiter sleeps without reading, whatever the watch says.

@@ -36,16 +36,21 @@ struct Args {
     /// This node's id (32 lowercase hex digits); node-scope requests must name it.
     #[arg(long, value_name = "HEX32")]
     node_id: Hex32,
+    /// The node's configuration file: its `[api]` table sets the front door's limits (the
+    /// connection caps, per source and in all, the deadlines, the allowlist of source
+    /// networks); the flags below override it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Requests per second allowed from one client address (0: no limit).
     #[arg(long, value_name = "N", default_value_t = Limits::default().rate_per_sec)]
     rate_per_sec: u32,
     /// Requests one client address may send in a burst.
     #[arg(long, value_name = "N", default_value_t = Limits::default().burst)]
     rate_burst: u32,
-    /// Connections open at once (counted from accept, before the TLS handshake); one over the
-    /// cap is closed at once.
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_connections)]
-    max_connections: usize,
+    /// Connections through their TLS handshake open at once; one over the cap is closed at
+    /// once (default: the configuration file's `api.max_connections`, else 1024).
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
     /// Also serve the API on this unix socket, for operators on the machine (`layerone mcp`):
     /// mode 0660 in the group of its directory (the operators' group), each connection admitted
     /// by its peer credentials (root or a member of that group), no key.
@@ -102,6 +107,17 @@ fn run(args: Args) -> anyhow::Result<()> {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         platform: "linux".to_owned(),
     };
+    let front_door = match &args.config {
+        None => api::FrontDoor::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            api::FrontDoor::from_config_file(&text)
+                .with_context(|| format!("in {}", path.display()))?
+        }
+    };
+    // Checked as it was parsed: this applies what passed.
+    let limits = front_door.limits(Limits::default())?;
     let config = ApiConfig {
         data_dir: args.data_dir,
         listen: args.listen,
@@ -119,8 +135,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         limits: Limits {
             rate_per_sec: args.rate_per_sec,
             burst: args.rate_burst,
-            max_connections: args.max_connections,
-            ..Limits::default()
+            max_connections: args.max_connections.unwrap_or(limits.max_connections),
+            ..limits
         },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
