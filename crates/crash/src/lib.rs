@@ -136,6 +136,15 @@ pub fn is_death(payload: &(dyn std::any::Any + Send)) -> bool {
     payload.is::<Died>()
 }
 
+/// The message a caught panic carries, if it carries one (`panic!` with a literal or a
+/// formatted string).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+}
+
 static HOOK: OnceLock<fn(Point)> = OnceLock::new();
 
 /// Makes every crash point call `hook` with itself. Only the first call counts; the

@@ -199,11 +199,7 @@ fn checked_apply(
             if crash::is_death(&*panic) {
                 std::panic::resume_unwind(panic);
             }
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+            let what = crash::panic_message(&*panic).unwrap_or_default();
             tracing::error!(
                 request_id = job.request_id,
                 operation = job.operation,

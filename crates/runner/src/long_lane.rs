@@ -198,11 +198,7 @@ fn run_lane(
                 Ok(Err(e)) => format!("{e:#}"),
                 Err(panic) => format!(
                     "panicked: {}",
-                    panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default()
+                    crash::panic_message(&*panic).unwrap_or_default()
                 ),
             };
             if let Err(e) = ctx.state.record_step_failure("long_lane", &message) {

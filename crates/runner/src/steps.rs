@@ -118,11 +118,8 @@ pub fn contain(
         Ok(Err(e)) => describe(ctx.layout().ok(), &e),
         Err(panic) if crash::is_death(&*panic) => std::panic::resume_unwind(panic),
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
+            let what =
+                crash::panic_message(&*panic).unwrap_or_else(|| "a panic without a message".into());
             format!("panicked: {what}")
         }
     };

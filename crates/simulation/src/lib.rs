@@ -167,11 +167,8 @@ pub fn run(seed: u64, dir: &Path) -> Result<Outcome, Failure> {
         Ok(Ok(record)) => record,
         Ok(Err(e)) => return Err(fail(format!("{e:#}"))),
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
+            let what =
+                crash::panic_message(&*panic).unwrap_or_else(|| "a panic without a message".into());
             return Err(fail(format!("panicked: {what}")));
         }
     };
