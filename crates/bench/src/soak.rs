@@ -134,28 +134,17 @@ pub fn run(dir: &std::path::Path, seconds: u64) -> anyhow::Result<()> {
         .map(|(_, n)| n)
         .sum();
 
-    // Every 202 in state.db, final.
+    // Every 202 in state.db, final. The watching runner still commits while this reads: a
+    // pass that finds the database locked is read again a second later, as a client would.
     let deadline = Instant::now() + SETTLE;
     let (missing, unfinished) = loop {
-        let db = node.state_ro()?;
-        let mut query = db.prepare("SELECT state FROM jobs WHERE request_id = ?1")?;
-        let (mut missing, mut unfinished) = (0u64, 0u64);
-        for rid in &accepted {
-            let state: Option<String> =
-                query
-                    .query_row([rid], |r| r.get(0))
-                    .map(Some)
-                    .or_else(|e| match e {
-                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                        e => Err(e),
-                    })?;
-            match state.as_deref() {
-                None => missing += 1,
-                Some("succeeded" | "failed" | "superseded") => {}
-                Some(_) => unfinished += 1,
-            }
-        }
-        if (missing == 0 && unfinished == 0) || Instant::now() > deadline {
+        let counted = match count_final(&node, &accepted) {
+            Err(e) if is_busy(&e) && Instant::now() < deadline => None,
+            counted => Some(counted?),
+        };
+        if let Some((missing, unfinished)) = counted
+            && ((missing == 0 && unfinished == 0) || Instant::now() > deadline)
+        {
             break (missing, unfinished);
         }
         std::thread::sleep(Duration::from_secs(1));
@@ -198,4 +187,39 @@ pub fn run(dir: &std::path::Path, seconds: u64) -> anyhow::Result<()> {
         bail!("the soak failed: {errors} errors, {missing} missing, {unfinished} not final");
     }
     Ok(())
+}
+
+/// How many of the `accepted` request ids have no job in state.db, and how many a job not yet
+/// final.
+fn count_final(node: &Node, accepted: &[String]) -> anyhow::Result<(u64, u64)> {
+    let db = node.state_ro()?;
+    let mut query = db.prepare("SELECT state FROM jobs WHERE request_id = ?1")?;
+    let (mut missing, mut unfinished) = (0u64, 0u64);
+    for rid in accepted {
+        let state: Option<String> =
+            query
+                .query_row([rid], |r| r.get(0))
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(e),
+                })?;
+        match state.as_deref() {
+            None => missing += 1,
+            Some("succeeded" | "failed" | "superseded") => {}
+            Some(_) => unfinished += 1,
+        }
+    }
+    Ok((missing, unfinished))
+}
+
+/// Whether `e` is SQLite saying another connection holds the lock.
+fn is_busy(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
 }
