@@ -136,9 +136,11 @@ const EXTRA_MODULES: &[(&str, &str)] = &[
     ("rewrite_module", "mod_rewrite.so"),
     ("headers_module", "mod_headers.so"),
     ("proxy_module", "mod_proxy.so"),
+    ("proxy_http_module", "mod_proxy_http.so"),
     ("proxy_fcgi_module", "mod_proxy_fcgi.so"),
     ("ssl_module", "mod_ssl.so"),
     ("expires_module", "mod_expires.so"),
+    ("reqtimeout_module", "mod_reqtimeout.so"),
 ];
 
 /// Writes a self-contained main Apache configuration at `sysconf(main_config)` that uses the

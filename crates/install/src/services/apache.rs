@@ -1,11 +1,13 @@
 //! Apache's modules, enabled the way Debian's `a2enmod` does it: for each module, the
 //! `mods-enabled/<module>.load` (and `.conf`, where the package ships one) symlink to
-//! `../mods-available/`. The node needs TLS and the proxy for its own vhost (`tls.rs`:
-//! `ssl` brings Debian's `Listen 443`), FastCGI for the tenants' PHP, mpm-itk (which runs on
-//! the prefork MPM, so `mpm_event` and `mpm_worker` are disabled) and what the tenant vhosts
-//! emit (`crates/ops/src/vhost/`: aliases, HTTP Basic auth, rewrites and redirects, headers,
-//! `SetEnvIf`, `Expires*`). `--check` names each missing link. Where the platform loads its
-//! modules from one file (CloudLinux), a note says which modules must be loaded.
+//! `../mods-available/`. The node needs TLS, the proxy and request timeouts for its own vhost
+//! (`tls.rs`: `ssl` brings Debian's `Listen 443`; `reqtimeout` cuts off slow clients before
+//! the proxy, behind which every request reaches the API from one address), FastCGI for the
+//! tenants' PHP, mpm-itk (which runs on the prefork MPM, so `mpm_event` and `mpm_worker` are
+//! disabled) and what the tenant vhosts emit (`crates/ops/src/vhost/`: aliases, HTTP Basic
+//! auth, rewrites and redirects, headers, `SetEnvIf`, `Expires*`). `--check` names each
+//! missing link. Where the platform loads its modules from one file (CloudLinux), a note says
+//! which modules must be loaded.
 
 use super::present;
 use crate::InstallError;
@@ -30,6 +32,7 @@ pub const MODULES: &[&str] = &[
     "headers",
     "expires",
     "rewrite",
+    "reqtimeout",
     "socache_shmcb",
     "ssl",
     "proxy",
