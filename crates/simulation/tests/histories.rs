@@ -136,20 +136,33 @@ fn the_storage_model_keeps_what_was_synced_and_loses_what_was_not() {
     assert_eq!(rows(&path), vec!["before".to_owned()]);
 }
 
+/// A simulated node of `platform` on its own clock, holding the process's storage model and
+/// crash hook (the guard) and its directory for as long as the caller keeps them.
+fn one_node(
+    platform: provider::Platform,
+) -> (
+    std::sync::MutexGuard<'static, ()>,
+    tempfile::TempDir,
+    simulation::node::Node,
+) {
+    let one = simulation::exclusive();
+    simulation::node::install();
+    simulation::storage::forget();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = testkit::ManualClock::from_seed(1);
+    simulation::storage::set_clock(clock.clone());
+    let node = simulation::node::Node::new(dir.path(), platform, clock).unwrap();
+    (one, dir, node)
+}
+
 /// Found by the histories (seed 1000122): a valid request root refused at admission
 /// (`stale_generation`: a newer generation of its resource was queued) was recorded without
 /// its body's hash, so the control plane's retry of that very request got 409, as if it were
 /// another body's. It is its failed job; another body under its id stays a conflict.
 #[test]
 fn a_request_refused_as_stale_at_admission_is_its_failed_job_when_sent_again() {
-    use simulation::node::{Answer, Node, Pass, node_id};
-    let _one = simulation::exclusive();
-    simulation::node::install();
-    simulation::storage::forget();
-    let dir = tempfile::tempdir().unwrap();
-    let clock = testkit::ManualClock::from_seed(1);
-    simulation::storage::set_clock(clock.clone());
-    let mut node = Node::new(dir.path(), provider::Platform::Debian, clock).unwrap();
+    use simulation::node::{Answer, Pass, node_id};
+    let (_one, _dir, mut node) = one_node(provider::Platform::Debian);
     let list = |request: u64, generation: u64, user: &str| {
         serde_json::json!({"request_id": format!("{request:032x}"), "action": "set_sudo_allowlist",
             "node_id": node_id(), "resource": {"id": format!("{:032x}", 0xc3),
@@ -163,4 +176,37 @@ fn a_request_refused_as_stale_at_admission_is_its_failed_job_when_sent_again() {
     assert_eq!(job.unwrap().error.unwrap().code, "stale_generation");
     assert_eq!(node.submit(&stale).unwrap(), Answer::Duplicate);
     assert_eq!(node.submit(&list(2, 1, "bob")).unwrap(), Answer::Conflict);
+}
+
+/// Found by the histories (seed 5139): `ensure_account` rewrites the account's row without
+/// the limits `set_account_limits` recorded, and the PHP pools take their children from
+/// those limits, but it left the pools as the limits had made them: the drift check found
+/// every pool of a re-declared, once-limited account differing from what state.db derives.
+#[test]
+fn an_account_declared_again_after_its_limits_rewrites_its_pools() {
+    use simulation::node::{Answer, Pass};
+    let (_one, _dir, mut node) = one_node(provider::Platform::CloudLinux);
+    let registry = declarations::registry();
+    let ops = [
+        "ensure_account",
+        "ensure_web_domain",
+        "set_php_version",
+        "set_account_limits",
+        "ensure_account",
+    ];
+    for (n, name) in ops.into_iter().enumerate() {
+        let op = registry.operation(name).unwrap();
+        let body = serde_json::json!({"request_id": format!("{:032x}", n + 1),
+            "operation": name, "resource": op.example()});
+        assert_eq!(node.submit(&body).unwrap(), Answer::Received, "{name}");
+        // One pass each, so that the second declaration supersedes nothing.
+        assert!(matches!(node.pass(None, || true).unwrap(), Pass::Ran(_)));
+    }
+    let state = node.state().unwrap();
+    for n in 1..=ops.len() {
+        let job = state.job(&format!("{n:032x}")).unwrap().unwrap();
+        assert_eq!(job.state, registry::JobState::Succeeded, "{job:?}");
+    }
+    let check = ops::drift::detect(&node.ctx().unwrap());
+    assert_eq!(check.found, [], "a re-declared account's pools drifted");
 }

@@ -30,6 +30,7 @@ use store::IdentityKind;
 
 use super::{AccountResult, AccountRow, EnsureAccount, EnsureAccountRequest, quota, store_error};
 use crate::context::{Ctx, provider_error};
+use crate::php::pool::{self, PoolSync};
 use crate::sudo::SudoAllowlistRow;
 
 /// The GECOS comment written for a new account's user, for whoever reads passwd. Informative
@@ -378,6 +379,11 @@ impl Apply<Ctx> for EnsureAccount {
             mysql_limits: None,
             cagefs: None,
         });
+        // The PHP pools take their children from the recorded limits (`PoolLimits`): limits
+        // this row no longer carries are no longer the pools' either.
+        if previous.as_ref().is_some_and(|p| p.limits.is_some()) {
+            pool::sync(ctx, &req.id, PoolSync::Update)?;
+        }
         Ok(AccountResult {
             state: Presence::Present,
             username: Some(name.to_owned()),
