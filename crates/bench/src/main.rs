@@ -9,9 +9,11 @@
 //! per job; the idle cost of a pass and of the two services; and all of it again on a node
 //! with 10,000 accounts and 100,000 resources. `layerone-bench fleet` measures the fleet
 //! instead, against a real nats-server (`fleet`); `layerone-bench simulate` runs the
-//! deterministic simulation's histories at scale (`simulate`). See docs/benchmarks.md for the figures and
-//! what limits them. Nothing here is a test: the figures are printed, never asserted.
+//! deterministic simulation's histories at scale (`simulate`); `layerone-bench attack` the
+//! front door under one abusive source (`attack`); `layerone-bench soak` 64 clients for a
+//! minute (`soak`). See docs/benchmarks.md for the figures and what limits them. Nothing here is a test: the figures are printed, never asserted.
 
+mod attack;
 mod child;
 mod fleet;
 mod measure;
@@ -54,6 +56,14 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         [] => run(),
         ["fleet"] => in_temp_dir(fleet::run),
+        ["attack"] => in_temp_dir(|dir| attack::run(dir, 20)),
+        ["attack", seconds] => match seconds.parse::<u64>() {
+            Ok(s) if (1..=600).contains(&s) => in_temp_dir(|dir| attack::run(dir, s)),
+            _ => {
+                eprintln!("layerone-bench attack [SECONDS]: SECONDS is 1 to 600");
+                return ExitCode::from(2);
+            }
+        },
         ["simulate", ref rest @ ..] => in_temp_dir(|dir| simulate::run(rest, dir)),
         ["soak"] => in_temp_dir(|dir| soak::run(dir, 60)),
         ["soak", seconds] => match seconds.parse::<u64>() {
@@ -65,9 +75,10 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | soak [SECONDS] | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
+                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | attack [SECONDS] | soak [SECONDS] | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
                  Prints the node's figures of docs/benchmarks.md in one run (about two minutes);\n\
                  `fleet`: the fleet's figures instead, against {} (about four minutes);\n\
+                 `attack`: one abusive source against the front door, 20 s (or SECONDS) per attack;\n\
                  `soak`: 64 clients of mixed operations for 60 s (or SECONDS), then every 202 checked final;\n\
                  `simulate`: the deterministic simulation's histories (10,000 unless told), or with\n\
                  --seed the one history of that seed and its trace hash.",

@@ -294,6 +294,16 @@ impl Node {
         commit_counter(&self.layout.state_db())
     }
 
+    /// The pin of the API's certificate, as the client takes it.
+    pub fn pin(&self) -> &str {
+        &self.pin
+    }
+
+    /// The API key, in clear.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
     /// A read-only connection to state.db, as the API opens it.
     pub fn state_ro(&self) -> anyhow::Result<rusqlite::Connection> {
         Ok(store::sqlite::open_state_ro(&self.layout.state_db())?)

@@ -17,8 +17,11 @@ use crate::sys;
 
 const CLIENTS: usize = 64;
 const WARM_UP: Duration = Duration::from_secs(5);
-/// How long the runner may take, after the last request, to bring every job to its end.
-const SETTLE: Duration = Duration::from_secs(300);
+/// How long the runner may go, after the last request, without bringing one more job to its
+/// end: a runner still working through the backlog is waited for, a stuck one is not.
+const STALL: Duration = Duration::from_secs(60);
+/// The longest wait after the last request, however the backlog moves.
+const SETTLE_MAX: Duration = Duration::from_secs(30 * 60);
 /// The most requests one client sends, whatever the duration.
 const PER_CLIENT_MAX: u64 = 200_000;
 
@@ -101,7 +104,7 @@ pub fn run(dir: &std::path::Path, seconds: u64) -> anyhow::Result<()> {
     barrier.wait();
     let started = Instant::now();
     std::thread::sleep(WARM_UP.min(time));
-    let rss_warm = sys::status_kib(pid, "VmRSS").unwrap_or(0);
+    let rss_warm = sys::status_kib(pid, "VmRSS:").context("the API's VmRSS")?;
     std::thread::sleep(time.saturating_sub(started.elapsed()));
     stop.store(true, Ordering::Relaxed);
     let mut accepted = Vec::new();
@@ -120,7 +123,7 @@ pub fn run(dir: &std::path::Path, seconds: u64) -> anyhow::Result<()> {
         latencies.extend(run.latencies);
     }
     let wall = started.elapsed();
-    let rss_end = sys::status_kib(pid, "VmRSS").unwrap_or(0);
+    let rss_end = sys::status_kib(pid, "VmRSS:").context("the API's VmRSS")?;
     let requests: u64 = statuses.values().sum();
     let errors: u64 = statuses
         .iter()
@@ -136,16 +139,21 @@ pub fn run(dir: &std::path::Path, seconds: u64) -> anyhow::Result<()> {
 
     // Every 202 in state.db, final. The watching runner still commits while this reads: a
     // pass that finds the database locked is read again a second later, as a client would.
-    let deadline = Instant::now() + SETTLE;
+    let settling = Instant::now();
+    let mut progress = (u64::MAX, Instant::now());
     let (missing, unfinished) = loop {
+        let stuck = progress.1.elapsed() > STALL || settling.elapsed() > SETTLE_MAX;
         let counted = match count_final(&node, &accepted) {
-            Err(e) if is_busy(&e) && Instant::now() < deadline => None,
+            Err(e) if is_busy(&e) && !stuck => None,
             counted => Some(counted?),
         };
-        if let Some((missing, unfinished)) = counted
-            && ((missing == 0 && unfinished == 0) || Instant::now() > deadline)
-        {
-            break (missing, unfinished);
+        if let Some((missing, unfinished)) = counted {
+            if (missing == 0 && unfinished == 0) || stuck {
+                break (missing, unfinished);
+            }
+            if missing + unfinished < progress.0 {
+                progress = (missing + unfinished, Instant::now());
+            }
         }
         std::thread::sleep(Duration::from_secs(1));
     };
@@ -174,9 +182,10 @@ pub fn run(dir: &std::path::Path, seconds: u64) -> anyhow::Result<()> {
         ms(latency.max)
     );
     println!(
-        "  accepted (202): {}; afterwards missing from state.db: {missing}, not final: {unfinished} (settled {:.0} s after the start)",
+        "  accepted (202): {}; afterwards missing from state.db: {missing}, not final: {unfinished} (settled {:.0} s after the start: {:.0} jobs/s to their end)",
         accepted.len(),
-        settled.as_secs_f64()
+        settled.as_secs_f64(),
+        accepted.len() as f64 / settled.as_secs_f64()
     );
     println!(
         "  API RSS: {rss_warm} KiB after {} s of warm-up, {rss_end} KiB at the end ({:+} KiB)",

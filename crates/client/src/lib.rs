@@ -257,19 +257,11 @@ impl NodeClient {
                 target.host
             ))
         })?;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| ClientError::Config(format!("TLS configuration: {e}")))?
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(pin::PinVerifier::new(pin)))
-            .with_no_client_auth();
-        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(NodeClient::with_transport(
             Transport::Https {
                 target,
                 server_name,
-                tls: Arc::new(tls),
+                tls: pin::client_config(pin)?,
                 pin_hex: pin.to_string(),
             },
             api_key,

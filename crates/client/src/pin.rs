@@ -21,7 +21,7 @@ use std::sync::Arc;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, DigitallySignedStruct, OtherError, SignatureScheme};
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, OtherError, SignatureScheme};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -70,6 +70,20 @@ impl fmt::Display for Pin {
             Pin::Spki(d) => write!(f, "{SPKI_PREFIX}{}", hex::encode(d)),
         }
     }
+}
+
+/// The TLS configuration of a client that trusts only what `pin` names and speaks HTTP/1.1:
+/// the one [`crate::NodeClient`] uses, for a connection a caller drives byte by byte.
+pub fn client_config(pin: Pin) -> Result<Arc<ClientConfig>, crate::ClientError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| crate::ClientError::Config(format!("TLS configuration: {e}")))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(PinVerifier::new(pin)))
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(tls))
 }
 
 /// The SHA-256 of a certificate's SubjectPublicKeyInfo (the whole DER `SEQUENCE`).
