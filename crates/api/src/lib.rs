@@ -28,7 +28,7 @@ mod routes;
 pub mod tls;
 mod watch;
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,7 +76,8 @@ impl std::fmt::Debug for RunningApi {
 /// Stops a running API from anywhere (a signal handler, a test). Cheap to clone.
 #[derive(Clone)]
 pub struct Stopper {
-    handle: axum_server::Handle<SocketAddr>,
+    /// Every door's server.
+    servers: axum_server::Control,
     stopping: tokio::sync::watch::Sender<bool>,
 }
 
@@ -91,7 +92,7 @@ impl Stopper {
     /// (for a few seconds at most).
     pub fn stop(&self) {
         self.stopping.send_replace(true);
-        self.handle.graceful_shutdown(Some(GRACE));
+        self.servers.graceful_shutdown(Some(GRACE));
     }
 }
 
@@ -196,13 +197,49 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         tls_not_after,
     });
 
-    let handle = axum_server::Handle::new();
+    let servers = axum_server::Control::new();
     let acceptor = limits::Door::new(RustlsAcceptor::new(RustlsConfig::from_config(tls)), &limits);
-    let mut server = axum_server::from_tcp(listener)
+    let server = axum_server::from_tcp(listener)
         .context("preparing the listener")?
         .acceptor(acceptor)
-        .handle(handle.clone())
-        // A connection through its handshake must then send a whole first request in time.
+        .handle(axum_server::Handle::with_control(servers.clone()));
+    let service = routes::router(app.clone(), routes::Door::Https)
+        .into_make_service_with_connect_info::<SocketAddr>();
+    let server = tokio::spawn(http_rules(server, &limits).serve(service));
+    let local = match &config.local_socket {
+        None => None,
+        Some(socket) => {
+            let (listener, door) = local::bind(socket, &limits)?;
+            let server = axum_server::from_unix(listener)
+                .context("preparing the local socket")?
+                .acceptor(door)
+                .handle(axum_server::Handle::with_control(servers.clone()));
+            let service = routes::router(app.clone(), routes::Door::Local).into_make_service();
+            tracing::info!(path = %socket.path.display(), "layerone-api listening on the local socket");
+            Some(tokio::spawn(http_rules(server, &limits).serve(service)))
+        }
+    };
+
+    let prune_task = tokio::spawn(prune_inbox(app.clone()));
+    tracing::info!(%addr, node_id = %config.node_id, "layerone-api listening");
+    Ok(RunningApi {
+        addr,
+        stopper: Stopper { servers, stopping },
+        server,
+        local,
+        background: vec![watch_task, prune_task],
+        app,
+        writer,
+    })
+}
+
+/// The HTTP rules every door applies once a connection is through its own checks: a whole
+/// first request in time, each later head in time, and a head that fits the limits.
+fn http_rules<A: axum_server::Address, Acc>(
+    server: axum_server::Server<A, Acc>,
+    limits: &Limits,
+) -> axum_server::Server<A, Acc> {
+    let mut server = server
         .first_request_timeout(limits.header_read_timeout)
         .http1_only();
     server
@@ -213,35 +250,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         // hyper refuses a buffer under 8 KiB; the head must fit in it.
         .max_buf_size(limits.max_header_bytes.max(8192))
         .max_headers(limits.max_headers);
-    let service = routes::router(app.clone(), routes::Door::Https)
-        .into_make_service_with_connect_info::<SocketAddr>();
-    let server = tokio::spawn(server.serve(service));
-    let local = match &config.local_socket {
-        None => None,
-        Some(socket) => {
-            let listener = local::bind(socket, &limits)?;
-            let service = routes::router(app.clone(), routes::Door::Local)
-                .into_make_service_with_connect_info::<local::Peer>();
-            let mut stopped = stopping.subscribe();
-            let serve = axum::serve(listener, service).with_graceful_shutdown(async move {
-                let _ = stopped.wait_for(|stopping| *stopping).await;
-            });
-            tracing::info!(path = %socket.path.display(), "layerone-api listening on the local socket");
-            Some(tokio::spawn(serve.into_future()))
-        }
-    };
-
-    let prune_task = tokio::spawn(prune_inbox(app.clone()));
-    tracing::info!(%addr, node_id = %config.node_id, "layerone-api listening");
-    Ok(RunningApi {
-        addr,
-        stopper: Stopper { handle, stopping },
-        server,
-        local,
-        background: vec![watch_task, prune_task],
-        app,
-        writer,
-    })
+    server
 }
 
 /// Runs the API until `shutdown` resolves, then stops it gracefully.

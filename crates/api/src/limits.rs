@@ -182,6 +182,11 @@ impl Admission {
             tracing::debug!("the handshake cap is reached; closing a new connection");
             return Err(std::io::Error::other("the handshake cap is reached"));
         };
+        // Answers are small and written whole: without this, Nagle's algorithm holds the
+        // last segment of a handshake or an answer until the client's delayed ACK.
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(%ip, error = %e, "could not set TCP_NODELAY on a connection");
+        }
         Ok(Sourced {
             stream,
             _slot: slot,

@@ -10,8 +10,10 @@
 //!
 //! The rules of the TCP door hold here too, by uid instead of by address: one uid has at most
 //! [`crate::Limits::max_connections_per_source`] connections open (one over is closed at
-//! accept), and a connection that sends nothing for
-//! [`crate::Limits::first_byte_timeout`] after it was accepted is closed.
+//! accept), a connection that sends nothing for [`crate::Limits::first_byte_timeout`] after
+//! it was accepted is closed, and the same HTTP server settings as the TCP door's cut off a
+//! slow head and a slow body ([`crate::Limits::header_read_timeout`],
+//! [`crate::Limits::body_read_timeout`]).
 
 use std::collections::HashMap;
 use std::io;
@@ -24,10 +26,13 @@ use std::task::Poll;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
+use axum::Extension;
+use axum::extract::ConnectInfo;
+use axum::middleware::AddExtension;
+use axum_server::accept::Accept;
 use tokio::io::{AsyncRead, ReadBuf};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::UnixStream;
+use tower_layer::Layer;
 
 use crate::limits::forward_write;
 
@@ -132,10 +137,11 @@ fn peer_groups(fd: BorrowedFd<'_>) -> io::Result<Vec<u32>> {
 
 /// Binds the socket: a stale socket left at `path` is replaced (anything else there is an
 /// error), and the file is given mode 0660 and the operators' group before the first accept.
+/// The door that goes with it admits the connections of operators only.
 pub(crate) fn bind(
     socket: &LocalSocket,
     limits: &crate::Limits,
-) -> anyhow::Result<OperatorListener> {
+) -> anyhow::Result<(std::os::unix::net::UnixListener, LocalDoor)> {
     let path = &socket.path;
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_socket() => std::fs::remove_file(path)
@@ -144,16 +150,18 @@ pub(crate) fn bind(
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("looking at {}", path.display())),
     }
-    let listener =
-        UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
+    let listener = std::os::unix::net::UnixListener::bind(path)
+        .with_context(|| format!("binding {}", path.display()))?;
     restrict(path, socket.operators.gid)?;
-    Ok(OperatorListener {
-        inner: listener,
-        operators: socket.operators.clone(),
-        per_uid: limits.max_connections_per_source.max(1),
-        open: Arc::new(Mutex::new(HashMap::new())),
-        first_byte: limits.first_byte_timeout,
-    })
+    let door = LocalDoor {
+        state: Arc::new(Uids {
+            operators: socket.operators.clone(),
+            per_uid: limits.max_connections_per_source.max(1),
+            open: Mutex::new(HashMap::new()),
+            first_byte: limits.first_byte_timeout,
+        }),
+    };
+    Ok((listener, door))
 }
 
 /// In production the socket's directory is set-group-id in the operators' group, so the
@@ -174,43 +182,86 @@ fn restrict(path: &Path, gid: Option<u32>) -> anyhow::Result<()> {
         .with_context(|| format!("restricting {}", path.display()))
 }
 
-/// The unix listener that hands on only the connections of admitted peers.
-pub(crate) struct OperatorListener {
-    inner: UnixListener,
+/// The local door's accept step: only the connections of admitted peers go on, each with its
+/// uid's slot and the deadline of its first byte, and with the peer in every request's
+/// extensions (as [`ConnectInfo<Peer>`]) for the routes' guard.
+#[derive(Clone)]
+pub(crate) struct LocalDoor {
+    state: Arc<Uids>,
+}
+
+struct Uids {
     operators: Operators,
     per_uid: usize,
     /// Connections open per uid; an entry lives only while its uid has a connection.
-    open: Arc<Mutex<HashMap<u32, usize>>>,
+    open: Mutex<HashMap<u32, usize>>,
     first_byte: Duration,
 }
 
 const POISON: &str = "the uid map's lock is never poisoned: nothing panics while holding it";
 
-impl OperatorListener {
+impl LocalDoor {
+    /// The peer and its uid's slot, or why not.
+    fn admit(&self, stream: UnixStream) -> io::Result<(LocalStream, Peer)> {
+        let peer = Peer::of(&stream).inspect_err(|e| {
+            tracing::warn!(error = %e, "reading a local peer's credentials");
+        })?;
+        if !self.state.operators.admits(&peer) {
+            tracing::warn!(target: "audit", uid = peer.uid, "refused a local connection: not an operator");
+            return Err(io::Error::other("the peer is not an operator"));
+        }
+        let Some(slot) = self.take_slot(peer.uid) else {
+            tracing::debug!(
+                uid = peer.uid,
+                "the uid's connection cap is reached; closing a new local connection"
+            );
+            return Err(io::Error::other("the uid's connection cap is reached"));
+        };
+        let stream = LocalStream {
+            stream,
+            _slot: slot,
+            first_byte: Some(Box::pin(tokio::time::sleep(self.state.first_byte))),
+        };
+        Ok((stream, peer))
+    }
+
     /// The uid's slot, unless it has all its connections open already.
     fn take_slot(&self, uid: u32) -> Option<UidSlot> {
-        let mut open = self.open.lock().expect(POISON);
+        let mut open = self.state.open.lock().expect(POISON);
         let count = open.entry(uid).or_insert(0);
-        if *count >= self.per_uid {
+        if *count >= self.state.per_uid {
             return None;
         }
         *count += 1;
         Some(UidSlot {
-            open: self.open.clone(),
+            state: self.state.clone(),
             uid,
         })
     }
 }
 
-/// A uid's place in the listener's map, given back when its connection is dropped.
+impl<S: Send + 'static> Accept<UnixStream, S> for LocalDoor {
+    type Stream = LocalStream;
+    type Service = AddExtension<S, ConnectInfo<Peer>>;
+    type Future = std::future::Ready<io::Result<(LocalStream, Self::Service)>>;
+
+    fn accept(&self, stream: UnixStream, service: S) -> Self::Future {
+        std::future::ready(
+            self.admit(stream)
+                .map(|(stream, peer)| (stream, Extension(ConnectInfo(peer)).layer(service))),
+        )
+    }
+}
+
+/// A uid's place in the door's map, given back when its connection is dropped.
 struct UidSlot {
-    open: Arc<Mutex<HashMap<u32, usize>>>,
+    state: Arc<Uids>,
     uid: u32,
 }
 
 impl Drop for UidSlot {
     fn drop(&mut self) {
-        let mut open = self.open.lock().expect(POISON);
+        let mut open = self.state.open.lock().expect(POISON);
         if let Some(count) = open.get_mut(&self.uid) {
             *count -= 1;
             if *count == 0 {
@@ -253,59 +304,6 @@ impl AsyncRead for LocalStream {
 }
 
 forward_write!(LocalStream);
-
-impl Listener for OperatorListener {
-    type Io = LocalStream;
-    type Addr = Peer;
-
-    async fn accept(&mut self) -> (LocalStream, Peer) {
-        loop {
-            let stream = match self.inner.accept().await {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of descriptors or memory: wait rather than spin.
-                    tracing::warn!(error = %e, "accepting on the local socket");
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    continue;
-                }
-            };
-            match Peer::of(&stream) {
-                Ok(peer) if self.operators.admits(&peer) => match self.take_slot(peer.uid) {
-                    Some(slot) => {
-                        let first_byte = Some(Box::pin(tokio::time::sleep(self.first_byte)));
-                        let stream = LocalStream {
-                            stream,
-                            _slot: slot,
-                            first_byte,
-                        };
-                        return (stream, peer);
-                    }
-                    None => {
-                        tracing::debug!(
-                            uid = peer.uid,
-                            "the uid's connection cap is reached; closing a new local connection"
-                        )
-                    }
-                },
-                Ok(peer) => {
-                    tracing::warn!(target: "audit", uid = peer.uid, "refused a local connection: not an operator");
-                }
-                Err(e) => tracing::warn!(error = %e, "reading a local peer's credentials"),
-            }
-        }
-    }
-
-    /// A listening unix socket has no peer; nothing here asks for one.
-    fn local_addr(&self) -> io::Result<Peer> {
-        Err(io::Error::other("the local socket has no peer of its own"))
-    }
-}
-
-impl Connected<IncomingStream<'_, OperatorListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, OperatorListener>) -> Peer {
-        stream.remote_addr().clone()
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use client::{ClientError, Response};
-use common::{Node, hex32};
+use common::{Node, closed, hex32, read_response};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, SignatureScheme, StreamOwned};
@@ -287,46 +287,6 @@ fn raw_tls_from(node: &Node, source: Option<IpAddr>) -> std::io::Result<Tls> {
         tls.conn.complete_io(&mut tls.sock)?;
     }
     Ok(tls)
-}
-
-/// Reads one response head and `Content-Length` body off a raw connection.
-fn read_response(tls: &mut Tls) -> std::io::Result<(u16, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        if tls.read(&mut byte)? == 0 {
-            return Err(ErrorKind::UnexpectedEof.into());
-        }
-        buf.push(byte[0]);
-        assert!(buf.len() < 64 * 1024, "an endless head");
-    }
-    let head = String::from_utf8_lossy(&buf).to_string();
-    let status: u16 = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("no status in {head:?}")))?;
-    let len: usize = head
-        .lines()
-        .find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse().ok())?
-        })
-        .unwrap_or(0);
-    let mut body = vec![0u8; len];
-    tls.read_exact(&mut body)?;
-    Ok((status, body))
-}
-
-/// Whether the peer has closed the connection: a read returns end of file or an error
-/// other than a timeout.
-fn closed(read: std::io::Result<usize>) -> bool {
-    match read {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
-    }
 }
 
 /// A TCP connection to `to` from `source`, bound before it connects.

@@ -199,21 +199,18 @@ pub fn run(dir: &std::path::Path, seconds: u64) -> anyhow::Result<()> {
 }
 
 /// How many of the `accepted` request ids have no job in state.db, and how many a job not yet
-/// final.
+/// final. One statement reads every job's state: a pass of one query per request would hold
+/// and take the shared lock hundreds of thousands of times while the runner commits, and one
+/// of them would find the runner's lock held past the reader's busy timeout.
 fn count_final(node: &Node, accepted: &[String]) -> anyhow::Result<(u64, u64)> {
     let db = node.state_ro()?;
-    let mut query = db.prepare("SELECT state FROM jobs WHERE request_id = ?1")?;
+    let mut query = db.prepare("SELECT request_id, state FROM jobs")?;
+    let states: HashMap<String, String> = query
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
     let (mut missing, mut unfinished) = (0u64, 0u64);
     for rid in accepted {
-        let state: Option<String> =
-            query
-                .query_row([rid], |r| r.get(0))
-                .map(Some)
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                    e => Err(e),
-                })?;
-        match state.as_deref() {
+        match states.get(rid).map(String::as_str) {
             None => missing += 1,
             Some("succeeded" | "failed" | "superseded") => {}
             Some(_) => unfinished += 1,

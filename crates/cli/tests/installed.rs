@@ -691,3 +691,179 @@ fn status_reports_drift_units_the_certificate_and_the_last_pass_with_its_failed_
     assert!(none.starts_with("installed  no"), "{none}");
     assert_eq!(unit_state(&none, "layerone-api.service"), "not-found");
 }
+
+/// The abusive source of the front's attack: another loopback address.
+const ABUSER: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 2));
+
+/// A TCP connection to `to` from `source`, bound before it connects.
+fn connect_from(source: std::net::IpAddr, to: std::net::SocketAddr) -> std::net::TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(std::net::SocketAddr::new(source, 0)).unwrap();
+        let stream = tokio::time::timeout(Duration::from_secs(10), socket.connect(to))
+            .await
+            .expect("a connection before the bound")
+            .expect("a connection");
+        let stream = stream.into_std().unwrap();
+        stream.set_nonblocking(false).unwrap();
+        stream
+    })
+}
+
+/// Reads whatever the server sent on a non-blocking stream (a 408, an alert): whether it has
+/// closed the connection since.
+fn server_closed(stream: &mut impl std::io::Read) -> bool {
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+/// The front the installer configures, attacked. Apache serves the installer's own vhost
+/// (its `*:443` rebound to the test Apache's loopback port, the only change: the test Apache
+/// cannot bind 443) in front of the API started as its unit says. From 127.0.0.2: 100 TLS
+/// handshakes stopped after two bytes and 100 request heads trickled through TLS, a byte
+/// every 500 ms. Meanwhile a well-behaved client on 127.0.0.1 asks for health and submits
+/// jobs through the proxy and gets every answer, and Apache's `RequestReadTimeout` closes
+/// every one of the abuser's connections (handshake 5 s, header 10 s at under 500 bytes/s),
+/// none of which ever reaches the API. The client's slowest answer is printed, not asserted.
+#[test]
+fn the_apache_front_cuts_off_slow_handshakes_and_trickled_heads_and_serves_the_others() {
+    use std::io::Write;
+    const SLOW: usize = 100;
+    const BOUND: Duration = Duration::from_secs(60);
+
+    let api_port = free_port();
+    let (_dir, root, info, apache) = installed_with_apache(api_port);
+    let vhost_path = at(&root, "/etc/apache2/layerone/vhosts/000-layerone-node.conf");
+    let vhost = std::fs::read_to_string(&vhost_path).expect("the installer wrote the vhost");
+    assert!(vhost.contains("RequestReadTimeout"), "{vhost}");
+    let front = apache.config.listen;
+    std::fs::write(
+        &vhost_path,
+        vhost.replace(
+            "<VirtualHost *:443>",
+            &format!("<VirtualHost *:{}>", front.port()),
+        ),
+    )
+    .unwrap();
+    let main_config = apache.config.main_config.to_str().unwrap();
+    let out = run(
+        "/usr/sbin/apache2",
+        &["-f", main_config, "-k", "graceful"],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "apache graceful: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _api = start_as_unit(&root);
+    let pin = &info["pin"];
+    wait_healthy(&format!("https://127.0.0.1:{api_port}"), pin);
+    let front_url = format!("https://{front}");
+    wait_healthy(&front_url, pin);
+    let client = client::NodeClient::new(&front_url, Some(info["api key"].clone()), pin)
+        .unwrap()
+        .with_timeout(BOUND);
+
+    let tls = client::pin::client_config(client::pin::parse_pin(pin).unwrap()).unwrap();
+    let mut handshakes: Vec<(std::net::TcpStream, bool)> = (0..SLOW)
+        .map(|_| {
+            let mut tcp = connect_from(ABUSER, front);
+            // Half a ClientHello record header, then silence.
+            tcp.write_all(&[0x16, 0x03]).unwrap();
+            tcp.set_nonblocking(true).unwrap();
+            (tcp, false)
+        })
+        .collect();
+    type Tls = rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>;
+    let mut heads: Vec<(Tls, bool)> = (0..SLOW)
+        .map(|_| {
+            let tcp = connect_from(ABUSER, front);
+            let conn = rustls::ClientConnection::new(
+                tls.clone(),
+                rustls::pki_types::ServerName::try_from("node1.example.test").unwrap(),
+            )
+            .unwrap();
+            let mut stream = rustls::StreamOwned::new(conn, tcp);
+            stream
+                .write_all(b"GET /v1/health HTTP/1.1\r\nHost: node1.example.test\r\nX-Slow: ")
+                .and_then(|()| stream.flush())
+                .expect("the handshake and the start of a head");
+            stream.sock.set_nonblocking(true).unwrap();
+            (stream, false)
+        })
+        .collect();
+
+    let op = declarations::registry()
+        .operations()
+        .find(|op| op.scope() == registry::Scope::Tenant)
+        .expect("the registry has a tenant operation");
+    let started = Instant::now();
+    let (mut answered, mut slowest, mut round) = (0, Duration::ZERO, 0u64);
+    let mut held = 2 * SLOW;
+    while held > 0 && started.elapsed() < BOUND {
+        for (head, closed) in &mut heads {
+            if !*closed {
+                let _ = head.write_all(b"x").and_then(|()| head.flush());
+            }
+        }
+        round += 1;
+        let asked = Instant::now();
+        let (status, _) = client
+            .health()
+            .unwrap_or_else(|e| panic!("round {round}: health through the front: {e}"));
+        assert_eq!(status, 200, "round {round}");
+        let envelope = serde_json::json!({
+            "request_id": format!("{:032x}", (0xa11ace_u128 << 64) | u128::from(round)),
+            "operation": op.name(),
+            "resource": op.example(),
+        });
+        let resp = client
+            .request(
+                "POST",
+                "/v1/jobs",
+                Some(envelope.to_string().as_bytes()),
+                &[],
+            )
+            .unwrap_or_else(|e| panic!("round {round}: a job through the front: {e}"));
+        assert_eq!(
+            resp.status,
+            202,
+            "round {round}: {}",
+            String::from_utf8_lossy(&resp.body)
+        );
+        answered += 2;
+        slowest = slowest.max(asked.elapsed());
+        for (tcp, closed) in &mut handshakes {
+            *closed = *closed || server_closed(tcp);
+        }
+        for (head, closed) in &mut heads {
+            *closed = *closed || server_closed(head);
+        }
+        held = handshakes.iter().filter(|(_, closed)| !closed).count()
+            + heads.iter().filter(|(_, closed)| !closed).count();
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!(
+        "the Apache front: {answered} answers to the well-behaved client, the slowest round {slowest:?}; \
+         the abuser's {} connections all closed after {:?}",
+        2 * SLOW,
+        started.elapsed()
+    );
+    assert_eq!(
+        held, 0,
+        "Apache still held {held} of the abuser's connections after {BOUND:?}"
+    );
+    assert!(answered > 0);
+}

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)] // Each test uses a part of the harness.
 
+use std::io::{ErrorKind, Read};
 use std::sync::Mutex;
 
 use api::{ApiConfig, Limits, RunningApi};
@@ -22,6 +23,8 @@ pub struct Node {
     /// The key pin (`spki-sha256:<hex>`) of the same certificate.
     pub spki_pin: String,
     pub url: String,
+    /// The local door's socket, when the node opened one ([`Node::start_local`]).
+    pub socket: Option<std::path::PathBuf>,
     state: Mutex<StateDb>,
     api: Option<RunningApi>,
     runtime: tokio::runtime::Runtime,
@@ -40,6 +43,15 @@ impl Node {
     }
 
     pub fn start_with(limits: Limits) -> Node {
+        Node::start_doors(limits, false)
+    }
+
+    /// A node that also opens the local door, admitting the user running the test.
+    pub fn start_local(limits: Limits) -> Node {
+        Node::start_doors(limits, true)
+    }
+
+    fn start_doors(limits: Limits, local: bool) -> Node {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let layout = Layout::new(dir.path().join("data"));
         layout.prepare_root_side(None).expect("prepare root's side");
@@ -56,6 +68,7 @@ impl Node {
             .expect("the pins");
         let key = api::generate_api_key();
         let node_id = hex32();
+        let socket = local.then(|| dir.path().join("api.sock"));
         let config = ApiConfig {
             data_dir: layout.root().to_owned(),
             listen: "127.0.0.1:0".parse().expect("an address"),
@@ -63,7 +76,14 @@ impl Node {
             tls_key: key_pem,
             key_sha256: api::key_sha256(&key),
             node_id: node_id.clone(),
-            local_socket: None,
+            local_socket: socket.clone().map(|path| api::LocalSocket {
+                path,
+                operators: api::Operators {
+                    // SAFETY: getuid has no preconditions and cannot fail.
+                    uids: vec![unsafe { libc::getuid() }],
+                    gid: None,
+                },
+            }),
             limits,
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -83,6 +103,7 @@ impl Node {
             pin: pins.certificate,
             spki_pin: pins.spki,
             url,
+            socket,
             state: Mutex::new(state),
             api: Some(api),
             runtime,
@@ -158,5 +179,45 @@ impl Drop for Node {
                 panic!("the API did not stop cleanly: {e:#}");
             }
         }
+    }
+}
+
+/// Reads one response head and `Content-Length` body off a raw connection.
+pub fn read_response(stream: &mut impl Read) -> std::io::Result<(u16, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte)? == 0 {
+            return Err(ErrorKind::UnexpectedEof.into());
+        }
+        buf.push(byte[0]);
+        assert!(buf.len() < 64 * 1024, "an endless head");
+    }
+    let head = String::from_utf8_lossy(&buf).to_string();
+    let status: u16 = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status in {head:?}")))?;
+    let len: usize = head
+        .lines()
+        .find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    stream.read_exact(&mut body)?;
+    Ok((status, body))
+}
+
+/// Whether the peer has closed the connection: a read returns end of file or an error
+/// other than a timeout.
+pub fn closed(read: std::io::Result<usize>) -> bool {
+    match read {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
     }
 }
