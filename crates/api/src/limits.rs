@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::future::{Future, poll_fn};
+use std::hash::Hash;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -131,10 +132,8 @@ pub(crate) struct Admission {
 
 struct Sources {
     allowed: Option<Vec<Network>>,
-    per_source: usize,
-    /// Connections open per source (keyed like the rate limiter's buckets); an entry lives
-    /// only while its source has a connection, so the map is bounded by the open connections.
-    open: Mutex<HashMap<IpAddr, usize>>,
+    /// Connections open per source, keyed like the rate limiter's buckets.
+    open: OpenPerKey<IpAddr>,
     handshakes: Arc<Semaphore>,
     first_byte: Duration,
 }
@@ -144,8 +143,7 @@ impl Admission {
         Admission {
             state: Arc::new(Sources {
                 allowed: limits.allowed_sources.clone(),
-                per_source: limits.max_connections_per_source.max(1),
-                open: Mutex::new(HashMap::new()),
+                open: OpenPerKey::new(limits.max_connections_per_source),
                 handshakes: Arc::new(Semaphore::new(limits.max_handshakes.max(1))),
                 first_byte: limits.first_byte_timeout,
             }),
@@ -162,21 +160,11 @@ impl Admission {
             tracing::debug!(%ip, "a source outside the allowlist; closing its connection");
             return Err(std::io::Error::other("the source is not allowed"));
         }
-        let key = client_key(ip);
-        {
-            let mut open = state.open.lock().expect(POISON);
-            let count = open.entry(key).or_insert(0);
-            if *count >= state.per_source {
-                tracing::debug!(%ip, "the source's connection cap is reached; closing a new connection");
-                return Err(std::io::Error::other(
-                    "the source's connection cap is reached",
-                ));
-            }
-            *count += 1;
-        }
-        let slot = SourceSlot {
-            state: self.state.clone(),
-            key,
+        let Some(slot) = state.open.take(client_key(ip)) else {
+            tracing::debug!(%ip, "the source's connection cap is reached; closing a new connection");
+            return Err(std::io::Error::other(
+                "the source's connection cap is reached",
+            ));
         };
         let Ok(handshake) = state.handshakes.clone().try_acquire_owned() else {
             tracing::debug!("the handshake cap is reached; closing a new connection");
@@ -195,17 +183,47 @@ impl Admission {
     }
 }
 
-const POISON: &str = "the source map's lock is never poisoned: nothing panics while holding it";
-
-/// A source's place in [`Sources::open`], given back when its connection is dropped.
-struct SourceSlot {
-    state: Arc<Sources>,
-    key: IpAddr,
+/// Connections open per key (a source address, a uid), at most `per_key` each. An entry
+/// lives only while its key has a connection, so the map is bounded by the open connections.
+pub(crate) struct OpenPerKey<K> {
+    per_key: usize,
+    open: Arc<Mutex<HashMap<K, usize>>>,
 }
 
-impl Drop for SourceSlot {
+const POISON: &str = "the open connections' map is never poisoned: nothing panics holding it";
+
+impl<K: Hash + Eq + Copy> OpenPerKey<K> {
+    pub fn new(per_key: usize) -> OpenPerKey<K> {
+        OpenPerKey {
+            per_key: per_key.max(1),
+            open: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// The key's slot, unless it has all its connections open already.
+    pub fn take(&self, key: K) -> Option<Slot<K>> {
+        let mut open = self.open.lock().expect(POISON);
+        let count = open.entry(key).or_insert(0);
+        if *count >= self.per_key {
+            return None;
+        }
+        *count += 1;
+        Some(Slot {
+            open: self.open.clone(),
+            key,
+        })
+    }
+}
+
+/// A key's place in [`OpenPerKey`], given back when its connection is dropped.
+pub(crate) struct Slot<K: Hash + Eq> {
+    open: Arc<Mutex<HashMap<K, usize>>>,
+    key: K,
+}
+
+impl<K: Hash + Eq> Drop for Slot<K> {
     fn drop(&mut self) {
-        let mut open = self.state.open.lock().expect(POISON);
+        let mut open = self.open.lock().expect(POISON);
         if let Some(count) = open.get_mut(&self.key) {
             *count -= 1;
             if *count == 0 {
@@ -243,7 +261,7 @@ impl<S: Send + 'static> Accept<TcpStream, S> for Admission {
 /// done.
 pub(crate) struct Sourced {
     stream: TcpStream,
-    _slot: SourceSlot,
+    _slot: Slot<IpAddr>,
     handshake: Option<OwnedSemaphorePermit>,
 }
 

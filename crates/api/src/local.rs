@@ -15,13 +15,12 @@
 //! slow head and a slow body ([`crate::Limits::header_read_timeout`],
 //! [`crate::Limits::body_read_timeout`]).
 
-use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -34,7 +33,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::UnixStream;
 use tower_layer::Layer;
 
-use crate::limits::forward_write;
+use crate::limits::{OpenPerKey, Slot, forward_write};
 
 /// Where the local door listens, and who may use it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,8 +155,7 @@ pub(crate) fn bind(
     let door = LocalDoor {
         state: Arc::new(Uids {
             operators: socket.operators.clone(),
-            per_uid: limits.max_connections_per_source.max(1),
-            open: Mutex::new(HashMap::new()),
+            open: OpenPerKey::new(limits.max_connections_per_source),
             first_byte: limits.first_byte_timeout,
         }),
     };
@@ -192,13 +190,10 @@ pub(crate) struct LocalDoor {
 
 struct Uids {
     operators: Operators,
-    per_uid: usize,
-    /// Connections open per uid; an entry lives only while its uid has a connection.
-    open: Mutex<HashMap<u32, usize>>,
+    /// Connections open per uid.
+    open: OpenPerKey<u32>,
     first_byte: Duration,
 }
-
-const POISON: &str = "the uid map's lock is never poisoned: nothing panics while holding it";
 
 impl LocalDoor {
     /// The peer and its uid's slot, or why not.
@@ -210,7 +205,7 @@ impl LocalDoor {
             tracing::warn!(target: "audit", uid = peer.uid, "refused a local connection: not an operator");
             return Err(io::Error::other("the peer is not an operator"));
         }
-        let Some(slot) = self.take_slot(peer.uid) else {
+        let Some(slot) = self.state.open.take(peer.uid) else {
             tracing::debug!(
                 uid = peer.uid,
                 "the uid's connection cap is reached; closing a new local connection"
@@ -223,20 +218,6 @@ impl LocalDoor {
             first_byte: Some(Box::pin(tokio::time::sleep(self.state.first_byte))),
         };
         Ok((stream, peer))
-    }
-
-    /// The uid's slot, unless it has all its connections open already.
-    fn take_slot(&self, uid: u32) -> Option<UidSlot> {
-        let mut open = self.state.open.lock().expect(POISON);
-        let count = open.entry(uid).or_insert(0);
-        if *count >= self.state.per_uid {
-            return None;
-        }
-        *count += 1;
-        Some(UidSlot {
-            state: self.state.clone(),
-            uid,
-        })
     }
 }
 
@@ -253,29 +234,11 @@ impl<S: Send + 'static> Accept<UnixStream, S> for LocalDoor {
     }
 }
 
-/// A uid's place in the door's map, given back when its connection is dropped.
-struct UidSlot {
-    state: Arc<Uids>,
-    uid: u32,
-}
-
-impl Drop for UidSlot {
-    fn drop(&mut self) {
-        let mut open = self.state.open.lock().expect(POISON);
-        if let Some(count) = open.get_mut(&self.uid) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.uid);
-            }
-        }
-    }
-}
-
 /// An admitted local connection: its uid's slot, and the deadline of its first byte until
 /// that byte has come.
 pub(crate) struct LocalStream {
     stream: UnixStream,
-    _slot: UidSlot,
+    _slot: Slot<u32>,
     first_byte: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
