@@ -763,9 +763,12 @@ fn seeded_histories_keep_the_invariants() {
 #[test]
 fn supersession_and_idempotency() {
     let mut node = Node::new();
+    // The same declaration sent again: the first one is redundant. Another content is not
+    // (`changed`): it runs after the one it follows.
     let first = ensure_account(1, 10, "shop1");
-    let mut second = ensure_account(2, 10, "shop1");
-    second["resource"]["shell"] = json!("sh");
+    let second = ensure_account(2, 10, "shop1");
+    let mut changed = ensure_account(5, 10, "shop1");
+    changed["resource"]["shell"] = json!("sh");
     assert!(matches!(node.submit(&first), Admission::Received { .. }));
     assert!(matches!(node.submit(&second), Admission::Received { .. }));
     assert!(
@@ -773,20 +776,25 @@ fn supersession_and_idempotency() {
         "same id and body: same job"
     );
     let mut conflicting = second.clone();
-    conflicting["resource"]["shell"] = json!("bash");
+    conflicting["resource"]["shell"] = json!("sh");
     assert_eq!(
         node.submit(&conflicting),
         Admission::Conflict,
         "same id, other body: a conflict"
     );
+    assert!(matches!(node.submit(&changed), Admission::Received { .. }));
     node.pass();
     let state = node.state();
     let old = state.job(&id(1)).unwrap().unwrap();
     assert_eq!(old.state, JobState::Superseded);
     assert_eq!(old.superseded_by.as_deref(), Some(id(2).as_str()));
-    let new = state.job(&id(2)).unwrap().unwrap();
-    assert_eq!(new.state, JobState::Succeeded);
-    assert_eq!(new.generation, Some(2));
+    let again = state.job(&id(2)).unwrap().unwrap();
+    assert_eq!(again.state, JobState::Succeeded);
+    assert_eq!(again.generation, Some(2));
+    assert_eq!(again.result.unwrap()["shell"], "/bin/bash");
+    let new = state.job(&id(5)).unwrap().unwrap();
+    assert_eq!(new.state, JobState::Succeeded, "{new:?}");
+    assert_eq!(new.generation, Some(3));
     assert_eq!(new.result.unwrap()["shell"], "/bin/sh");
     // A running job is never interrupted: a newer request waits for it, then runs.
     node.submit(&ensure_account(3, 10, "shop1"));
@@ -796,6 +804,198 @@ fn supersession_and_idempotency() {
     assert_eq!(node.job_state(&id(3)), Some(JobState::Succeeded));
     assert_eq!(node.job_state(&id(4)), Some(JobState::Succeeded));
     node.check_converged();
+}
+
+// ---------------------------------------------------------------------------------------
+// One owner per stored field.
+
+/// Every resource row `account` owns, by (family, resource id): its stored fields.
+fn rows_of(node: &Node, account: &str) -> std::collections::BTreeMap<(String, String), Value> {
+    node.state()
+        .all_resources()
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.owner == registry::Owner::Tenant(account.parse().unwrap()))
+        .map(|r| ((r.family, r.resource_id.to_string()), r.data))
+        .collect()
+}
+
+/// The operations that own `field` of `family`'s rows: those its row lists
+/// (`store::StoredRow::FIELD_OWNERS`), else the family's declaring operation alone.
+fn owners_of(family: &str, field: &str) -> Vec<&'static str> {
+    match ops::field_owners(family).iter().find(|(f, _)| *f == field) {
+        Some((_, owners)) => owners.to_vec(),
+        None => registry()
+            .declaring(family)
+            .map(|d| d.name())
+            .into_iter()
+            .collect(),
+    }
+}
+
+/// The fields of two versions of one row (absent: the row did not exist) that differ.
+fn changed_fields(before: Option<&Value>, after: Option<&Value>) -> BTreeSet<String> {
+    let fields = |row: Option<&Value>| -> BTreeSet<String> {
+        row.and_then(Value::as_object)
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    fields(before)
+        .union(&fields(after))
+        .filter(|f| before.and_then(|r| r.get(f.as_str())) != after.and_then(|r| r.get(f.as_str())))
+        .cloned()
+        .collect()
+}
+
+/// One owner per stored field (DESIGN.md section 5): every tenant operation but a removal
+/// runs on an account whose rows hold, in every field another operation owns, a value that
+/// operation set (each set and suspension of the family applied first, and checked to have
+/// changed what it owns), and may change only the fields it owns itself, in any of the
+/// account's rows. On CloudLinux, where the account's limits and isolation apply.
+#[test]
+fn every_operation_changes_only_the_fields_it_owns() {
+    for (family, owners) in registry()
+        .families()
+        .iter()
+        .map(|f| (f.name, ops::field_owners(f.name)))
+    {
+        for (field, names) in owners {
+            for name in *names {
+                assert_eq!(
+                    operation(name).family(),
+                    family,
+                    "{family}.{field} names {name}, an operation of another family"
+                );
+            }
+        }
+    }
+    let cases: Vec<&'static dyn OperationEntry> = registry()
+        .operations()
+        .filter(|op| op.scope() == Scope::Tenant && op.kind() != Kind::Remove)
+        .collect();
+    let mut request = 50_000u64;
+    let mut checked_fields = 0usize;
+    for chunk in cases.chunks(declarations::example::INSTANCES as usize) {
+        let node = matrix_node(true);
+        fill_sim_databases(&node);
+        for (account, target) in chunk.iter().enumerate() {
+            let account = account as u8;
+            let mut envelopes = |ops: &[&'static dyn OperationEntry]| -> Vec<Value> {
+                ops.iter()
+                    .map(|op| {
+                        request += 1;
+                        let resource = declarations::example::another(&op.example(), account, 0);
+                        envelope(*op, request, resource)
+                    })
+                    .collect()
+            };
+            let family = target.family();
+            let declaring = registry().declaring(family);
+            let mut created: Vec<&'static dyn OperationEntry> = Vec::new();
+            for op in declaring.iter().flat_map(|d| {
+                let mut chain = registry().prerequisites(d.name());
+                chain.push(*d);
+                chain
+            }) {
+                if !created.iter().any(|o| o.name() == op.name()) {
+                    created.push(op);
+                }
+            }
+            // Every other operation that owns a field of the family: its sets, then its
+            // suspension, each after what it needs.
+            let mut others: Vec<&'static dyn OperationEntry> = Vec::new();
+            let mut owning: Vec<&'static dyn OperationEntry> = registry()
+                .operations()
+                .filter(|op| op.family() == family && op.name() != target.name())
+                .filter(|op| matches!(op.kind(), Kind::Set | Kind::Suspend))
+                .collect();
+            owning.sort_by_key(|op| op.kind() == Kind::Suspend);
+            for op in
+                registry()
+                    .prerequisites(target.name())
+                    .into_iter()
+                    .chain(owning.iter().flat_map(|o| {
+                        let mut chain = registry().prerequisites(o.name());
+                        chain.push(*o);
+                        chain
+                    }))
+            {
+                let done = created.iter().chain(&others).any(|o| o.name() == op.name());
+                if !done && op.name() != target.name() {
+                    others.push(op);
+                }
+            }
+            let first = envelopes(&created);
+            apply_setup(&node, &first)
+                .unwrap_or_else(|op| panic!("{}: CloudLinux refused {op}", target.name()));
+            let account_id = declarations::example::another(
+                &json!({"id": declarations::example::account().to_string()}),
+                account,
+                0,
+            )["id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let at_creation = rows_of(&node, &account_id);
+            let second = envelopes(&others);
+            for body in passes(&second) {
+                let bodies: Vec<Value> = body
+                    .iter()
+                    .map(|b| with_blob(&node, &second, (*b).clone()))
+                    .collect();
+                admit(&node, &bodies);
+                node.pass();
+            }
+            let before = rows_of(&node, &account_id);
+            // The fields that neither the operation under test nor creation sets now hold
+            // what their owners set, not what creation left.
+            for (field, names) in ops::field_owners(family) {
+                if names.contains(&target.name())
+                    || declaring.is_some_and(|d| names.contains(&d.name()))
+                {
+                    continue;
+                }
+                let set = before.iter().any(|((f, id), row)| {
+                    f == family
+                        && changed_fields(at_creation.get(&(f.clone(), id.clone())), Some(row))
+                            .contains(*field)
+                });
+                assert!(
+                    set,
+                    "{}: none of {names:?} set {family}.{field} before the check: {before:#?}",
+                    target.name(),
+                );
+            }
+            let setup: Vec<Value> = first.iter().chain(&second).cloned().collect();
+            let body = with_blob(&node, &setup, envelopes(&[*target]).remove(0));
+            admit(&node, std::slice::from_ref(&body));
+            node.pass();
+            let job = node
+                .state()
+                .job(body["request_id"].as_str().unwrap())
+                .unwrap()
+                .expect("the request became a job");
+            assert!(job.state.is_terminal(), "{}: {job:?}", target.name());
+            let after = rows_of(&node, &account_id);
+            let keys: BTreeSet<&(String, String)> = before.keys().chain(after.keys()).collect();
+            for key in keys {
+                for field in changed_fields(before.get(key), after.get(key)) {
+                    checked_fields += 1;
+                    assert!(
+                        owners_of(&key.0, &field).contains(&target.name()),
+                        "{} ({:?}) changed {}.{field}, which {:?} own(s): {:?} -> {:?}",
+                        target.name(),
+                        job.state,
+                        key.0,
+                        owners_of(&key.0, &field),
+                        before.get(key).and_then(|r| r.get(&field)),
+                        after.get(key).and_then(|r| r.get(&field)),
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked_fields > 0, "no operation changed any field");
 }
 
 #[test]

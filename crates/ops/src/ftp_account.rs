@@ -28,8 +28,8 @@ use std::path::PathBuf;
 
 use registry::types::{FtpLogin, Hex32, PasswordHash, Presence};
 use registry::{
-    Apply, Aspects, Derive, Derived, DerivedTable, DriftAspect, Family, Of, OpError, Owner,
-    Purge,
+    Apply, Aspects, Derive, Derived, DerivedTable, DriftAspect, Family, Of, OpError, Operation,
+    Owner, Purge,
 };
 use serde::{Deserialize, Serialize};
 use store::{Stored, StoredRow};
@@ -53,6 +53,12 @@ pub struct FtpAccountRow {
 
 impl StoredRow for FtpAccountRow {
     const FAMILY: &'static str = FtpAccount::NAME;
+    /// The password is in the line, and both `ensure_ftp_account` and
+    /// `set_ftp_account_password` state it whole: the later request's is the one in force.
+    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("line", &[EnsureFtpAccount::NAME, SetFtpAccountPassword::NAME]),
+        ("suspended", &[SuspendFtpAccount::NAME, UnsuspendFtpAccount::NAME]),
+    ];
 }
 
 impl Purge<Ctx> for FtpAccount {

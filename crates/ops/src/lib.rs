@@ -45,3 +45,42 @@ pub fn handlers() -> &'static Handlers<Ctx> {
     static HANDLERS: OnceLock<Handlers<Ctx>> = OnceLock::new();
     HANDLERS.get_or_init(|| declarations::operations!(handlers_of))
 }
+
+/// Which operations own each field of `family`'s stored rows besides its declaring
+/// operation ([`store::StoredRow::FIELD_OWNERS`]); empty for a family whose every field is the
+/// declaring operation's, or that stores no row.
+pub fn field_owners(family: &str) -> &'static [(&'static str, &'static [&'static str])] {
+    type Owners = &'static [(&'static str, &'static [&'static str])];
+    fn of<R: store::StoredRow>() -> (&'static str, Owners) {
+        (R::FAMILY, R::FIELD_OWNERS)
+    }
+    let rows = [
+        of::<account::AccountRow>(),
+        of::<autoresponder::AutoresponderRow>(),
+        of::<backup::BackupRow>(),
+        of::<certificate::CertificateRow>(),
+        of::<dkim_key::DkimKeyRow>(),
+        of::<ftp_account::FtpAccountRow>(),
+        of::<mail_domain::MailDomainRow>(),
+        of::<mail_forwarder::MailForwarderRow>(),
+        of::<mailbox::MailboxRow>(),
+        of::<mysql_database::MysqlDatabaseRow>(),
+        of::<mysql_grant::MysqlGrantRow>(),
+        of::<mysql_user::MysqlUserRow>(),
+        of::<php::PhpExtensionsRow>(),
+        of::<php::PhpOptionsRow>(),
+        of::<php::PhpVersionRow>(),
+        of::<scheduled_task::ScheduledTaskRow>(),
+        of::<spam_filter::SpamFilterRow>(),
+        of::<ssh_key::SshKeyRow>(),
+        of::<sudo::SudoAllowlistRow>(),
+        of::<web_access::IpBlockRow>(),
+        of::<web_access::ProtectedDirectoryRow>(),
+        of::<web_domain::HttpsPolicyRow>(),
+        of::<web_domain::RedirectRow>(),
+        of::<web_domain::WebDomainRow>(),
+    ];
+    rows.into_iter()
+        .find(|(name, _)| *name == family)
+        .map_or(&[], |(_, owners)| owners)
+}

@@ -9,7 +9,7 @@ pub use declarations::mail_domain::*;
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Apply, Derive, Derived, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Operation, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -31,6 +31,10 @@ pub struct MailDomainRow {
 
 impl StoredRow for MailDomainRow {
     const FAMILY: &'static str = MAIL_DOMAIN;
+    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("sending_open", &[SetMailSendingGate::NAME]),
+        ("catch_all", &[SetMailCatchAll::NAME]),
+    ];
 }
 
 impl Purge<Ctx> for MailDomain {

@@ -18,7 +18,7 @@ pub use declarations::mailbox::*;
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, PasswordHash, Presence};
-use registry::{Apply, Derive, Derived, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Operation, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -44,6 +44,12 @@ pub struct MailboxRow {
 
 impl StoredRow for MailboxRow {
     const FAMILY: &'static str = MAILBOX;
+    /// Both `ensure_mailbox` and `set_mailbox_password` state the password whole: the later
+    /// request's is the one in force.
+    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("password", &[EnsureMailbox::NAME, SetMailboxPassword::NAME]),
+        ("suspended", &[SuspendMailbox::NAME, UnsuspendMailbox::NAME]),
+    ];
 }
 
 impl MailboxRow {

@@ -24,7 +24,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use provider::{Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, Privilege};
 use registry::types::{Hex32, MysqlCollation, MysqlHost, MysqlName, MysqlPrivilegeSet};
-use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
+use registry::{
+    Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Operation, Purge,
+};
 use serde::{Deserialize, Serialize};
 use store::{StoreError, Stored, StoredRow};
 
@@ -58,6 +60,14 @@ pub enum MysqlDatabaseRow {
 
 impl StoredRow for MysqlDatabaseRow {
     const FAMILY: &'static str = MysqlDatabase::NAME;
+    /// The quota's row is `set_mysql_quota`'s; an observation measures again and enforces
+    /// the quota already declared.
+    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("kind", &[EnsureMysqlDatabase::NAME, SetMysqlQuota::NAME]),
+        ("quota_mib", &[SetMysqlQuota::NAME]),
+        ("writes_revoked", &[SetMysqlQuota::NAME, ObserveMysqlUsage::NAME]),
+        ("total_bytes", &[SetMysqlQuota::NAME, ObserveMysqlUsage::NAME]),
+    ];
 }
 
 impl Purge<Ctx> for MysqlDatabase {

@@ -342,6 +342,25 @@ impl Registry {
         self.operations().filter(move |op| op.kind() == kind)
     }
 
+    /// Whether a newer request of `newer` may make a queued request of `older` on the same
+    /// resource redundant, so that the older one ends `superseded` (DESIGN.md section 5): only
+    /// the same operation, of a kind that states its fields whole ([`Kind::is_replayed`]:
+    /// declare, set, suspend, unsuspend) or a removal. Never otherwise: an observation, a
+    /// snapshot or an action neither supersedes nor is superseded, a request of another
+    /// operation whose effect a later one needs (create, then set limits) always runs, and a
+    /// removal does not make the declarations before it moot (it keeps the customer's files a
+    /// declaration made, and it is refused while the resource has dependents, so what the
+    /// declaration did stays). The store adds the conditions that depend on the queue
+    /// (`store::state::supersession`): the two requests say the same, and nothing queued
+    /// between them could make the newer one fail where the older one succeeded.
+    /// An unknown name supersedes and is superseded by nothing.
+    pub fn supersedes(&self, newer: &str, older: &str) -> bool {
+        let (Some(newer), Some(older)) = (self.operation(newer), self.operation(older)) else {
+            return false;
+        };
+        newer.name() == older.name() && (newer.kind().is_replayed() || newer.kind() == Kind::Remove)
+    }
+
     /// The operation that brings a family's resources into being ([`Kind::declares`]), if
     /// the family has one (an observation's family may have none).
     pub fn declaring(&self, family: &str) -> Option<&dyn OperationEntry> {

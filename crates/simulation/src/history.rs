@@ -234,6 +234,7 @@ pub fn run(seed: u64, node: &mut Node, bundle: &str) -> anyhow::Result<Record> {
         }
     }
     check(node, &mut record, &mut next_request)?;
+    crate::serial::check(node, seed)?;
     Ok(record)
 }
 

@@ -25,6 +25,7 @@
 
 pub mod history;
 pub mod node;
+pub mod serial;
 pub mod storage;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

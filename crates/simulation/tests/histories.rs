@@ -178,12 +178,13 @@ fn a_request_refused_as_stale_at_admission_is_its_failed_job_when_sent_again() {
     assert_eq!(node.submit(&list(2, 1, "bob")).unwrap(), Answer::Conflict);
 }
 
-/// Found by the histories (seed 5139): `ensure_account` rewrites the account's row without
-/// the limits `set_account_limits` recorded, and the PHP pools take their children from
-/// those limits, but it left the pools as the limits had made them: the drift check found
-/// every pool of a re-declared, once-limited account differing from what state.db derives.
+/// Found by the histories (seed 5139): `ensure_account` rewrote the account's row without
+/// the limits `set_account_limits` had recorded, and left the PHP pools as those limits had
+/// made them: the drift check found every pool of a re-declared, once-limited account
+/// differing from what state.db derives. `ensure_account` keeps the limits now (each stored
+/// field has one owner), and the pools stay as they derive.
 #[test]
-fn an_account_declared_again_after_its_limits_rewrites_its_pools() {
+fn an_account_declared_again_after_its_limits_keeps_them_and_its_pools() {
     use simulation::node::{Answer, Pass};
     let (_one, _dir, mut node) = one_node(provider::Platform::CloudLinux);
     let registry = declarations::registry();
@@ -207,6 +208,17 @@ fn an_account_declared_again_after_its_limits_rewrites_its_pools() {
         let job = state.job(&format!("{n:032x}")).unwrap().unwrap();
         assert_eq!(job.state, registry::JobState::Succeeded, "{job:?}");
     }
+    let account: registry::Hex32 = registry.operation("ensure_account").unwrap().example()["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let row = state.resource("account", &account).unwrap().unwrap();
+    assert!(
+        !row.data["limits"].is_null(),
+        "the second ensure_account dropped the limits: {:?}",
+        row.data
+    );
     let check = ops::drift::detect(&node.ctx().unwrap());
     assert_eq!(check.found, [], "a re-declared account's pools drifted");
 }

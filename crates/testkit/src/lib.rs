@@ -492,3 +492,24 @@ pub fn seed_mysql_governor(provider: &Provider) -> Result<(), ProviderError> {
     }
     provider.write_config_atomic(&path, b"", 0o755)
 }
+
+/// `text` with every whole decimal `number` in it (no digit just before or after) replaced by
+/// `with`: how a comparison of two nodes' files renames the uids and gids each allocated.
+pub fn replace_number(text: &str, number: u64, with: &str) -> String {
+    let needle = number.to_string();
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (at, _) in text.match_indices(&needle) {
+        let end = at + needle.len();
+        let before = at > 0 && bytes[at - 1].is_ascii_digit();
+        let after = end < bytes.len() && bytes[end].is_ascii_digit();
+        if at >= last && !before && !after {
+            out.push_str(&text[last..at]);
+            out.push_str(with);
+            last = end;
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}

@@ -30,7 +30,6 @@ use store::IdentityKind;
 
 use super::{AccountResult, AccountRow, EnsureAccount, EnsureAccountRequest, quota, store_error};
 use crate::context::{Ctx, provider_error};
-use crate::php::pool::{self, PoolSync};
 use crate::sudo::SudoAllowlistRow;
 
 /// The GECOS comment written for a new account's user, for whoever reads passwd. Informative
@@ -364,8 +363,11 @@ impl Apply<Ctx> for EnsureAccount {
         let quota = quota::apply(ctx, &fs, &user.home, user.uid, req)?;
         crash::point(crash::Point::AccountAfterQuota);
         let suspended = previous.as_ref().is_some_and(|p| p.suspended);
-        // The row as ensure_account has always written it: what set_account_limits and
-        // set_account_isolation recorded is not carried over.
+        // ensure_account owns the identity, the shell and the quotas; suspension, limits and
+        // isolation belong to their own operations and are kept as they recorded them.
+        let (limits, mysql_limits, cagefs) = previous
+            .map(|p| (p.limits, p.mysql_limits, p.cagefs))
+            .unwrap_or_default();
         ctx.set_row(&AccountRow {
             username: name.to_owned(),
             uid: user.uid,
@@ -375,15 +377,10 @@ impl Apply<Ctx> for EnsureAccount {
             suspended,
             disk_quota_mib: req.disk_quota_mib.get(),
             inode_quota: req.inode_quota.get(),
-            limits: None,
-            mysql_limits: None,
-            cagefs: None,
+            limits,
+            mysql_limits,
+            cagefs,
         });
-        // The PHP pools take their children from the recorded limits (`PoolLimits`): limits
-        // this row no longer carries are no longer the pools' either.
-        if previous.as_ref().is_some_and(|p| p.limits.is_some()) {
-            pool::sync(ctx, &req.id, PoolSync::Update)?;
-        }
         Ok(AccountResult {
             state: Presence::Present,
             username: Some(name.to_owned()),

@@ -39,7 +39,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use registry::types::Hex32;
-use registry::{Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError};
+use registry::{Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Operation};
 use serde::{Deserialize, Serialize};
 use store::{StoreError, StoredRow, View};
 
@@ -76,6 +76,12 @@ pub struct AccountRow {
 
 impl StoredRow for AccountRow {
     const FAMILY: &'static str = Account::NAME;
+    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("suspended", &[SuspendAccount::NAME, UnsuspendAccount::NAME]),
+        ("limits", &[SetAccountLimits::NAME]),
+        ("mysql_limits", &[SetAccountLimits::NAME]),
+        ("cagefs", &[SetAccountIsolation::NAME]),
+    ];
 }
 
 impl AccountRow {

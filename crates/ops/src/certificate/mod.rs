@@ -60,7 +60,8 @@ use std::time::Duration;
 
 use registry::types::Hex32;
 use registry::{
-    Aspects, BlobId, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Owner, Purge,
+    Aspects, BlobId, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Operation, Owner,
+    Purge,
 };
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
@@ -88,6 +89,11 @@ pub struct CertificateRow {
 
 impl StoredRow for CertificateRow {
     const FAMILY: &'static str = Certificate::NAME;
+    /// A renewal replaces what an issuance recorded of the certificate it serves.
+    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("not_after", &[EnsureCertificate::NAME, RenewCertificate::NAME]),
+        ("fingerprint_sha256", &[EnsureCertificate::NAME, RenewCertificate::NAME]),
+    ];
 }
 
 /// Where certificate files live (a system path: mapped with `sysconf`).

@@ -22,7 +22,7 @@ mod suspension;
 pub use https_policy::HttpsPolicyRow;
 pub use redirect::RedirectRow;
 
-use registry::Family;
+use registry::{Family, Operation};
 use registry::types::{DomainAliases, DomainName, HomePath};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
@@ -41,4 +41,8 @@ pub struct WebDomainRow {
 
 impl StoredRow for WebDomainRow {
     const FAMILY: &'static str = WebDomain::NAME;
+    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[(
+        "suspended",
+        &[SuspendWebDomain::NAME, UnsuspendWebDomain::NAME],
+    )];
 }

@@ -99,7 +99,7 @@ impl StateDb {
             received_at: None,
             origin: Some(Origin::Node.stored()),
         };
-        admit(&tx, &job, &row, Some(&Origin::Node), now)
+        admit(&tx, registry, &job, &row, Some(&Origin::Node), now)
             .and_then(|_| {
                 tx.execute(
                     "UPDATE jobs SET inbox_seq = NULL WHERE request_id = ?1",
@@ -174,7 +174,7 @@ fn admit_row(
         // is this job and another body under its id a conflict, as for an admitted one.
         return reject(tx, registry, row, Some(&job.body_sha256), &error, now);
     }
-    let admitted = admit(tx, &job, row, origin.as_ref(), now)?;
+    let admitted = admit(tx, registry, &job, row, origin.as_ref(), now)?;
     let detail = match job.scope {
         Scope::Node => AuditDetail::NodeRequest {
             action: job.operation.to_owned(),
@@ -203,12 +203,13 @@ fn is_node_scope(registry: &Registry, row: &InboxRow) -> bool {
 
 fn admit(
     tx: &rusqlite::Transaction<'_>,
+    registry: &Registry,
     job: &ValidatedJob,
     row: &InboxRow,
     origin: Option<&Origin>,
     now: i64,
 ) -> rusqlite::Result<Admitted> {
-    let (generation, superseded) = supersede(tx, job, now)?;
+    let (generation, superseded) = supersede(tx, registry, job, now)?;
     tx.prepare_cached(
         "INSERT INTO jobs(request_id, operation, family, resource_id, owner, generation, body, body_sha256,
                           state, inbox_seq, received_at, queued_at, state_changed_at, origin)

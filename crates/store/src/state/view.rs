@@ -27,6 +27,12 @@ use crate::StoreError;
 pub trait StoredRow: Serialize + DeserializeOwned {
     /// The family whose rows have this shape.
     const FAMILY: &'static str;
+    /// The fields of this row (as stored, by JSON key) that operations other than the
+    /// family's declaring one set, each with every operation that sets it; every field not
+    /// listed belongs to the declaring operation alone. One owner per stored field (DESIGN.md
+    /// section 5): no operation changes a field it does not own, so re-sending the declaring
+    /// operation keeps what the others recorded.
+    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[];
 }
 
 /// A typed row with its resource id and owner.
