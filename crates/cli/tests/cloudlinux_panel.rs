@@ -100,8 +100,7 @@ fn hosting_node() -> Node {
     node.submit(&set_php_version(7, 30, 10, "8.2"));
     node.submit(&ensure_db_user(11, 40, 10, "app", SECRET_HASH));
     node.pass();
-    // Limits are a change of the account itself: a later pass, or they would supersede
-    // the queued ensure_account.
+    // Limits are a change of the account itself, in a later pass than its creation.
     node.submit(&limits(8, 10, 150));
     node.submit(&limits(9, 11, 150));
     node.submit(&limits(10, 12, 50));

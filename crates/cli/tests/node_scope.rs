@@ -288,7 +288,7 @@ fn audit_trail_through_the_api_shows_invocations_with_secrets_redacted_and_node_
     let password = json!({"request_id": id(2), "operation": "set_account_password",
                           "resource": {"id": id(10), "password_hash": hash}});
     // The password is for the same account (the same job key): submitted after the account
-    // exists, or it would supersede the queued `ensure_account`.
+    // exists.
     assert_eq!(post(&api, &ensure_account(1, 10, "shop1")).0, 202);
     node.pass();
     for body in [password, set_list(&nid, 3, LIST, 1, &["alice"])] {

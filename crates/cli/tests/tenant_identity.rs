@@ -472,7 +472,7 @@ fn a_group_or_user_recreated_behind_the_node_is_never_adopted() {
     }
     append(&node, "/etc/group", &format!("shop1:x:{}:\n", uid + 50));
     let before = databases(&node);
-    // One pass each: two requests for the account in one pass would supersede each other.
+    // One pass each: the rebuild ends before the database user is declared.
     node.submit(&account_op(2, "rebuild_account", 10));
     node.pass();
     node.submit(&ensure_account(3, 10, "shop1"));

@@ -46,15 +46,19 @@ pub fn handlers() -> &'static Handlers<Ctx> {
     HANDLERS.get_or_init(|| declarations::operations!(handlers_of))
 }
 
-/// Which operations own each field of `family`'s stored rows besides its declaring
-/// operation ([`store::StoredRow::FIELD_OWNERS`]); empty for a family whose every field is the
-/// declaring operation's, or that stores no row.
-pub fn field_owners(family: &str) -> &'static [(&'static str, &'static [&'static str])] {
-    type Owners = &'static [(&'static str, &'static [&'static str])];
-    fn of<R: store::StoredRow>() -> (&'static str, Owners) {
+/// The owners of the fields of one family's stored rows: the family and its row type's
+/// [`store::StoredRow::FIELD_OWNERS`].
+type RowOwners = (
+    &'static str,
+    &'static [(&'static str, &'static [&'static str])],
+);
+
+/// Every stored row type of the node, by family.
+fn row_owners() -> [RowOwners; 25] {
+    fn of<R: store::StoredRow>() -> RowOwners {
         (R::FAMILY, R::FIELD_OWNERS)
     }
-    let rows = [
+    [
         of::<account::AccountRow>(),
         of::<autoresponder::AutoresponderRow>(),
         of::<backup::BackupRow>(),
@@ -79,8 +83,21 @@ pub fn field_owners(family: &str) -> &'static [(&'static str, &'static [&'static
         of::<web_domain::HttpsPolicyRow>(),
         of::<web_domain::RedirectRow>(),
         of::<web_domain::WebDomainRow>(),
-    ];
-    rows.into_iter()
+        of::<store::AssignmentRow>(),
+    ]
+}
+
+/// The families whose stored row types [`field_owners`] reads.
+pub fn stored_families() -> impl Iterator<Item = &'static str> {
+    row_owners().into_iter().map(|(family, _)| family)
+}
+
+/// Which operations own each field of `family`'s stored rows besides its declaring
+/// operation ([`store::StoredRow::FIELD_OWNERS`]); empty for a family whose every field is the
+/// declaring operation's, or that stores no row.
+pub fn field_owners(family: &str) -> &'static [(&'static str, &'static [&'static str])] {
+    row_owners()
+        .into_iter()
         .find(|(name, _)| *name == family)
         .map_or(&[], |(_, owners)| owners)
 }

@@ -267,4 +267,10 @@ fn every_family_that_keeps_rows_has_one_stored_row_type() {
         .filter(|name| registry.declaring(name).is_some())
         .collect();
     assert_eq!(typed, declared);
+    // The owners of their fields are read from every one of them.
+    let listed: std::collections::BTreeSet<&str> = ops::stored_families().collect();
+    assert_eq!(
+        listed, typed,
+        "ops::field_owners reads another list of row types"
+    );
 }

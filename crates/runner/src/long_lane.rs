@@ -109,10 +109,15 @@ impl LongLane {
         }
     }
 
-    /// Waits until the lane's thread has ended (its current job done).
+    /// Waits until the lane's thread has ended (its current job done). A machine that died
+    /// in the lane's thread at a crash point (`crash::Died`, under test) dies here too, so
+    /// that the death reaches whoever runs the passes.
     pub fn join(&mut self) {
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        if let Some(thread) = self.thread.take()
+            && let Err(panic) = thread.join()
+            && crash::is_death(&*panic)
+        {
+            std::panic::resume_unwind(panic);
         }
     }
 
@@ -156,9 +161,15 @@ impl LongLane {
         let spawned = std::thread::Builder::new()
             .name("long-lane".into())
             .spawn(move || {
-                run_lane(&config, lock, first, &completed, wake.as_deref());
+                let ran = catch_unwind(AssertUnwindSafe(|| {
+                    run_lane(&config, lock, first, &completed, wake.as_deref())
+                }));
                 running.store(false, Ordering::Release);
                 signal(wake.as_deref());
+                // Only a death at a crash point gets here (`run_lane` contains the rest).
+                if let Err(panic) = ran {
+                    std::panic::resume_unwind(panic);
+                }
             });
         match spawned {
             Ok(thread) => {
@@ -196,6 +207,9 @@ fn run_lane(
             let message = match drained {
                 Ok(Ok(())) => return Ok(()),
                 Ok(Err(e)) => format!("{e:#}"),
+                // The machine died at a crash point (under test): nothing is recorded, the
+                // thread ends with it and `LongLane::join` passes the death on.
+                Err(panic) if crash::is_death(&*panic) => std::panic::resume_unwind(panic),
                 Err(panic) => format!(
                     "panicked: {}",
                     crash::panic_message(&*panic).unwrap_or_default()

@@ -7,6 +7,7 @@
 //! stored body and runs in a pass of its own, so no request is ever queued beside another
 //! and nothing is superseded. Its end state must be the node's ([`EndState`]):
 //!
+//! - how every job both ran ended (its state and error code);
 //! - every row of the `resources` table (family, id, owner, data) and every live identity
 //!   (`identities`, `removed_at` null);
 //! - every file of the simulated system root, its path, mode and content;
@@ -18,8 +19,8 @@
 //! each job at the time the node ran it (its clock moved forward to the job's `started_at`),
 //! so what an operation records of the time is the same; what the simulator draws at random
 //! is left out: an ACME certificate and its key from the simulated CA (PEM blocks) and the
-//! fingerprint recorded of it. The simulator's reload and
-//! mail-queue logs, which count what happened rather than what is, are not compared.
+//! fingerprint recorded of it. The simulator's reload logs, which count what happened
+//! rather than what is, are not compared.
 //!
 //! When the node reported jobs `superseded`, a second reference replays the same jobs
 //! without those: it must end as the first, or a superseded request was not redundant.
@@ -37,9 +38,14 @@ use crate::node::{Answer, Node, Pass};
 /// How many passes one job of the reference may take to end (one, unless a step retried).
 const PASSES_PER_JOB: usize = 3;
 
-/// Files of the simulated system that record what happened (each reload, the mail queue a
-/// test sets up), not what is: a node that applies requests in fewer passes reloads less.
-const NOT_COMPARED: &[&str] = &["reloads", "queue"];
+/// Files of the simulated system that count what happened (each reload), not what is: a node
+/// that applies requests in fewer passes reloads less.
+const NOT_COMPARED: &[&str] = &[
+    simulator::SIM_RELOADS_FILE,
+    simulator::SIM_POSTFIX_RELOADS_FILE,
+    simulator::SIM_DOVECOT_RELOADS_FILE,
+    simulator::SIM_SERVICE_RELOADS_FILE,
+];
 
 /// How many differences a failure shows.
 const SHOWN: usize = 12;
@@ -84,6 +90,8 @@ pub fn admitted(node: &Node) -> anyhow::Result<Vec<Admitted>> {
 /// What a node ends as, with allocated numbers renamed (see the module documentation).
 #[derive(Debug, PartialEq, Eq)]
 pub struct EndState {
+    /// How each job ended: its state and error code, by request id.
+    outcomes: BTreeMap<String, (String, Option<String>)>,
     rows: BTreeMap<(String, String), (String, String)>,
     identities: BTreeSet<(String, String, String)>,
     files: BTreeMap<String, (u32, String)>,
@@ -150,8 +158,10 @@ impl EndState {
                 let path = entry?.path();
                 let meta = std::fs::symlink_metadata(&path)?;
                 let rel = path.strip_prefix(sysroot)?.display().to_string();
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                if NOT_COMPARED.iter().any(|n| name.contains(n)) {
+                if NOT_COMPARED
+                    .iter()
+                    .any(|n| n.trim_start_matches('/') == rel)
+                {
                     continue;
                 }
                 let content = if meta.is_dir() {
@@ -166,7 +176,26 @@ impl EndState {
                 files.insert(rename(&rel), (meta.permissions().mode(), content));
             }
         }
+        let mut outcomes = BTreeMap::new();
+        {
+            let mut stmt = conn.prepare(
+                "SELECT request_id, state, json_extract(error, '$.code') FROM jobs
+                 WHERE body IS NOT NULL",
+            )?;
+            let found = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            })?;
+            for row in found {
+                let (id, state, code) = row?;
+                outcomes.insert(id, (state, code));
+            }
+        }
         Ok(EndState {
+            outcomes,
             rows,
             identities,
             files,
@@ -177,6 +206,16 @@ impl EndState {
     /// the first [`SHOWN`] of them.
     pub fn differences(&self, other: &EndState) -> Vec<String> {
         let mut out = Vec::new();
+        // Every job both ran (a superseded one did not run on the node, a left-out one not on
+        // the second reference) ended the same way.
+        for (id, outcome) in &self.outcomes {
+            match other.outcomes.get(id) {
+                Some(theirs) if outcome.0 != "superseded" && theirs != outcome => {
+                    out.push(format!("job {id}: node {outcome:?}, reference {theirs:?}"))
+                }
+                _ => {}
+            }
+        }
         diff(&mut out, "row", &self.rows, &other.rows);
         let ids = |set: &BTreeSet<(String, String, String)>| -> BTreeMap<_, ()> {
             set.iter().map(|i| (i.clone(), ())).collect()

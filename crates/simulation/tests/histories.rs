@@ -200,7 +200,7 @@ fn an_account_declared_again_after_its_limits_keeps_them_and_its_pools() {
         let body = serde_json::json!({"request_id": format!("{:032x}", n + 1),
             "operation": name, "resource": op.example()});
         assert_eq!(node.submit(&body).unwrap(), Answer::Received, "{name}");
-        // One pass each, so that the second declaration supersedes nothing.
+        // One pass each: every request runs after the one before it ended.
         assert!(matches!(node.pass(None, || true).unwrap(), Pass::Ran(_)));
     }
     let state = node.state().unwrap();

@@ -282,11 +282,6 @@ const MIGRATIONS: &[&str] = &[
                             'available_bytes', COALESCE(OLD.ok_available_bytes, 0)));
     END;
     "#,
-    // 9: supersession walks an owner's queued jobs from the newest
-    // (`state::supersession`): their pending jobs by owner, in admission order.
-    r#"
-    CREATE INDEX jobs_owner_pending ON jobs(owner, seq) WHERE state IN ('queued', 'running');
-    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).

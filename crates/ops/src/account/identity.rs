@@ -16,7 +16,9 @@
 //!   a retry after a crash adopts exactly the group and user it created: a group or user that
 //!   merely has the name is someone else's (`username_taken`).
 //! - Ensuring an existing account again finds its recorded user and group and changes
-//!   nothing but its quota, set again and read back (`quota.rs`); a quota the homes' file
+//!   nothing but what the request states (its shell, and its quota, set again and read back:
+//!   `quota.rs`); what other operations own (limits, isolation, suspension) stays as they
+//!   recorded it. A quota the homes' file
 //!   system cannot enforce is refused before anything is created. On btrfs the home is made
 //!   a subvolume before `useradd` runs, so a retry after a crash finds it and goes on.
 

@@ -2,8 +2,9 @@
 //!
 //! - `admission`: inbox rows validated again and admitted (or rejected) in one `BEGIN
 //!   IMMEDIATE`, the node's own requests ([`StateDb::admit_local`]);
-//! - `supersession`: each admitted job's generation, and the queued jobs of the same
-//!   resource it supersedes (never a newer control-plane generation);
+//! - `supersession`: each admitted job's generation, and the queued jobs it makes redundant
+//!   (the same request again, just before it), which it supersedes; a request older than a
+//!   queued control-plane generation is refused;
 //! - `claim`: claiming as one `UPDATE … RETURNING`, one per lane of the runner (the main
 //!   lane's and the long lane's, which together keep every account's jobs in admission
 //!   order), and the recovery of jobs a dead runner left `running`;

@@ -3,22 +3,24 @@
 //! redundant; a request carrying a control-plane generation older than a queued job's is
 //! refused instead (`stale_generation`), so a late request never undoes a newer one.
 //!
-//! A queued job is redundant when running it first would leave the node as running the newer
-//! job alone does (serial equivalence, DESIGN.md section 5):
+//! The main lane runs the node's jobs one at a time in admission order, whatever account they
+//! are of. A queued job is redundant when running it just before the newer job leaves what
+//! the newer job alone leaves, and nothing else runs between the two:
 //!
 //! - it is the same operation on the same resource, of a kind [`Registry::supersedes`]
-//!   allows, and it says the same (the same request content): applied twice, an idempotent
-//!   operation leaves what it leaves once, and fails the second time only where it failed
-//!   the first. A different content is not taken: the newer one may fail (a name another
-//!   account holds) where the older one would have succeeded;
-//! - it is among the owner's newest queued jobs, walking back from the newest while each one
-//!   is redundant: a job of the owner queued after it (a `set_account_limits` after an
-//!   `ensure_account`) needs what it does, so the walk stops there and it runs;
-//! - no node-scope job is queued after it: those act on what every tenant's jobs may need
-//!   (a PHP runtime, the database server), so the newer job could fail where it succeeded.
+//!   allows, and it says the same (the same `resource` in its body): applied twice in a row,
+//!   an idempotent operation leaves what it leaves once, and fails the second time only where
+//!   it failed the first. Another content is never taken: the newer one may fail (a name
+//!   another account holds) where the older one would have succeeded;
+//! - it is the newest pending job of the node, or followed only by jobs this walk takes:
+//!   walking back from the newest queued job while each one is redundant, and stopping at the
+//!   first that is not or at a running job. Whatever was queued between the two, of any
+//!   account or of the node (another account's `ensure_account` of the same name, a PHP
+//!   runtime removed), would run between them, and might make the newer one fail where the
+//!   older one succeeded, or need what the older one does.
 
-use registry::{Hex32, Owner, Registry, ValidatedJob};
-use rusqlite::params;
+use registry::{Hex32, Registry, ValidatedJob};
+use rusqlite::{OptionalExtension as _, params};
 
 /// Allocates `job`'s generation (one more than its resource's last) and supersedes the
 /// queued jobs it makes redundant (see the module documentation). Returns the generation and
@@ -36,40 +38,47 @@ pub(super) fn supersede(
              RETURNING generation",
         )?
         .query_row(params![job.family, job.resource_id.as_str()], |r| r.get(0))?;
-    let node_after: i64 = tx
+    // A running job after a candidate runs between it and `job`: the walk stops there.
+    let running_after: i64 = tx
         .prepare_cached(
             "SELECT coalesce(max(seq), 0) FROM jobs
-             WHERE state IN ('queued', 'running') AND owner = ?1",
+             WHERE state IN ('queued', 'running') AND state = 'running'",
         )?
-        .query_row(params![Owner::NODE], |r| r.get(0))?;
+        .query_row([], |r| r.get(0))?;
     let content = resource_of(&job.canonical);
     let mut redundant = Vec::new();
-    {
-        let mut newest_first = tx.prepare_cached(
-            "SELECT seq, state, operation, family, resource_id, body FROM jobs
-             WHERE state IN ('queued', 'running') AND owner = ?1
-             ORDER BY seq DESC",
-        )?;
-        let mut rows = newest_first.query(params![job.owner.as_str()])?;
-        while let Some(row) = rows.next()? {
-            let seq: i64 = row.get(0)?;
-            let state: String = row.get(1)?;
-            let operation: String = row.get(2)?;
-            let family: Option<String> = row.get(3)?;
-            let resource_id: Option<String> = row.get(4)?;
-            let same_resource = family.as_deref() == Some(job.family)
-                && resource_id.as_deref() == Some(job.resource_id.as_str());
-            let redundant_here = state == "queued"
-                && same_resource
-                && registry.supersedes(job.operation, &operation)
-                && (job.owner == Owner::Node || seq > node_after)
-                && content.is_some()
-                && resource_of(&row.get::<_, String>(5)?) == content;
-            if !redundant_here {
-                break;
-            }
-            redundant.push(seq);
+    let mut newest_before = i64::MAX;
+    let mut newest_queued = tx.prepare_cached(
+        "SELECT seq, operation, family, resource_id, body FROM jobs
+         WHERE state IN ('queued', 'running') AND state = 'queued' AND seq < ?1
+         ORDER BY seq DESC LIMIT 1",
+    )?;
+    loop {
+        let candidate = newest_queued
+            .query_row(params![newest_before], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                ))
+            })
+            .optional()?;
+        let Some((seq, operation, family, resource_id, body)) = candidate else {
+            break;
+        };
+        let is_redundant = seq > running_after
+            && family.as_deref() == Some(job.family)
+            && resource_id.as_deref() == Some(job.resource_id.as_str())
+            && registry.supersedes(job.operation, &operation)
+            && content.is_some()
+            && body.as_deref().and_then(resource_of) == content;
+        if !is_redundant {
+            break;
         }
+        redundant.push(seq);
+        newest_before = seq;
     }
     let mut mark = tx.prepare_cached(
         "UPDATE jobs SET state = 'superseded', superseded_by = ?1, finished_at = ?2,

@@ -29,9 +29,11 @@ pub trait StoredRow: Serialize + DeserializeOwned {
     const FAMILY: &'static str;
     /// The fields of this row (as stored, by JSON key) that operations other than the
     /// family's declaring one set, each with every operation that sets it; every field not
-    /// listed belongs to the declaring operation alone. One owner per stored field (DESIGN.md
-    /// section 5): no operation changes a field it does not own, so re-sending the declaring
-    /// operation keeps what the others recorded.
+    /// listed belongs to the declaring operation alone. A field may have several owners
+    /// (`suspended`: the suspension and its reverse; a mailbox's password: its declaration
+    /// and `set_mailbox_password`, the later request's in force), and no operation changes a
+    /// field it does not own, so re-sending the declaring operation keeps the fields it does
+    /// not own.
     const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[];
 }
 
