@@ -40,6 +40,12 @@ impl ManualClock {
         ManualClock::starting_at(START_2024_MS + offset as i64)
     }
 
+    /// Sets the wall time to `now_ms`, forward or back, as a step of the system's clock does;
+    /// the monotonic time stays where it is.
+    pub fn set_wall_ms(&self, now_ms: i64) {
+        self.now_ms.store(now_ms, Ordering::SeqCst);
+    }
+
     /// Moves the clock `by` forward, wall and monotonic time alike.
     pub fn advance(&self, by: Duration) {
         let ms = i64::try_from(by.as_millis()).expect("an advance of less than 292 million years");
