@@ -618,9 +618,7 @@ fn stored_jobs(state: &rusqlite::Connection) -> Vec<StoredJob> {
             operation: r.get(1)?,
             family: r.get(2)?,
             resource_id: r.get(3)?,
-            resource: body
-                .and_then(|b| serde_json::from_str::<Value>(&b).ok())
-                .and_then(|mut b| b.get_mut("resource").map(Value::take)),
+            resource: body.as_deref().and_then(registry::stored_resource),
             state: r.get(5)?,
             superseded_by: r.get(6)?,
         })

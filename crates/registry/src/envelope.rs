@@ -186,3 +186,10 @@ impl ValidatedJob {
         }
     }
 }
+
+/// The `resource` of a stored job body ([`ValidatedJob::canonical`]): what the request asks
+/// for, whatever its request id; `None` when the body is not an envelope with one.
+pub fn stored_resource(body: &str) -> Option<Value> {
+    let mut body: Value = serde_json::from_str(body).ok()?;
+    Some(body.get_mut("resource")?.take())
+}

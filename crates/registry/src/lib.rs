@@ -27,7 +27,7 @@ pub use declare::{Apply, Family, Kind, Lane, Module, Operation, Owner, Purge, Re
 pub use derive::{
     Aspects, Content, Derive, Derived, DerivedPath, DerivedSetting, DerivedTable, DriftCheck, Of,
 };
-pub use envelope::{Envelope, ValidatedJob};
+pub use envelope::{Envelope, ValidatedJob, stored_resource};
 pub use error::{FieldError, OpError};
 pub use handlers::{FamilyHandler, Handlers, HandlersBuilder, OperationHandler};
 pub use job::{

@@ -189,9 +189,7 @@ fn checked_apply(
     let handler = handlers
         .operation(&job.operation)
         .ok_or_else(|| OpError::permanent("state_corrupt", "no handler for the operation"))?;
-    let resource = serde_json::from_str::<serde_json::Value>(&job.body)
-        .ok()
-        .and_then(|mut body| body.get_mut("resource").map(serde_json::Value::take))
+    let resource = registry::stored_resource(&job.body)
         .ok_or_else(|| OpError::permanent("state_corrupt", "the admitted body has no resource"))?;
     crash::point(crash::Point::ApplyBeforeHandler);
     let applied = catch_unwind(AssertUnwindSafe(|| handler.apply(ctx, resource))).unwrap_or_else(

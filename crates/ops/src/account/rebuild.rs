@@ -97,10 +97,7 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
                     format!("state.db holds a job of an unknown operation {op:?}"),
                 )
             })?;
-            let resource = serde_json::from_str::<serde_json::Value>(body)
-                .ok()
-                .and_then(|mut envelope| envelope.get_mut("resource").map(serde_json::Value::take))
-                .ok_or_else(|| {
+            let resource = registry::stored_resource(body).ok_or_else(|| {
                     OpError::permanent(
                         "rebuild_failed",
                         format!("the stored {op} is not an envelope with a resource"),

@@ -45,7 +45,7 @@ pub(super) fn supersede(
              WHERE state IN ('queued', 'running') AND state = 'running'",
         )?
         .query_row([], |r| r.get(0))?;
-    let content = resource_of(&job.canonical);
+    let content = registry::stored_resource(&job.canonical);
     let mut redundant = Vec::new();
     let mut newest_before = i64::MAX;
     let mut newest_queued = tx.prepare_cached(
@@ -73,7 +73,7 @@ pub(super) fn supersede(
             && resource_id.as_deref() == Some(job.resource_id.as_str())
             && registry.supersedes(job.operation, &operation)
             && content.is_some()
-            && body.as_deref().and_then(resource_of) == content;
+            && body.as_deref().and_then(registry::stored_resource) == content;
         if !is_redundant {
             break;
         }
@@ -89,13 +89,6 @@ pub(super) fn supersede(
         mark.execute(params![job.request_id.as_str(), now, seq])?;
     }
     Ok((generation, redundant.len()))
-}
-
-/// What a stored job body asks for: its `resource`, whatever its request id. A body that does
-/// not parse (root's own database, so never) compares equal to nothing.
-fn resource_of(body: &str) -> Option<serde_json::Value> {
-    let mut body: serde_json::Value = serde_json::from_str(body).ok()?;
-    Some(body.get_mut("resource")?.take())
 }
 
 /// The control-plane generation of a job queued for the same resource, when it is at least
