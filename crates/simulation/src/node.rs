@@ -36,13 +36,19 @@ pub fn reached() -> BTreeMap<crash::Point, u64> {
 
 /// The hook of every crash point of the process: counts the point and, when the countdown
 /// reaches it, kills the machine ([`storage::kill`]) and unwinds with [`crash::Died`], which
-/// the runner's containment lets through, up to [`Node::pass`].
+/// the runner's containment lets through, up to [`Node::pass`]. A thread that reaches a
+/// crash point after another one killed the machine dies there too: a dead machine runs
+/// nothing more (without this, the main lane went on claiming, on a disk that kept none of
+/// its writes, the same job again and again: seed 5691, whose long lane had died).
 fn hook(point: crash::Point) {
     *REACHED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .entry(point)
         .or_default() += 1;
+    if storage::is_dead() {
+        resume_unwind(Box::new(crash::Died(point)));
+    }
     let left = COUNTDOWN.load(Ordering::SeqCst);
     if left == u32::MAX {
         return;
