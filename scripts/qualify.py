@@ -11,7 +11,7 @@ the first check that fails stops the run with a non-zero exit.
 Nothing here talks to the node's store or calls its code: what is checked is what the
 daemons do (Apache and PHP-FPM serving a page, MariaDB holding a row, Postfix, Dovecot and
 OpenDKIM moving and signing mail, pure-ftpd storing an upload, cron running a task, the
-kernel refusing a write past a quota).
+kernel refusing a write past a quota and hiding one tenant's processes from another).
 
     qualify.py run DEB          the whole run
     qualify.py bench DEB        the figures of docs/benchmarks.md ("real node")
@@ -504,6 +504,13 @@ CRON_PHP = """<?php
 file_put_contents(__DIR__ . '/../cron.out', posix_geteuid() . "\\n", FILE_APPEND);
 """
 
+# What a tenant's PHP sees of the machine's processes (`ps` reads /proc; open_basedir keeps
+# PHP itself out of it).
+PS_PHP = """<?php
+header('Content-Type: text/plain');
+echo shell_exec('/usr/bin/ps -eo user:32,pid,args');
+"""
+
 SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGn4w0x3qmW1b4PQ1b1pDpDkHc3uqm3n8dHTV1G4ZvDN ops@example"
 
 
@@ -652,6 +659,8 @@ def qualify(deb):
     check(info["memory_limit"] == "192M" and info["max_input_vars"] == "2345",
           "the page sees the PHP options the node set (memory_limit 192M, max_input_vars 2345)", info)
 
+    processes_step(shop, other)
+
     step("MariaDB: database, user, grant; the page writes a row")
     db, user, _ = api.run_all(shop.database())
     put_file(shop.site_dir / "db.json", json.dumps(
@@ -725,6 +734,7 @@ def qualify(deb):
     removal_step(api, shop, other, sink)
     systemd_step()
     drift_step()
+    proc_drift_step()
     watch_runner_step(api, other)
 
 
@@ -818,6 +828,29 @@ def quota_step(api, shop):
     check(usage["disk_bytes"] >= written, "and the bytes used", usage["disk_bytes"])
     big.unlink()
 
+    step("a subvolume the tenant makes in its home, and a snapshot of its home, count against its quota")
+    nested = shop.home / "a" / "nested"
+    snapshot = shop.home / "snap"
+    sh("mkdir", "-p", str(nested.parent), user=shop.username)
+    sh("btrfs", "subvolume", "create", str(nested), user=shop.username)
+    sh("btrfs", "subvolume", "snapshot", str(shop.home), str(snapshot), user=shop.username)
+    # Any job of the account scans first: its new subvolumes join its qgroup.
+    api.run("observe_account_usage", {"id": shop.ids["account"]})
+    for where in (nested, snapshot):
+        fill = where / "big.bin"
+        p = sh("dd", "if=/dev/zero", f"of={fill}", "bs=1M", f"count={shop.quota_mib * 2}", "oflag=dsync",
+               user=shop.username, check_rc=False)
+        refusal = next((l for l in p.stderr.splitlines() if "quota" in l.lower()), "")
+        written = fill.stat().st_size if fill.exists() else 0
+        check(p.returncode != 0 and refusal and written <= shop.quota_mib * 1024 * 1024,
+              f"writing {shop.quota_mib * 2} MiB into {where.relative_to(shop.home)} fails at "
+              f"{written // (1024 * 1024)} MiB: {refusal}")
+        usage = api.run("observe_account_usage", {"id": shop.ids["account"]})
+        check(usage["quota"]["used_bytes"] >= written and usage["disk_bytes"] >= written,
+              f"observe_account_usage counts it: quota used {usage['quota']['used_bytes']}, "
+              f"disk_bytes {usage['disk_bytes']}, complete {usage['complete']}")
+        fill.unlink()
+
 
 def backup_step(api, shop):
     step("backup, damage, restore")
@@ -867,10 +900,23 @@ def grep_tree(root, needle):
 def removal_step(api, shop, other, sink):
     step("remove the account: nothing of it is left anywhere")
     db = json.loads((shop.site_dir / "db.json").read_text())
+    # A process of the tenant that /proc hides even from the tenant (it made itself not
+    # dumpable): the removal's kill, made as the tenant, must still find it.
+    hidden = as_user(shop.username, "python3", "-c",
+                     "import ctypes, time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); print('ready', flush=True); "
+                     "time.sleep(600)", stdout=subprocess.PIPE)
+    check(hidden.stdout.readline() == b"ready\n", f"{shop.username} runs a process that made itself not dumpable")
+    check(str(hidden.pid) not in ps_pids(shop.username)
+          and (shop.username, str(hidden.pid)) in [(u, p) for u, p, _ in ps_lines()],
+          f"{shop.username}'s own ps does not list it (pid {hidden.pid}); root's does")
     api.run("remove_account", {"id": shop.ids["account"]})
+    check(hidden.wait(timeout=10) == -9, "the removal killed it (SIGKILL) all the same")
     check(subprocess.run(["getent", "passwd", shop.username], capture_output=True).returncode == 2, "no user shop1")
     check(subprocess.run(["getent", "group", shop.username], capture_output=True).returncode == 2, "no group shop1")
     check(not shop.home.exists(), f"no {shop.home}")
+    subvolumes = [l.split(" path ", 1)[1] for l in sh("btrfs", "subvolume", "list", "/home").splitlines()]
+    check(not [s for s in subvolumes if s == shop.username or s.startswith(f"{shop.username}/")],
+          "no subvolume of its home is left (the nested one and the snapshot deleted first)", subvolumes)
     for tree in ("/etc/apache2", "/etc/php", "/etc/postfix", "/etc/dovecot", "/etc/opendkim",
                  "/etc/pure-ftpd", "/var/spool/cron"):
         hits = grep_tree(tree, SHOP.encode()) + grep_tree(tree, shop.username.encode())
@@ -923,6 +969,102 @@ def systemd_step():
     nobody = sh("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "curl", "-sS",
                 "--unix-socket", str(sock), "http://localhost/v1/catalogue", check_rc=False)
     check(nobody.returncode != 0 and not nobody.stdout, "and nobody gets nothing from it", nobody.stderr)
+
+
+# ----------------------------------------------------------------------------------------
+# /proc: what one tenant sees of the others' processes
+
+
+def as_user(user, *argv, stdout=subprocess.DEVNULL):
+    """Starts `argv` as `user` (its uid, gid and groups) in place: no process of root's stays
+    in between, so killing it kills the command."""
+    return subprocess.Popen(["setpriv", "--reuid", user, "--regid", user, "--init-groups", *argv],
+                            stdout=stdout, stderr=subprocess.DEVNULL)
+
+
+def ps_lines(user=None):
+    """`ps -eo user:32,pid,args` as root or as `user`: (user, pid, args) of each process."""
+    out = sh("ps", "-eo", "user:32,pid,args", user=user)
+    return [tuple(l.split(None, 2)) for l in out.splitlines()[1:] if l.strip()]
+
+
+def ps_pids(user):
+    return [pid for _, pid, _ in ps_lines(user)]
+
+
+def proc_mount_options():
+    """The options of the /proc this process sees (the last one mounted there)."""
+    options = None
+    for line in pathlib.Path("/proc/self/mountinfo").read_text().splitlines():
+        mount, _, fs = line.partition(" - ")
+        if mount.split()[4] == "/proc":
+            options = fs.split()[2].split(",")
+    return options
+
+
+def proc_group_gid():
+    return grp.getgrnam("layerone-proc").gr_gid
+
+
+def hidden_proc(gid):
+    options = proc_mount_options() or []
+    return "hidepid=invisible" in options and f"gid={gid}" in options
+
+
+def processes_step(shop, other):
+    step("each tenant sees only its own processes, in its shell and its PHP (/proc hidepid=invisible)")
+    gid = proc_group_gid()
+    check(hidden_proc(gid), f"/proc is mounted hidepid=invisible with layerone-proc (gid {gid}) exempted",
+          proc_mount_options())
+    line = f"proc /proc proc nosuid,nodev,noexec,hidepid=invisible,gid={gid} 0 0"
+    check(line in pathlib.Path("/etc/fstab").read_text().splitlines(), f"/etc/fstab has `{line}` for every boot")
+    for unit in ("systemd-logind.service", "polkit.service"):
+        sh("systemctl", "start", unit)
+        pid = sh("systemctl", "show", "-P", "MainPID", unit).strip()
+        status = pathlib.Path(f"/proc/{pid}/status").read_text()
+        groups = next(l.split(":", 1)[1].split() for l in status.splitlines() if l.startswith("Groups:"))
+        check(str(gid) in groups, f"{unit} (pid {pid}) runs in layerone-proc: groups {' '.join(groups)}")
+    sleeper = as_user(other.username, "sleep", "317")
+    try:
+        wait_until(f"{other.username}'s sleep in root's ps",
+                   lambda: (other.username, str(sleeper.pid), "sleep 317") in ps_lines())
+        ok(f"{other.username} runs `sleep 317` (pid {sleeper.pid}), which root's ps lists")
+        seen = ps_lines(shop.username)
+        print("\n".join(f"   | {u:<8} {pid:>6} {args}" for u, pid, args in seen))
+        check(seen and {u for u, _, _ in seen} == {shop.username},
+              f"as {shop.username}, `ps -eo user,pid,args` lists only {shop.username}'s processes ({len(seen)})", seen)
+        put_file(shop.docroot / "ps.php", PS_PHP, shop.username)
+        status, _, body = http_get(SHOP, "/ps.php")
+        print("\n".join(f"   | {l}" for l in body.splitlines()))
+        users = {l.split(None, 1)[0] for l in body.splitlines()[1:] if l.strip()}
+        check(status == 200 and users == {shop.username},
+              f"through Apache and PHP-FPM, the tenant's PHP's ps lists only {shop.username}'s processes", body)
+        seen = ps_lines(other.username)
+        check({u for u, _, _ in seen} == {other.username} and str(sleeper.pid) in [p for _, p, _ in seen],
+              f"and {other.username} sees its own sleep and nothing of anyone else", seen)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    (shop.docroot / "ps.php").unlink()
+
+
+def proc_drift_step():
+    step("/proc remounted without hidepid=: `--check` names it, a boot's remount and `layerone install` restore it")
+    gid = proc_group_gid()
+    sh("mount", "-o", "remount,hidepid=off", "/proc")
+    check(not hidden_proc(gid), "/proc remounted with hidepid=off", proc_mount_options())
+    out = sh("layerone", "install", "--check")
+    check("remount /proc with nosuid,nodev,noexec,hidepid=invisible" in out, "--check names the remount", out)
+    check(not hidden_proc(gid), "and changed nothing")
+    # What systemd-remount-fs.service runs at boot for each API file system /etc/fstab names.
+    sh("mount", "/proc", "-o", "remount")
+    check(hidden_proc(gid), "`mount /proc -o remount`, as systemd-remount-fs does at boot, takes "
+          "hidepid=invisible back from /etc/fstab", proc_mount_options())
+    sh("mount", "-o", "remount,hidepid=off", "/proc")
+    out = sh("layerone", "install")
+    check(hidden_proc(gid), "`layerone install` remounted /proc with hidepid=invisible", out)
+    out = sh("layerone", "install", "--check")
+    check("nothing to change" in out, "--check: nothing to change", out)
 
 
 def drift_step():

@@ -323,7 +323,7 @@ fn check_vhost(node: &Node, resource_id: &str, resource: &Value, home: &str) -> 
         format!("<Directory \"{docroot}\">"),
         "Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch".to_owned(),
         format!(
-            "AllowOverride Options={}",
+            "AllowOverride Options={} None",
             ops::web_isolation::HTACCESS_OPTIONS.join(",")
         ),
         format!(

@@ -66,6 +66,23 @@ pub enum Change {
         path: String,
         target: String,
     },
+    /// A service's user made a member of one of the node's groups.
+    AddToGroup {
+        user: String,
+        group: String,
+    },
+    /// The node's one `/etc/fstab` entry for a mount point, in place of the entries `found`
+    /// for it (none: added), every other line kept.
+    FstabEntry {
+        found: Vec<String>,
+        want: String,
+    },
+    /// A mounted file system's options changed in place (`mount -o remount`).
+    Remount {
+        path: String,
+        found: String,
+        want: String,
+    },
     Other(String),
 }
 
@@ -130,6 +147,22 @@ impl fmt::Display for Change {
                 (None, None) => write!(f, "{service} {file}: {key}"),
             },
             Change::Link { path, target } => write!(f, "link {path} -> {target}"),
+            Change::AddToGroup { user, group } => write!(f, "add {user} to group {group}"),
+            Change::FstabEntry { found, want } if found.is_empty() => {
+                write!(f, "add to /etc/fstab: {want}")
+            }
+            Change::FstabEntry { found, want } => write!(
+                f,
+                "replace {} in /etc/fstab with {want}",
+                found
+                    .iter()
+                    .map(|l| format!("`{l}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+            Change::Remount { path, found, want } => {
+                write!(f, "remount {path} with {want} (mounted with {found})")
+            }
             Change::Other(text) => f.write_str(text),
         }
     }

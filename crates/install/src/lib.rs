@@ -24,6 +24,9 @@
 //!   (Apache's modules, PHP-FPM's main configuration, Postfix, Dovecot and the `vmail` user,
 //!   OpenDKIM, pure-ftpd, the MariaDB root-socket check), then the services' units enabled
 //!   and those whose files changed restarted (nothing is started on a sysroot).
+//! - `proc_mount.rs`: `/proc` hiding other users' processes (`hidepid=invisible`) from
+//!   tenants, the group `layerone-proc` exempted and given to systemd-logind and polkit; in
+//!   `/etc/fstab` for every boot, and on the mounted `/proc` (not on a sysroot).
 //!
 //! A second run changes nothing and says so; `--check` says what a run would change and
 //! changes nothing (its read-only `systemctl` queries are audited in a throw-away directory,
@@ -33,6 +36,7 @@ pub mod config;
 mod converge;
 pub mod identity;
 pub mod paths;
+pub mod proc_mount;
 pub mod services;
 pub mod status;
 pub mod tls;
@@ -436,6 +440,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     }
     web::converge(&mut e, &mut notes)?;
     services::converge(&mut e, &config, &mut notes)?;
+    proc_mount::converge(&mut e, &mut notes)?;
     e.save_manifest()?;
 
     Ok(InstallReport {

@@ -646,3 +646,149 @@ fn the_installer_replaces_the_default_pool_and_disables_the_status_modules() {
         again.changes
     );
 }
+
+/// `/proc`'s `hidepid=` as the installer makes it persistent, in a sysroot with a real
+/// fstab and polkit's user: the group created, the fstab's other lines kept and its foreign
+/// `/proc` line replaced, the drop-ins of systemd-logind and polkit written, polkitd made a
+/// member (the real `usermod --prefix`); `--check` names each drifted part and changes
+/// nothing; a second run changes nothing. The mounted `/proc` is not the sysroot's: its
+/// remount is checked on the real node (`scripts/qualify.py`).
+#[test]
+fn proc_hides_other_users_processes_at_every_boot_with_logind_and_polkit_exempted() {
+    let (_dir, root) = sysroot();
+    let append = |path: &str, line: &str| {
+        let mut text = std::fs::read_to_string(at(&root, path)).unwrap();
+        text.push_str(line);
+        std::fs::write(at(&root, path), text).unwrap();
+    };
+    append(
+        "/etc/passwd",
+        "polkitd:x:996:996:polkit:/nonexistent:/usr/sbin/nologin\n",
+    );
+    append("/etc/shadow", "polkitd:!*:19000::::::\n");
+    append("/etc/group", "polkitd:x:996:\n");
+    append("/etc/gshadow", "polkitd:!::\n");
+    let fstab_path = at(&root, "/etc/fstab");
+    let foreign = "proc /proc proc defaults,hidepid=2,gid=adm 0 0";
+    let before = format!(
+        "# <file system> <mount point> <type> <options> <dump> <pass>\n\
+         UUID=0b7e5a3c / ext4 errors=remount-ro 0 1\n\
+         {foreign}\n\
+         /swapfile none swap sw 0 0\n"
+    );
+    std::fs::write(&fstab_path, &before).unwrap();
+    let group_line = |root: &Path| {
+        std::fs::read_to_string(at(root, "/etc/group"))
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("layerone-proc:"))
+            .map(str::to_owned)
+    };
+    const LOGIND: &str = "/etc/systemd/system/systemd-logind.service.d/layerone-proc.conf";
+    const POLKIT: &str = "/etc/systemd/system/polkit.service.d/layerone-proc.conf";
+
+    let mut check = opts(&root);
+    check.check = true;
+    let untouched = tree(&root);
+    let planned = install::install(&check).unwrap();
+    for change in [
+        Change::CreateGroup("layerone-proc".into()),
+        Change::AddToGroup {
+            user: "polkitd".into(),
+            group: "layerone-proc".into(),
+        },
+        Change::WriteFile {
+            path: LOGIND.into(),
+            why: install::WriteReason::Missing,
+        },
+        Change::WriteFile {
+            path: POLKIT.into(),
+            why: install::WriteReason::Missing,
+        },
+    ] {
+        assert!(
+            planned.changes.contains(&change),
+            "{change} missing from {:?}",
+            planned.changes
+        );
+    }
+    assert_eq!(tree(&root), untouched, "--check changed the root");
+
+    let first = install::install(&opts(&root)).unwrap();
+    let group = group_line(&root).expect("the group layerone-proc");
+    let fields: Vec<&str> = group.split(':').collect();
+    let gid: u32 = fields[2].parse().unwrap();
+    assert!(gid < 1000, "a system group: {group}");
+    assert_eq!(fields[3], "polkitd", "polkitd is its one member: {group}");
+    let line = format!("proc /proc proc nosuid,nodev,noexec,hidepid=invisible,gid={gid} 0 0");
+    assert_eq!(
+        std::fs::read_to_string(&fstab_path).unwrap(),
+        before.replace(foreign, &line),
+        "only the /proc line changed, in its place"
+    );
+    assert!(
+        first.changes.contains(&Change::FstabEntry {
+            found: vec![foreign.into()],
+            want: line.clone(),
+        }),
+        "{:?}",
+        first.changes
+    );
+    for path in [LOGIND, POLKIT] {
+        let text = std::fs::read_to_string(at(&root, path)).unwrap();
+        assert!(
+            text.contains("[Service]\nSupplementaryGroups=layerone-proc\n"),
+            "{path}: {text}"
+        );
+        let m = std::fs::metadata(at(&root, path)).unwrap();
+        assert_eq!(m.permissions().mode() & 0o7777, 0o644, "{path}");
+    }
+    let fstab_meta = std::fs::metadata(&fstab_path).unwrap();
+    assert_eq!(fstab_meta.permissions().mode() & 0o7777, 0o644);
+    assert_eq!((fstab_meta.uid(), fstab_meta.gid()), (0, 0));
+
+    assert_eq!(
+        install::install(&InstallOptions::new(&root))
+            .unwrap()
+            .changes,
+        vec![]
+    );
+    assert_eq!(install::install(&check).unwrap().changes, vec![]);
+
+    // Drift: the line taken back to `defaults` and polkitd out of the group.
+    std::fs::write(
+        &fstab_path,
+        before.replace(foreign, "proc /proc proc defaults 0 0"),
+    )
+    .unwrap();
+    let group_file = std::fs::read_to_string(at(&root, "/etc/group")).unwrap();
+    std::fs::write(
+        at(&root, "/etc/group"),
+        group_file.replace(&group, &format!("layerone-proc:x:{gid}:")),
+    )
+    .unwrap();
+    let drifted = tree(&root);
+    let named = install::install(&check).unwrap();
+    assert!(
+        named.changes.contains(&Change::FstabEntry {
+            found: vec!["proc /proc proc defaults 0 0".into()],
+            want: line.clone(),
+        }),
+        "{:?}",
+        named.changes
+    );
+    assert!(named.changes.contains(&Change::AddToGroup {
+        user: "polkitd".into(),
+        group: "layerone-proc".into(),
+    }));
+    assert_eq!(named.changes.len(), 2, "{:?}", named.changes);
+    assert_eq!(tree(&root), drifted, "--check changed the drifted root");
+    let repaired = install::install(&InstallOptions::new(&root)).unwrap();
+    assert_eq!(repaired.changes, named.changes);
+    assert_eq!(group_line(&root).as_deref(), Some(group.as_str()));
+    assert_eq!(
+        std::fs::read_to_string(&fstab_path).unwrap(),
+        before.replace(foreign, &line)
+    );
+    assert_eq!(install::install(&check).unwrap().changes, vec![]);
+}

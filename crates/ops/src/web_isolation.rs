@@ -10,14 +10,38 @@
 //!   (`crates/ops/src/php/pool.rs`), so whatever a `.htaccess` makes Apache proxy to, a child
 //!   running as one tenant cannot connect to another tenant's pool, and cannot read another
 //!   tenant's files (homes are `0750`, no tenant is in another's group).
-//! - **What a `.htaccess` may say.** The closed [`HTACCESS_DIRECTIVES`] list
-//!   (`AllowOverrideList`) and `Options` limited to [`HTACCESS_OPTIONS`] (`AllowOverride
-//!   Options=...`, which also admits the directives listed in [`HTACCESS_OPTIONS_CLASS`]):
-//!   rewrites, authentication, redirects, expiry, headers, error
-//!   pages, index files, types. Every other directive Apache allows in `.htaccess`
-//!   (handlers, actions, environment, PHP settings, proxying, filters by name) answers 500
-//!   and is logged as "not allowed here". A test runs every directive `apache2 -L` lists for
-//!   `.htaccess` against the real server.
+//! - **What a `.htaccess` may say.** Exactly the closed [`HTACCESS_DIRECTIVES`] list:
+//!   rewrites, authentication, redirects, expiry, headers, error pages, index files, types,
+//!   and `Options` limited to [`HTACCESS_OPTIONS`]. Every other directive Apache allows in
+//!   `.htaccess`, whichever module the node loads brings it (handlers, actions, environment,
+//!   PHP settings, proxying, filters by name, `mod_ssl`'s `SSLOptions`), answers 500 and is
+//!   logged as "not allowed here". A test runs every directive `apache2 -L` lists for
+//!   `.htaccess`, with every module an installed node loads, against the real server.
+//!
+//!   Apache opens `.htaccess` by directive class (`AllowOverride Options`, `FileInfo`...),
+//!   and a class is every directive of every module that declares itself in it: opening
+//!   `Options` to let a tenant write `Options -Indexes` also opened `SSLOptions`,
+//!   `FilterDeclare`, `FilterProvider`, `FilterChain`, `FilterProtocol`, `ContentDigest` and
+//!   whatever a module loaded later adds. So the document root opens no class
+//!   (`AllowOverride ... None`) and names each directive (`AllowOverrideList`), `Options`
+//!   among them. Which options `Options` may change is a separate setting of the same
+//!   `<Directory>`: `AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch None`
+//!   records the options, then `None` clears the classes and leaves the options as recorded
+//!   (httpd `server/core.c`, `set_override`). Without the `Options=` part, Apache's default
+//!   would let `Options` set every option, `FollowSymLinks`, `ExecCGI` and `Includes`
+//!   included; a test sets each refused option through `Options` on the real server.
+//!
+//!   Apache reads at most [`ALLOW_OVERRIDE_LIST_MAX`] names from `AllowOverrideList`: it
+//!   drops the rest without a word (httpd `server/config.c`, `AP_MAX_ARGC` for `TAKE_ARGV`
+//!   directives), and a second `AllowOverrideList` replaces the first instead of adding to
+//!   it. The list is held within that limit when the crate compiles. What gives way is every
+//!   directive no common application's `.htaccess` needs: the conditional sections other
+//!   than `<IfModule>` and `<If>` (`<IfDefine>`, `<IfVersion>`, `<IfFile>`, `<IfDirective>`,
+//!   `<IfSection>`), `ServerSignature`, request and resource limits (`LimitRequestBody`,
+//!   `LimitXMLRequestBody`, `RLimit*`), listings' appearance (`IndexIgnore`,
+//!   `FancyIndexing`...), filter chains by name, and the per-directory directives of
+//!   `mod_ssl`. They answer 500 like any directive off the list; one joins it only by
+//!   taking a free place, and once the list holds 64 names, only by displacing another.
 //! - **What reaches PHP.** A `RewriteRule`'s `[E=...]` cannot be refused by Apache's
 //!   configuration, so the FastCGI parameters PHP-FPM reads as configuration (`PHP_VALUE`,
 //!   `PHP_ADMIN_VALUE`) are removed from every request the vhost hands to its pool
@@ -30,8 +54,13 @@
 
 use std::path::Path;
 
-/// The directives a tenant's `.htaccess` may use (`AllowOverrideList`). Containers are named
-/// as Apache names them (`<IfModule`). What is not here is refused with a 500.
+/// How many names Apache reads from one `AllowOverrideList` (`AP_MAX_ARGC` in httpd's
+/// `server/config.c`); it ignores any after them.
+pub const ALLOW_OVERRIDE_LIST_MAX: usize = 64;
+
+/// The directives a tenant's `.htaccess` may use (`AllowOverrideList`), and nothing else.
+/// Containers are named as Apache names them (`<IfModule`). What is not here is refused
+/// with a 500.
 pub const HTACCESS_DIRECTIVES: &[&str] = &[
     // Sections: their content is checked against this same list.
     "<IfModule",
@@ -84,49 +113,21 @@ pub const HTACCESS_DIRECTIVES: &[&str] = &[
     "AddLanguage",
     "DefaultLanguage",
     "AddOutputFilterByType",
-];
-
-/// The options a tenant's `.htaccess` may set with `Options` (`AllowOverride
-/// Options=...`): listings, content negotiation and owner-checked symlinks. `FollowSymLinks`,
-/// `ExecCGI` and `Includes` are refused.
-pub const HTACCESS_OPTIONS: &[&str] = &["Indexes", "MultiViews", "SymLinksIfOwnerMatch"];
-
-/// The directives `AllowOverride Options=...` admits besides `Options` itself: Apache's other
-/// directives of that class (filter chains by content type, `Content-MD5`) and those it
-/// allows wherever overrides are not `None` (sections, request-body and CGI resource
-/// limits, `Error`, `ServerSignature`). None names a handler, an environment variable or a
-/// proxy; none applies beyond the tenant's own requests.
-pub const HTACCESS_OPTIONS_CLASS: &[&str] = &[
+    // Directory listings, content negotiation, owner-checked symlinks: the values
+    // `HTACCESS_OPTIONS` names.
     "Options",
-    "ContentDigest",
-    "FilterDeclare",
-    "FilterProvider",
-    "FilterChain",
-    "FilterProtocol",
-    "<Files",
-    "<FilesMatch",
-    "<IfModule",
-    "<IfDefine",
-    "<IfFile",
-    "<IfDirective",
-    "<IfSection",
-    "<IfVersion",
-    "<If",
-    "<ElseIf",
-    "<Else",
-    "Error",
-    "ServerSignature",
-    "LimitRequestBody",
-    "LimitXMLRequestBody",
-    "RLimitCPU",
-    "RLimitMEM",
-    "RLimitNPROC",
-    "LogIOTrackTTFB",
-    "FancyIndexing",
-    "DeflateInflateLimitRequestBody",
-    "DeflateInflateRatioLimit",
-    "DeflateInflateRatioBurst",
 ];
+
+const _: () = assert!(
+    HTACCESS_DIRECTIVES.len() <= ALLOW_OVERRIDE_LIST_MAX,
+    "Apache would silently drop the names past the 64th"
+);
+
+/// The options a tenant's `.htaccess` may change with `Options` (`AllowOverride
+/// Options=...`, which records them without opening the class): listings, content
+/// negotiation and owner-checked symlinks. `FollowSymLinks`, `ExecCGI` and `Includes` are
+/// refused.
+pub const HTACCESS_OPTIONS: &[&str] = &["Indexes", "MultiViews", "SymLinksIfOwnerMatch"];
 
 /// The FastCGI parameters PHP-FPM applies as `php.ini` settings: removed from every request
 /// a tenant vhost hands to its pool, whatever set them.
@@ -163,13 +164,15 @@ pub fn render_tenant_section(tenant: &WebTenant) -> String {
     out
 }
 
-/// The document root's `<Directory>`: no listing, owner-checked symlinks, the closed
-/// `.htaccess` lists.
+/// The document root's `<Directory>`: no listing, owner-checked symlinks, a `.htaccess`
+/// held to the closed lists.
 pub fn render_docroot_directory(docroot: &Path) -> String {
     format!(
         "    <Directory \"{docroot}\">\n\
          \x20       Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch\n\
-         \x20       AllowOverride Options={options}\n\
+         \x20       # Options= names the options a .htaccess may change with Options; None then\n\
+         \x20       # opens no class of directives: a .htaccess may use only those listed below.\n\
+         \x20       AllowOverride Options={options} None\n\
          \x20       AllowOverrideList {directives}\n\
          \x20       Require all granted\n\
          \x20   </Directory>\n",
@@ -199,13 +202,19 @@ mod tests {
             "ProxyFCGISetEnvIf",
             "ProxyPass",
             "RequestHeader",
-            "Options",
             "AddOutputFilter",
             "SetOutputFilter",
             "SetInputFilter",
             "ForceType",
             "RewriteOptions",
             "XBitHack",
+            // The rest of Apache's `Options` class, which the list does not open.
+            "SSLOptions",
+            "FilterDeclare",
+            "FilterProvider",
+            "FilterChain",
+            "FilterProtocol",
+            "ContentDigest",
         ] {
             assert!(
                 !HTACCESS_DIRECTIVES.contains(&refused),

@@ -95,8 +95,10 @@ fn vhost_with_php_and_redirects_snapshot() {
     DocumentRoot "/home/shop1/web/shop.example.com/public_html"
     <Directory "/home/shop1/web/shop.example.com/public_html">
         Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch
-        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch
-        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
+        # Options= names the options a .htaccess may change with Options; None then
+        # opens no class of directives: a .htaccess may use only those listed below.
+        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch None
+        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType Options
         Require all granted
     </Directory>
     <FilesMatch "\.php$">
@@ -204,8 +206,10 @@ fn vhost_with_protected_directory_and_ip_block_snapshot() {
     DocumentRoot "/home/shop1/public_html"
     <Directory "/home/shop1/public_html">
         Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch
-        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch
-        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
+        # Options= names the options a .htaccess may change with Options; None then
+        # opens no class of directives: a .htaccess may use only those listed below.
+        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch None
+        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType Options
         Require all granted
     </Directory>
     <Directory "/home/shop1/public_html/staff/reports">

@@ -215,8 +215,10 @@ fn forced_https_vhost_snapshot_redirects_all_but_the_challenge_and_sends_hsts_ov
     let force = r#"    DocumentRoot "/home/shop1/public_html"
     <Directory "/home/shop1/public_html">
         Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch
-        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch
-        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType
+        # Options= names the options a .htaccess may change with Options; None then
+        # opens no class of directives: a .htaccess may use only those listed below.
+        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch None
+        AllowOverrideList <IfModule <Files <FilesMatch <Limit <LimitExcept <If <ElseIf <Else <RequireAll <RequireAny <RequireNone RewriteEngine RewriteBase RewriteCond RewriteRule AuthType AuthName AuthUserFile AuthBasicProvider Require Satisfy Order Allow Deny Redirect RedirectMatch RedirectPermanent RedirectTemp DirectoryIndex DirectorySlash FallbackResource ErrorDocument ExpiresActive ExpiresByType ExpiresDefault Header FileETag AddType AddCharset AddDefaultCharset AddEncoding AddLanguage DefaultLanguage AddOutputFilterByType Options
         Require all granted
     </Directory>
     # HTTPS forced: everything but the certificate challenge answers 301 to HTTPS.

@@ -58,11 +58,15 @@ pub use mariadb::{
 pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
 pub use programs::apachectl::{ApacheLayout, MPM_ITK_MODULE, SHARED_STATE_MODULES};
-pub use programs::btrfs::{QgroupShown, parse_qgroup_show};
+pub use programs::btrfs::{
+    QgroupShown, SubvolumeListed, nested_subvolumes, parse_qgroup_show, parse_subvolume_list,
+    tenant_qgroup,
+};
 pub use programs::crontab::{CRONTAB_STAGING_DIR, crontab_spool};
 pub use programs::dbctl::{GovernorLimits, GovernorListed};
 pub use programs::findmnt::{MountShown, parse_findmnt};
 pub use programs::lvectl::LveLimits;
+pub use programs::mount::{PROC, PROC_GROUP, ProcHiding};
 pub use programs::opendkim_genkey::{OPENDKIM_GROUP, OPENDKIM_UNIT, parse_dkim_txt};
 pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
 // Whole, so a tool added to the suite is reachable without listing it here.

@@ -85,6 +85,8 @@ pub enum Program {
     Setquota,
     /// quota-tools' `repquota`: the user quotas of a file system, read back.
     Repquota,
+    /// util-linux's `mount`: the installer remounts `/proc` with `hidepid=` (`programs/mount.rs`).
+    Mount,
 }
 
 /// How long a program may run when its module does not say otherwise.
@@ -155,6 +157,7 @@ impl Program {
             Program::Findmnt,
             Program::Setquota,
             Program::Repquota,
+            Program::Mount,
             Program::NatsServer,
         ];
         ONE_EACH
@@ -213,6 +216,7 @@ impl Program {
             (Findmnt, _) => Some("/usr/bin/findmnt"),
             (Setquota, _) => Some("/usr/sbin/setquota"),
             (Repquota, _) => Some("/usr/sbin/repquota"),
+            (Mount, _) => Some("/usr/bin/mount"),
         }
     }
 
@@ -248,6 +252,7 @@ impl Program {
             Program::Findmnt => "findmnt",
             Program::Setquota => "setquota",
             Program::Repquota => "repquota",
+            Program::Mount => "mount",
         }
     }
 
@@ -371,13 +376,14 @@ mod tests {
                 | Program::Findmnt
                 | Program::Setquota
                 | Program::Repquota
+                | Program::Mount
                 | Program::NatsServer => {}
             }
         }
         let all: Vec<Program> = Program::all().collect();
         assert_eq!(
             all.len(),
-            27 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
+            28 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
         );
         for &version in PhpVersion::ALL {
             assert!(all.contains(&Program::PhpFpm(version)));

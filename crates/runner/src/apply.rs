@@ -20,7 +20,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use ops::{Ctx, Service};
-use registry::{AuditDetail, Handlers, Hex32, Lane, OpError, Registry};
+use registry::{AuditDetail, Handlers, Hex32, Lane, OpError, Owner, Registry};
 use store::state::LongOperations;
 use store::{ClaimedJob, Outcome, ResourceChange};
 
@@ -186,6 +186,15 @@ fn checked_apply(
     // A node its fleet assigned modules runs only those, and of those only the ones that can
     // run here: decided here, for every family and both lanes, before any handler.
     ops::assignment::admits(ctx, op.module())?;
+    // A subvolume the tenant created in its home since the last scan counts against its
+    // quota before its job runs (a usage read, a backup, a removal sees it counted). The
+    // periodic scan retries what fails here; the job runs either way.
+    if let Owner::Tenant(account) = &job.owner
+        && ops::account::has_disk_quota(ctx, Some(account))?
+        && let Err(e) = ops::account::enclose_subvolumes(ctx)
+    {
+        tracing::warn!(request_id = job.request_id, error = %e.message, "could not scan the tenant's subvolumes");
+    }
     let handler = handlers
         .operation(&job.operation)
         .ok_or_else(|| OpError::permanent("state_corrupt", "no handler for the operation"))?;

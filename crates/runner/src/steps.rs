@@ -29,6 +29,11 @@ const SWEPT: &str = "orphans-swept";
 const BLOBS_COLLECTED: &str = "blobs-collected";
 /// The certificate renewal check runs daily; a failed renewal is queued again the next day
 /// (the certificate in place stays), within the 30 days before expiry.
+/// How often the subvolumes tenants create under their homes are made to count against
+/// their quotas (`ops::account::enclose_subvolumes`): with a pass at least every 15 s, a
+/// subvolume waits at most a minute.
+pub const SUBVOLUMES_EVERY: Duration = Duration::from_secs(45);
+const SUBVOLUMES_ENCLOSED: &str = "subvolumes-enclosed";
 pub const RENEWALS_EVERY: Duration = Duration::from_secs(24 * 3600);
 pub const RENEWALS_CHECKED: &str = "certificates-checked";
 
@@ -173,6 +178,20 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
     // in the same pass.
     contain(ctx, report, "long_lane", |ctx| {
         lane.start_if_due(config, &mut ctx.state)?;
+        Ok(())
+    });
+    contain(ctx, report, "enclose_subvolumes", |ctx| {
+        if !due_every(
+            &config.layout,
+            &*config.clock,
+            SUBVOLUMES_ENCLOSED,
+            SUBVOLUMES_EVERY,
+        ) || !ops::account::has_disk_quota(ctx, None)?
+        {
+            return Ok(());
+        }
+        mark(&config.layout, &*config.clock, SUBVOLUMES_ENCLOSED)?;
+        ops::account::enclose_subvolumes(ctx)?;
         Ok(())
     });
     contain(ctx, report, "purge_orphans", |ctx| {

@@ -265,14 +265,18 @@ fn run_model(
         Program::Findmnt => quota::findmnt(provider, &args),
         Program::Setquota => quota::setquota(provider, &args),
         Program::Repquota => quota::repquota(provider, &args),
-        Program::Mariadb | Program::Openssl | Program::Btrfs | Program::NatsServer => {
-            Outcome::fail(
-                127,
-                format!(
-                    "{MARKER} no model of {program}; list it in SimExecutor::new's real programs to run it for real\n"
-                ),
-            )
-        }
+        // The installer's remount of `/proc` runs on a machine's own root only, never under a
+        // simulation.
+        Program::Mariadb
+        | Program::Openssl
+        | Program::Btrfs
+        | Program::NatsServer
+        | Program::Mount => Outcome::fail(
+            127,
+            format!(
+                "{MARKER} no model of {program}; list it in SimExecutor::new's real programs to run it for real\n"
+            ),
+        ),
     };
     outcome.into()
 }

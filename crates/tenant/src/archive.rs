@@ -1,7 +1,8 @@
 //! Archives of a home, made and restored as the tenant.
 //!
 //! [`write_archive`] walks the home beneath its descriptor (never following a symlink, never
-//! leaving its device) and writes a tar of it: directories, regular files, and symlinks as
+//! entering another file system mounted in it; a btrfs subvolume the tenant created in it is
+//! the tenant's and archived) and writes a tar of it: directories, regular files, and symlinks as
 //! symlinks. [`extract_archive`] restores such a tar beneath the home. The tar it reads is
 //! hostile (it came from a blob anyone with the API key could upload), so every entry is
 //! checked by [`check_entry`] before anything is written, and then written with `openat2`
@@ -44,7 +45,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 
 use crate::protocol::{ArchiveCounts, ErrorCode, TenantError};
-use crate::work::{Home, io, open_beneath, path_error, temp_name};
+use crate::work::{Home, io, is_other_file_system, open_beneath, path_error, temp_name};
 
 /// Most entries one archive may hold.
 pub const MAX_ENTRIES: u64 = 100_000;
@@ -811,7 +812,7 @@ impl ArchiveWalk<'_> {
         };
         match FileType::from_raw_mode(stat.st_mode) {
             FileType::Directory => {
-                if stat.st_dev != self.dev {
+                if is_other_file_system(parent, name.as_str(), &stat, self.dev) {
                     self.counts.skipped += 1;
                     return Ok(());
                 }

@@ -375,7 +375,8 @@ pub struct DiskUsage {
     pub dirs: u64,
     pub files: u64,
     pub symlinks: u64,
-    /// Directories on another device (mount points), not descended into.
+    /// Other file systems mounted in the home, not descended into (a btrfs subvolume of the
+    /// home's file system is no mount: it is counted).
     pub other_device: u64,
     /// Directories the tenant itself cannot open or list (mode 000 on its own directory):
     /// nothing beneath them is counted.

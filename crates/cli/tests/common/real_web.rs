@@ -1,7 +1,8 @@
 //! A node's web tier on the machine's real daemons: PHP-FPM 8.2 running the node's pools from
 //! the sysroot, and Apache (mpm-itk) serving the node's vhosts and include on a free loopback
-//! port (and their HTTPS virtual hosts on another), with the modules the installer leaves
-//! enabled. Stopped when dropped.
+//! port (and their HTTPS virtual hosts on another), with the modules an installed node loads:
+//! the distribution's enabled set with the installer's changes applied ([`node_modules`]).
+//! Stopped when dropped.
 //!
 //! Both start as root, as on a server: FPM's children become each pool's tenant, Apache's
 //! request children become each vhost's tenant (`AssignUserID`).
@@ -18,15 +19,7 @@ use super::Node;
 const APACHE: &str = "/usr/sbin/apache2";
 const PHP_FPM: &str = "/usr/sbin/php-fpm8.2";
 const MODS_ENABLED: &str = "/etc/apache2/mods-enabled";
-const MODULE_DIR: &str = "/usr/lib/apache2/modules";
-/// Modules the node's vhosts use beyond Debian's default set.
-const NODE_MODULES: &[(&str, &str)] = &[
-    ("rewrite_module", "mod_rewrite.so"),
-    ("headers_module", "mod_headers.so"),
-    ("expires_module", "mod_expires.so"),
-    ("proxy_module", "mod_proxy.so"),
-    ("proxy_fcgi_module", "mod_proxy_fcgi.so"),
-];
+const MODS_AVAILABLE: &str = "/etc/apache2/mods-available";
 
 pub struct RealWeb {
     pub dir: PathBuf,
@@ -83,8 +76,6 @@ impl RealWeb {
             tls_port = free_port();
         }
         let from = node.path(node.provider.apache_layout().vhosts_dir);
-        // mod_ssl only when a vhost has an HTTPS virtual host: it adds directives of its own
-        // to what a `.htaccess` can name, which the isolation tests list without it.
         let mut tls = false;
         for entry in std::fs::read_dir(&from).unwrap() {
             let entry = entry.unwrap();
@@ -99,20 +90,16 @@ impl RealWeb {
             std::fs::write(dir.join("vhosts").join(entry.file_name()), text).unwrap();
         }
         let d = dir.display();
+        // `APACHE_RUN_DIR` is what Debian's `envvars` gives the modules' files (mod_ssl's
+        // session cache).
         let mut conf = format!(
-            "ServerRoot \"/etc/apache2\"\nDefaultRuntimeDir \"{d}\"\nPidFile \"{d}/httpd.pid\"\n\
+            "ServerRoot \"/etc/apache2\"\nDefine APACHE_RUN_DIR \"{d}\"\n\
+             DefaultRuntimeDir \"{d}\"\nPidFile \"{d}/httpd.pid\"\n\
              Mutex file:{d} default\nErrorLog \"{d}/error.log\"\nLogLevel warn\n\
              ServerName localhost\nListen 127.0.0.1:{port}\nUser www-data\nGroup www-data\n"
         );
-        for module in enabled_modules() {
-            conf.push_str(&format!("Include {}\n", module.display()));
-        }
-        let ssl = [("ssl_module", "mod_ssl.so")];
-        let tls_modules: &[(&str, &str)] = if tls { &ssl } else { &[] };
-        for (module, file) in NODE_MODULES.iter().chain(tls_modules) {
-            conf.push_str(&format!(
-                "<IfModule !{module}>\n    LoadModule {module} {MODULE_DIR}/{file}\n</IfModule>\n"
-            ));
+        for file in module_files(&node_modules()) {
+            conf.push_str(&format!("Include {}\n", file.display()));
         }
         conf.push_str(&install::web::home_directory_rules(
             &node.path("/home").display().to_string(),
@@ -204,24 +191,56 @@ impl Drop for RealWeb {
     }
 }
 
-/// Every `.load` then every `.conf` of Debian's enabled modules, as `apache2.conf` reads
-/// them, but those the installer disables.
-fn enabled_modules() -> Vec<PathBuf> {
+/// The modules an installed node loads: those the distribution enables (this machine's
+/// `mods-enabled`, as the package left it), without those the installer disables
+/// (`provider::SHARED_STATE_MODULES`, the MPMs of `install::services::apache::EXCLUDED`),
+/// with those it enables (`install::services::apache::MODULES`, `mod_ssl` among them).
+/// Sorted by name, as `apache2.conf`'s `mods-enabled/*.load` reads them.
+pub fn node_modules() -> Vec<String> {
+    let disabled = |m: &str| {
+        provider::SHARED_STATE_MODULES.contains(&m)
+            || install::services::apache::EXCLUDED.contains(&m)
+    };
     let mut names: Vec<String> = std::fs::read_dir(MODS_ENABLED)
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| {
-            let stem = n.rsplit_once('.').map_or(n.as_str(), |(s, _)| s);
-            !provider::SHARED_STATE_MODULES.contains(&stem)
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".load").map(str::to_owned)
         })
+        .chain(
+            install::services::apache::MODULES
+                .iter()
+                .map(|m| (*m).to_owned()),
+        )
+        .filter(|m| !disabled(m))
         .collect();
     names.sort();
-    let (load, conf): (Vec<String>, Vec<String>) =
-        names.into_iter().partition(|n| n.ends_with(".load"));
-    load.into_iter()
-        .chain(conf.into_iter().filter(|n| n.ends_with(".conf")))
-        .map(|n| Path::new(MODS_ENABLED).join(n))
-        .collect()
+    names.dedup();
+    names
+}
+
+/// Every module's `.load`, then every `.conf` the package ships, from `mods-available` as
+/// `a2enmod` links them. A module the installer enables that the machine lacks fails the
+/// test: it would leave its directives out of what the tests see.
+fn module_files(modules: &[String]) -> Vec<PathBuf> {
+    let available = Path::new(MODS_AVAILABLE);
+    let load: Vec<PathBuf> = modules
+        .iter()
+        .map(|m| {
+            let path = available.join(format!("{m}.load"));
+            assert!(
+                path.is_file(),
+                "{} is missing: the node enables module {m} (packages apache2, libapache2-mpm-itk)",
+                path.display()
+            );
+            path
+        })
+        .collect();
+    let conf = modules
+        .iter()
+        .map(|m| available.join(format!("{m}.conf")))
+        .filter(|p| p.is_file());
+    load.into_iter().chain(conf).collect()
 }
 
 fn start_fpm(node: &Node, dir: &Path) -> Option<Child> {

@@ -33,6 +33,7 @@ mod usage;
 pub use identity::{Recorded, allocate_id, home_of, marker, recorded, user_of};
 pub use rebuild::{rebuild, replayable};
 pub use removal::purge_account;
+pub use quota::{enclose_subvolumes, has_disk_quota};
 pub use usage::account_usage;
 
 use std::collections::BTreeSet;

@@ -1,6 +1,8 @@
 //! An account's disk and inode quotas, enforced by what the file system of `/home` offers
-//! (`provider::HomesFs`): a btrfs qgroup limit on the home's subvolume (bytes only), or the
-//! uid's hard user quota where `/home` has user quotas on.
+//! (`provider::HomesFs`): a btrfs qgroup limit on the tenant's qgroup, which holds the home's
+//! subvolume and every subvolume under it (bytes only; [`enclose_subvolumes`] keeps the
+//! ones a tenant creates in it), or the uid's hard user quota where `/home` has user quotas
+//! on.
 //!
 //! A quota of 0 is unlimited and is accepted everywhere, so a node whose `/home` enforces
 //! nothing still creates accounts; any other quota is refused there with
@@ -130,6 +132,41 @@ pub(super) fn status(ctx: &Ctx, fs: &HomesFs, home: &Path, uid: u32) -> Result<Q
 /// The homes' file system as the provider reads it.
 pub(super) fn homes_fs(ctx: &Ctx) -> Result<HomesFs, OpError> {
     ctx.provider.homes_fs().map_err(provider_error)
+}
+
+/// Whether any account has a disk quota: what makes a subvolume a tenant creates worth
+/// enclosing. `account`: only that account's (before one of its jobs), or any.
+pub fn has_disk_quota(ctx: &Ctx, account: Option<&registry::types::Hex32>) -> Result<bool, OpError> {
+    let view = ctx.view();
+    let any = match account {
+        Some(id) => view
+            .get::<super::AccountRow>(id)
+            .map_err(crate::context::store_error)?
+            .is_some_and(|a| a.row.disk_quota_mib != 0),
+        None => view
+            .all::<super::AccountRow>()
+            .map_err(crate::context::store_error)?
+            .iter()
+            .any(|a| a.row.disk_quota_mib != 0),
+    };
+    Ok(any)
+}
+
+/// Where `/home` is btrfs: every subvolume a tenant created under its home, or a snapshot
+/// of it, made a member of the tenant's qgroup, so that it counts against the tenant's
+/// limit (`provider::Provider::enclose_subvolumes`). A tenant can write past its quota into
+/// a subvolume it created only until the next scan: the runner scans at least every minute
+/// and before every job of an account with a quota. Returns how many it enclosed.
+pub fn enclose_subvolumes(ctx: &Ctx) -> Result<usize, OpError> {
+    let fs = homes_fs(ctx)?;
+    let added = ctx
+        .provider
+        .enclose_subvolumes(&fs)
+        .map_err(provider_error)?;
+    for (id, group) in &added {
+        tracing::warn!(subvolume = id, qgroup = %group, "a subvolume under a tenant's home now counts against its quota");
+    }
+    Ok(added.len())
 }
 
 #[cfg(test)]

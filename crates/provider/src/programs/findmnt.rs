@@ -1,10 +1,12 @@
 //! `findmnt` (util-linux): the mount that holds a path, with its type and options, read from
 //! the kernel's mount table.
 //!
-//! The node runs one form, `findmnt --noheadings --raw --output TARGET,FSTYPE,OPTIONS
+//! The node runs two forms. `findmnt --noheadings --raw --output TARGET,FSTYPE,OPTIONS
 //! --target PATH`: one line, three fields separated by a space, each with a space, a
 //! backslash or a non-printable byte written `\xHH` (`--raw`). It tells which quota mechanism
-//! the homes' file system offers (`crate::home_quota`).
+//! the homes' file system offers (`crate::home_quota`). The same with `--mountpoint PATH`
+//! instead of `--target`: a line for each mount stacked on that mount point, the one on top
+//! (the one processes see) last; it tells whether `/proc` hides processes (`programs/mount.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +33,17 @@ pub(crate) fn findmnt_argv(path: &Path) -> Argv {
         .arg("--output")
         .arg("TARGET,FSTYPE,OPTIONS")
         .arg("--target")
+        .arg(path);
+    argv
+}
+
+pub(crate) fn findmnt_mountpoint_argv(path: &Path) -> Argv {
+    let mut argv = Argv::new();
+    argv.arg("--noheadings")
+        .arg("--raw")
+        .arg("--output")
+        .arg("TARGET,FSTYPE,OPTIONS")
+        .arg("--mountpoint")
         .arg(path);
     argv
 }
@@ -90,6 +103,32 @@ impl Provider {
             stderr: format!("findmnt: unexpected output {text:?}"),
         })
     }
+
+    /// The mount on top of the mount point `path` (a system path, mapped under the root), the
+    /// one processes see there; `None` when nothing is mounted there (findmnt exits 1).
+    pub fn mount_at(&self, path: &Path) -> Result<Option<MountShown>, ProviderError> {
+        let argv = findmnt_mountpoint_argv(&self.sysconf(path));
+        let out = match self.execute(
+            Program::Findmnt,
+            &argv,
+            None,
+            Program::Findmnt.default_timeout(),
+        ) {
+            Ok(out) => out,
+            Err(ProviderError::Failed { status: 1, .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .last()
+            .and_then(parse_findmnt)
+            .map(Some)
+            .ok_or_else(|| ProviderError::Failed {
+                program: Program::Findmnt,
+                status: 0,
+                stderr: format!("findmnt: unexpected output {text:?}"),
+            })
+    }
 }
 
 #[cfg(test)]
@@ -107,6 +146,21 @@ mod tests {
                 "TARGET,FSTYPE,OPTIONS",
                 "--target",
                 "/home"
+            ]
+        );
+    }
+
+    #[test]
+    fn findmnt_mountpoint_argv_is_the_documented_form() {
+        assert_eq!(
+            findmnt_mountpoint_argv(Path::new("/proc")).for_audit(),
+            [
+                "--noheadings",
+                "--raw",
+                "--output",
+                "TARGET,FSTYPE,OPTIONS",
+                "--mountpoint",
+                "/proc"
             ]
         );
     }

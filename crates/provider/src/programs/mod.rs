@@ -15,6 +15,7 @@ pub mod findmnt;
 pub mod groupadd;
 pub mod groupdel;
 pub mod lvectl;
+pub mod mount;
 pub mod nats_server;
 pub mod opendkim_genkey;
 pub mod php_fpm;

@@ -332,7 +332,7 @@ fn interpret_reply(
     }
 }
 
-fn tenant_error(e: TenantError) -> ProviderError {
+pub(crate) fn tenant_error(e: TenantError) -> ProviderError {
     ProviderError::Tenant {
         code: e.code,
         message: e.message,

@@ -1,4 +1,5 @@
-//! `usermod`: suspends, unsuspends and changes a tenant's system user.
+//! `usermod`: suspends, unsuspends and changes a tenant's system user; adds a service's user
+//! to one of the node's system groups.
 //!
 //! shadow-utils treats `--lock`, `--unlock` and `--password` as mutually exclusive (exit 2),
 //! so the builder never combines them: a new hash with `lock: Some(true)` is passed as
@@ -89,20 +90,36 @@ impl Provider {
         if change.is_noop() {
             return Ok(());
         }
-        let argv = self.usermod_argv(change);
+        self.run_usermod(&self.usermod_argv(change))
+    }
+
+    fn run_usermod(&self, argv: &Argv) -> Result<(), ProviderError> {
         self.execute(
             Program::Usermod,
-            &argv,
+            argv,
             None,
             Program::Usermod.default_timeout(),
-        )?;
-        Ok(())
+        )
+        .map(drop)
     }
 
     pub(crate) fn usermod_argv(&self, change: &UserMod<'_>) -> Argv {
         let mut argv = self.shadow_argv();
         change.push_args(&mut argv);
         argv
+    }
+
+    /// `usermod [--prefix ROOT] --append --groups GROUP -- NAME`: a service's user made a
+    /// member of one of the node's system groups, its other groups kept (the installer's
+    /// exemption of polkitd from `/proc`'s `hidepid=`, `programs/mount.rs`).
+    pub fn usermod_append_group(&self, name: &str, group: &str) -> Result<(), ProviderError> {
+        let mut argv = self.shadow_argv();
+        argv.arg("--append")
+            .arg("--groups")
+            .arg(group)
+            .arg("--")
+            .arg(name);
+        self.run_usermod(&argv)
     }
 }
 

@@ -12,8 +12,10 @@ const VALID: &str = "\
     ServerAlias www.example.com
     DocumentRoot /home/acme/public_html
     <Directory /home/acme/public_html>
-        Options -Indexes +SymLinksIfOwnerMatch
-        AllowOverride All
+        Options -Indexes -FollowSymLinks +SymLinksIfOwnerMatch
+        # What a .htaccess may say.
+        AllowOverride Options=Indexes,MultiViews,SymLinksIfOwnerMatch None
+        AllowOverrideList <IfModule RewriteEngine RewriteRule Options
         Require all granted
     </Directory>
     <FilesMatch \"\\.php$\">

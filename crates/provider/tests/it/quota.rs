@@ -1,6 +1,7 @@
 //! A home's quota on a real btrfs: a loop-mounted btrfs image is the sysroot's `/home`, the
 //! real executor runs the real `findmnt`, `btrfs` and shadow-utils (`--prefix`) against it,
-//! and the kernel stops a write past the qgroup limit with `EDQUOT`.
+//! and the kernel stops a write past the tenant qgroup's limit with `EDQUOT`, in the home and
+//! in the subvolumes the tenant made in it once the scan has enclosed them.
 //!
 //! User quotas (ext4, xfs) cannot be shown here: this machine's kernel lacks the quota
 //! format quota-tools need. Their argv and output forms are the unit tests of
@@ -167,6 +168,79 @@ fn a_btrfs_home_is_a_subvolume_whose_qgroup_limit_stops_writes_with_edquot() {
         used.used_bytes
     );
 
+    // The tenant makes subvolumes of its own, unprivileged: one nested two directories down
+    // (and one inside that), and a snapshot of its home. Each starts outside the tenant's
+    // qgroup, so until the scan a write into one escapes the quota.
+    std::fs::remove_file(provider.sysconf(home).join("fill")).unwrap();
+    rustix::fs::sync();
+    as_uid(
+        &user,
+        &[
+            "mkdir",
+            "-p",
+            &provider.sysconf(home).join("a/b").display().to_string(),
+        ],
+    );
+    let nested = provider.sysconf(home).join("a/b/nested");
+    let inner = nested.join("inner");
+    let snapshot = provider.sysconf(home).join("snap");
+    as_uid(
+        &user,
+        &[
+            "btrfs",
+            "subvolume",
+            "create",
+            &nested.display().to_string(),
+        ],
+    );
+    as_uid(
+        &user,
+        &["btrfs", "subvolume", "create", &inner.display().to_string()],
+    );
+    as_uid(
+        &user,
+        &[
+            "btrfs",
+            "subvolume",
+            "snapshot",
+            &provider.sysconf(home).display().to_string(),
+            &snapshot.display().to_string(),
+        ],
+    );
+    assert_eq!(
+        fill(&user, &inner.join("escape"), 30),
+        (30 * MIB, None),
+        "before the scan a new subvolume is outside the quota"
+    );
+    std::fs::remove_file(inner.join("escape")).unwrap();
+    rustix::fs::sync();
+
+    let enclosed = provider.enclose_subvolumes(&fs).unwrap();
+    assert_eq!(enclosed.len(), 3, "{enclosed:?}");
+    assert!(
+        enclosed
+            .iter()
+            .all(|(_, g)| g == &format!("1/{}", user.uid))
+    );
+    assert!(
+        provider.enclose_subvolumes(&fs).unwrap().is_empty(),
+        "a second scan finds nothing new"
+    );
+    for (dir, name) in [(&inner, "inner"), (&snapshot, "snapshot")] {
+        let (written, err) = fill(&user, &dir.join("fill"), 30);
+        assert_eq!(err, Some(libc_edquot()), "{name}: {written} bytes written");
+        assert!(written <= 20 * MIB, "{name}: {written} bytes written");
+        rustix::fs::sync();
+        let used = provider.home_quota(&fs, home, user.uid).unwrap().unwrap();
+        assert!(
+            used.used_bytes >= 15 * MIB && used.used_bytes <= 20 * MIB + MIB,
+            "{name}: the tenant's qgroup counts it: {} bytes",
+            used.used_bytes
+        );
+        std::fs::remove_file(dir.join("fill")).unwrap();
+        rustix::fs::sync();
+    }
+
     // Unlimited again, then the removal deletes the subvolume with what it holds.
     provider.set_home_quota(&fs, home, user.uid, 0, 0).unwrap();
     assert_eq!(
@@ -177,11 +251,59 @@ fn a_btrfs_home_is_a_subvolume_whose_qgroup_limit_stops_writes_with_edquot() {
             .limit_bytes,
         None
     );
+    // Filled to the limit again first: a subvolume at its limit cannot be deleted until
+    // the limit is lifted.
+    provider
+        .set_home_quota(&fs, home, user.uid, 20 * MIB, 0)
+        .unwrap();
+    let (_, err) = fill(&user, &nested.join("fill"), 30);
+    assert_eq!(err, Some(libc_edquot()));
     provider.release_home_quota(&fs, home, user.uid).unwrap();
     assert!(!provider.sysconf(home).exists(), "the subvolume is gone");
+    let left = provider.btrfs_subvolumes(Path::new("/home")).unwrap();
+    assert!(left.is_empty(), "subvolumes left: {left:?}");
+    let groups = provider.btrfs_qgroups(Path::new("/home")).unwrap();
+    assert!(
+        !groups.iter().any(|q| q.qgroup == format!("1/{}", user.uid)),
+        "the tenant's qgroup is gone: {groups:?}"
+    );
     provider.release_home_quota(&fs, home, user.uid).unwrap();
     provider.userdel("shop1", false).unwrap();
     assert!(provider.lookup_user("shop1").unwrap().is_none());
+}
+
+/// Runs `argv` as the tenant's uid and gid (the test's own setup, as the tenant would).
+fn as_uid(user: &provider::PasswdEntry, argv: &[&str]) -> String {
+    let uid = format!("--reuid={}", user.uid);
+    let gid = format!("--regid={}", user.gid);
+    let mut args = vec![uid.as_str(), gid.as_str(), "--clear-groups"];
+    args.extend_from_slice(argv);
+    run("setpriv", &args)
+}
+
+/// Writes up to `mib` MiB of data to `path` as the tenant, a MiB and a sync at a time;
+/// returns how many bytes were written and the errno that stopped it, if one did.
+fn fill(user: &provider::PasswdEntry, path: &Path, mib: u64) -> (u64, Option<i32>) {
+    #[allow(clippy::disallowed_methods)] // The tenant's own write, as the tenant would.
+    let out = std::process::Command::new("setpriv")
+        .arg(format!("--reuid={}", user.uid))
+        .arg(format!("--regid={}", user.gid))
+        .arg("--clear-groups")
+        .arg("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", path.display()))
+        .arg("bs=1M")
+        .arg(format!("count={mib}"))
+        .arg("oflag=dsync")
+        .output()
+        .unwrap();
+    let written = std::fs::metadata(path).map_or(0, |m| m.len());
+    let err = (!out.status.success()).then(|| {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("Disk quota exceeded"), "dd: {stderr}");
+        libc_edquot()
+    });
+    (written, err)
 }
 
 /// `EDQUOT` on Linux.
