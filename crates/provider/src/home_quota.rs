@@ -303,7 +303,13 @@ impl Provider {
             QuotaMechanism::BtrfsQgroup => {
                 let homes = Path::new(HOMES);
                 let group = tenant_qgroup(uid);
-                let qgroups = self.btrfs_qgroups(homes)?;
+                let qgroups = match self.btrfs_qgroups(homes) {
+                    Ok(qgroups) => qgroups,
+                    // Quotas off on the file system (exit 1): no qgroup to lift or destroy,
+                    // and the subvolumes still go.
+                    Err(e) if e.exit_status() == Some(1) => Vec::new(),
+                    Err(e) => return Err(e),
+                };
                 if qgroups.iter().any(|q| q.qgroup == group) {
                     self.btrfs_qgroup_limit(None, &group, homes)?;
                 }

@@ -270,6 +270,25 @@ fn a_btrfs_home_is_a_subvolume_whose_qgroup_limit_stops_writes_with_edquot() {
     provider.release_home_quota(&fs, home, user.uid).unwrap();
     provider.userdel("shop1", false).unwrap();
     assert!(provider.lookup_user("shop1").unwrap().is_none());
+
+    // With quotas turned off on the file system (by hand), a home and what it holds still go.
+    let home2 = Path::new("/home/shop2");
+    assert!(provider.prepare_home(&fs, home2).unwrap());
+    provider
+        .btrfs_subvolume_create(&home2.join("inner"))
+        .unwrap();
+    run(
+        "btrfs",
+        &["quota", "disable", &root.join("home").display().to_string()],
+    );
+    provider.release_home_quota(&fs, home2, 4242).unwrap();
+    assert!(!provider.sysconf(home2).exists());
+    assert!(
+        provider
+            .btrfs_subvolumes(Path::new("/home"))
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// Runs `argv` as the tenant's uid and gid (the test's own setup, as the tenant would).
