@@ -790,6 +790,7 @@ def certificate_step(api, shop):
     api.pin = new_pin
     wait_until("the API serving the new certificate", lambda: api.request("GET", "/v1/health")[0] == 200, timeout=30)
     ok("the API serves pebble's certificate (pinned)")
+    listeners_follow_step(api)
 
     cert = api.run("ensure_certificate", {"id": shop.ids["certificate"], "account": shop.ids["account"],
                                           "web_domain": shop.ids["web"], "source": "acme", "blob": None})
@@ -811,6 +812,69 @@ def certificate_step(api, shop):
     check(status == 200 and "shop home" in body, "https:// answers 200, no redirect loop")
     check("max-age=" in headers.get("strict-transport-security", ""), "and sends HSTS as asked")
     challenge.unlink()
+
+
+# Every listener of the node's certificate, and how TLS starts there (`openssl s_client -starttls`).
+NODE_LISTENERS = ((443, None), (587, "smtp"), (25, "smtp"), (993, None), (995, None), (21, "ftp"))
+
+
+def file_fingerprint(path="/etc/layerone/tls/cert.pem"):
+    out = sh("openssl", "x509", "-in", path, "-noout", "-fingerprint", "-sha256")
+    return out.strip().split("=", 1)[1].replace(":", "").lower()
+
+
+def served_fingerprint(port, starttls=None, server_name=NODE_NAME):
+    """The SHA-256 of the leaf certificate a listener presents, as `openssl s_client` sees it."""
+    argv = ["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-servername", server_name]
+    if starttls:
+        argv += ["-starttls", starttls]
+    p = subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, timeout=20)
+    x = subprocess.run(["openssl", "x509", "-noout", "-fingerprint", "-sha256"], input=p.stdout,
+                       capture_output=True, timeout=20)
+    if x.returncode != 0:
+        return None
+    return x.stdout.decode().strip().split("=", 1)[1].replace(":", "").lower()
+
+
+def check_listeners(want, what):
+    seen = {port: served_fingerprint(port, starttls) for port, starttls in NODE_LISTENERS}
+    check(all(f == want for f in seen.values()),
+          f"{what}: 443, 587, 25, 993, 995 and 21 all present sha256 {want[:16]}... (openssl s_client)", seen)
+
+
+def listeners_follow_step(api):
+    step("every listener follows the node's certificate; one kept on the old one is named and restarted")
+    issued = file_fingerprint()
+    check_listeners(issued, "pebble's certificate")
+    # Dovecot's reload made a no-op, then a renewal: the certificate in place replaced by a
+    # self-signed one for the same key and name, which `layerone install` renews at once.
+    dropin = pathlib.Path("/run/systemd/system/dovecot.service.d/qualify-no-reload.conf")
+    dropin.parent.mkdir(parents=True, exist_ok=True)
+    dropin.write_text("[Service]\nExecReload=\nExecReload=/bin/true\n")
+    sh("systemctl", "daemon-reload")
+    sh("openssl", "req", "-x509", "-key", "/etc/layerone/tls/key.pem", "-subj", f"/CN={NODE_NAME}",
+       "-addext", f"subjectAltName=DNS:{NODE_NAME}", "-days", "1", "-out", "/etc/layerone/tls/cert.pem")
+    out = sh("layerone", "install", "--check")
+    check("dovecot on port 993 presents certificate" in out and "request a certificate" in out,
+          "`layerone install --check` names each listener on another certificate than the file's", out)
+    out = sh("layerone", "status")
+    check("dovecot on port 995 presents certificate" in out, "and so does `layerone status` (drift)", out)
+    try:
+        out = sh("layerone", "install")
+    finally:
+        dropin.unlink()
+        sh("systemctl", "daemon-reload")
+    renewed = file_fingerprint()
+    check(renewed != issued, "`layerone install` renewed the certificate from pebble", out)
+    check("dovecot on port 993 still presented certificate" in out and "dovecot.service was restarted" in out,
+          "Dovecot, whose reload did nothing, is named and restarted", out)
+    check_listeners(renewed, "the renewed certificate")
+    new_pin = next((l.split()[2] for l in out.splitlines() if l.startswith("cert pin ")), None)
+    api.pin = new_pin
+    wait_until("the API serving the renewed certificate", lambda: api.request("GET", "/v1/health")[0] == 200,
+               timeout=30)
+    out = sh("layerone", "install", "--check")
+    check("nothing to change" in out, "--check: nothing to change", out)
 
 
 def quota_step(api, shop):

@@ -12,6 +12,10 @@
 //! it where Apache serves `/.well-known/acme-challenge/`, and removes it afterwards), a CSR
 //! for the caller's key (a key is reused across renewals), and the issued chain. Deciding
 //! when to renew ([`needs_renewal`]) and writing the lineage are the caller's.
+//!
+//! [`probe`]: which certificate a listener presents, read by a handshake with it.
+
+pub mod probe;
 
 use std::path::Path;
 use std::time::Duration;

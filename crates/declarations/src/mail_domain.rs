@@ -61,6 +61,53 @@ pub struct MailDomainResult {
     pub sending_open: bool,
     /// The catch-all address, if any.
     pub catch_all: Option<String>,
+    /// The host name mail clients use for IMAP, POP3 and submission: `mail.<domain>` when a
+    /// certificate of the account covers it, the node's name otherwise; `null` when the
+    /// node's configuration names no host (a node never installed).
+    #[serde(default)]
+    pub mail_host: Option<String>,
+    /// Every DNS record the domain needs for its mail (MX, SPF, DKIM, DMARC, the SRV records
+    /// of RFC 6186, the autoconfig and autodiscover names), for the control plane to publish;
+    /// empty when the domain is absent or `mail_host` is `null`.
+    #[serde(default)]
+    pub records: Vec<DnsRecord>,
+}
+
+/// The type of a [`DnsRecord`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum DnsRecordType {
+    Mx,
+    Txt,
+    Srv,
+    Cname,
+}
+
+impl DnsRecordType {
+    /// The type's mnemonic (RFC 1035 section 3.2.2, RFC 2782).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DnsRecordType::Mx => "MX",
+            DnsRecordType::Txt => "TXT",
+            DnsRecordType::Srv => "SRV",
+            DnsRecordType::Cname => "CNAME",
+        }
+    }
+}
+
+/// One DNS record to publish.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DnsRecord {
+    /// The owner name, fully qualified, without a trailing dot.
+    pub name: String,
+    #[serde(rename = "type")]
+    pub record_type: DnsRecordType,
+    /// Seconds.
+    pub ttl: u32,
+    /// The record's data as a zone file writes it (RFC 1035 section 5.1): names absolute,
+    /// with their trailing dot; a TXT record's text as quoted strings of at most 255 bytes.
+    pub value: String,
 }
 
 /// The example mail domain's id byte.

@@ -83,6 +83,14 @@ pub enum Change {
         found: String,
         want: String,
     },
+    /// A listener that presents another certificate than the node's (`found` and `want` are
+    /// the leaf certificates' SHA-256): its service is reloaded, then restarted.
+    StaleListener {
+        service: String,
+        port: u16,
+        found: String,
+        want: String,
+    },
     Other(String),
 }
 
@@ -163,6 +171,15 @@ impl fmt::Display for Change {
             Change::Remount { path, found, want } => {
                 write!(f, "remount {path} with {want} (mounted with {found})")
             }
+            Change::StaleListener {
+                service,
+                port,
+                found,
+                want,
+            } => write!(
+                f,
+                "{service} on port {port} presents certificate sha256:{found}, not the node's sha256:{want}: reload {service}"
+            ),
             Change::Other(text) => f.write_str(text),
         }
     }

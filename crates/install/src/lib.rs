@@ -15,7 +15,8 @@
 //! - `config.rs`: the configuration file, parsed strictly.
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
 //! - `status.rs`: what is installed and what drifted, without changing anything.
-//! - `tls.rs`: the placeholder certificate, the Apache vhost and include, ACME and renewal.
+//! - `tls.rs`: the placeholder certificate, the Apache vhost and include, ACME and renewal,
+//!   and every listener of the certificate reloaded and checked by a handshake.
 //! - `web.rs`: what keeps tenants apart in Apache and PHP-FPM: the distribution's default
 //!   pool replaced, the shared-state modules disabled, the homes' symlink rule.
 //! - On the `cloudlinux` profile, `/opt/cpvendor/etc/integration.ini` naming the node's
@@ -433,14 +434,19 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     }
     // Apache's side and, with an [acme] table, the real certificate.
     let mut notes = Vec::new();
+    let mut issued = false;
     if tls::apache(&mut e, &config, &mut notes)?
         && let Some(new_pin) = tls::acme(&mut e, &config, &mut notes)?
     {
         pin = Some(new_pin);
+        issued = true;
     }
     web::converge(&mut e, &mut notes)?;
     services::converge(&mut e, &config, &mut notes)?;
     proc_mount::converge(&mut e, &mut notes)?;
+    // Every listener of the node's certificate reloaded after an issue or renewal, and each
+    // one checked by a handshake (the services above wrote their copies of the pair first).
+    tls::follow(&mut e, &config, issued, &mut notes)?;
     e.save_manifest()?;
 
     Ok(InstallReport {

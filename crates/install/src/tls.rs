@@ -8,9 +8,12 @@
 //! node's certificate and proxies `/v1/` to the local API. Then, with an `[acme]` table in
 //! the configuration, a real certificate over HTTP-01 whenever the one in place is the
 //! placeholder, expires within [`RENEW_BEFORE`], or does not cover the name. The chain is
-//! written whole over `tls/cert.pem` (the key is kept, so the same key is reused), the API is
-//! restarted and Apache reloaded. A failure keeps what is in place and is retried by the next
-//! run (the daily `layerone-renew.timer` runs one).
+//! written whole over `tls/cert.pem` (the key is kept, so the same key is reused). At the end
+//! of the run ([`follow`]) every listener of the certificate is reloaded after an issue (the
+//! API, Apache, and each service whose settings name the node's TLS files), and each one is
+//! handshaken by the node itself: one that still presents another certificate is restarted
+//! and named. A failure keeps what is in place and is retried by the next run (the daily
+//! `layerone-renew.timer` runs one).
 
 use std::time::Duration;
 
@@ -202,21 +205,14 @@ pub fn confirm_rotation(
     for path in [paths::TLS_NEXT_CERT, paths::TLS_NEXT_KEY] {
         e.provider.remove_config(&e.map(path))?;
     }
-    // acme() restarts the API and reloads Apache when it issues; otherwise do it here.
-    let issued = if apache_present(e) {
-        acme(e, config, notes)?
-    } else {
-        None
-    };
-    match issued {
-        Some(issued) => pins = issued,
-        None => {
-            e.provider.systemd_restart(units::API_UNIT, false)?;
-            if apache_present(e) {
-                reload_apache(e, notes);
-            }
-        }
+    if apache_present(e)
+        && let Some(issued) = acme(e, config, notes)?
+    {
+        pins = issued;
     }
+    // The copies derived from the pair (pure-ftpd's), then every listener reloaded and checked.
+    crate::services::converge(e, config, notes)?;
+    follow(e, config, true, notes)?;
     Ok(pins)
 }
 
@@ -418,7 +414,188 @@ pub fn acme(
             crate::converge::rfc3339(expires.max(0) as u64)
         ));
     }
-    e.provider.systemd_restart(units::API_UNIT, false)?;
-    reload_apache(e, notes);
+    // The API, Apache and every other listener of the certificate are reloaded and checked
+    // by [`follow`] once the run has written the files derived from it.
     Ok(Some(pin))
+}
+
+/// One place the node's certificate is presented: a service's listener, the unit that
+/// serves it, and how TLS starts there.
+#[derive(Clone, Debug)]
+pub struct Listener {
+    pub service: String,
+    pub unit: String,
+    pub addr: std::net::SocketAddr,
+    pub hello: acme::probe::Hello,
+}
+
+/// Every listener of the node's certificate: the API, Apache's node vhost on 443 (when
+/// Apache is installed), and each service whose settings read the node's TLS files
+/// ([`crate::services::tls_readers`]), on the ports its settings declare.
+pub fn listeners(e: &Engine, config: &NodeConfig) -> Vec<Listener> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+    let local = |port| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
+    let api = match config.listen.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv6() => {
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), config.listen.port())
+        }
+        ip if ip.is_unspecified() => local(config.listen.port()),
+        _ => config.listen,
+    };
+    let mut out = vec![Listener {
+        service: "layerone-api".into(),
+        unit: units::API_UNIT.into(),
+        addr: api,
+        hello: acme::probe::Hello::Tls,
+    }];
+    if apache_present(e) {
+        out.push(Listener {
+            service: "apache".into(),
+            unit: apache_unit(e).into(),
+            addr: local(443),
+            hello: acme::probe::Hello::Tls,
+        });
+    }
+    for reader in crate::services::tls_readers(e, config) {
+        for (port, hello) in &reader.endpoints {
+            out.push(Listener {
+                service: reader.service.into(),
+                unit: reader.unit.clone(),
+                addr: local(*port),
+                hello: *hello,
+            });
+        }
+    }
+    out
+}
+
+fn apache_unit(e: &Engine) -> &'static str {
+    match e.provider.platform() {
+        provider::Platform::Debian => "apache2.service",
+        provider::Platform::CloudLinux => "httpd.service",
+    }
+}
+
+/// How long one handshake may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a reloaded listener has to present the new certificate.
+const SETTLE: Duration = Duration::from_secs(8);
+
+/// Makes every listener present the certificate in place (on a server; nothing runs on a
+/// sysroot). With `issued` (a certificate was just issued, renewed or rotated) each unit
+/// that reads it is reloaded first: the API restarted (it reads its key at start), Apache
+/// gracefully reloaded, the others `try-reload-or-restart`ed. Then the node handshakes each
+/// listener itself and compares the leaf's SHA-256 with the file's: one still on another
+/// certificate is a [`Change::StaleListener`] (all `--check` does), and is restarted; one
+/// still stale after that, or that does not answer, is a note.
+pub fn follow(
+    e: &mut Engine,
+    config: &NodeConfig,
+    issued: bool,
+    notes: &mut Vec<String>,
+) -> Result<(), InstallError> {
+    if !e.provider.root_is_slash() {
+        return Ok(());
+    }
+    let Some(cert) = e.read_regular(paths::TLS_CERT)? else {
+        return Ok(());
+    };
+    let Ok(want) = api::tls::pin_sha256(&String::from_utf8_lossy(&cert)) else {
+        return Ok(());
+    };
+    let listeners = listeners(e, config);
+    if issued && !e.check {
+        let mut units: Vec<&str> = listeners.iter().map(|l| l.unit.as_str()).collect();
+        units.dedup();
+        for unit in units {
+            let reloaded = if unit == units::API_UNIT {
+                e.provider.systemd_restart(unit, false).map(drop)
+            } else if unit == apache_unit(e) {
+                e.provider.apache_reload()
+            } else {
+                e.provider.systemd_reload(unit).map(drop)
+            };
+            if let Err(err) = reloaded {
+                notes.push(format!(
+                    "reloading {unit} for the new certificate failed: {err}"
+                ));
+            }
+        }
+    }
+    // After a reload a listener is given time to take the new certificate; otherwise the
+    // first answer counts (one that does not answer yet, just restarted, is waited for).
+    let settle = if issued { SETTLE } else { Duration::ZERO };
+    let mut restarted: Vec<String> = Vec::new();
+    for l in &listeners {
+        let found = match presented(l, config, &want, settle) {
+            Ok(found) if found == want => continue,
+            Ok(found) => found,
+            Err(err) => {
+                if !e.check {
+                    notes.push(format!(
+                        "{} on port {} was not checked: {err}",
+                        l.service,
+                        l.addr.port()
+                    ));
+                }
+                continue;
+            }
+        };
+        e.record(Change::StaleListener {
+            service: l.service.clone(),
+            port: l.addr.port(),
+            found: found.clone(),
+            want: want.clone(),
+        });
+        if e.check {
+            continue;
+        }
+        if !restarted.contains(&l.unit) {
+            if let Err(err) = e.provider.systemd_restart(&l.unit, false) {
+                notes.push(format!("restarting {} failed: {err}", l.unit));
+            }
+            restarted.push(l.unit.clone());
+        }
+        match presented(l, config, &want, SETTLE) {
+            Ok(now) if now == want => notes.push(format!(
+                "{} on port {} still presented certificate sha256:{found} after its reload; {} was restarted and presents the node's",
+                l.service,
+                l.addr.port(),
+                l.unit
+            )),
+            Ok(now) => notes.push(format!(
+                "{} on port {} presents certificate sha256:{now}, not the node's sha256:{want}, even after restarting {}",
+                l.service,
+                l.addr.port(),
+                l.unit
+            )),
+            Err(err) => notes.push(format!(
+                "{} on port {} does not answer after restarting {}: {err}",
+                l.service,
+                l.addr.port(),
+                l.unit
+            )),
+        }
+    }
+    Ok(())
+}
+
+/// The fingerprint `l` presents, asked again until it is `want` or `settle` has passed (and,
+/// while it does not answer, until [`PROBE_TIMEOUT`] has).
+fn presented(
+    l: &Listener,
+    config: &NodeConfig,
+    want: &str,
+    settle: Duration,
+) -> Result<String, acme::probe::ProbeError> {
+    let start = std::time::Instant::now();
+    loop {
+        let seen = acme::probe::leaf_sha256(l.addr, l.hello, config.name.as_str(), PROBE_TIMEOUT);
+        let waited = start.elapsed();
+        match seen {
+            Ok(found) if found == want || waited >= settle => return Ok(found),
+            Err(err) if waited >= settle.max(PROBE_TIMEOUT) => return Err(err),
+            _ => std::thread::sleep(Duration::from_millis(250)),
+        }
+    }
 }

@@ -44,19 +44,27 @@ impl Purge<Ctx> for DkimKey {
     }
 }
 
-/// The SPF and DMARC records the node recommends: mail leaves through the domain's MX and A
-/// hosts, others soft-fail; a DMARC failure is quarantined.
+/// The SPF and DMARC records the node recommends for `domain` (`crate::mail_records`).
 pub fn recommended_records(domain: &str) -> (TxtRecord, TxtRecord) {
     (
         TxtRecord {
             name: domain.to_owned(),
-            value: "v=spf1 a mx ~all".to_owned(),
+            value: crate::mail_records::SPF.to_owned(),
         },
         TxtRecord {
             name: format!("_dmarc.{domain}"),
-            value: "v=DMARC1; p=quarantine; adkim=r; aspf=r".to_owned(),
+            value: crate::mail_records::DMARC.to_owned(),
         },
     )
+}
+
+/// The zone stub `opendkim-genkey` wrote for DKIM key `id` (mapped): its public record.
+pub fn public_key_stub(
+    provider: &provider::Provider,
+    id: &Hex32,
+    selector: &DkimSelector,
+) -> std::path::PathBuf {
+    dkim_key_dir(provider, id).join(format!("{selector}.txt"))
 }
 
 const PRIVATE_KEY: Aspects = Aspects::new(DriftAspect::DkimKeyMissing, DriftAspect::DkimKeyMissing);
@@ -96,7 +104,7 @@ impl Apply<Ctx> for EnsureDkimKey {
         own_domain(ctx, &req.account, req.domain.as_str())?;
         let provider = ctx.provider.clone();
         let dir = dkim_key_dir(&provider, &req.id);
-        let stub_path = dir.join(format!("{}.txt", req.selector));
+        let stub_path = public_key_stub(&provider, &req.id, &req.selector);
         let row = DkimKeyRow {
             domain: req.domain.clone(),
             selector: req.selector.clone(),

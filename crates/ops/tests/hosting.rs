@@ -45,6 +45,7 @@ fn extras_full() -> VhostExtras {
         acme_challenges: Some(PathBuf::from(
             "/var/lib/layerone/acme-challenge/.well-known/acme-challenge",
         )),
+        mail_clients: Some(PathBuf::from("/var/lib/layerone/mail-clients/aaaa")),
         protected: vec![],
         blocked: vec![],
     }
@@ -88,6 +89,15 @@ fn vhost_with_php_and_redirects_snapshot() {
     # ACME HTTP-01 challenge responses of the node: never redirected nor denied.
     Alias "/.well-known/acme-challenge/" "/var/lib/layerone/acme-challenge/.well-known/acme-challenge/"
     <Directory "/var/lib/layerone/acme-challenge/.well-known/acme-challenge">
+        Options None
+        AllowOverride None
+        Require all granted
+    </Directory>
+    # Mail clients' settings of the node, never the tenant's files.
+    Alias "/.well-known/autoconfig/mail/config-v1.1.xml" "/var/lib/layerone/mail-clients/aaaa/config-v1.1.xml"
+    Alias "/autodiscover/autodiscover.xml" "/var/lib/layerone/mail-clients/aaaa/autodiscover.xml"
+    Alias "/Autodiscover/Autodiscover.xml" "/var/lib/layerone/mail-clients/aaaa/autodiscover.xml"
+    <Directory "/var/lib/layerone/mail-clients/aaaa">
         Options None
         AllowOverride None
         Require all granted

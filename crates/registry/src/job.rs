@@ -308,6 +308,10 @@ pub enum DriftAspect {
     SieveScriptMissing,
     /// An autoresponder's Sieve script is not what state.db derives.
     SieveScriptDiffers,
+    /// A mail domain's client settings (autoconfig, autodiscover) or their vhost are gone.
+    MailClientSettingsMissing,
+    /// A mail domain's client settings or their vhost are not what state.db derives.
+    MailClientSettingsDiffers,
     /// A recorded database is not in MariaDB.
     MysqlDatabaseMissing,
     /// A database's character set or collation is not the one recorded.
@@ -357,6 +361,8 @@ impl DriftAspect {
         DriftAspect::DkimKeyMissing,
         DriftAspect::SieveScriptMissing,
         DriftAspect::SieveScriptDiffers,
+        DriftAspect::MailClientSettingsMissing,
+        DriftAspect::MailClientSettingsDiffers,
         DriftAspect::MysqlDatabaseMissing,
         DriftAspect::MysqlDatabaseDiffers,
         DriftAspect::MysqlUserMissing,
@@ -397,6 +403,8 @@ impl DriftAspect {
             DriftAspect::DkimKeyMissing => "dkim_key_missing",
             DriftAspect::SieveScriptMissing => "sieve_script_missing",
             DriftAspect::SieveScriptDiffers => "sieve_script_differs",
+            DriftAspect::MailClientSettingsMissing => "mail_client_settings_missing",
+            DriftAspect::MailClientSettingsDiffers => "mail_client_settings_differs",
             DriftAspect::MysqlDatabaseMissing => "mysql_database_missing",
             DriftAspect::MysqlDatabaseDiffers => "mysql_database_differs",
             DriftAspect::MysqlUserMissing => "mysql_user_missing",

@@ -139,16 +139,36 @@ impl RealWeb {
 
     /// `GET path` on `host`, with extra header lines.
     pub fn get(&self, host: &str, path: &str, headers: &[&str]) -> Response {
+        self.request("GET", host, path, headers, "")
+    }
+
+    /// `POST path` on `host` with `body`, with extra header lines.
+    pub fn post(&self, host: &str, path: &str, headers: &[&str], body: &str) -> Response {
+        self.request("POST", host, path, headers, body)
+    }
+
+    fn request(
+        &self,
+        method: &str,
+        host: &str,
+        path: &str,
+        headers: &[&str],
+        body: &str,
+    ) -> Response {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
-        let mut request = format!("GET {path} HTTP/1.0\r\nHost: {host}\r\n");
+        let mut request = format!("{method} {path} HTTP/1.0\r\nHost: {host}\r\n");
         for h in headers {
             request.push_str(h);
             request.push_str("\r\n");
         }
+        if method != "GET" {
+            request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
         request.push_str("\r\n");
+        request.push_str(body);
         stream.write_all(request.as_bytes()).unwrap();
         let mut raw = Vec::new();
         stream.take(1 << 20).read_to_end(&mut raw).unwrap();

@@ -26,9 +26,9 @@ use std::collections::BTreeMap;
 
 use store::LayoutOwner;
 
-use crate::InstallError;
 use crate::config::NodeConfig;
 use crate::converge::{Change, Engine};
+use crate::{InstallError, paths};
 
 /// One setting the node needs: `key` set to `value` in `file` of `service`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +73,9 @@ pub struct ServiceFile {
     /// Fixed lines the distribution requires, written first, not settings of the table.
     pub fixed: String,
     pub rows: Vec<Setting>,
+    /// Files the service reads at a path fixed when it was built, which no setting names
+    /// (pure-ftpd's certificate file).
+    pub reads: Vec<String>,
 }
 
 /// The first line of every rendered file, in the file's comment syntax.
@@ -103,6 +106,7 @@ impl ServiceFile {
             mode: 0o644,
             fixed: String::new(),
             rows: Vec::new(),
+            reads: Vec::new(),
         }
     }
 
@@ -379,6 +383,134 @@ pub fn converge_file(e: &mut Engine, file: &ServiceFile) -> Result<bool, Install
     e.derived(&file.path, text.as_bytes(), file.mode, LayoutOwner::Root)
 }
 
+/// Every file of every service the node configures (the ones installed in the root), with
+/// its rows: what [`tls_readers`] looks through.
+pub fn files(e: &Engine, config: &NodeConfig) -> Vec<ServiceFile> {
+    let mut out = Vec::new();
+    if present(e, e.provider.mail_layout().postfix_dir) {
+        out.push(postfix::main_cf(e, config));
+        out.push(postfix::master_cf(e));
+    }
+    let dovecot = e.provider.mail_layout().dovecot_config;
+    if present(e, dovecot.rsplit_once('/').map_or(dovecot, |(d, _)| d)) {
+        // The uids do not matter here: only the TLS and listener rows are read.
+        out.push(dovecot::dovecot_conf(e, config, (0, 0)));
+    }
+    if e.provider.platform() == provider::Platform::Debian && present(e, pure_ftpd::CONF_DIR) {
+        out.extend(pure_ftpd::settings(e));
+    }
+    out
+}
+
+/// A service that reads the node's certificate, and the ports where it presents it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsReader {
+    pub service: &'static str,
+    /// The unit reloaded when the certificate changes (the service's name).
+    pub unit: String,
+    pub endpoints: Vec<(u16, acme::probe::Hello)>,
+}
+
+/// The services whose settings name one of the node's TLS files (the pair, or a copy
+/// derived from it), each with the TLS listeners its rows declare. Derived from the table,
+/// so a service or listener added to it is reloaded and checked without being listed here.
+pub fn tls_readers(e: &Engine, config: &NodeConfig) -> Vec<TlsReader> {
+    let tls_files: Vec<String> = [paths::TLS_CERT, paths::TLS_KEY, pure_ftpd::PEM]
+        .iter()
+        .map(|p| e.map(p).display().to_string())
+        .chain([pure_ftpd::PEM.to_owned()])
+        .collect();
+    let names_tls = |value: &str| tls_files.iter().any(|f| value.contains(f.as_str()));
+    let files = files(e, config);
+    let mut out: Vec<TlsReader> = Vec::new();
+    for f in &files {
+        let reads =
+            f.rows.iter().any(|r| names_tls(&r.value)) || f.reads.iter().any(|p| names_tls(p));
+        if reads && !out.iter().any(|r| r.service == f.service) {
+            out.push(TlsReader {
+                service: f.service,
+                unit: format!("{}.service", f.service),
+                endpoints: Vec::new(),
+            });
+        }
+    }
+    for reader in &mut out {
+        for f in files.iter().filter(|f| f.service == reader.service) {
+            for endpoint in tls_endpoints(f) {
+                if !reader.endpoints.contains(&endpoint) {
+                    reader.endpoints.push(endpoint);
+                }
+            }
+        }
+        reader.endpoints.sort();
+    }
+    out
+}
+
+/// The TLS listeners a file's rows declare, in its own syntax: a Dovecot `inet_listener`
+/// with `ssl = yes` (TLS at once), a Postfix `master.cf` `smtpd` on `inet` (STARTTLS, or TLS
+/// at once in wrapper mode), pure-ftpd's `TLS` turned on (`AUTH TLS` on the FTP port).
+fn tls_endpoints(f: &ServiceFile) -> Vec<(u16, acme::probe::Hello)> {
+    use acme::probe::Hello;
+    let mut out = Vec::new();
+    match f.syntax {
+        Syntax::Dovecot => {
+            for r in &f.rows {
+                let Some(listener) = r.key.strip_suffix(&format!("{SECTION}ssl")) else {
+                    continue;
+                };
+                if !listener.contains("inet_listener") || r.value != "yes" {
+                    continue;
+                }
+                let port_key = format!("{listener}{SECTION}port");
+                if let Some(port) = f
+                    .rows
+                    .iter()
+                    .find(|p| p.key == port_key)
+                    .and_then(|p| p.value.parse().ok())
+                {
+                    out.push((port, Hello::Tls));
+                }
+            }
+        }
+        Syntax::PostfixMaster => {
+            for r in &f.rows {
+                let Some(name) = r.key.strip_suffix("/inet") else {
+                    continue;
+                };
+                if !r.value.split_whitespace().any(|w| w == "smtpd") {
+                    continue;
+                }
+                // The service column is a port or a name of /etc/services.
+                let Some(port) = name.parse().ok().or(match name {
+                    "smtp" => Some(25),
+                    "submission" => Some(587),
+                    "submissions" | "smtps" => Some(465),
+                    _ => None,
+                }) else {
+                    continue;
+                };
+                let wrapper = r.value.contains("smtpd_tls_wrappermode=yes");
+                out.push((
+                    port,
+                    if wrapper {
+                        Hello::Tls
+                    } else {
+                        Hello::SmtpStartTls
+                    },
+                ));
+            }
+        }
+        Syntax::OneValue => {
+            if f.rows.iter().any(|r| r.key == "TLS" && r.value != "0") {
+                out.push((21, Hello::FtpAuthTls));
+            }
+        }
+        Syntax::PostfixMain | Syntax::Opendkim | Syntax::Ini => {}
+    }
+    out
+}
+
 /// Whether a path exists in the install root (without following a symlink).
 pub(crate) fn present(e: &Engine, system_path: &str) -> bool {
     std::fs::symlink_metadata(e.map(system_path)).is_ok()
@@ -497,6 +629,86 @@ mod tests {
         one.set("TLS", "1");
         assert_eq!(one.render(), "1\n");
         assert_eq!(one.drift("1\n"), vec![]);
+    }
+
+    fn sysroot_engine(root: &std::path::Path) -> Engine {
+        let provider = provider::Provider::new(provider::ProviderConfig {
+            platform: provider::Platform::Debian,
+            root: root.to_owned(),
+            executor: std::sync::Arc::new(provider::RealExecutor),
+            audit_dir: root.join("audit"),
+        });
+        Engine::new(provider, true).unwrap()
+    }
+
+    fn node_config() -> NodeConfig {
+        NodeConfig::parse(
+            "node_id = \"0123456789abcdef0123456789abcdef\"\nname = \"node1.example.com\"\n\
+             platform = \"debian\"\nlisten = \"0.0.0.0:8443\"\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_services_reading_the_node_certificate_and_their_tls_ports_come_from_the_table() {
+        use acme::probe::Hello;
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["etc/postfix", "etc/dovecot", "etc/pure-ftpd/conf"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        let e = sysroot_engine(dir.path());
+        let reader = |service, endpoints| TlsReader {
+            service,
+            unit: format!("{service}.service"),
+            endpoints,
+        };
+        assert_eq!(
+            tls_readers(&e, &node_config()),
+            vec![
+                reader(
+                    "postfix",
+                    vec![(25, Hello::SmtpStartTls), (587, Hello::SmtpStartTls)]
+                ),
+                reader("dovecot", vec![(993, Hello::Tls), (995, Hello::Tls)]),
+                reader("pure-ftpd", vec![(21, Hello::FtpAuthTls)]),
+            ]
+        );
+        // A service that is not installed reads nothing.
+        std::fs::remove_dir_all(dir.path().join("etc/pure-ftpd")).unwrap();
+        let services: Vec<&str> = tls_readers(&e, &node_config())
+            .iter()
+            .map(|r| r.service)
+            .collect();
+        assert_eq!(services, vec!["postfix", "dovecot"]);
+    }
+
+    #[test]
+    fn a_tls_listener_added_to_a_file_is_found_without_naming_it_elsewhere() {
+        use acme::probe::Hello;
+        let mut dovecot = ServiceFile::new("dovecot", "dovecot.conf", "/x", Syntax::Dovecot);
+        dovecot
+            .set("service imap-login / inet_listener imap / port", "143")
+            .set(
+                "service managesieve-login / inet_listener sieve / port",
+                "4190",
+            )
+            .set(
+                "service managesieve-login / inet_listener sieve / ssl",
+                "yes",
+            );
+        assert_eq!(tls_endpoints(&dovecot), vec![(4190, Hello::Tls)]);
+        let mut master = ServiceFile::new("postfix", "master.cf", "/x", Syntax::PostfixMaster);
+        master
+            .set(
+                "submissions/inet",
+                "n - n - - smtpd -o smtpd_tls_wrappermode=yes",
+            )
+            .set("2525/inet", "n - n - - smtpd")
+            .set("pickup/unix", "n - n 60 1 pickup");
+        assert_eq!(
+            tls_endpoints(&master),
+            vec![(465, Hello::Tls), (2525, Hello::SmtpStartTls)]
+        );
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub fn settings(e: &Engine) -> Vec<ServiceFile> {
             Syntax::OneValue,
         );
         f.set(key, value);
+        if key == "TLS" {
+            f.reads.push(PEM.to_owned());
+        }
         f
     })
     .collect()

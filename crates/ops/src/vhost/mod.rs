@@ -6,7 +6,8 @@
 //! domains answer 403 too), `php_version` (the FastCGI handler of the account's pool),
 //! `redirect`, `protected_directory` and `ip_block` (access rules), `certificate` (the HTTPS
 //! virtual host) and `https_policy` (forced HTTPS and the HSTS header, applied while a
-//! certificate is bound). A family's handler records its row
+//! certificate is bound) and `mail_domain` (the mail clients' settings of a mail domain of
+//! the same name, `crate::mail_clients`). A family's handler records its row
 //! ([`Ctx::set_row`], [`Ctx::forget_row`]) and calls [`sync`] for the domain it touched;
 //! families never call each other to change a vhost, and this module is the only one that
 //! reads their rows to render one. Every vhost also carries what keeps a tenant's requests
@@ -35,6 +36,7 @@ use store::{Stored, StoredRow, View};
 use crate::account::{AccountInfo, AccountRow, account_info, live_account_info};
 use crate::certificate::{CertificateRow, certificate_files, challenge_dir};
 use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error, store_error};
+use crate::mail_domain::MailDomainRow;
 use crate::php::PhpVersionRow;
 use crate::php::pool::socket_path;
 use crate::web_access::{IpBlockRow, ProtectedDirectoryRow};
@@ -259,6 +261,8 @@ struct Parts {
     ip_block: Option<IpBlockRow>,
     certificate: Option<Hex32>,
     https_policy: Option<HttpsPolicyRow>,
+    /// The account's mail domain named as the web domain (or one of its aliases).
+    mail_domain: Option<Hex32>,
 }
 
 impl Parts {
@@ -285,8 +289,27 @@ impl Parts {
             https_policy: view
                 .get_owned::<HttpsPolicyRow>(account, id)
                 .map_err(store_error)?,
+            mail_domain: mail_domain_of(&view, account, id)?,
         })
     }
+}
+
+/// The account's mail domain named as its web domain `id`, the web domain's own name first
+/// and then its aliases.
+fn mail_domain_of(view: &View<'_>, account: &Hex32, id: &Hex32) -> Result<Option<Hex32>, OpError> {
+    let Some(web) = view
+        .get_owned::<WebDomainRow>(account, id)
+        .map_err(store_error)?
+    else {
+        return Ok(None);
+    };
+    let mail = view
+        .of_account::<MailDomainRow>(account)
+        .map_err(store_error)?;
+    Ok(std::iter::once(&web.domain)
+        .chain(web.aliases.iter())
+        .find_map(|name| mail.iter().find(|m| &m.row.domain == name))
+        .map(|m| m.id.clone()))
 }
 
 /// The account's rows of `T`'s family that name web domain `id` (`web_domain` of the row).
@@ -350,6 +373,10 @@ fn text(ctx: &Ctx, of: &Domain<'_>) -> String {
             })
             .unwrap_or_default(),
         acme_challenges: Some(challenge_dir(ctx)),
+        mail_clients: parts
+            .mail_domain
+            .as_ref()
+            .map(|mail| crate::mail_clients::dir(ctx, mail)),
     };
     let tenant = WebTenant {
         uid: info.uid,

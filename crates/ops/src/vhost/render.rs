@@ -1,5 +1,6 @@
 //! The text of a tenant vhost: its names, document root, the isolation every tenant vhost
-//! carries (`crate::web_isolation`), the ACME challenge alias, the PHP handler, protected
+//! carries (`crate::web_isolation`), the ACME challenge alias, the mail clients' settings
+//! aliases, the PHP handler, protected
 //! directories, redirects, the IP block, suspension and, with a certificate, the same site
 //! over HTTPS with its HTTPS policy (forced HTTPS, HSTS); and the `AuthUserFile` of each
 //! protected directory. Pure functions of typed values: [`crate::vhost`] gathers those values
@@ -47,6 +48,10 @@ pub struct VhostExtras {
     /// `/.well-known/acme-challenge/` from outside the tenant's document root, so neither a
     /// redirect nor the tenant's `.htaccess` can stand in the way of an ACME certificate.
     pub acme_challenges: Option<PathBuf>,
+    /// The node's directory of the mail clients' settings of the account's mail domain of
+    /// the same name (mapped path): answers Thunderbird's `/.well-known/autoconfig/` and
+    /// Outlook's autodiscover path from outside the document root (`crate::mail_clients`).
+    pub mail_clients: Option<PathBuf>,
 }
 
 /// The files of a certificate bound to a vhost (mapped paths).
@@ -185,6 +190,12 @@ fn render_head(docroot: &Path, tenant: &WebTenant, extras: &VhostExtras) -> Stri
              \x20       Require all granted\n\
              \x20   </Directory>\n"
         ));
+    }
+    if let Some(dir) = &extras.mail_clients {
+        out.push_str("    # Mail clients' settings of the node, never the tenant's files.\n");
+        let mut paths = vec![crate::mail_clients::WELL_KNOWN_AUTOCONFIG_PATH];
+        paths.extend(crate::mail_clients::AUTODISCOVER_PATHS);
+        out.push_str(&crate::mail_clients::render_aliases(dir, &paths));
     }
     out.push_str(&format!("    DocumentRoot \"{}\"\n", docroot.display()));
     out.push_str(&web_isolation::render_docroot_directory(docroot));

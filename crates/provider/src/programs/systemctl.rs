@@ -1,5 +1,5 @@
 //! `systemctl`: enabling the node's own units, asking whether they are enabled, and restarting
-//! the API after its certificate changed.
+//! or reloading the services that read a certificate after it changed.
 //!
 //! Unit names are constants of the installer, never input. With a sysroot, `--root` makes
 //! `systemctl` work offline on the sysroot's unit directories (enable and is-enabled only:
@@ -100,6 +100,23 @@ impl Provider {
         }
         let mut argv = Argv::new();
         argv.arg("daemon-reload");
+        self.execute(
+            Program::Systemctl,
+            &argv,
+            None,
+            Program::Systemctl.default_timeout(),
+        )?;
+        Ok(Managed::Done)
+    }
+
+    /// `systemctl try-reload-or-restart -- UNIT`: a running unit re-reads its files (restarted
+    /// when it has no reload); a stopped one stays stopped. Skipped on a sysroot.
+    pub fn systemd_reload(&self, unit: &str) -> Result<Managed, ProviderError> {
+        if !self.root_is_slash() {
+            return Ok(Managed::SkippedOnSysroot);
+        }
+        let mut argv = Argv::new();
+        argv.arg("try-reload-or-restart").arg("--").arg(unit);
         self.execute(
             Program::Systemctl,
             &argv,

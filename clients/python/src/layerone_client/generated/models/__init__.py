@@ -108,6 +108,10 @@ from .ensure_mail_domain_job_state import EnsureMailDomainJobState
 from .ensure_mail_domain_job_timings import EnsureMailDomainJobTimings
 from .ensure_mail_domain_request import EnsureMailDomainRequest
 from .ensure_mail_domain_result import EnsureMailDomainResult
+from .ensure_mail_domain_result_records_item import EnsureMailDomainResultRecordsItem
+from .ensure_mail_domain_result_records_item_type import (
+    EnsureMailDomainResultRecordsItemType,
+)
 from .ensure_mail_domain_result_state import EnsureMailDomainResultState
 from .ensure_mail_forwarder_envelope import EnsureMailForwarderEnvelope
 from .ensure_mail_forwarder_job import EnsureMailForwarderJob
@@ -448,6 +452,10 @@ from .remove_mail_domain_job_state import RemoveMailDomainJobState
 from .remove_mail_domain_job_timings import RemoveMailDomainJobTimings
 from .remove_mail_domain_request import RemoveMailDomainRequest
 from .remove_mail_domain_result import RemoveMailDomainResult
+from .remove_mail_domain_result_records_item import RemoveMailDomainResultRecordsItem
+from .remove_mail_domain_result_records_item_type import (
+    RemoveMailDomainResultRecordsItemType,
+)
 from .remove_mail_domain_result_state import RemoveMailDomainResultState
 from .remove_mail_forwarder_envelope import RemoveMailForwarderEnvelope
 from .remove_mail_forwarder_job import RemoveMailForwarderJob
@@ -625,6 +633,10 @@ from .set_mail_catch_all_job_state import SetMailCatchAllJobState
 from .set_mail_catch_all_job_timings import SetMailCatchAllJobTimings
 from .set_mail_catch_all_request import SetMailCatchAllRequest
 from .set_mail_catch_all_result import SetMailCatchAllResult
+from .set_mail_catch_all_result_records_item import SetMailCatchAllResultRecordsItem
+from .set_mail_catch_all_result_records_item_type import (
+    SetMailCatchAllResultRecordsItemType,
+)
 from .set_mail_catch_all_result_state import SetMailCatchAllResultState
 from .set_mail_sending_gate_envelope import SetMailSendingGateEnvelope
 from .set_mail_sending_gate_job import SetMailSendingGateJob
@@ -633,6 +645,12 @@ from .set_mail_sending_gate_job_state import SetMailSendingGateJobState
 from .set_mail_sending_gate_job_timings import SetMailSendingGateJobTimings
 from .set_mail_sending_gate_request import SetMailSendingGateRequest
 from .set_mail_sending_gate_result import SetMailSendingGateResult
+from .set_mail_sending_gate_result_records_item import (
+    SetMailSendingGateResultRecordsItem,
+)
+from .set_mail_sending_gate_result_records_item_type import (
+    SetMailSendingGateResultRecordsItemType,
+)
 from .set_mail_sending_gate_result_state import SetMailSendingGateResultState
 from .set_mailbox_password_envelope import SetMailboxPasswordEnvelope
 from .set_mailbox_password_job import SetMailboxPasswordJob
@@ -865,6 +883,8 @@ __all__ = (
     "EnsureMailDomainJobTimings",
     "EnsureMailDomainRequest",
     "EnsureMailDomainResult",
+    "EnsureMailDomainResultRecordsItem",
+    "EnsureMailDomainResultRecordsItemType",
     "EnsureMailDomainResultState",
     "EnsureMailForwarderEnvelope",
     "EnsureMailForwarderJob",
@@ -1145,6 +1165,8 @@ __all__ = (
     "RemoveMailDomainJobTimings",
     "RemoveMailDomainRequest",
     "RemoveMailDomainResult",
+    "RemoveMailDomainResultRecordsItem",
+    "RemoveMailDomainResultRecordsItemType",
     "RemoveMailDomainResultState",
     "RemoveMailForwarderEnvelope",
     "RemoveMailForwarderJob",
@@ -1312,6 +1334,8 @@ __all__ = (
     "SetMailCatchAllJobTimings",
     "SetMailCatchAllRequest",
     "SetMailCatchAllResult",
+    "SetMailCatchAllResultRecordsItem",
+    "SetMailCatchAllResultRecordsItemType",
     "SetMailCatchAllResultState",
     "SetMailSendingGateEnvelope",
     "SetMailSendingGateJob",
@@ -1320,6 +1344,8 @@ __all__ = (
     "SetMailSendingGateJobTimings",
     "SetMailSendingGateRequest",
     "SetMailSendingGateResult",
+    "SetMailSendingGateResultRecordsItem",
+    "SetMailSendingGateResultRecordsItemType",
     "SetMailSendingGateResultState",
     "SetMailboxPasswordEnvelope",
     "SetMailboxPasswordJob",

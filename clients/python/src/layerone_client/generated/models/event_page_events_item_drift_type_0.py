@@ -59,6 +59,9 @@ class EventPageEventsItemDriftType0:
                 - `dkim_key_missing`: A DKIM key's private key file is gone.
                 - `sieve_script_missing`: An autoresponder's Sieve script is gone.
                 - `sieve_script_differs`: An autoresponder's Sieve script is not what state.db derives.
+                - `mail_client_settings_missing`: A mail domain's client settings (autoconfig, autodiscover) or their vhost are
+                gone.
+                - `mail_client_settings_differs`: A mail domain's client settings or their vhost are not what state.db derives.
                 - `mysql_database_missing`: A recorded database is not in MariaDB.
                 - `mysql_database_differs`: A database's character set or collation is not the one recorded.
                 - `mysql_user_missing`: A recorded MariaDB user has no account at any host.

@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class EnsureMailDomainResultRecordsItemType(StrEnum):
+    CNAME = "CNAME"
+    MX = "MX"
+    SRV = "SRV"
+    TXT = "TXT"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class SetMailCatchAllResultRecordsItemType(StrEnum):
+    CNAME = "CNAME"
+    MX = "MX"
+    SRV = "SRV"
+    TXT = "TXT"
+
+    def __str__(self) -> str:
+        return str(self.value)
