@@ -44,6 +44,8 @@ import email.utils
 NODE_NAME = "node1.example.test"
 SHOP = "shop.example.test"
 SHOP_ALIAS = "www.shop.example.test"
+# The tenant's mail host name: an alias of its web domain, so its certificate covers it.
+SHOP_MAIL = "mail.shop.example.test"
 OTHER = "other.example.test"
 SINK_DOMAIN = "sink.example.test"
 SINK_PORT = 2525
@@ -437,7 +439,7 @@ def unit_active(unit):
 
 def install_node(deb):
     step("install the package and run `layerone install`")
-    names = " ".join((NODE_NAME, SHOP, SHOP_ALIAS, OTHER))
+    names = " ".join((NODE_NAME, SHOP, SHOP_ALIAS, SHOP_MAIL, OTHER))
     with open("/etc/hosts", "a") as f:
         f.write(f"127.0.0.1 {names}\n")
     sh("dpkg", "-i", deb)
@@ -525,10 +527,11 @@ def put_file(path, text, owner):
 class Tenant:
     """The ids, names and secrets of one tenant, as a control plane keeps them."""
 
-    def __init__(self, username, domain, alias=None, quota_mib=0):
+    def __init__(self, username, domain, alias=None, quota_mib=0, mail_alias=None):
         self.username = username
         self.domain = domain
         self.alias = alias
+        self.mail_alias = mail_alias
         self.quota_mib = quota_mib
         self.ids = {k: secrets.token_hex(16) for k in (
             "account", "ssh_key", "web", "db", "db_user", "grant", "mail_domain", "mailbox",
@@ -559,7 +562,7 @@ class Tenant:
     def web(self):
         return ("ensure_web_domain", {"id": self.ids["web"], "account": self.ids["account"],
                                       "domain": self.domain,
-                                      "aliases": [self.alias] if self.alias else [],
+                                      "aliases": [a for a in (self.alias, self.mail_alias) if a],
                                       "docroot": None})
 
     def php(self):
@@ -621,7 +624,7 @@ def qualify(deb):
     status, _, body = http_get(OTHER, "/")
     check(status == 200 and "other tenant" in body, f"http://{OTHER}/ answers the other tenant's page")
 
-    shop = Tenant("shop1", SHOP, SHOP_ALIAS, quota_mib=64)
+    shop = Tenant("shop1", SHOP, SHOP_ALIAS, quota_mib=64, mail_alias=SHOP_MAIL)
     step("account, SSH key, web domain with an alias")
     result = api.run(*shop.account())
     uid = result["uid"]
@@ -799,6 +802,19 @@ def certificate_step(api, shop):
     for name in (SHOP, SHOP_ALIAS):
         status, _, body = http_get(name, "/", port=443, tls=True, fingerprint=fingerprint)
         check(status == 200 and "shop home" in body, f"https://{name}/ answers with the issued certificate")
+    # The certificate covers the tenant's mail host name: IMAPS and submission serve it by SNI.
+    check(SHOP_MAIL in cert["covered"], f"the certificate covers {SHOP_MAIL}", cert)
+    seen = {port: served_fingerprint(port, starttls, server_name=SHOP_MAIL)
+            for port, starttls in ((993, None), (995, None), (587, "smtp"))}
+    check(all(f == fingerprint for f in seen.values()),
+          f"993, 995 and 587 present the tenant's certificate for {SHOP_MAIL} (openssl s_client -servername)",
+          seen)
+    node_seen = {port: served_fingerprint(port, starttls) for port, starttls in ((993, None), (587, "smtp"))}
+    check(all(f == file_fingerprint() for f in node_seen.values()),
+          f"and the node's own for {NODE_NAME}", node_seen)
+    records = api.run("set_mail_sending_gate", {"id": shop.ids["mail_domain"], "account": shop.ids["account"],
+                                                "open": True})
+    check(records.get("mail_host") == SHOP_MAIL, f"the mail domain's host is {SHOP_MAIL} now", records)
     challenge = pathlib.Path("/var/lib/layerone/acme-challenge/.well-known/acme-challenge/qualify-probe")
     challenge.write_text("probe\n")
     challenge.chmod(0o644)

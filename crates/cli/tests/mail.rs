@@ -525,3 +525,120 @@ fn a_changed_dovecot_login_and_a_lost_dkim_key_are_drift_until_the_rebuild() {
     drop(dovecot);
     node.check_converged();
 }
+
+/// A tenant's mail host name by SNI, checked with the real programs: once the account's
+/// certificate covers `mail.<domain>` (an alias of its web domain), the real `doveconf -n`
+/// reads a `local_name` block with that certificate's files, the real `postfix check` passes
+/// and the real `postmap -Fq` loads the key then the chain from the `texthash:` table (what
+/// smtpd does when it opens it); the mail domain's result and client settings name
+/// `mail.<domain>`. Removing the certificate takes the name away again.
+#[test]
+#[allow(clippy::disallowed_methods)] // The real doveconf and postmap read what the node wrote.
+fn a_certificate_covering_mail_dot_domain_serves_it_by_sni_on_the_real_configurations() {
+    let mut node = mail_node();
+    let config = node.path(ops::certificate::NODE_CONFIG);
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "name = \"node1.provider.test\"\n").unwrap();
+    let host = format!("mail.{DOMAIN}");
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    run(
+        &mut node,
+        &json!({"request_id": id(2), "operation": "ensure_web_domain",
+                "resource": {"id": id(30), "account": id(10), "domain": DOMAIN, "aliases": [&host]}}),
+    );
+    let created = run(&mut node, &ensure_mail_domain(3, 50, 10, DOMAIN));
+    assert_eq!(created["mail_host"], "node1.provider.test", "{created}");
+    let sni_map = node.provider.postfix_sni_map_path();
+    let sni_conf = node.provider.dovecot_sni_path();
+    assert!(!sni_map.exists() || std::fs::read(&sni_map).unwrap().is_empty());
+
+    let cert = run(&mut node, &ensure_cert(4, 40, 10, 30));
+    assert_eq!(cert["covered"], json!([DOMAIN, &host]), "{cert}");
+    let (chain, key) = (
+        node.path(&format!("/etc/layerone/certificates/{}.crt", id(40))),
+        node.path(&format!("/etc/layerone/certificates/{}.key", id(40))),
+    );
+    assert_eq!(
+        std::fs::read_to_string(&sni_map).unwrap(),
+        format!("{host} {} {}\n", key.display(), chain.display())
+    );
+    let real = real_provider(&node);
+    real.doveconf_check().unwrap();
+    real.postfix_check().unwrap();
+    let dovecot_conf = node.path("/etc/dovecot/dovecot.conf");
+    let out = std::process::Command::new("/usr/bin/doveconf")
+        .arg("-c")
+        .arg(&dovecot_conf)
+        .arg("-n")
+        .output()
+        .unwrap();
+    let parsed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        parsed.contains(&format!("local_name {host} {{")),
+        "{parsed}"
+    );
+    // Postfix loads the files' contents when it opens the table: key first, then the chain.
+    let out = std::process::Command::new("/usr/sbin/postmap")
+        .arg("-c")
+        .arg(node.path("/etc/postfix"))
+        .arg("-Fq")
+        .arg(&host)
+        .arg(format!("texthash:{}", sni_map.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let loaded = String::from_utf8_lossy(&out.stdout).into_owned();
+    let expected =
+        std::fs::read_to_string(&key).unwrap() + &std::fs::read_to_string(&chain).unwrap();
+    // (Postfix puts a newline after each file's content.)
+    let lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(lines(&loaded), lines(&expected));
+    // The settings mail clients find name the tenant's host now.
+    let again = run(
+        &mut node,
+        &mail_op(5, "set_mail_sending_gate", 50, 10, json!({"open": true})),
+    );
+    assert_eq!(again["mail_host"], host.as_str(), "{again}");
+    let autoconfig = node
+        .path(ops::mail_clients::MAIL_CLIENTS_DIR)
+        .join(id(50))
+        .join(ops::mail_clients::AUTOCONFIG_FILE);
+    let text = std::fs::read_to_string(&autoconfig).unwrap();
+    assert!(
+        text.contains(&format!("<hostname>{host}</hostname>")),
+        "{text}"
+    );
+    let drift = node.check_drift();
+    assert!(
+        drift.is_empty(),
+        "{drift:?}\n{}",
+        std::fs::read_to_string(&sni_conf).unwrap()
+    );
+
+    run(
+        &mut node,
+        &mail_op(6, "remove_certificate", 40, 10, json!({})),
+    );
+    assert_eq!(std::fs::read(&sni_map).unwrap(), b"");
+    assert_eq!(std::fs::read(&sni_conf).unwrap(), b"");
+    real.doveconf_check().unwrap();
+    let text = std::fs::read_to_string(&autoconfig).unwrap();
+    assert!(
+        text.contains("<hostname>node1.provider.test</hostname>"),
+        "{text}"
+    );
+}

@@ -104,6 +104,16 @@ fn postfix_files_pass_postfix_check_and_a_hand_edit_is_named_then_adopted_and_re
     ] {
         assert!(derived.contains(line), "{line:?} missing from\n{derived}");
     }
+    // The mail host names' SNI table main.cf names is there (empty) for smtpd to open.
+    let sni = at(&root, "/etc/postfix/layerone/sni");
+    assert!(
+        derived.contains(&format!(
+            "tls_server_sni_maps = texthash:{}\n",
+            sni.display()
+        )),
+        "{derived}"
+    );
+    assert_eq!(std::fs::read(&sni).unwrap(), b"");
     let cert = at(&root, "/etc/layerone/tls/cert.pem");
     assert!(
         derived.contains(&format!("smtpd_tls_cert_file = {}\n", cert.display())),
@@ -288,7 +298,13 @@ fn dovecot_opendkim_and_pure_ftpd_files_pass_their_checks_and_a_second_run_chang
 
     // Dovecot: no conf.d include (no PAM), TLS required, the real doveconf accepts it.
     let conf = std::fs::read_to_string(at(&root, "/etc/dovecot/dovecot.conf")).unwrap();
-    assert!(!conf.contains("!include"), "{conf}");
+    assert!(!conf.contains("!include conf.d"), "{conf}");
+    // The one include: the mail host names by SNI, which the mail families derive.
+    let sni = format!(
+        "!include_try {}\n",
+        at(&root, "/etc/dovecot/layerone/sni.conf").display()
+    );
+    assert!(conf.contains(&sni), "{sni:?} missing from\n{conf}");
     for line in [
         "protocols = imap pop3 lmtp\n",
         "ssl = required\n",

@@ -24,6 +24,7 @@ declarations::family_modules!(family_modules);
 pub mod context;
 pub mod drift;
 pub mod mail_clients;
+pub mod mail_hosts;
 pub mod mail_records;
 mod row_fields;
 pub mod vhost;

@@ -22,7 +22,7 @@ use crate::context::{Ctx, provider_error, store_error};
 use crate::mail::{MAIL_DOMAIN, MailState, Target, derived_tables, own_row, purge_family, sync};
 use crate::mail_records::domain_dns;
 use crate::web_domain::WebDomainRow;
-use crate::{mail_clients, vhost};
+use crate::{mail_clients, mail_hosts, vhost};
 
 /// A mail domain as stored: its name, whether it may send, and the local part of the
 /// mailbox its catch-all delivers to (`null` when none).
@@ -51,6 +51,7 @@ impl Purge<Ctx> for MailDomain {
             remove_store(ctx, stored.row.domain.as_str())?;
             mail_clients::remove(ctx, &stored.id)?;
         }
+        mail_hosts::sync(ctx, false)?;
         ctx.forget_rows_of::<MailDomainRow>(account)
     }
 }
@@ -58,10 +59,12 @@ impl Purge<Ctx> for MailDomain {
 impl Derive<Ctx> for MailDomain {
     /// The domain's lines in the Postfix tables: `virtual_mailbox_domains`, its sending gate,
     /// its catch-all (`crate::mail::derived_tables`); its clients' settings files and their
-    /// vhost (`crate::mail_clients`); the vhosts of the web domains that serve them.
+    /// vhost (`crate::mail_clients`); its mail host name's SNI lines (`crate::mail_hosts`);
+    /// the vhosts of the web domains that serve them.
     fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
         let mut items = derived_tables(ctx, MAIL_DOMAIN)?;
         items.extend(mail_clients::derived(ctx)?);
+        items.extend(mail_hosts::derived(ctx)?);
         for stored in ctx.view().all::<MailDomainRow>().map_err(store_error)? {
             if let Owner::Tenant(account) = &stored.owner {
                 for web in web_domains_named(ctx, account, &stored.row.domain)? {
@@ -151,6 +154,7 @@ fn sync_clients(
     names: &[&DomainName],
 ) -> Result<(), OpError> {
     mail_clients::sync(ctx, id)?;
+    mail_hosts::sync(ctx, false)?;
     let mut webs = std::collections::BTreeSet::new();
     for name in names {
         webs.extend(web_domains_named(ctx, account, name)?);

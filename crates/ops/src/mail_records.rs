@@ -190,7 +190,19 @@ pub fn mail_host<'a>(
 /// The names the certificates of `account` cover, as the view has them: the name and
 /// aliases of each web domain a certificate is bound to.
 pub fn certified_names(view: &View<'_>, account: &Hex32) -> Result<Vec<DomainName>, OpError> {
-    let mut names = Vec::new();
+    Ok(certificates_with_names(view, account)?
+        .into_iter()
+        .flat_map(|(_, names)| names)
+        .collect())
+}
+
+/// Each certificate of `account` bound to a web domain, with the names it covers (the web
+/// domain's name and aliases).
+pub fn certificates_with_names(
+    view: &View<'_>,
+    account: &Hex32,
+) -> Result<Vec<(Hex32, Vec<DomainName>)>, OpError> {
+    let mut certified = Vec::new();
     for cert in view
         .of_account::<CertificateRow>(account)
         .map_err(store_error)?
@@ -199,11 +211,12 @@ pub fn certified_names(view: &View<'_>, account: &Hex32) -> Result<Vec<DomainNam
             .get_owned::<WebDomainRow>(account, &cert.row.web_domain)
             .map_err(store_error)?
         {
-            names.push(web.domain.clone());
+            let mut names = vec![web.domain.clone()];
             names.extend(web.aliases.iter().cloned());
+            certified.push((cert.id, names));
         }
     }
-    Ok(names)
+    Ok(certified)
 }
 
 /// The `name` of the node's configuration (the installer's file, which always names the

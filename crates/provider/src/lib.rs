@@ -47,8 +47,8 @@ pub use home_quota::{HOMES, HomeQuota, HomesFs, QuotaMechanism};
 pub use host::{DiskSpace, Load, Memory};
 pub use leftovers::{LeftoversRemoved, MAX_LEFTOVER_ENTRIES, TENANT_LEFTOVER_DIRS};
 pub use mail::{
-    MAX_MAILDIR_ENTRIES, MailLayout, MaildirUsage, PostfixMap, SPAM_CLASS_STANDARD,
-    SPAM_CLASS_STRICT,
+    MAX_MAILDIR_ENTRIES, MailLayout, MaildirUsage, POSTFIX_SNI_MAP, PostfixMap,
+    SPAM_CLASS_STANDARD, SPAM_CLASS_STRICT,
 };
 pub use mariadb::dump::{DumpCounts, FRAME as DUMP_FRAME, next_statement as next_dump_statement};
 pub use mariadb::{

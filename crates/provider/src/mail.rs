@@ -72,6 +72,9 @@ impl PostfixMap {
     }
 }
 
+/// The file name of the mail host names' SNI table in [`MailLayout::postfix_maps_dir`].
+pub const POSTFIX_SNI_MAP: &str = "sni";
+
 /// The spam levels' Postfix restriction classes (see [`Provider::postfix_main_settings`]).
 pub const SPAM_CLASS_STANDARD: &str = "layerone_spam_standard";
 pub const SPAM_CLASS_STRICT: &str = "layerone_spam_strict";
@@ -100,6 +103,21 @@ impl Provider {
             .join(map.file_name())
     }
 
+    /// The mapped `texthash:` table of the tenants' mail host names Postfix serves by SNI
+    /// (`tls_server_sni_maps`): `mail.<domain> <key file> <chain file>`, the files' contents
+    /// loaded when Postfix opens the table (as root, before it drops privileges).
+    pub fn postfix_sni_map_path(&self) -> PathBuf {
+        self.sysconf(self.mail_layout().postfix_maps_dir)
+            .join(POSTFIX_SNI_MAP)
+    }
+
+    /// The mapped Dovecot file of the tenants' mail host names served by SNI (`local_name`
+    /// blocks), included by `dovecot.conf` with `!include_try`.
+    pub fn dovecot_sni_path(&self) -> PathBuf {
+        self.sysconf(self.mail_layout().dovecot_dir)
+            .join("sni.conf")
+    }
+
     /// The mapped passwd-file Dovecot's passdb and userdb read.
     pub fn dovecot_passwd_path(&self) -> PathBuf {
         self.sysconf(self.mail_layout().dovecot_dir).join("passwd")
@@ -124,7 +142,9 @@ impl Provider {
              smtpd_recipient_restrictions = permit_mynetworks, permit_sasl_authenticated, reject_unauth_destination, check_recipient_access {spam}\n\
              smtpd_restriction_classes = {SPAM_CLASS_STANDARD}, {SPAM_CLASS_STRICT}\n\
              {SPAM_CLASS_STANDARD} = reject_rbl_client zen.spamhaus.org, reject_unknown_sender_domain\n\
-             {SPAM_CLASS_STRICT} = reject_rbl_client zen.spamhaus.org, reject_rhsbl_sender dbl.spamhaus.org, reject_unknown_sender_domain, reject_unknown_reverse_client_hostname\n",
+             {SPAM_CLASS_STRICT} = reject_rbl_client zen.spamhaus.org, reject_rhsbl_sender dbl.spamhaus.org, reject_unknown_sender_domain, reject_unknown_reverse_client_hostname\n\
+             tls_server_sni_maps = texthash:{sni}\n",
+            sni = self.postfix_sni_map_path().display(),
             domains = map(PostfixMap::Domains),
             mailboxes = map(PostfixMap::Mailboxes),
             aliases = map(PostfixMap::Aliases),
@@ -145,7 +165,9 @@ impl Provider {
              passdb {{\n  driver = passwd-file\n  args = scheme=SHA512-CRYPT username_format=%Lu {passwd}\n}}\n\
              userdb {{\n  driver = passwd-file\n  args = username_format=%Lu {passwd}\n}}\n\
              protocol lmtp {{\n  mail_plugins = $mail_plugins sieve\n}}\n\
-             plugin {{\n  quota = maildir:User quota\n  sieve_vacation_min_period = 1d\n  sieve_vacation_max_period = 60d\n}}\n"
+             plugin {{\n  quota = maildir:User quota\n  sieve_vacation_min_period = 1d\n  sieve_vacation_max_period = 60d\n}}\n\
+             !include_try {sni}\n",
+            sni = self.dovecot_sni_path().display()
         )
     }
 

@@ -186,6 +186,12 @@ pub fn dovecot_conf(e: &Engine, config: &NodeConfig, vmail: (u32, u32)) -> Servi
         .set(
             section(&["service pop3-login", "inet_listener pop3s", "ssl"]),
             "yes",
+        )
+        // The tenants' mail host names by SNI (`local_name` blocks `ops::mail_hosts`
+        // derives; absent until then).
+        .set(
+            format!("!include_try {}", e.provider.dovecot_sni_path().display()),
+            "",
         );
     f
 }

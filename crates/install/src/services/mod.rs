@@ -360,7 +360,12 @@ fn render_dovecot(rows: &[Setting], out: &mut String) {
             out.push_str(&format!("{}{s} {{\n", "  ".repeat(open.len())));
             open.push(s);
         }
-        out.push_str(&format!("{}{key} = {}\n", "  ".repeat(open.len()), r.value));
+        if key.starts_with('!') {
+            // A directive (`!include_try`), kept as a key of its own with no value.
+            out.push_str(&format!("{}{key}\n", "  ".repeat(open.len())));
+        } else {
+            out.push_str(&format!("{}{key} = {}\n", "  ".repeat(open.len()), r.value));
+        }
     }
     while !open.is_empty() {
         open.pop();

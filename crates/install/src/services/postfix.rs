@@ -93,6 +93,11 @@ pub fn main_cf(e: &Engine, config: &NodeConfig) -> ServiceFile {
         // TLS with the node's certificate.
         .set("smtpd_tls_cert_file", path(paths::TLS_CERT))
         .set("smtpd_tls_key_file", path(paths::TLS_KEY))
+        // The tenants' mail host names by SNI (`ops::mail_hosts` derives the table).
+        .set(
+            "tls_server_sni_maps",
+            format!("texthash:{}", e.provider.postfix_sni_map_path().display()),
+        )
         .set("smtpd_tls_security_level", "may")
         .set("smtpd_tls_auth_only", "yes")
         .set("smtpd_tls_session_cache_database", "btree:${data_directory}/smtpd_scache")
@@ -182,6 +187,23 @@ pub fn converge(
     }
     let mut changed = converge_file(e, &main_cf(e, config))?;
     changed |= converge_file(e, &master_cf(e))?;
+    // The SNI table `main.cf` names must exist for smtpd to open it: empty (no mail host
+    // name) until the mail families derive it.
+    let sni = format!(
+        "{}/{}",
+        e.provider.mail_layout().postfix_maps_dir,
+        provider::POSTFIX_SNI_MAP
+    );
+    if !present(e, &sni) {
+        e.write(
+            &sni,
+            b"",
+            0o644,
+            store::LayoutOwner::Root,
+            crate::converge::WriteReason::Missing,
+        )?;
+        changed = true;
+    }
     if changed
         && !e.check
         && let Err(err) = e.provider.postfix_check()

@@ -16,7 +16,8 @@ use super::{
     certificate_files, refused,
 };
 use crate::context::{Ctx, provider_error, store_error};
-use crate::vhost;
+use crate::web_domain::WebDomainRow;
+use crate::{mail_clients, mail_hosts, vhost};
 
 /// Rewrites the vhost of the domain `row` was bound to, once the view no longer has the row
 /// (the caller forgot or dropped it), then deletes the certificate's files.
@@ -27,10 +28,48 @@ pub(super) fn unbind_and_delete(
     row: &CertificateRow,
 ) -> Result<(), OpError> {
     vhost::sync(ctx, account, &row.web_domain)?;
+    // The mail hosts stop naming the files before they go (Dovecot's test reads them).
+    let affected = mail_domains_served(ctx, account, &row.web_domain)?;
+    mail_hosts::sync(ctx, false)?;
     crash::point(crash::Point::CertificateAfterUnbind);
     let (chain, key) = certificate_files(ctx, id);
     for path in [chain, key] {
         ctx.provider.remove_config(&path).map_err(provider_error)?;
+    }
+    for mail_domain in affected {
+        mail_clients::sync(ctx, &mail_domain)?;
+    }
+    Ok(())
+}
+
+/// The account's mail domains whose mail host name `mail.<domain>` is the web domain's name
+/// or one of its aliases: those a certificate bound to it serves mail for.
+fn mail_domains_served(
+    ctx: &Ctx,
+    account: &Hex32,
+    web_domain: &Hex32,
+) -> Result<Vec<Hex32>, OpError> {
+    let Some(web) = ctx
+        .view()
+        .get_owned::<WebDomainRow>(account, web_domain)
+        .map_err(store_error)?
+    else {
+        return Ok(Vec::new());
+    };
+    let mut names: Vec<DomainName> = web.aliases.iter().cloned().collect();
+    names.push(web.domain.clone());
+    mail_hosts::mail_domains_hosted_at(ctx, account, &names)
+}
+
+/// After a certificate was put in place or replaced: the SNI files of the mail hosts it
+/// serves are rewritten and their services reloaded (forced when it serves one: the files'
+/// text is the same, the certificate is new), and those mail domains' client settings follow
+/// their mail host.
+fn follow_mail_hosts(ctx: &mut Ctx, account: &Hex32, web_domain: &Hex32) -> Result<(), OpError> {
+    let affected = mail_domains_served(ctx, account, web_domain)?;
+    mail_hosts::sync(ctx, !affected.is_empty())?;
+    for mail_domain in affected {
+        mail_clients::sync(ctx, &mail_domain)?;
     }
     Ok(())
 }
@@ -109,6 +148,7 @@ fn bind(
     });
     // Rewritten and tested even when the text is the same: Apache reloads the new chain.
     vhost::sync(ctx, account, web_domain)?;
+    follow_mail_hosts(ctx, account, web_domain)?;
     crash::point(crash::Point::CertificateAfterVhost);
     Ok(CertificateResult {
         state: Presence::Present,
@@ -218,6 +258,7 @@ impl Apply<Ctx> for EnsureCertificate {
         {
             ctx.forget_row();
             vhost::sync(ctx, &req.account, &old.web_domain)?;
+            follow_mail_hosts(ctx, &req.account, &old.web_domain)?;
         }
         bind(
             ctx,

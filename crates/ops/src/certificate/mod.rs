@@ -28,7 +28,10 @@
 //! `<id>.key` (0600) through the provider, then the web domain's vhost is rewritten with an
 //! HTTPS virtual host using them (the vhost owner, `crate::vhost`, renders it from the
 //! certificate's row), checked with Apache's
-//! configuration test like every vhost. One certificate per web domain.
+//! configuration test like every vhost. One certificate per web domain. When the web domain is
+//! named or aliased `mail.<domain>` for one of the account's mail domains, the mail host's SNI
+//! files (`crate::mail_hosts`) and that domain's clients' settings (`crate::mail_clients`)
+//! follow too, Postfix and Dovecot reloaded.
 //!
 //! `ensure_certificate` converges: a certificate already in place for the same names and
 //! not due for renewal is kept (so `rebuild_account` replaying it issues nothing);
