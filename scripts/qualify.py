@@ -30,6 +30,7 @@ import secrets
 import shutil
 import smtplib
 import socket
+import sqlite3
 import ssl
 import stat
 import subprocess
@@ -828,6 +829,47 @@ def certificate_step(api, shop):
     check(status == 200 and "shop home" in body, "https:// answers 200, no redirect loop")
     check("max-age=" in headers.get("strict-transport-security", ""), "and sends HSTS as asked")
     challenge.unlink()
+    tenant_listeners_follow_step(api, shop, fingerprint)
+
+
+# The listeners of the tenant's certificate: its domain on 443, its mail host on 993 and 587.
+TENANT_LISTENERS = ((443, None, SHOP), (993, None, SHOP_MAIL), (587, "smtp", SHOP_MAIL))
+
+
+def check_tenant_listeners(want, what):
+    seen = {port: served_fingerprint(port, starttls, server_name=name) for port, starttls, name in TENANT_LISTENERS}
+    check(all(f == want for f in seen.values()),
+          f"{what}: 443 ({SHOP}), 993 and 587 ({SHOP_MAIL}) present sha256 {want[:16]}... (openssl s_client)", seen)
+
+
+def tenant_listeners_follow_step(api, shop, issued):
+    step("the tenant's certificate renewed: its listeners follow; Dovecot kept on the old one is restarted by the node")
+    ref = {"id": shop.ids["certificate"], "account": shop.ids["account"]}
+    renewed = api.run("renew_certificate", ref)["fingerprint_sha256"].replace(":", "").lower()
+    check(renewed != issued, "renew_certificate put a new chain in place", renewed)
+    check_tenant_listeners(renewed, "when the renewal job ends")
+    # Dovecot's reload (`doveadm reload`) made a no-op for the runner: the node's own check after
+    # the batch sees 993 on the old certificate and restarts dovecot.service.
+    restarts = dovecot_restarts()
+    sh("mount", "--bind", "/bin/true", "/usr/bin/doveadm")
+    try:
+        again = api.run("renew_certificate", ref)["fingerprint_sha256"].replace(":", "").lower()
+    finally:
+        sh("umount", "/usr/bin/doveadm")
+    check(again != renewed, "a second renewal, Dovecot's reload doing nothing", again)
+    check(dovecot_restarts() == restarts + 1, "the node found 993 on the old certificate and restarted "
+          "dovecot.service once (its audit trail)", (restarts, dovecot_restarts()))
+    check_tenant_listeners(again, "and the listeners present the renewed certificate")
+
+
+def dovecot_restarts():
+    """How many `systemctl try-restart -- dovecot.service` the node's audit trail records."""
+    db = sqlite3.connect("file:/var/lib/layerone/state/state.db?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT detail FROM audit WHERE kind = 'invocation'").fetchall()
+    finally:
+        db.close()
+    return sum(1 for (detail,) in rows if "try-restart" in detail and "dovecot.service" in detail)
 
 
 # Every listener of the node's certificate, and how TLS starts there (`openssl s_client -starttls`).

@@ -114,6 +114,29 @@ pub fn leaf_sha256(
     Ok(hex::encode(Sha256::digest(leaf.as_ref())))
 }
 
+/// The fingerprint `addr` presents for `server_name`, asked again until it is `want` or
+/// `settle` has passed (and, while it does not answer, until `timeout` has): a listener just
+/// reloaded is given time to take a new certificate, one just restarted time to answer.
+pub fn settled_leaf_sha256(
+    addr: SocketAddr,
+    hello: Hello,
+    server_name: &str,
+    want: &str,
+    settle: Duration,
+    timeout: Duration,
+) -> Result<String, ProbeError> {
+    let start = std::time::Instant::now();
+    loop {
+        let seen = leaf_sha256(addr, hello, server_name, timeout);
+        let waited = start.elapsed();
+        match seen {
+            Ok(found) if found == want || waited >= settle => return Ok(found),
+            Err(err) if waited >= settle.max(timeout) => return Err(err),
+            _ => std::thread::sleep(Duration::from_millis(250)),
+        }
+    }
+}
+
 /// Reads one reply (its continuation lines `NNN-` included) and checks its code. Byte by
 /// byte, so nothing of the TLS stream that follows is read here.
 fn expect(

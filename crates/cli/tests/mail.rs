@@ -628,6 +628,29 @@ fn a_certificate_covering_mail_dot_domain_serves_it_by_sni_on_the_real_configura
         "{drift:?}\n{}",
         std::fs::read_to_string(&sni_conf).unwrap()
     );
+    // The listeners the node handshakes after the certificate's batch (and the drift check
+    // on a server): Apache on 443 for both names, the mail services for the mail host only.
+    let ctx = node.ctx();
+    let listeners: Vec<(String, u16, String)> = ops::certificate::listeners::listeners(
+        &ctx,
+        &id(10).parse().unwrap(),
+        &id(40).parse().unwrap(),
+    )
+    .unwrap()
+    .into_iter()
+    .map(|l| (l.service.name().to_owned(), l.port, l.name.to_string()))
+    .collect();
+    let at = |service: &str, port: u16, name: &str| (service.to_owned(), port, name.to_owned());
+    assert_eq!(
+        listeners,
+        vec![
+            at("apache", 443, DOMAIN),
+            at("apache", 443, &host),
+            at("dovecot", 993, &host),
+            at("dovecot", 995, &host),
+            at("postfix", 587, &host),
+        ]
+    );
 
     run(
         &mut node,

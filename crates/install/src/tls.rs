@@ -580,22 +580,19 @@ pub fn follow(
     Ok(())
 }
 
-/// The fingerprint `l` presents, asked again until it is `want` or `settle` has passed (and,
-/// while it does not answer, until [`PROBE_TIMEOUT`] has).
+/// The fingerprint `l` presents ([`acme::probe::settled_leaf_sha256`]).
 fn presented(
     l: &Listener,
     config: &NodeConfig,
     want: &str,
     settle: Duration,
 ) -> Result<String, acme::probe::ProbeError> {
-    let start = std::time::Instant::now();
-    loop {
-        let seen = acme::probe::leaf_sha256(l.addr, l.hello, config.name.as_str(), PROBE_TIMEOUT);
-        let waited = start.elapsed();
-        match seen {
-            Ok(found) if found == want || waited >= settle => return Ok(found),
-            Err(err) if waited >= settle.max(PROBE_TIMEOUT) => return Err(err),
-            _ => std::thread::sleep(Duration::from_millis(250)),
-        }
-    }
+    acme::probe::settled_leaf_sha256(
+        l.addr,
+        l.hello,
+        config.name.as_str(),
+        want,
+        settle,
+        PROBE_TIMEOUT,
+    )
 }

@@ -115,6 +115,9 @@ pub struct Ctx {
     changed: Vec<Changed>,
     /// The node's data directory, for handlers that read uploaded blobs (`blobs/in`).
     layout: Option<store::Layout>,
+    /// The certificates whose chain was put in place in this batch (account, id, the chain's
+    /// fingerprint): their listeners are checked when the batch ends.
+    fresh_certificates: Vec<(Hex32, Hex32, String)>,
 }
 
 impl Ctx {
@@ -126,6 +129,7 @@ impl Ctx {
             job_services: BTreeSet::new(),
             changed: Vec::new(),
             layout: None,
+            fresh_certificates: Vec::new(),
         }
     }
 
@@ -354,9 +358,23 @@ impl Ctx {
                 failed.insert(service);
             }
         }
+        // With the batch's rows still in the view: the listeners of a new certificate.
+        let fresh = std::mem::take(&mut self.fresh_certificates);
+        if !fresh.is_empty() {
+            let failed: Vec<Service> = failed.iter().copied().collect();
+            crate::certificate::listeners::follow(self, &fresh, &failed);
+        }
         self.changed.clear();
         self.pending.clear_batch();
         failed
+    }
+
+    /// Records that certificate `id` of `account` has a chain with `fingerprint` in place:
+    /// [`Ctx::finish_batch`] checks its listeners after the reloads.
+    pub fn certificate_in_place(&mut self, account: &Hex32, id: &Hex32, fingerprint: &str) {
+        self.fresh_certificates.retain(|(_, cert, _)| cert != id);
+        self.fresh_certificates
+            .push((account.clone(), id.clone(), fingerprint.to_owned()));
     }
 }
 

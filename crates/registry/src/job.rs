@@ -290,6 +290,9 @@ pub enum DriftAspect {
     CertificateKeyMissing,
     /// A certificate's chain and key in place are not a pair for its web domain (the key is another's, or the chain does not parse or name the domain).
     CertificateDiffers,
+    /// A listener serving a certificate's name (Apache on 443, Dovecot on 993 and 995,
+    /// Postfix on 587 for its mail host) presents another certificate than the one recorded.
+    ListenerCertificateStale,
     /// A Postfix table lacks a line the resource derives.
     PostfixEntryMissing,
     /// A Postfix table holds a line state.db does not derive.
@@ -352,6 +355,7 @@ impl DriftAspect {
         DriftAspect::CertificateChainMissing,
         DriftAspect::CertificateKeyMissing,
         DriftAspect::CertificateDiffers,
+        DriftAspect::ListenerCertificateStale,
         DriftAspect::PostfixEntryMissing,
         DriftAspect::PostfixTableDiffers,
         DriftAspect::DovecotEntryMissing,
@@ -394,6 +398,7 @@ impl DriftAspect {
             DriftAspect::CertificateChainMissing => "certificate_chain_missing",
             DriftAspect::CertificateKeyMissing => "certificate_key_missing",
             DriftAspect::CertificateDiffers => "certificate_differs",
+            DriftAspect::ListenerCertificateStale => "listener_certificate_stale",
             DriftAspect::PostfixEntryMissing => "postfix_entry_missing",
             DriftAspect::PostfixTableDiffers => "postfix_table_differs",
             DriftAspect::DovecotEntryMissing => "dovecot_entry_missing",

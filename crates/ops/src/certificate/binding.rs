@@ -138,6 +138,8 @@ fn bind(
     let now = ctx.clock().now_secs();
     let checked = check_chain(chain, key, domain, aliases, source_field(source), now)?;
     install_files(ctx, id, key, chain)?;
+    // Its listeners are checked once the batch's reloads ran (`listeners::follow`).
+    ctx.certificate_in_place(account, id, &checked.fingerprint);
     ctx.set_row(&CertificateRow {
         web_domain: web_domain.clone(),
         source,

@@ -43,8 +43,10 @@
 //! One part per file: the chain and key checks (`chain`), issuance over ACME
 //! (`issuance`), uploaded bundles (`bundle`), the files and their binding to the web
 //! domain's vhost (`binding`: `ensure_certificate`, `renew_certificate`,
-//! `remove_certificate`) and what is in place (`observation`: `observe_certificates`, the
-//! renewals the runner queues).
+//! `remove_certificate`), what is in place (`observation`: `observe_certificates`, the
+//! renewals the runner queues) and which certificate its listeners present (`listeners`:
+//! checked after the batch that put a chain in place, a stale one restarted, and by the drift
+//! check).
 
 pub use declarations::certificate::*;
 
@@ -52,6 +54,7 @@ mod binding;
 mod bundle;
 mod chain;
 mod issuance;
+pub mod listeners;
 mod observation;
 
 pub use chain::name_covers;
@@ -217,6 +220,7 @@ impl Derive<Ctx> for Certificate {
                 ));
             }
         }
+        items.extend(listeners::derived(ctx)?);
         Ok(items)
     }
 }

@@ -50,6 +50,8 @@ class EventPageEventsItemDriftType0:
                 - `certificate_key_missing`: A certificate's private key file is gone.
                 - `certificate_differs`: A certificate's chain and key in place are not a pair for its web domain (the key is
                 another's, or the chain does not parse or name the domain).
+                - `listener_certificate_stale`: A listener serving a certificate's name (Apache on 443, Dovecot on 993 and 995,
+                Postfix on 587 for its mail host) presents another certificate than the one recorded.
                 - `postfix_entry_missing`: A Postfix table lacks a line the resource derives.
                 - `postfix_table_differs`: A Postfix table holds a line state.db does not derive.
                 - `dovecot_entry_missing`: Dovecot's passwd-file lacks the mailbox's line as state.db derives it.

@@ -19,6 +19,7 @@ class EventPageEventsItemDriftType0Aspect(StrEnum):
     FTP_LOGIN_MISSING = "ftp_login_missing"
     FTP_PASSWD_DIFFERS = "ftp_passwd_differs"
     HOME_MISSING = "home_missing"
+    LISTENER_CERTIFICATE_STALE = "listener_certificate_stale"
     MAIL_CLIENT_SETTINGS_DIFFERS = "mail_client_settings_differs"
     MAIL_CLIENT_SETTINGS_MISSING = "mail_client_settings_missing"
     MYSQL_DATABASE_DIFFERS = "mysql_database_differs"
