@@ -832,14 +832,14 @@ def certificate_step(api, shop):
     tenant_listeners_follow_step(api, shop, fingerprint)
 
 
-# The listeners of the tenant's certificate: its domain on 443, its mail host on 993 and 587.
-TENANT_LISTENERS = ((443, None, SHOP), (993, None, SHOP_MAIL), (587, "smtp", SHOP_MAIL))
+# The listeners of the tenant's certificate: its domain on 443, its mail host on 993, 995 and 587.
+TENANT_LISTENERS = ((443, None, SHOP), (993, None, SHOP_MAIL), (995, None, SHOP_MAIL), (587, "smtp", SHOP_MAIL))
 
 
 def check_tenant_listeners(want, what):
     seen = {port: served_fingerprint(port, starttls, server_name=name) for port, starttls, name in TENANT_LISTENERS}
     check(all(f == want for f in seen.values()),
-          f"{what}: 443 ({SHOP}), 993 and 587 ({SHOP_MAIL}) present sha256 {want[:16]}... (openssl s_client)", seen)
+          f"{what}: 443 ({SHOP}), 993, 995 and 587 ({SHOP_MAIL}) present sha256 {want[:16]}... (openssl s_client)", seen)
 
 
 def tenant_listeners_follow_step(api, shop, issued):
