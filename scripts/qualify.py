@@ -851,6 +851,10 @@ def tenant_listeners_follow_step(api, shop, issued):
     # Dovecot's reload (`doveadm reload`) made a no-op for the runner: the node's own check after
     # the batch sees 993 on the old certificate and restarts dovecot.service.
     restarts = dovecot_restarts()
+    # The pair in place now, kept to be served again below.
+    key, crt = sni_files(SHOP_MAIL)
+    shutil.copyfile(key, "/run/qualify-previous.key")
+    shutil.copyfile(crt, "/run/qualify-previous.crt")
     sh("mount", "--bind", "/bin/true", "/usr/bin/doveadm")
     try:
         again = api.run("renew_certificate", ref)["fingerprint_sha256"].replace(":", "").lower()
@@ -860,6 +864,42 @@ def tenant_listeners_follow_step(api, shop, issued):
     check(dovecot_restarts() == restarts + 1, "the node found 993 on the old certificate and restarted "
           "dovecot.service once (its audit trail)", (restarts, dovecot_restarts()))
     check_tenant_listeners(again, "and the listeners present the renewed certificate")
+
+    # Dovecot kept on the previous pair whatever restarts it (the previous files bind-mounted
+    # over the certificate family's): the runner's drift check reports the stale listener.
+    sh("mount", "--bind", "/run/qualify-previous.key", key)
+    sh("mount", "--bind", "/run/qualify-previous.crt", crt)
+    try:
+        sh("systemctl", "restart", "dovecot.service")
+        check(served_fingerprint(993, server_name=SHOP_MAIL) == renewed,
+              "Dovecot made to serve the previous certificate on 993")
+        # The drift check runs when its marker is older than its period: made so, then a pass.
+        os.utime("/var/lib/layerone/state/observed", (0, 0))
+        api.run("observe_account_usage", {"id": shop.ids["account"]})
+        stale, after = [], 0
+        for _ in range(50):
+            status, page = api.request("GET", f"/v1/events?after={after}&limit=1000")
+            check(status == 200, "the events feed answers", page)
+            stale += [e for e in page["events"] if "listener_certificate_stale" in json.dumps(e)]
+            if page["next"] == after:
+                break
+            after = page["next"]
+        check(stale, "the drift check reports the listener as listener_certificate_stale", after)
+        ok(f"   {json.dumps(stale[0])[:300]}")
+    finally:
+        sh("umount", crt)
+        sh("umount", key)
+        sh("systemctl", "restart", "dovecot.service")
+    check(served_fingerprint(993, server_name=SHOP_MAIL) == again, "Dovecot back on the renewed certificate")
+
+
+def sni_files(name):
+    """The key and chain Postfix's SNI table names for `name` (`name key chain`)."""
+    for line in pathlib.Path("/etc/postfix/layerone/sni").read_text().splitlines():
+        fields = line.split()
+        if fields and fields[0] == name:
+            return fields[1], fields[2]
+    raise Failed(f"no SNI entry for {name}")
 
 
 def dovecot_restarts():
