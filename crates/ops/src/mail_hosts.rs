@@ -30,7 +30,7 @@ use registry::{Aspects, Derived, DerivedTable, DriftAspect, Of, OpError, Owner};
 use crate::certificate::certificate_files;
 use crate::context::{ConfigFile, Ctx, Service, provider_error, store_error};
 use crate::mail_domain::MailDomainRow;
-use crate::mail_records::{certificates_with_names, certified_names, mail_host, node_name};
+use crate::mail_records::{certificates_with_names, mail_host, node_name};
 
 /// One mail host name served by SNI: the mail domain it is the host of, and the files of the
 /// certificate that covers it.
@@ -54,18 +54,6 @@ const DOVECOT_FILE: Aspects = Aspects::new(
     DriftAspect::DovecotPasswdDiffers,
 );
 
-/// The certificate of `account` bound to a web domain named or aliased `name`.
-fn certificate_for(
-    ctx: &Ctx,
-    account: &Hex32,
-    name: &DomainName,
-) -> Result<Option<Hex32>, OpError> {
-    Ok(certificates_with_names(&ctx.view(), account)?
-        .into_iter()
-        .find(|(_, names)| names.contains(name))
-        .map(|(id, _)| id))
-}
-
 /// The mail host names the node serves by SNI, as the view has them, in mail domain order:
 /// none when the node has no name yet (as `crate::mail_records::domain_dns`).
 pub fn hosts(ctx: &Ctx) -> Result<Vec<MailHost>, OpError> {
@@ -77,13 +65,18 @@ pub fn hosts(ctx: &Ctx) -> Result<Vec<MailHost>, OpError> {
         let Owner::Tenant(account) = &stored.owner else {
             continue;
         };
-        let certified = certified_names(&ctx.view(), account)?;
-        let host = mail_host(&node, &stored.row.domain, &certified);
+        let certificates = certificates_with_names(&ctx.view(), account)?;
+        let host = mail_host(
+            &node,
+            &stored.row.domain,
+            certificates.iter().flat_map(|(_, names)| names),
+        );
         if host == node {
             continue;
         }
-        if let Some(cert) = certificate_for(ctx, account, &host)? {
-            let (chain, key) = certificate_files(ctx, &cert);
+        // The certificate bound to a web domain named or aliased the host.
+        if let Some((cert, _)) = certificates.iter().find(|(_, names)| names.contains(&host)) {
+            let (chain, key) = certificate_files(ctx, cert);
             hosts.push(MailHost {
                 of: Of::new(&stored.id, &stored.owner),
                 name: host,

@@ -75,6 +75,16 @@ fn listeners_reachable(ctx: &Ctx) -> bool {
 /// The listeners serving certificate `id` of `account`, as the view has it: none when it is
 /// bound to no web domain.
 pub fn listeners(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<Vec<Listener>, OpError> {
+    listeners_among(ctx, &mail_hosts::hosts(ctx)?, account, id)
+}
+
+/// [`listeners`], with the node's mail hosts (`mail_hosts::hosts`) read once by the caller.
+fn listeners_among(
+    ctx: &Ctx,
+    hosts: &[mail_hosts::MailHost],
+    account: &Hex32,
+    id: &Hex32,
+) -> Result<Vec<Listener>, OpError> {
     let Some((_, names)) = certificates_with_names(&ctx.view(), account)?
         .into_iter()
         .find(|(cert, _)| cert == id)
@@ -91,7 +101,7 @@ pub fn listeners(ctx: &Ctx, account: &Hex32, id: &Hex32) -> Result<Vec<Listener>
         })
         .collect();
     let (chain, _) = certificate_files(ctx, id);
-    for host in mail_hosts::hosts(ctx)? {
+    for host in hosts {
         if host.chain != chain || !names.contains(&host.name) {
             continue;
         }
@@ -149,9 +159,16 @@ pub fn follow(ctx: &Ctx, fresh: &[(Hex32, Hex32, String)], failed: &[Service]) {
     if !listeners_reachable(ctx) {
         return;
     }
+    let hosts = match mail_hosts::hosts(ctx) {
+        Ok(hosts) => hosts,
+        Err(e) => {
+            tracing::warn!(error = e.message, "the mail hosts could not be read; the new certificates' listeners are not checked");
+            return;
+        }
+    };
     let mut restarted: Vec<Service> = Vec::new();
     for (account, id, want) in fresh {
-        let listeners = match listeners(ctx, account, id) {
+        let listeners = match listeners_among(ctx, &hosts, account, id) {
             Ok(listeners) => listeners,
             Err(e) => {
                 tracing::warn!(certificate = %id, error = e.message, "the certificate's listeners could not be listed");
@@ -193,6 +210,7 @@ pub fn derived(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
     if !listeners_reachable(ctx) {
         return Ok(Vec::new());
     }
+    let hosts = mail_hosts::hosts(ctx)?;
     let mut items = Vec::new();
     for stored in ctx.view().all::<CertificateRow>().map_err(store_error)? {
         let (Owner::Tenant(account), Some(want)) = (&stored.owner, &stored.row.fingerprint_sha256)
@@ -200,7 +218,7 @@ pub fn derived(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
             continue;
         };
         let of = Of::new(&stored.id, &stored.owner);
-        for l in listeners(ctx, account, &stored.id)? {
+        for l in listeners_among(ctx, &hosts, account, &stored.id)? {
             if let Ok(found) = presented(&l, want, Duration::ZERO) {
                 items.push(Derived::setting(
                     of.clone(),
