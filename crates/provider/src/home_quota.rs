@@ -246,10 +246,10 @@ impl Provider {
     ) -> Result<Option<HomeQuota>, ProviderError> {
         match fs.mechanism {
             QuotaMechanism::BtrfsQgroup => {
-                if !self.btrfs_is_subvolume(home)? {
+                let Some(id) = self.btrfs_subvolume_id(home)? else {
                     return Ok(None);
-                }
-                let own = format!("0/{}", self.btrfs_root_id(home)?);
+                };
+                let own = format!("0/{id}");
                 let group = tenant_qgroup(uid);
                 let qgroups = self.btrfs_qgroups(home)?;
                 let in_group = qgroups
@@ -313,8 +313,7 @@ impl Provider {
                 if qgroups.iter().any(|q| q.qgroup == group) {
                     self.btrfs_qgroup_limit(None, &group, homes)?;
                 }
-                if self.btrfs_is_subvolume(home)? {
-                    let id = self.btrfs_root_id(home)?;
+                if let Some(id) = self.btrfs_subvolume_id(home)? {
                     let all = self.btrfs_subvolumes(homes)?;
                     for (nested, _) in nested_subvolumes(&all, id) {
                         self.btrfs_subvolume_delete_id(nested.id, homes)?;

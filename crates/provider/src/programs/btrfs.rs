@@ -7,7 +7,7 @@
 //!
 //! - `btrfs subvolume create PATH`: the home, created before `useradd` finds it there;
 //! - `btrfs subvolume show PATH`: exit 0 for a subvolume, 1 ("Not a Btrfs subvolume") for a
-//!   plain directory; only the status is read;
+//!   plain directory; of its text, only the `Subvolume ID:` line is read;
 //! - `btrfs inspect-internal rootid PATH`: the id of the subvolume holding `PATH`;
 //! - `btrfs subvolume list PATH`: every subvolume of the file system, one line each,
 //!   `ID <id> gen <gen> top level <parent id> path <path from the top level>`;
@@ -186,6 +186,13 @@ pub fn parse_subvolume_list(text: &str) -> Option<Vec<SubvolumeListed>> {
     Some(listed)
 }
 
+/// The `Subvolume ID:` of `btrfs subvolume show`'s text.
+pub fn parse_subvolume_id(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.trim().strip_prefix("Subvolume ID:"))
+        .and_then(|id| id.trim().parse().ok())
+}
+
 /// The subvolumes under subvolume `root` (not `root` itself), each with its depth below it
 /// (1 for one directly inside), deepest first: the order they can be deleted in.
 pub fn nested_subvolumes(all: &[SubvolumeListed], root: u64) -> Vec<(SubvolumeListed, usize)> {
@@ -235,11 +242,21 @@ impl Provider {
     /// Whether `home` is a subvolume (`btrfs subvolume show` exits 0), not a plain directory
     /// (exit 1). A missing path is not one.
     pub fn btrfs_is_subvolume(&self, home: &Path) -> Result<bool, ProviderError> {
-        match self.btrfs(&subvolume_argv("show", &self.sysconf(home))) {
-            Ok(_) => Ok(true),
-            Err(e) if e.exit_status() == Some(1) => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.btrfs_subvolume_id(home).map(|id| id.is_some())
+    }
+
+    /// The id of subvolume `home` (the `Subvolume ID:` line of `btrfs subvolume show`), or
+    /// `None` when it is a plain directory (exit 1) or missing.
+    pub fn btrfs_subvolume_id(&self, home: &Path) -> Result<Option<u64>, ProviderError> {
+        let out = match self.btrfs(&subvolume_argv("show", &self.sysconf(home))) {
+            Ok(out) => out,
+            Err(e) if e.exit_status() == Some(1) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        parse_subvolume_id(&text)
+            .map(Some)
+            .ok_or_else(|| unreadable("btrfs subvolume show", &text))
     }
 
     /// The id of the subvolume holding `path` (`btrfs inspect-internal rootid`).
@@ -403,6 +420,15 @@ mod tests {
             Some(vec![])
         );
         assert_eq!(parse_qgroup_show("0/256 many 1 2 none - x\n"), None);
+    }
+
+    #[test]
+    fn a_subvolumes_id_is_read_from_its_show_text() {
+        // As btrfs-progs 6.2 prints it on Debian 12.
+        let text = "shop1\n\tName: \t\t\tshop1\n\tUUID: \t\t\t5a6472bb-c417-2d46-96c9-b427735d7865\n\
+                    \tSubvolume ID: \t\t257\n\tGeneration: \t\t9\n";
+        assert_eq!(parse_subvolume_id(text), Some(257));
+        assert_eq!(parse_subvolume_id("shop1\n\tName: shop1\n"), None);
     }
 
     #[test]
