@@ -34,10 +34,9 @@ pub use declarations::mail_domain::{DnsRecord, DnsRecordType};
 use registry::types::mail::DkimSelector;
 use registry::types::{DomainName, Hex32};
 use registry::{OpError, Owner};
-use serde::Deserialize;
 use store::View;
 
-use crate::certificate::{CertificateRow, NODE_CONFIG};
+use crate::certificate::CertificateRow;
 use crate::context::{Ctx, provider_error, store_error};
 use crate::dkim_key::{DkimKeyRow, public_key_stub};
 use crate::web_domain::WebDomainRow;
@@ -223,25 +222,7 @@ pub fn certificates_with_names(
 /// node): `None` when there is no such file or name, on a node never installed (a simulated
 /// one); a file that does not parse is `node_config_invalid`.
 pub fn node_name(ctx: &Ctx) -> Result<Option<DomainName>, OpError> {
-    #[derive(Deserialize)]
-    struct NodeFile {
-        #[serde(default)]
-        name: Option<DomainName>,
-    }
-    let Some(bytes) = ctx
-        .provider
-        .read_config(&ctx.provider.sysconf(NODE_CONFIG))
-        .map_err(provider_error)?
-    else {
-        return Ok(None);
-    };
-    let file: NodeFile = toml::from_str(&String::from_utf8_lossy(&bytes)).map_err(|e| {
-        OpError::permanent(
-            "node_config_invalid",
-            format!("{NODE_CONFIG} does not parse: {}", e.message()),
-        )
-    })?;
-    Ok(file.name)
+    crate::certificate::node_setting(ctx, "name")
 }
 
 /// The DKIM public keys of `account`'s keys for `domain`, read from the zone stubs

@@ -28,14 +28,20 @@ pub struct AcmeSettings {
     pub http_port: Option<u16>,
 }
 
-#[derive(Deserialize)]
-struct NodeFile {
-    #[serde(default)]
-    acme: Option<AcmeSettings>,
-}
-
-/// The node configuration's `[acme]` table, if there is one.
-pub fn acme_settings(ctx: &Ctx) -> Result<Option<AcmeSettings>, OpError> {
+/// The key `key` of the node's configuration (the installer's file; the other tables and keys
+/// are the installer's to check): `None` when there is no such file, on a node never
+/// installed (a simulated one), or no such key; a file or a value that does not parse is
+/// `node_config_invalid`.
+pub fn node_setting<T: serde::de::DeserializeOwned>(
+    ctx: &Ctx,
+    key: &str,
+) -> Result<Option<T>, OpError> {
+    let invalid = |message: String| {
+        OpError::permanent(
+            "node_config_invalid",
+            format!("{NODE_CONFIG} does not parse: {message}"),
+        )
+    };
     let Some(bytes) = ctx
         .provider
         .read_config(&ctx.provider.sysconf(NODE_CONFIG))
@@ -43,14 +49,17 @@ pub fn acme_settings(ctx: &Ctx) -> Result<Option<AcmeSettings>, OpError> {
     else {
         return Ok(None);
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let file: NodeFile = toml::from_str(&text).map_err(|e| {
-        OpError::permanent(
-            "node_config_invalid",
-            format!("{NODE_CONFIG} does not parse: {}", e.message()),
-        )
-    })?;
-    Ok(file.acme)
+    let mut table: toml::Table =
+        toml::from_str(&String::from_utf8_lossy(&bytes)).map_err(|e| invalid(e.message().to_owned()))?;
+    table
+        .remove(key)
+        .map(|value| value.try_into().map_err(|e: toml::de::Error| invalid(e.message().to_owned())))
+        .transpose()
+}
+
+/// The node configuration's `[acme]` table, if there is one.
+pub fn acme_settings(ctx: &Ctx) -> Result<Option<AcmeSettings>, OpError> {
+    node_setting(ctx, "acme")
 }
 
 /// Challenge responses as files in the node's webroot, written whole through the provider.

@@ -58,7 +58,7 @@ pub mod listeners;
 mod observation;
 
 pub use chain::name_covers;
-pub use issuance::{AcmeSettings, acme_settings};
+pub use issuance::{AcmeSettings, acme_settings, node_setting};
 pub use observation::renewal_requests;
 
 use std::path::PathBuf;
