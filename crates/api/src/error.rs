@@ -9,17 +9,13 @@
 
 use std::borrow::Cow;
 
+use admission::{Refusal, RefusalKind};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use registry::FieldError;
 use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    /// The request body does not validate; the code is the registry's
-    /// (`invalid_json`, `unknown_field`, `missing_field`, `invalid_field`, `wrong_node`...).
-    #[error("invalid request: {0}")]
-    Invalid(FieldError),
     #[error("the body is larger than {limit} bytes")]
     BodyTooLarge { limit: usize },
     #[error("the body must be application/json")]
@@ -40,12 +36,10 @@ pub enum ApiError {
     Method,
     #[error("no such job")]
     JobNotFound,
-    #[error("the request id was used with another body")]
-    Conflict,
-    /// The node's fleet assignment refuses the operation's module (`module_not_assigned`,
-    /// `module_unavailable`): what root would answer, said before the request is queued.
+    /// Admission refused the request (the `admission` crate's [`Refusal`]): invalid, too
+    /// large, a conflict, or state, inbox or disk unavailable.
     #[error("{}", .0.message)]
-    Module(registry::OpError),
+    Refused(Refusal),
     #[error("too many requests")]
     RateLimited { retry_after_secs: u32 },
     #[error("state is briefly unavailable")]
@@ -65,19 +59,6 @@ pub enum ApiError {
     BlobNotFound,
     #[error("blob storage is unavailable")]
     BlobStorageUnavailable,
-}
-
-impl From<FieldError> for ApiError {
-    fn from(e: FieldError) -> Self {
-        // The registry re-checks the size it was given; the stream limit normally fires first.
-        if e.code == "body_too_large" {
-            ApiError::BodyTooLarge {
-                limit: registry::envelope::MAX_BODY,
-            }
-        } else {
-            ApiError::Invalid(e)
-        }
-    }
 }
 
 impl From<store::ReadError> for ApiError {
@@ -128,13 +109,6 @@ impl ApiError {
         };
         let message = self.to_string();
         match self {
-            ApiError::Invalid(e) => Parts {
-                status: StatusCode::BAD_REQUEST,
-                code: e.code,
-                field: e.field,
-                message: e.message,
-                retry_after_secs: None,
-            },
             ApiError::BodyTooLarge { .. } => {
                 p(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "", message)
             }
@@ -169,18 +143,17 @@ impl ApiError {
                 "request_id",
                 message,
             ),
-            ApiError::Conflict => p(
-                StatusCode::CONFLICT,
-                "request_id_conflict",
-                "request_id",
-                message,
-            ),
-            ApiError::Module(e) => Parts {
-                status: StatusCode::CONFLICT,
-                code: e.code,
-                field: "operation".to_owned(),
-                message: e.message,
-                retry_after_secs: None,
+            ApiError::Refused(refusal) => Parts {
+                status: match refusal.kind {
+                    RefusalKind::Invalid => StatusCode::BAD_REQUEST,
+                    RefusalKind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+                    RefusalKind::Conflict => StatusCode::CONFLICT,
+                    RefusalKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+                },
+                code: refusal.code,
+                field: refusal.field,
+                message: refusal.message,
+                retry_after_secs: refusal.retry_after,
             },
             ApiError::RateLimited { retry_after_secs } => Parts {
                 retry_after_secs: Some(retry_after_secs),

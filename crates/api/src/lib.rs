@@ -10,7 +10,8 @@
 //! - `routes`: the endpoints; `error`: the one status mapping; `auth`: the bearer key;
 //!   `limits`: rate limiting and the streamed body cap; `watch`: state change notification
 //!   for the events long-poll.
-//! - [`Gate`]: the same admission for the fleet daemon's broker consumer.
+//! - [`RunningApi::gate`]: the same admission (the `admission` crate's) for the fleet
+//!   daemon's broker consumer.
 //! - `local`: the same routes on a unix socket for operators on the machine, authenticated by
 //!   the kernel's peer credentials ([`LocalSocket`], [`Operators`]).
 //! - [`tls`]: rustls configuration and the self-signed placeholder certificate.
@@ -19,9 +20,9 @@
 //! `layerone-dev`; [`serve`] runs until a shutdown future resolves, for the binary.
 
 mod auth;
+pub mod binary;
 pub mod config;
 mod error;
-mod gate;
 mod limits;
 mod local;
 mod routes;
@@ -33,15 +34,16 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use admission::{Admission, Gate};
 use anyhow::Context;
 use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
-use store::{Inbox, Layout, StateReader};
+use inbox::Inbox;
+use store::{Layout, StateReader};
 use tokio::task::JoinHandle;
 
 pub use auth::{generate_api_key, key_sha256, parse_key_sha256};
 pub use config::{ApiConfig, FrontDoor, FrontDoorError, Limits, Network};
 pub use error::ApiError;
-pub use gate::{Gate, Refusal};
 pub use local::{LocalSocket, Operators, Peer};
 
 use routes::App;
@@ -103,9 +105,11 @@ impl RunningApi {
 
     /// The node's admission and reads, for another door (the fleet daemon).
     pub fn gate(&self) -> Gate {
-        Gate {
-            app: self.app.clone(),
-        }
+        Gate::new(
+            self.app.admission.clone(),
+            self.app.changes.clone(),
+            self.app.stopping.subscribe(),
+        )
     }
 
     /// Stops the API and waits until it has.
@@ -170,7 +174,6 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         .and_then(|pem| tls::not_after(&pem).ok());
     let (inbox, writer) = Inbox::open(&layout.inbox_db())
         .with_context(|| format!("opening {}", layout.inbox_db().display()))?;
-    let reader = StateReader::new(&layout.state_db());
 
     let listener = std::net::TcpListener::bind(config.listen)
         .with_context(|| format!("binding {}", config.listen))?;
@@ -179,13 +182,16 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     let (changes, watch_task) = watch::spawn(&layout.state_dir());
     let (stopping, _) = tokio::sync::watch::channel(false);
     let limits = config.limits.clone();
-    let app = Arc::new(App {
+    let admission = Arc::new(Admission::new(
         registry,
-        node_id: config.node_id.clone(),
-        key_sha256: config.key_sha256,
+        config.node_id.clone(),
         inbox,
+        StateReader::new(&layout.state_db()),
+    ));
+    let app = Arc::new(App {
+        admission,
+        key_sha256: config.key_sha256,
         layout: layout.clone(),
-        reader,
         changes,
         stopping: stopping.clone(),
         limiter: limits::RateLimiter::new(&limits),
@@ -193,7 +199,6 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         openapi: std::sync::OnceLock::new(),
         catalogue: std::sync::OnceLock::new(),
         catalogue_sha256: std::sync::OnceLock::new(),
-        operation_sha256: std::sync::OnceLock::new(),
         tls_not_after,
     });
 
@@ -279,9 +284,9 @@ async fn prune_inbox(app: Arc<App>) {
     loop {
         tick.tick().await;
         let reader_app = app.clone();
-        match tokio::task::spawn_blocking(move || reader_app.reader.watermark()).await {
+        match tokio::task::spawn_blocking(move || reader_app.admission.reader().watermark()).await {
             Ok(Ok(watermark)) if watermark > pruned => {
-                app.inbox.prune(watermark);
+                app.admission.inbox().prune(watermark);
                 pruned = watermark;
             }
             Ok(Ok(_)) | Ok(Err(store::ReadError::Unavailable { .. })) => {}

@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use client::NodeClient;
+use inbox::Inbox;
 use provider::{Platform, Provider, ProviderConfig};
 use registry::Hex32;
 use serde_json::{Value, json};
-use store::{Inbox, Layout};
+use store::Layout;
 
 use crate::child;
 
@@ -30,7 +31,9 @@ impl Bins {
         let me = std::env::current_exe()?;
         let dir = me.parent().context("the benchmark's directory")?;
         let bins = Bins {
-            api: dir.join("layerone-api"),
+            // The packaged API refuses root; the benchmark runs as root, so it starts the dev
+            // node's API, the same command line and the same serving code allowed to.
+            api: dir.join("layerone-dev-api"),
             runner: dir.join("layerone-sim-runner"),
         };
         // The runner starts the tenant worker beside it for any work in a home.
@@ -204,7 +207,6 @@ impl Node {
             // The benchmark is one client address sending as fast as it can.
             "--rate-per-sec".as_ref(),
             "0".as_ref(),
-            "--allow-root".as_ref(),
         ];
         self.api = Some(child::start(
             &self.bins.api,

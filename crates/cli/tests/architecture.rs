@@ -143,18 +143,23 @@ fn only_the_real_executor_starts_programs() {
 /// The crates of the unprivileged side: what the API, a client and every binary that talks
 /// about operations without performing them link.
 const UNPRIVILEGED: &[&str] = &[
+    "admission",
     "api",
     "client",
     "contract",
     "declarations",
     "fleet",
     "fleet-daemon",
+    "inbox",
     "mcp",
+    "store",
 ];
 
-/// What the unprivileged side must never link: the handlers, the provider, the simulator and
-/// the test support and the simulation, the runner, the tenant worker and the crash points.
+/// What the unprivileged side must never link: root's state.db writer, the handlers, the
+/// provider, the simulator and the test support and the simulation, the runner, the tenant
+/// worker and the crash points.
 const PRIVILEGED: &[&str] = &[
+    "state",
     "ops",
     "provider",
     "simulator",
@@ -331,9 +336,9 @@ const UNSHIPPED: &[&str] = &["simulator", "testkit", "simulation", "devnode"];
 
 /// The binaries the packages ship are those of the `.deb` and `.rpm` assets (`crates/cli`'s
 /// `[package.metadata.deb]` and `[package.metadata.generate-rpm]`); the packages that build
-/// them link neither the simulator nor the test support (normal dependencies: their tests may
-/// link anything), so the packaged `layerone-runner` cannot select the simulator or arm a
-/// crash point. The bytes of the built runner are checked by
+/// them link neither the simulator, nor the test support, nor any crate holding a simulated
+/// implementation (normal dependencies: their tests may link anything), so the packaged
+/// `layerone-runner` cannot select the simulator or arm a crash point. The bytes of the built runner are checked by
 /// `the_packaged_runner_holds_no_simulator_and_no_crash_point_arming` (devnode).
 #[test]
 fn the_packaged_binaries_link_neither_the_simulator_nor_the_test_support() {
@@ -351,6 +356,17 @@ fn the_packaged_binaries_link_neither_the_simulator_nor_the_test_support() {
         devnode.contains("simulator") && devnode.contains("testkit"),
         "the dependency walk no longer sees devnode -> simulator, testkit"
     );
+    // Besides the named crates, every workspace crate holding a simulated implementation: one
+    // that links the simulator, or is named for a simulation.
+    let simulated: BTreeSet<String> = members
+        .iter()
+        .filter(|m| {
+            UNSHIPPED.contains(&m.as_str())
+                || closure(&graph, m).contains("simulator")
+                || m.contains("sim")
+        })
+        .cloned()
+        .collect();
     let cli = &packages["cli"]["metadata"];
     let mut shipped = BTreeSet::new();
     let deb = cli["deb"]["assets"].as_array().expect("deb assets");
@@ -389,7 +405,7 @@ fn the_packaged_binaries_link_neither_the_simulator_nor_the_test_support() {
             panic!("the packaged {binary} is a binary of {owners:?}, not of one package");
         };
         let linked = closure(&graph, owner);
-        let bad: Vec<&&str> = UNSHIPPED.iter().filter(|u| linked.contains(**u)).collect();
+        let bad: Vec<&String> = simulated.iter().filter(|u| linked.contains(*u)).collect();
         assert!(
             bad.is_empty(),
             "the packaged {binary} (package {owner}) links {bad:?}"
@@ -399,6 +415,127 @@ fn the_packaged_binaries_link_neither_the_simulator_nor_the_test_support() {
             "the packages ship {binary} of {owner}"
         );
     }
+}
+
+/// The crates that serve HTTP: none of them may be linked by the runner's package.
+const HTTP_SERVERS: &[&str] = &[
+    "axum",
+    "axum-core",
+    "axum-server",
+    "tower-http",
+    "actix-web",
+    "warp",
+    "tiny_http",
+    "rouille",
+    "poem",
+    "salvo",
+];
+
+/// The privilege boundary drawn as packages: the packages of the two unprivileged binaries
+/// (`layerone-api` and the fleet daemon it runs) do not link root's state.db writer, the
+/// fleet daemon does not link the HTTP API, admission links no HTTP crate, the runner's
+/// package links no HTTP server (the hyper of its ACME client is built without its server
+/// feature), and the API and the runner are built by different packages.
+#[test]
+fn the_unprivileged_binaries_link_neither_root_state_nor_each_other() {
+    let Metadata {
+        graph, packages, ..
+    } = metadata();
+    let owner = |binary: &str| -> String {
+        let owners: Vec<&String> = packages
+            .iter()
+            .filter(|(_, package)| {
+                package["targets"].as_array().unwrap().iter().any(|target| {
+                    target["name"] == binary
+                        && target["kind"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .any(|k| k == "bin")
+                })
+            })
+            .map(|(name, _)| name)
+            .collect();
+        let [owner] = owners[..] else {
+            panic!("{binary} is a binary of {owners:?}, not of one package");
+        };
+        owner.clone()
+    };
+    let api = owner("layerone-api");
+    let runner = owner("layerone-runner");
+    assert_ne!(
+        api, runner,
+        "layerone-api and layerone-runner are built by the same package"
+    );
+    // The walk sees what it must: root's side does link the state crate.
+    assert!(
+        closure(&graph, &runner).contains("state"),
+        "the dependency walk no longer sees the runner -> state"
+    );
+    let linked = |krate: &str| {
+        let mut all = closure(&graph, krate);
+        all.insert(krate.to_owned());
+        all
+    };
+    for krate in [api.as_str(), "fleet-daemon"] {
+        assert!(
+            !linked(krate).contains("state"),
+            "{krate} links root's state.db writer (the state crate)"
+        );
+    }
+    assert!(
+        linked(&api).contains("fleet-daemon"),
+        "the API's package no longer links the fleet daemon it runs: update this test"
+    );
+    for http in ["api", "axum", "axum-core", "axum-server", "hyper"] {
+        assert!(
+            !linked("admission").contains(http),
+            "admission links {http}: it is the same for every door and speaks no HTTP"
+        );
+    }
+    for http in ["api", "axum", "axum-core", "axum-server"] {
+        assert!(
+            !linked("fleet-daemon").contains(http),
+            "the fleet daemon links {http}: it admits through the admission crate, not the API"
+        );
+    }
+    let runner_links = linked(&runner);
+    let servers: Vec<&&str> = HTTP_SERVERS
+        .iter()
+        .filter(|s| runner_links.contains(**s))
+        .collect();
+    assert!(
+        servers.is_empty(),
+        "the runner's package {runner} links the HTTP servers {servers:?}"
+    );
+    // hyper is both a client and a server: as the runner's package is built alone, the hyper
+    // it links (the ACME client's) has no server feature.
+    #[allow(clippy::disallowed_methods)] // The test reads the feature graph from cargo itself.
+    let tree = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "features",
+            "-i",
+            "hyper",
+            "-p",
+            &runner,
+        ])
+        .arg("--manifest-path")
+        .arg(workspace().join("Cargo.toml"))
+        .output()
+        .expect("cargo tree runs");
+    let text = String::from_utf8_lossy(&tree.stdout);
+    assert!(
+        tree.status.success() && text.contains("hyper feature \"client\""),
+        "cargo tree did not show the runner's hyper: {}",
+        String::from_utf8_lossy(&tree.stderr)
+    );
+    assert!(
+        !text.contains("hyper feature \"server\""),
+        "the runner's package builds hyper with its server feature:\n{text}"
+    );
 }
 
 /// The workspace's Rust code without its comments: every name it defines or uses.
@@ -592,7 +729,7 @@ const REAL_TIME: &[(&str, &str)] = &[
         "the patience while another connection holds state.db busy",
     ),
     (
-        "crates/store/src/migrations.rs",
+        "crates/state/src/migrations.rs",
         "SQLite's time, only for a writer that records none (a hand edit)",
     ),
 ];

@@ -18,8 +18,6 @@ mod common;
 use common::acme_ca::{free_port, pebble, wait_for_port};
 
 const LAYERONE: &str = env!("CARGO_BIN_EXE_layerone");
-const API: &str = env!("CARGO_BIN_EXE_layerone-api");
-const RUNNER: &str = env!("CARGO_BIN_EXE_layerone-runner");
 
 fn at(root: &Path, system_path: &str) -> PathBuf {
     root.join(system_path.trim_start_matches('/'))
@@ -90,11 +88,11 @@ fn every_unit_the_installer_writes_passes_systemd_analyze_verify() {
     // build made) and the man page their Documentation= names. verify checks both in the root.
     std::fs::create_dir_all(at(&root, "/usr/bin")).unwrap();
     for (name, built) in [
-        ("layerone", LAYERONE),
-        ("layerone-api", API),
-        ("layerone-runner", RUNNER),
+        ("layerone", Path::new(LAYERONE)),
+        ("layerone-api", common::API.as_path()),
+        ("layerone-runner", common::PACKAGED_RUNNER.as_path()),
         // What the API unit's ExecStartPre= runs, from this machine's coreutils.
-        ("install", "/usr/bin/install"),
+        ("install", Path::new("/usr/bin/install")),
     ] {
         std::fs::copy(built, at(&root, &format!("/usr/bin/{name}"))).unwrap();
     }
@@ -248,7 +246,7 @@ fn start_as_unit(root: &Path) -> UnitApi {
         })
         .collect();
     #[allow(clippy::disallowed_methods)] // Tests start the real API binary.
-    let child = Command::new(API)
+    let child = Command::new(&*common::API)
         .args(&args)
         .uid(uid)
         .gid(gid)

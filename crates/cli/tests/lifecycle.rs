@@ -13,9 +13,9 @@ mod node_admin;
 use std::collections::BTreeSet;
 
 use common::*;
+use inbox::Receipt;
 use registry::{Hex32, JobState, Kind, OperationEntry, Registry, Scope};
 use serde_json::{Value, json};
-use store::Admission;
 
 // ---------------------------------------------------------------------------------------
 // Requests from the declarations.
@@ -241,14 +241,14 @@ fn refused_by_platform(job: &registry::JobView) -> bool {
 /// write-ahead log, removes the log's files by name when it closes, and the crash matrix
 /// replaces the node's files between runs.
 fn admit(node: &Node, bodies: &[Value]) {
-    let (inbox, writer) = store::Inbox::open(&node.layout.inbox_db()).unwrap();
+    let (inbox, writer) = inbox::Inbox::open(&node.layout.inbox_db()).unwrap();
     for body in bodies {
         let job = registry()
             .validate(body.to_string().as_bytes(), &node.node_id)
             .expect("a valid request");
         let admission = inbox.admit_blocking(job, registry::Origin::Api).unwrap();
         assert!(
-            matches!(admission, Admission::Received { .. }),
+            matches!(admission, Receipt::Received { .. }),
             "{body}: {admission:?}"
         );
     }
@@ -688,7 +688,7 @@ fn run_history(seed: u64) {
                 for _ in 0..1 + rng.below(4) {
                     let body = random_request(&mut rng, &draws, next_req);
                     next_req += 1;
-                    assert!(matches!(node.submit(&body), Admission::Received { .. }));
+                    assert!(matches!(node.submit(&body), Receipt::Received { .. }));
                     submitted.push(body);
                 }
             }
@@ -696,7 +696,7 @@ fn run_history(seed: u64) {
             3 if !submitted.is_empty() => {
                 let body = submitted[rng.below(submitted.len() as u64) as usize].clone();
                 assert!(
-                    matches!(node.submit(&body), Admission::Duplicate { .. }),
+                    matches!(node.submit(&body), Receipt::Duplicate { .. }),
                     "seed {seed}: a duplicate was not recognised"
                 );
             }
@@ -770,20 +770,20 @@ fn supersession_and_idempotency() {
     let second = ensure_account(2, 10, "shop1");
     let mut changed = ensure_account(5, 10, "shop1");
     changed["resource"]["shell"] = json!("sh");
-    assert!(matches!(node.submit(&first), Admission::Received { .. }));
-    assert!(matches!(node.submit(&second), Admission::Received { .. }));
+    assert!(matches!(node.submit(&first), Receipt::Received { .. }));
+    assert!(matches!(node.submit(&second), Receipt::Received { .. }));
     assert!(
-        matches!(node.submit(&second), Admission::Duplicate { .. }),
+        matches!(node.submit(&second), Receipt::Duplicate { .. }),
         "same id and body: same job"
     );
     let mut conflicting = second.clone();
     conflicting["resource"]["shell"] = json!("sh");
     assert_eq!(
         node.submit(&conflicting),
-        Admission::Conflict,
+        Receipt::Conflict,
         "same id, other body: a conflict"
     );
-    assert!(matches!(node.submit(&changed), Admission::Received { .. }));
+    assert!(matches!(node.submit(&changed), Receipt::Received { .. }));
     node.pass();
     let state = node.state();
     let old = state.job(&id(1)).unwrap().unwrap();

@@ -20,7 +20,6 @@ use registry::JobState;
 use store::ApiIdentity;
 
 const NOBODY: u32 = 65534;
-const API: &str = env!("CARGO_BIN_EXE_layerone-api");
 const PROBE_ENV: &str = "LAYERONE_PRIVILEGE_PROBE";
 
 fn require_root() {
@@ -69,7 +68,7 @@ fn start_api(node: &Node) -> Api {
         .unwrap()
         .port();
     #[allow(clippy::disallowed_methods)] // Tests start the real API binary.
-    let child = Command::new(API)
+    let child = Command::new(&*API)
         .args(["--data-dir".as_ref(), node.layout.root().as_os_str()])
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args([
@@ -625,7 +624,9 @@ fn a_hostile_inbox_schema_or_link_never_hangs_root_nor_changes_anything() {
 }
 
 #[test]
-fn layerone_api_refuses_to_run_as_root_without_allow_root() {
+/// The packaged API refuses root and has no flag that would let it run as root; the dev
+/// node's `layerone-dev-api`, the same command line allowed to run as root, starts and serves.
+fn layerone_api_refuses_to_run_as_root() {
     require_root();
     let node = Node::new();
     let tls = node.dir.path().join("tls");
@@ -639,21 +640,18 @@ fn layerone_api_refuses_to_run_as_root_without_allow_root() {
         .local_addr()
         .unwrap()
         .port();
-    let command = |allow_root: bool| {
+    let command = |binary: &Path| {
         #[allow(clippy::disallowed_methods)] // Tests start the real API binary.
-        let mut cmd = Command::new(API);
+        let mut cmd = Command::new(binary);
         cmd.args(["--data-dir".as_ref(), node.layout.root().as_os_str()])
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(["--tls-cert".as_ref(), cert.as_os_str()])
             .args(["--tls-key".as_ref(), key.as_os_str()])
             .args(["--api-key-sha256-file".as_ref(), key_hash.as_os_str()])
             .args(["--node-id", node.node_id.as_str()]);
-        if allow_root {
-            cmd.arg("--allow-root");
-        }
         cmd
     };
-    let refused = command(false).output().expect("the API binary runs");
+    let refused = command(&API).output().expect("the API binary runs");
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("refusing to run as root"), "{stderr}");
@@ -661,8 +659,22 @@ fn layerone_api_refuses_to_run_as_root_without_allow_root() {
         !node.layout.inbox_db().exists(),
         "the refused API created its inbox"
     );
-    // With the flag it starts and serves.
-    let child = command(true).spawn().expect("the API binary starts");
+    // The flag that once let it is gone from the packaged binary.
+    let flagged = command(&API)
+        .arg("--allow-root")
+        .output()
+        .expect("the API binary runs");
+    assert_eq!(flagged.status.code(), Some(2), "{flagged:?}");
+    let stderr = String::from_utf8_lossy(&flagged.stderr);
+    assert!(
+        stderr.contains("unexpected argument '--allow-root'"),
+        "{stderr}"
+    );
+    assert!(!node.layout.inbox_db().exists());
+    // The dev node's API starts and serves as root.
+    let child = command(&workspace_binary("layerone-dev-api"))
+        .spawn()
+        .expect("the dev API binary starts");
     let guard = Api {
         child,
         client: client::NodeClient::new(
@@ -676,7 +688,7 @@ fn layerone_api_refuses_to_run_as_root_without_allow_root() {
     while !matches!(guard.client.health(), Ok((200 | 503, _))) {
         assert!(
             Instant::now() < deadline,
-            "the API with --allow-root did not start"
+            "the dev API as root did not start"
         );
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -23,8 +23,7 @@ use std::sync::OnceLock;
 macro_rules! points {
     ($($variant:ident = $name:literal,)*) => {
         /// A place where the crash tests can kill the runner. The points of state.db's own
-        /// transactions (ingest, claim, completion) are reached through the store's hook
-        /// (`store::crash_points`), which the runner maps onto these.
+        /// transactions (ingest, claim, completion) are called by root's `state` crate.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Point {
             $($variant,)*

@@ -108,9 +108,9 @@ async fn handle(shared: &Shared, message: async_nats::jetstream::Message) -> any
                 .await?;
             ack(&message, AckKind::Ack).await;
         }
-        Err(refusal) if refusal.retryable => {
+        Err(refusal) if refusal.retryable() => {
             tracing::warn!(
-                code = refusal.code,
+                code = %refusal.code,
                 "the node cannot take a request now; it will be redelivered"
             );
             ack(&message, AckKind::Nak(Some(Duration::from_secs(1)))).await;
@@ -122,7 +122,7 @@ async fn handle(shared: &Shared, message: async_nats::jetstream::Message) -> any
             shared
                 .emit(EventBody::Refused {
                     request_id,
-                    code: refusal.code,
+                    code: refusal.code.into_owned(),
                     message: refusal.message,
                     field: refusal.field,
                 })
@@ -169,14 +169,14 @@ async fn apply_assignment(shared: &Shared) {
         Ok(_) => {}
         Err(refusal) => {
             tracing::error!(
-                code = refusal.code,
+                code = %refusal.code,
                 message = refusal.message,
                 "the node refused its assignment"
             );
             let _ = shared
                 .emit(EventBody::AssignmentRefused {
                     generation: assignment.generation,
-                    code: refusal.code,
+                    code: refusal.code.into_owned(),
                     message: refusal.message,
                 })
                 .await;

@@ -1,7 +1,7 @@
 //! Daemon mode: the node on the fleet's broker, in the API's process and with its user.
 //!
 //! - [`consume`]: the node's own queue, every request handed to the API's admission
-//!   ([`api::Gate`]), acknowledged only after the inbox COMMIT;
+//!   ([`admission::Gate`]), acknowledged only after the inbox COMMIT;
 //! - [`publish`]: root's events feed and the daemon's own events, to the events stream, each
 //!   stored once;
 //! - [`trust`]: the fleet's trust bundle, kept and put in force on the live connection;
@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use api::Gate;
+use admission::Gate;
 use async_nats::jetstream;
 use tokio::sync::{Mutex, Notify, watch};
 

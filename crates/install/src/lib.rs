@@ -583,17 +583,17 @@ pub(crate) fn state_db_version(path: &Path) -> Result<usize, InstallError> {
 
 fn state_db(e: &mut converge::Engine, layout: &Layout) -> Result<(), InstallError> {
     let version = state_db_version(&layout.state_db())?;
-    if version >= store::STATE_SCHEMA_VERSION {
+    if version >= state::STATE_SCHEMA_VERSION {
         return Ok(());
     }
     e.changes.push(Change::StateDb {
         from: version,
-        to: store::STATE_SCHEMA_VERSION,
+        to: state::STATE_SCHEMA_VERSION,
     });
     if e.check {
         return Ok(());
     }
-    drop(store::StateDb::open(&layout.state_db())?);
+    drop(state::StateDb::open(&layout.state_db())?);
     // Its owner and mode are the layout's, set right away rather than reported as drift.
     layout.prepare_root_side(e.api)?;
     Ok(())

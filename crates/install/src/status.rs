@@ -41,9 +41,9 @@ pub struct Status {
     /// The pins of a key rotation's prepared pair, waiting for `layerone tls rotate-key
     /// --confirm`.
     pub rotation: Option<api::tls::Pins>,
-    pub last_pass: Option<store::state::LastPass>,
+    pub last_pass: Option<state::LastPass>,
     /// The file systems the runner recorded full (empty: none), as on the events feed.
-    pub disk_full: Vec<store::state::FullFileSystem>,
+    pub disk_full: Vec<store::FullFileSystem>,
 }
 
 /// Looks at the node installed under `root` without changing anything.
@@ -97,8 +97,8 @@ pub fn status(root: &Path) -> Result<Status, InstallError> {
     let layout = store::Layout::new(under(&root, paths::DATA_DIR));
     let (last_pass, disk_full) = if layout.state_db().is_file() {
         (
-            store::state::last_pass(&layout)?,
-            store::state::full_filesystems(&layout)?,
+            state::last_pass(&layout)?,
+            state::full_filesystems(&layout)?,
         )
     } else {
         (None, Vec::new())

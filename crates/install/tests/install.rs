@@ -207,7 +207,7 @@ fn first_install_then_a_second_changes_nothing_and_every_path_has_its_owner_and_
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version as usize, store::STATE_SCHEMA_VERSION);
+    assert_eq!(version as usize, state::STATE_SCHEMA_VERSION);
     // Debian: no CloudLinux panel integration.
     assert!(
         std::fs::symlink_metadata(at(&root, "/opt/cpvendor")).is_err(),

@@ -32,7 +32,7 @@ use provider::{PostfixTool, Program, Provider};
 use registry::types::{Hex32, NodeName};
 use registry::{Apply, Derive, Derived, Module, OpError, Owner, Purge};
 use serde::Deserialize;
-use store::Stored;
+use state::Stored;
 
 use crate::context::{Ctx, provider_error, store_error};
 

@@ -56,7 +56,8 @@ use registry::types::{BlobId, Hex32, Presence};
 use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::blobs::{self, BlobError, OutgoingBlob, VerifyingReader};
-use store::{Layout, Stored, StoredRow};
+use state::Stored;
+use store::{Layout, StoredRow};
 use tenant::archive::{self, CheckedEntry, EntryKind, MAX_ENTRIES, MAX_TOTAL_BYTES};
 
 use crate::account::{AccountRow, account_info, tenant_of};

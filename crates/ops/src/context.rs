@@ -3,7 +3,7 @@
 //!
 //! Handlers read resource rows through [`Ctx::view`], one typed view of state.db that already
 //! includes this job's row and the rows of the batch's earlier jobs, which are committed only
-//! with the batch ([`store::View`], [`store::Pending`]): a file derived whole from state is
+//! with the batch ([`state::View`], [`state::Pending`]): a file derived whole from state is
 //! rendered from the view alone. A handler records its own row with [`Ctx::set_row`] (or
 //! [`Ctx::forget_row`]) before it renders, and the runner commits it with the job.
 //!
@@ -20,9 +20,8 @@ use std::sync::Arc;
 use clock::Clock;
 use provider::{AuditRecord, Provider, ProviderError};
 use registry::{AuditDetail, Hex32, OpError, Owner};
-use store::{
-    ClaimedJob, Pending, ResourceChange, ResourceKey, StateDb, StoreError, StoredRow, View,
-};
+use state::{ClaimedJob, Pending, ResourceChange, ResourceKey, StateDb, View};
+use store::{StoreError, StoredRow};
 
 /// A shared service whose configuration the node changes.
 ///

@@ -32,7 +32,8 @@ use registry::{
     Owner, Purge,
 };
 use serde::{Deserialize, Serialize};
-use store::{Stored, StoredRow};
+use state::Stored;
+use store::StoredRow;
 
 use crate::account::{account_info, suspended_accounts, tenant_of};
 use crate::context::{Ctx, provider_error, store_error};

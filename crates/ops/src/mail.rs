@@ -40,7 +40,8 @@ use provider::{PostfixMap, Provider, SPAM_CLASS_STANDARD, SPAM_CLASS_STRICT};
 use registry::types::Hex32;
 use registry::types::mail::SpamLevel;
 use registry::{Aspects, Derived, DerivedTable, DriftAspect, Of, OpError, Owner};
-use store::{ResourceRow, StateDb, StoreError, Stored, StoredRow, View};
+use state::{StateDb, Stored, View};
+use store::{ResourceRow, StoreError, StoredRow};
 
 use crate::account::{AccountRow, suspended_accounts};
 use crate::autoresponder::AutoresponderRow;

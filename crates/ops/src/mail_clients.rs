@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 use registry::types::{DomainName, Hex32};
 use registry::{Aspects, Content, Derived, DriftAspect, Of, OpError};
-use store::Stored;
+use state::Stored;
 
 use crate::context::{ConfigFile, Ctx, Service, provider_error, store_error};
 use crate::mail_domain::MailDomainRow;

@@ -164,7 +164,7 @@ mod tests {
     fn observe_and_flush_run_postqueue_on_the_simulated_queue() {
         let dir = tempfile::tempdir().unwrap();
         let provider = testkit::sim_provider(provider::Platform::Debian, dir.path(), vec![]);
-        let state = store::StateDb::open(&dir.path().join("state.db")).unwrap();
+        let state = state::StateDb::open(&dir.path().join("state.db")).unwrap();
         let mut ctx = Ctx::new(std::sync::Arc::new(provider), state);
         let request = FlushMailQueueRequest {
             id: "a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7".parse().unwrap(),

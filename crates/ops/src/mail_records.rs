@@ -34,7 +34,7 @@ pub use declarations::mail_domain::{DnsRecord, DnsRecordType};
 use registry::types::mail::DkimSelector;
 use registry::types::{DomainName, Hex32};
 use registry::{OpError, Owner};
-use store::View;
+use state::View;
 
 use crate::certificate::CertificateRow;
 use crate::context::{Ctx, provider_error, store_error};

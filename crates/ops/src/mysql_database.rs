@@ -28,7 +28,8 @@ use registry::{
     Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Operation, Purge,
 };
 use serde::{Deserialize, Serialize};
-use store::{StoreError, Stored, StoredRow};
+use state::Stored;
+use store::{StoreError, StoredRow};
 
 use crate::account::{AccountRow, account_info};
 use crate::context::{Ctx, provider_error, store_error};

@@ -251,7 +251,7 @@ fn tenant_identities(
         uids.insert(stored.row.uid);
     }
     for row in ctx.state.identities().map_err(store_error)? {
-        if row.kind == store::IdentityKind::Account && !row.removed {
+        if row.kind == state::IdentityKind::Account && !row.removed {
             names.insert(row.name);
             uids.insert(row.uid);
         }

@@ -342,7 +342,7 @@ fn fpm_ctx(dir: &Path) -> Ctx {
     );
     seed_accounts(&p).unwrap();
     write_php_fpm_test_config(&p, provider::PhpVersion::V8_2).unwrap();
-    let state = store::StateDb::open(&dir.join("state.db")).unwrap();
+    let state = state::StateDb::open(&dir.join("state.db")).unwrap();
     Ctx::new(Arc::new(p), state)
 }
 

@@ -351,7 +351,7 @@ impl Registry {
     /// removal does not make the declarations before it moot (it keeps the customer's files a
     /// declaration made, and it is refused while the resource has dependents, so what the
     /// declaration did stays). The store adds the conditions that depend on the queue
-    /// (`store::state::supersession`): the two requests say the same, and no other job of
+    /// (`state::supersession`): the two requests say the same, and no other job of
     /// the node is pending between them.
     /// An unknown name supersedes and is superseded by nothing.
     pub fn supersedes(&self, newer: &str, older: &str) -> bool {

@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use ops::{Ctx, Service};
 use registry::{AuditDetail, Handlers, Hex32, Lane, OpError, Owner, Registry};
-use store::state::LongOperations;
-use store::{ClaimedJob, Outcome, ResourceChange};
+use state::LongOperations;
+use state::{ClaimedJob, Outcome, ResourceChange};
 
 /// The programs one job ran, for the audit trail.
 type Invocations = Vec<(i64, AuditDetail)>;

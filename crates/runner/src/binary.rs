@@ -146,26 +146,11 @@ fn sanitize_process(arm_crash_points: Option<fn()>) {
     if let Some(arm) = arm_crash_points {
         arm();
     }
-    store::crash_points::install(store_point);
     let keys: Vec<_> = std::env::vars_os().map(|(k, _)| k).collect();
     for key in keys {
         // SAFETY: still single-threaded (see above).
         unsafe { std::env::remove_var(key) };
     }
-}
-
-/// The store's crash points (`store::crash_points`, inside state.db's transactions) as the
-/// crash points of the same name: the store does not link `crates/crash`. What every runner
-/// binary installs, and the in-process simulation too.
-pub fn store_point(point: store::crash_points::Point) {
-    use store::crash_points::Point as Store;
-    crash::point(match point {
-        Store::IngestBeforeCommit => crash::Point::IngestBeforeCommit,
-        Store::IngestAfterCommit => crash::Point::IngestAfterCommit,
-        Store::ClaimAfterCommit => crash::Point::ClaimAfterCommit,
-        Store::CompleteBeforeCommit => crash::Point::CompleteBeforeCommit,
-        Store::CompleteAfterCommit => crash::Point::CompleteAfterCommit,
-    });
 }
 
 /// The API user's uid and gid, from the system's passwd.

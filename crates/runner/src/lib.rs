@@ -50,7 +50,8 @@ pub use long_lane::LongLane;
 use clock::Clock;
 use provider::Provider;
 use registry::Hex32;
-use store::{ApiIdentity, Layout, StateDb};
+use state::StateDb;
+use store::{ApiIdentity, Layout};
 
 /// Everything a pass needs.
 #[derive(Clone)]

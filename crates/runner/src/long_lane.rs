@@ -38,8 +38,9 @@ use std::time::{Duration, Instant};
 
 use ops::Ctx;
 use registry::Lane;
-use store::state::LongOperations;
-use store::{ClaimedJob, Layout, StateDb, StoreError};
+use state::LongOperations;
+use state::{ClaimedJob, StateDb};
+use store::{Layout, StoreError};
 
 use crate::{RunnerConfig, apply, try_lock};
 
@@ -273,7 +274,7 @@ const COMPLETION_PATIENCE: Duration = Duration::from_secs(60);
 fn complete(
     ctx: &mut Ctx,
     job: &ClaimedJob,
-    outcome: &store::Outcome,
+    outcome: &state::Outcome,
     invocations: &[(i64, registry::AuditDetail)],
 ) -> Result<(), StoreError> {
     let give_up = Instant::now() + COMPLETION_PATIENCE;
@@ -307,11 +308,12 @@ mod tests {
 
     use std::collections::BTreeMap;
 
+    use inbox::InboxRow;
     use registry::{Family, Hex32, Module, Operation, Owner, Registry, Resource, Scope};
     use schemars::JsonSchema;
     use serde::{Deserialize, Serialize};
     use serde_json::json;
-    use store::{InboxRow, Outcome, ResourceChange};
+    use state::{Outcome, ResourceChange};
 
     use super::*;
 

@@ -272,7 +272,7 @@ fn ingest(config: &RunnerConfig, ctx: &mut Ctx) -> anyhow::Result<(usize, usize)
     let (mut admitted, mut rejected) = (0, 0);
     loop {
         let after = ctx.state.watermark()?;
-        let rows = store::inbox::read_rows(&path, after, INGEST_BATCH)?;
+        let rows = inbox::read_rows(&path, after, INGEST_BATCH)?;
         if rows.is_empty() {
             return Ok((admitted, rejected));
         }

@@ -223,12 +223,12 @@ mod tests {
     fn the_runners_read_of_the_inbox_does_not_wake_the_watch_but_a_commit_does() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("inbox.db");
-        let (inbox, writer) = store::Inbox::open(&path).unwrap();
+        let (inbox, writer) = inbox::Inbox::open(&path).unwrap();
         let mut inotify = Inotify::init().unwrap();
         inotify.watches().add(dir.path(), MASK).unwrap();
         changes(&mut inotify);
 
-        store::inbox::read_rows(&path, 0, 10).unwrap();
+        inbox::read_rows(&path, 0, 10).unwrap();
         assert_eq!(
             changes(&mut inotify).1,
             0,
@@ -249,9 +249,9 @@ mod tests {
 
         // With the API stopped, the runner's read is the only connection: the first one may
         // recreate the WAL (one more pass), the next ones must not touch anything.
-        store::inbox::read_rows(&path, 0, 10).unwrap();
+        inbox::read_rows(&path, 0, 10).unwrap();
         changes(&mut inotify);
-        store::inbox::read_rows(&path, 0, 10).unwrap();
+        inbox::read_rows(&path, 0, 10).unwrap();
         assert_eq!(
             changes(&mut inotify).1,
             0,

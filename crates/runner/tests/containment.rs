@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
+use inbox::InboxRow;
 use ops::Ctx;
 use provider::Platform;
 use registry::types::Hex32;
@@ -15,7 +16,7 @@ use registry::{
 use runner::{PassReport, apply, steps};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
-use store::{InboxRow, StateDb};
+use state::StateDb;
 
 struct Boom;
 impl Family for Boom {

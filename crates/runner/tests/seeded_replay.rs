@@ -23,12 +23,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clock::Clock;
+use inbox::{Inbox, Receipt};
 use provider::{Platform, Provider, ProviderConfig};
 use registry::JobState;
 use runner::RunnerConfig;
 use serde_json::{Value, json};
 use simulator::SimExecutor;
-use store::{Admission, Inbox, Layout};
+use store::Layout;
 use testkit::ManualClock;
 
 /// The seeds every run replays; a failing one is printed.
@@ -132,10 +133,7 @@ impl Node {
             .as_ref()
             .expect("the inbox is open while the node is");
         let admitted = inbox.admit_blocking(job, registry::Origin::Api).unwrap();
-        assert!(
-            matches!(admitted, Admission::Received { .. }),
-            "{admitted:?}"
-        );
+        assert!(matches!(admitted, Receipt::Received { .. }), "{admitted:?}");
         request_id
     }
 
@@ -151,7 +149,7 @@ impl Node {
     }
 
     fn job_state(&self, request_id: &str) -> (JobState, Option<String>) {
-        let state = store::StateDb::open(&self.config.layout.state_db()).unwrap();
+        let state = state::StateDb::open(&self.config.layout.state_db()).unwrap();
         let job = state.job(request_id).unwrap().expect("the job exists");
         (job.state, job.error.map(|e| e.code.to_string()))
     }

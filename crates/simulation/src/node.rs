@@ -12,12 +12,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use clock::Clock;
+use inbox::{Inbox, Receipt};
 use provider::{Platform, Provider, ProviderConfig};
 use registry::{Hex32, Origin};
 use runner::{PassReport, RunnerConfig};
 use serde_json::Value;
 use simulator::SimExecutor;
-use store::{Admission, Inbox, Layout, StateDb};
+use state::StateDb;
+use store::Layout;
 use testkit::ManualClock;
 
 use crate::storage;
@@ -65,7 +67,6 @@ fn hook(point: crash::Point) {
 pub fn install() {
     storage::install();
     crash::install(hook);
-    store::crash_points::install(runner::binary::store_point);
 }
 
 /// The node's id, which node-scope requests name.
@@ -196,9 +197,9 @@ impl Node {
             Err(Some(e)) => return Err(e),
         }
         let (received, answer) = match self.inbox().admit_blocking(job, Origin::Api)? {
-            Admission::Conflict => return Ok(Answer::Conflict),
-            Admission::Received { .. } => (true, Answer::Received),
-            Admission::Duplicate { .. } => (false, Answer::Duplicate),
+            Receipt::Conflict => return Ok(Answer::Conflict),
+            Receipt::Received { .. } => (true, Answer::Received),
+            Receipt::Duplicate { .. } => (false, Answer::Duplicate),
         };
         // The request is durable now: a state.db briefly unreadable answers the received view.
         Ok(match admitted() {

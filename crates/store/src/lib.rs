@@ -1,44 +1,36 @@
-//! The node's two databases (DESIGN.md section 6).
+//! What both sides of the node share on disk: where the files live, the blobs, and the
+//! read-only view of root's `state.db` (DESIGN.md section 6).
 //!
-//! - [`inbox`]: `inbox.db`, owned by the unprivileged API. The API admits requests into it
-//!   through one group-commit writer thread; root reads it read-only, as hostile input.
-//! - [`state`]: `state.db`, owned by root. Admission, generations, supersession, claims,
-//!   completions, resources and the events feed. Only the runner writes it. Handlers read
-//!   the resource rows typed through one [`View`], which includes the changes of the
-//!   running job and of its batch that are not committed yet ([`Pending`]).
+//! The node's two databases are written by two crates, one per side: `inbox` (inbox.db,
+//! the API's) and `state` (state.db, root's, which only the runner opens read-write). This
+//! crate holds what neither side owns alone, and nothing that writes state.db:
+//!
 //! - [`read`]: the API's read-only view of `state.db`, with the retry and the clean 503 that a
-//!   rollback journal calls for.
-//! - [`blobs`]: content-addressed uploads (`blobs/in`) and products (`blobs/out`).
-//! - [`layout`]: where the files live and with which owners and modes.
+//!   rollback journal calls for; [`queries`] and [`metrics`], the reads it shares with root;
+//! - [`rows`]: the rows both sides read (a resource row, each family's stored shape);
+//! - [`blobs`]: content-addressed uploads (`blobs/in`) and products (`blobs/out`);
+//! - [`layout`]: where the files live and with which owners and modes;
 //! - [`assignment`]: the node's assignment of modules as stored, and whether a module's
-//!   job may run, decided alike by root and the API.
-//! - [`identities`]: the user names, uids and groups the node handed out or must never hand
-//!   out, written before the OS change they describe.
+//!   job may run, decided alike by root and the API;
+//! - [`disk`], [`sqlite`]: the free-space margins and the SQLite connections' settings.
 //!
-//! Nothing here assumes HTTP: the API and, later, the fleet daemon call the same admission.
+//! Nothing here assumes HTTP: the API and the fleet daemon admit through the `admission`
+//! crate.
 
 pub mod assignment;
 pub mod blobs;
-pub mod crash_points;
 pub mod disk;
-pub mod identities;
-pub mod inbox;
 pub mod layout;
 pub mod metrics;
-mod migrations;
-mod queries;
+pub mod queries;
 pub mod read;
+pub mod rows;
 pub mod sqlite;
-pub mod state;
 
 pub use assignment::{AssignedModule, AssignmentRow};
-pub use identities::{IdentityKind, IdentityRow};
-pub use inbox::{Admission, Inbox, InboxRow};
 pub use layout::{ApiIdentity, Layout, LayoutEntry, LayoutOwner, Side};
-pub use migrations::STATE_SCHEMA_VERSION;
 pub use read::{ReadError, StateReader};
-pub use state::{ClaimedJob, IngestReport, Outcome, ResourceChange, ResourceRow, StateDb};
-pub use state::{OuterJob, Pending, ResourceKey, Stored, StoredRow, View};
+pub use rows::{FullFileSystem, ResourceRow, StoredRow};
 
 use std::path::PathBuf;
 
@@ -88,7 +80,9 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    pub(crate) fn sqlite(context: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    /// Maps a SQLite error to [`StoreError::Busy`] when it is transient, else
+    /// [`StoreError::Sqlite`], with `context`.
+    pub fn sqlite(context: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> StoreError {
         let context = context.into();
         move |source| {
             if sqlite::is_transient(&source) {

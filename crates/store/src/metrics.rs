@@ -6,7 +6,7 @@
 
 use rusqlite::Connection;
 
-use crate::state::FullFileSystem;
+use crate::FullFileSystem;
 use crate::{Layout, StoreError, queries};
 
 /// The upper bounds of the job duration buckets, in milliseconds.

@@ -86,7 +86,7 @@ pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Eve
 }
 
 /// The events feed from a cursor, each final job event beside its job's result or error.
-pub(crate) const EVENTS_PAGE: &str =
+pub const EVENTS_PAGE: &str =
     "SELECT e.cursor, e.request_id, e.operation, e.state, e.at, e.kind, e.detail,
             CASE e.state WHEN 'succeeded' THEN j.result END,
             CASE e.state WHEN 'failed' THEN j.error END
@@ -153,13 +153,13 @@ fn event(
 }
 
 /// The file systems the runner recorded full (`disk_full`), by name.
-pub fn full_filesystems(conn: &Connection) -> rusqlite::Result<Vec<crate::state::FullFileSystem>> {
+pub fn full_filesystems(conn: &Connection) -> rusqlite::Result<Vec<crate::FullFileSystem>> {
     let mut stmt = conn.prepare_cached(
         "SELECT filesystem, since, available_bytes FROM disk_full ORDER BY filesystem",
     )?;
     let rows = stmt.query_map([], |r| {
         let name: String = r.get(0)?;
-        Ok(crate::state::FullFileSystem {
+        Ok(crate::FullFileSystem {
             filesystem: registry::FileSystem::parse(&name).ok_or_else(|| corrupt("file system"))?,
             since_ms: r.get(1)?,
             available_bytes: r.get::<_, i64>(2)?.max(0) as u64,
@@ -207,7 +207,7 @@ pub fn resources_of_family(
     let mut stmt = conn.prepare_cached(
         "SELECT family, resource_id, owner, generation, data FROM resources WHERE family = ?1 ORDER BY resource_id",
     )?;
-    let rows = stmt.query_map(params![family], crate::state::read_resource)?;
+    let rows = stmt.query_map(params![family], crate::rows::read_resource)?;
     let mut out = Vec::new();
     for row in rows {
         out.push(row?.map_err(|e| corrupt(&e.to_string()))?);

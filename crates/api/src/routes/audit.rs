@@ -31,7 +31,10 @@ pub(crate) fn parse_query(query: Option<&str>) -> Result<AuditQuery, ApiError> {
 pub(crate) async fn list(State(app): AppState, uri: Uri) -> Result<Response, ApiError> {
     let q = parse_query(uri.query())?;
     let (after, limit) = (q.after, q.limit);
-    let entries = blocking(&app, move |app| Ok(app.reader.audit(after, limit)?)).await?;
+    let entries = blocking(&app, move |app| {
+        Ok(app.admission.reader().audit(after, limit)?)
+    })
+    .await?;
     let next = entries.last().map_or(q.after, |e| e.seq);
     Ok(json_response(StatusCode::OK, &AuditPage { entries, next }))
 }

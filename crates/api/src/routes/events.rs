@@ -68,8 +68,10 @@ pub(crate) async fn list(State(app): AppState, uri: Uri) -> Result<Response, Api
     let page = loop {
         changes.borrow_and_update();
         let (after, limit) = (q.after, q.limit);
-        let read: Result<EventPage, ApiError> =
-            blocking(&app, move |app| Ok(app.reader.events(after, limit)?)).await;
+        let read: Result<EventPage, ApiError> = blocking(&app, move |app| {
+            Ok(app.admission.reader().events(after, limit)?)
+        })
+        .await;
         let page = match read {
             Ok(page) => page,
             // Woken by root's commit while it still holds the lock: wait for the next change

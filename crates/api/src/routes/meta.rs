@@ -14,8 +14,8 @@ pub(crate) async fn catalogue(State(app): AppState) -> Response {
     let body = app.catalogue.get_or_init(|| {
         serialized(&json!({
             "version": declarations::CATALOGUE_VERSION,
-            "sha256": app.registry.catalogue_sha256(),
-            "operations": app.registry.catalogue(),
+            "sha256": app.admission.registry().catalogue_sha256(),
+            "operations": app.admission.registry().catalogue(),
         }))
     });
     json_bytes(StatusCode::OK, body.clone())
@@ -24,7 +24,7 @@ pub(crate) async fn catalogue(State(app): AppState) -> Response {
 pub(crate) async fn openapi(State(app): AppState) -> Response {
     let body = app.openapi.get_or_init(|| {
         serialized(&registry::openapi::document(
-            app.registry,
+            app.admission.registry(),
             env!("CARGO_PKG_VERSION"),
         ))
     });
@@ -37,13 +37,13 @@ fn serialized(value: &serde_json::Value) -> Bytes {
 }
 
 pub(crate) async fn health(State(app): AppState) -> Response {
-    let readable = blocking(&app, |app| Ok(app.reader.last_cursor()?))
+    let readable = blocking(&app, |app| Ok(app.admission.reader().last_cursor()?))
         .await
         .is_ok();
     let body = json!({
         "status": if readable { "ok" } else { "degraded" },
         "state_readable": readable,
-        "node_id": app.node_id,
+        "node_id": app.admission.node_id(),
         "version": env!("CARGO_PKG_VERSION"),
         "catalogue_version": declarations::CATALOGUE_VERSION,
         "catalogue_sha256": app.catalogue_sha256(),

@@ -23,7 +23,7 @@ const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 pub(crate) async fn metrics(State(app): AppState) -> Result<Response, ApiError> {
     let text = blocking(&app, |app| {
-        let state = app.reader.metrics()?;
+        let state = app.admission.reader().metrics()?;
         Ok(render(app, &state, now_ms()))
     })
     .await?;
@@ -157,7 +157,7 @@ fn render(app: &App, state: &StateMetrics, now_ms: i64) -> String {
     }
 
     // A broken inbox reader leaves these out rather than the whole answer.
-    match app.inbox.waiting(state.watermark) {
+    match app.admission.inbox().waiting(state.watermark) {
         Ok((waiting, oldest)) => {
             t.family(
                 "layerone_inbox_waiting_requests",

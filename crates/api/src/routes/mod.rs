@@ -19,6 +19,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
+use admission::Admission;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
@@ -26,9 +27,9 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use registry::{Hex32, Origin, Registry};
+use registry::Origin;
 use serde::Serialize;
-use store::{Inbox, Layout, StateReader};
+use store::Layout;
 use tokio::sync::watch;
 
 use crate::config::Limits;
@@ -37,13 +38,12 @@ use crate::limits::RateLimiter;
 
 /// What every handler shares.
 pub(crate) struct App {
-    pub registry: &'static Registry,
-    pub node_id: Hex32,
+    /// The node's admission, with the inbox it commits to and the read of state.db every
+    /// route answers from.
+    pub admission: Arc<Admission>,
     pub key_sha256: [u8; 32],
-    pub inbox: Inbox,
     /// Where `blobs/in` and `blobs/out` are.
     pub layout: Layout,
-    pub reader: StateReader,
     /// Bumped by the state directory watch ([`crate::watch`]).
     pub changes: watch::Receiver<u64>,
     /// Set when the API is stopping, so long-polls answer at once instead of holding the
@@ -55,8 +55,6 @@ pub(crate) struct App {
     pub openapi: std::sync::OnceLock<Bytes>,
     pub catalogue: std::sync::OnceLock<Bytes>,
     pub catalogue_sha256: std::sync::OnceLock<String>,
-    /// Each operation's [`registry::CatalogueEntry::sha256`], by name, computed once.
-    pub operation_sha256: std::sync::OnceLock<std::collections::HashMap<&'static str, String>>,
     /// When the certificate this API serves expires (Unix seconds), if it could be read.
     pub tls_not_after: Option<i64>,
 }
@@ -65,20 +63,7 @@ impl App {
     /// The catalogue's version ([`Registry::catalogue_sha256`]), computed once.
     pub(crate) fn catalogue_sha256(&self) -> &str {
         self.catalogue_sha256
-            .get_or_init(|| self.registry.catalogue_sha256())
-    }
-
-    /// A job view as this node answers it: with the version of its operation here.
-    pub(crate) fn stamp(&self, mut view: registry::JobView) -> registry::JobView {
-        let versions = self.operation_sha256.get_or_init(|| {
-            self.registry
-                .catalogue()
-                .into_iter()
-                .map(|entry| (entry.operation, entry.sha256))
-                .collect()
-        });
-        view.operation_sha256 = versions.get(view.operation.as_str()).cloned();
-        view
+            .get_or_init(|| self.admission.registry().catalogue_sha256())
     }
 }
 

@@ -12,7 +12,8 @@ use api::{ApiConfig, Limits, RunningApi};
 use client::NodeClient;
 use registry::{Hex32, OpError};
 use serde_json::{Value, json};
-use store::{IngestReport, Layout, Outcome, ResourceChange, StateDb};
+use state::{IngestReport, Outcome, ResourceChange, StateDb};
+use store::Layout;
 
 pub struct Node {
     pub dir: tempfile::TempDir,
@@ -123,7 +124,7 @@ impl Node {
     pub fn ingest(&self) -> IngestReport {
         let mut state = self.state.lock().expect("state lock");
         let watermark = state.watermark().expect("the watermark");
-        let rows = store::inbox::read_rows(&self.layout.inbox_db(), watermark, 1000)
+        let rows = inbox::read_rows(&self.layout.inbox_db(), watermark, 1000)
             .expect("read the inbox as root");
         state
             .ingest(declarations::registry(), &self.node_id, &rows)
@@ -154,7 +155,7 @@ impl Node {
 
     /// How many rows the inbox holds, read the way root reads it.
     pub fn inbox_len(&self) -> usize {
-        store::inbox::read_rows(&self.layout.inbox_db(), 0, 100_000)
+        inbox::read_rows(&self.layout.inbox_db(), 0, 100_000)
             .expect("read the inbox")
             .len()
     }

@@ -14,15 +14,19 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::LazyLock;
 
+use inbox::{Inbox, Receipt};
 use provider::{Platform, Program, Provider};
 use registry::{Hex32, JobState};
 use serde_json::{Value, json};
-use store::{Admission, Inbox, Layout, StateDb};
+use state::StateDb;
+use store::Layout;
 
-/// A binary of the workspace that the packages do not ship (`crates/devnode`), which
-/// `CARGO_BIN_EXE_*` cannot name from this package: built beside the test binaries'
-/// directory (`target/debug`) by the same `cargo build` / `cargo nextest run --workspace`.
-pub fn unshipped_binary(name: &str) -> PathBuf {
+/// A binary of another package of the workspace (the packaged `layerone-api` and
+/// `layerone-runner` of `crates/api` and `crates/runner`, the unshipped ones of
+/// `crates/devnode`), which `CARGO_BIN_EXE_*` cannot name from this package: built beside the
+/// test binaries' directory (`target/debug`) by the same `cargo build` / `cargo nextest run
+/// --workspace`.
+pub fn workspace_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let dir = exe
         .parent()
@@ -31,7 +35,7 @@ pub fn unshipped_binary(name: &str) -> PathBuf {
     let path = dir.join(name);
     assert!(
         path.is_file(),
-        "{} is missing: it is built by `cargo build --workspace` (or `-p devnode`); \
+        "{} is missing: it is built by `cargo build --workspace`; \
          `cargo nextest run --workspace` and ./scripts/test build it",
         path.display()
     );
@@ -39,14 +43,21 @@ pub fn unshipped_binary(name: &str) -> PathBuf {
 }
 
 /// The simulated runner: the runner code on the simulator (`layerone-sim-runner`).
-pub static RUNNER: LazyLock<PathBuf> = LazyLock::new(|| unshipped_binary("layerone-sim-runner"));
+pub static RUNNER: LazyLock<PathBuf> = LazyLock::new(|| workspace_binary("layerone-sim-runner"));
 
 /// The simulated runner with crash points armable from the environment.
 pub static CRASH_RUNNER: LazyLock<PathBuf> =
-    LazyLock::new(|| unshipped_binary("layerone-crash-runner"));
+    LazyLock::new(|| workspace_binary("layerone-crash-runner"));
+
+/// The packaged API (`layerone-api`, package `api`).
+pub static API: LazyLock<PathBuf> = LazyLock::new(|| workspace_binary("layerone-api"));
+
+/// The packaged runner (`layerone-runner`, package `runner`).
+pub static PACKAGED_RUNNER: LazyLock<PathBuf> =
+    LazyLock::new(|| workspace_binary("layerone-runner"));
 
 /// The dev node (`layerone-dev`).
-pub static DEV_NODE: LazyLock<PathBuf> = LazyLock::new(|| unshipped_binary("layerone-dev"));
+pub static DEV_NODE: LazyLock<PathBuf> = LazyLock::new(|| workspace_binary("layerone-dev"));
 
 pub struct Node {
     pub dir: tempfile::TempDir,
@@ -170,7 +181,7 @@ impl Node {
     }
 
     /// Admits a request exactly as the API does: validated, then group-committed.
-    pub fn submit(&mut self, body: &Value) -> Admission {
+    pub fn submit(&mut self, body: &Value) -> Receipt {
         let job = declarations::registry()
             .validate(body.to_string().as_bytes(), &self.node_id.clone())
             .expect("a valid request");

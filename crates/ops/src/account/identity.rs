@@ -2,7 +2,7 @@
 //!
 //! The node knows an account by what it recorded, never by a field the tenant can edit: the
 //! user name, uid and gid in the account's resource row and in state.db's `identities`
-//! (`store::identities`). The GECOS comment `layerone-<account id>` is still written, for
+//! (`state::identities`). The GECOS comment `layerone-<account id>` is still written, for
 //! whoever reads passwd, but nothing relies on it: `chfn` lets a tenant change it.
 //!
 //! - A new account's name must be free: not one of [`registry::types::RESERVED_NAMES`], not
@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use provider::{PasswdEntry, UserAdd, UserMod};
 use registry::types::{Hex32, Presence, Username};
 use registry::{Apply, OpError, Owner};
-use store::IdentityKind;
+use state::IdentityKind;
 
 use super::{AccountResult, AccountRow, EnsureAccount, EnsureAccountRequest, quota, store_error};
 use crate::context::{Ctx, provider_error};

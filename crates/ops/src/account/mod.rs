@@ -42,7 +42,8 @@ use std::path::PathBuf;
 use registry::types::Hex32;
 use registry::{Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Operation};
 use serde::{Deserialize, Serialize};
-use store::{StoreError, StoredRow, View};
+use state::View;
+use store::{StoreError, StoredRow};
 
 use crate::context::{Ctx, provider_error, store_error};
 use crate::row_fields::present;

@@ -3,7 +3,7 @@
 
 use registry::types::Hex32;
 use registry::{Apply, Family, Kind, OpError, Operation, Owner};
-use store::ResourceKey;
+use state::ResourceKey;
 
 use super::{
     Account, AccountRef, AccountRow, EnsureAccount, RebuildAccount, RebuildResult, account_info,

@@ -4,7 +4,7 @@
 use registry::{Apply, Family, OpError, Operation, Owner};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use store::Stored;
+use state::Stored;
 
 use super::chain::renewal_due;
 use super::{

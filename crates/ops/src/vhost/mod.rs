@@ -31,7 +31,8 @@ use std::path::PathBuf;
 
 use registry::types::Hex32;
 use registry::{Aspects, Content, Derived, DriftAspect, Of, OpError, Owner};
-use store::{Stored, StoredRow, View};
+use state::{Stored, View};
+use store::StoredRow;
 
 use crate::account::{AccountInfo, AccountRow, account_info, live_account_info};
 use crate::certificate::{CertificateRow, certificate_files, challenge_dir};

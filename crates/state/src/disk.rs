@@ -4,18 +4,8 @@
 use registry::FileSystem;
 use rusqlite::{TransactionBehavior, params};
 
-use super::StateDb;
-use crate::{StoreError, disk, queries};
-
-/// A file system recorded full, as `layerone status` and the metrics show it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FullFileSystem {
-    pub filesystem: FileSystem,
-    /// When the runner first found it full (ms).
-    pub since_ms: i64,
-    /// The bytes available then.
-    pub available_bytes: u64,
-}
+use crate::StateDb;
+use store::{FullFileSystem, StoreError, disk, queries};
 
 /// What one look at the file systems changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -92,7 +82,7 @@ impl StateDb {
 
 /// The file systems recorded full, from state.db opened read-only (never created or
 /// migrated): what `layerone status` shows. Empty when state.db has no such table yet.
-pub fn full_filesystems(layout: &crate::Layout) -> Result<Vec<FullFileSystem>, StoreError> {
+pub fn full_filesystems(layout: &store::Layout) -> Result<Vec<FullFileSystem>, StoreError> {
     let conn = rusqlite::Connection::open_with_flags(
         layout.state_db(),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -34,6 +34,8 @@ mod completion;
 mod disk;
 mod drift;
 mod events;
+pub mod identities;
+mod migrations;
 mod passes;
 mod resources;
 mod supersession;
@@ -49,13 +51,13 @@ use rusqlite::Connection;
 pub use admission::IngestReport;
 pub use claim::{ClaimedJob, LongOperations, MainLaneHold};
 pub use completion::{Outcome, ResourceChange};
-pub use disk::{DiskChanges, FullFileSystem, full_filesystems};
+pub use disk::{DiskChanges, full_filesystems};
+pub use identities::{IdentityKind, IdentityRow};
+pub use migrations::STATE_SCHEMA_VERSION;
 pub use passes::{LastPass, last_pass};
-pub use resources::ResourceRow;
-pub(crate) use resources::read_resource;
-pub use view::{OuterJob, Pending, ResourceKey, Stored, StoredRow, View};
+pub use view::{OuterJob, Pending, ResourceKey, Stored, View};
 
-use crate::{StoreError, migrations, queries, sqlite};
+use store::{StoreError, queries, sqlite};
 
 impl StateDb {
     /// Opens (creating if needed) and migrates state.db, recording the system clock's time.

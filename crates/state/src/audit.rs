@@ -4,8 +4,8 @@
 use registry::AuditDetail;
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use super::StateDb;
-use crate::{StoreError, queries};
+use crate::StateDb;
+use store::{StoreError, queries};
 
 impl StateDb {
     /// Appends audit records that belong to no job (a reload at the end of a batch, a purge

@@ -3,8 +3,8 @@
 
 use rusqlite::{TransactionBehavior, params};
 
-use super::StateDb;
-use crate::StoreError;
+use crate::StateDb;
+use store::StoreError;
 
 impl StateDb {
     /// Records the drift check's findings: a drift not yet recorded is inserted (its trigger

@@ -11,7 +11,8 @@
 use registry::Hex32;
 use rusqlite::{OptionalExtension, params};
 
-use crate::{StateDb, StoreError};
+use crate::StateDb;
+use store::StoreError;
 
 /// Who an identity row is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 
 use rusqlite::{Connection, params};
 
-use super::StateDb;
-use crate::StoreError;
+use crate::StateDb;
+use store::StoreError;
 
 impl StateDb {
     /// Records that a runner step failed; the runner logs it too and moves on.
@@ -51,7 +51,7 @@ pub struct LastPass {
 /// Reads the last pass: its start and end from the runner's lock file (written there, not in
 /// state.db, so that an idle pass commits nothing), its failed steps from state.db opened
 /// read-only (never created or migrated). `None` when no pass has finished yet.
-pub fn last_pass(layout: &crate::Layout) -> Result<Option<LastPass>, StoreError> {
+pub fn last_pass(layout: &store::Layout) -> Result<Option<LastPass>, StoreError> {
     let text = match std::fs::read_to_string(layout.runner_lock()) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

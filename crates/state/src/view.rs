@@ -16,26 +16,11 @@
 use std::collections::BTreeMap;
 
 use registry::{Hex32, Owner};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{ClaimedJob, ResourceChange, ResourceRow, StateDb};
-use crate::StoreError;
-
-/// The shape of one family's resource rows.
-pub trait StoredRow: Serialize + DeserializeOwned {
-    /// The family whose rows have this shape.
-    const FAMILY: &'static str;
-    /// The fields of this row (as stored, by JSON key) that operations other than the
-    /// family's declaring one set, each with every operation that sets it; every field not
-    /// listed belongs to the declaring operation alone. A field may have several owners
-    /// (`suspended`: the suspension and its reverse; a mailbox's password: its declaration
-    /// and `set_mailbox_password`, the later request's in force), and no operation changes a
-    /// field it does not own, so re-sending the declaring operation keeps the fields it does
-    /// not own.
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[];
-}
+use crate::{ClaimedJob, ResourceChange, StateDb};
+use store::StoreError;
+use store::{ResourceRow, StoredRow};
 
 /// A typed row with its resource id and owner.
 #[derive(Clone, Debug, PartialEq)]
@@ -413,7 +398,7 @@ fn typed_one<T: StoredRow>(id: Hex32, owner: Owner, data: Value) -> Result<Store
 
 #[cfg(test)]
 mod tests {
-    use serde::Deserialize;
+    use serde::{Deserialize, Serialize};
 
     use super::*;
 

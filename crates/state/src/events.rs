@@ -3,9 +3,9 @@
 
 use rusqlite::params;
 
-use super::StateDb;
-use super::audit::beyond_slack;
-use crate::{StoreError, queries};
+use crate::StateDb;
+use crate::audit::beyond_slack;
+use store::{StoreError, queries};
 
 impl StateDb {
     /// Drops the oldest events beyond `keep`. Costs two key lookups when there is nothing to
@@ -44,7 +44,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::state::LongOperations;
+    use crate::LongOperations;
     use crate::{Outcome, ResourceChange};
 
     /// A clock that stands where the test puts it.

@@ -5,10 +5,10 @@ use registry::{AuditDetail, NodeRequestStage, OpError, Owner};
 use rusqlite::{TransactionBehavior, params};
 use serde_json::Value;
 
-use super::StateDb;
-use super::audit::insert_audit;
-use super::claim::ClaimedJob;
-use crate::{StoreError, crash_points};
+use crate::StateDb;
+use crate::audit::insert_audit;
+use crate::claim::ClaimedJob;
+use store::StoreError;
 
 impl StateDb {
     /// Records how a claimed job ended, and what it did to its resource row, in one
@@ -98,10 +98,10 @@ impl StateDb {
                     .map_err(StoreError::sqlite("record a node-scope request"))?;
             }
         }
-        crash_points::point(crash_points::Point::CompleteBeforeCommit);
+        crash::point(crash::Point::CompleteBeforeCommit);
         tx.commit()
             .map_err(StoreError::sqlite("commit completion"))?;
-        crash_points::point(crash_points::Point::CompleteAfterCommit);
+        crash::point(crash::Point::CompleteAfterCommit);
         Ok(())
     }
 }

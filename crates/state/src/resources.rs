@@ -4,10 +4,10 @@
 
 use registry::{Hex32, Owner};
 use rusqlite::{OptionalExtension, params};
-use serde_json::Value;
 
-use super::StateDb;
-use crate::StoreError;
+use crate::StateDb;
+use store::rows::read_resource;
+use store::{ResourceRow, StoreError};
 
 impl StateDb {
     pub fn resource(&self, family: &str, id: &Hex32) -> Result<Option<ResourceRow>, StoreError> {
@@ -118,39 +118,6 @@ impl StateDb {
     }
 }
 
-/// A tracked resource.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ResourceRow {
-    pub family: String,
-    pub resource_id: Hex32,
-    pub owner: Owner,
-    pub generation: i64,
-    pub data: Value,
-}
-
-pub(crate) fn read_resource(
-    r: &rusqlite::Row<'_>,
-) -> rusqlite::Result<Result<ResourceRow, StoreError>> {
-    let family: String = r.get(0)?;
-    let id: String = r.get(1)?;
-    let owner: String = r.get(2)?;
-    let generation: i64 = r.get(3)?;
-    let data: String = r.get(4)?;
-    Ok((|| {
-        Ok(ResourceRow {
-            resource_id: id
-                .parse()
-                .map_err(|_| StoreError::Corrupt(format!("resource id {id:?}")))?,
-            owner: Owner::parse(&owner)
-                .ok_or_else(|| StoreError::Corrupt(format!("owner {owner:?}")))?,
-            data: serde_json::from_str(&data)
-                .map_err(|_| StoreError::Corrupt(format!("resource data of {id}")))?,
-            family,
-            generation,
-        })
-    })())
-}
-
 /// The filter of [`StateDb::resources_of`]. Without statistics SQLite would walk the primary
 /// key for the `ORDER BY` and read every row of the family (60,000 SSH keys to find an
 /// account's six); the owner index gives the same order.
@@ -164,7 +131,7 @@ pub(super) const SUCCEEDED_REQUESTS: &str = "SELECT seq, operation, body FROM jo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::supersession::QUEUED_BODIES;
+    use crate::supersession::QUEUED_BODIES;
 
     /// The queries a working pass or a rebuild runs per job or per resource must find their
     /// rows through an index, or their cost grows with the node. Without `ANALYZE` statistics

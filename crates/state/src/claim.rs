@@ -5,8 +5,8 @@
 use registry::{Hex32, Lane, Owner, Registry};
 use rusqlite::{OptionalExtension, params};
 
-use super::StateDb;
-use crate::{StoreError, crash_points};
+use crate::StateDb;
+use store::StoreError;
 
 impl StateDb {
     /// Whether a job for this resource is queued or running.
@@ -165,7 +165,7 @@ impl StateDb {
         else {
             return Ok(None);
         };
-        crash_points::point(crash_points::Point::ClaimAfterCommit);
+        crash::point(crash::Point::ClaimAfterCommit);
         // Root wrote these columns itself from validated values; a value that does not parse
         // means state.db was changed behind its back.
         let resource_id = resource_id

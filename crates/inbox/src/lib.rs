@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use clock::Clock;
 
-use crate::{StoreError, disk, sqlite};
+use store::{StoreError, disk, sqlite};
 
 const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS requests (
@@ -49,9 +49,9 @@ const SCHEMA_WITHOUT_ORIGIN: &str = "
 /// The most requests one group commit takes.
 const MAX_BATCH: usize = 1024;
 
-/// What admission did with a request.
+/// What the inbox did with a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Admission {
+pub enum Receipt {
     /// Durably received under this inbox sequence number.
     Received { seq: i64, received_at: i64 },
     /// The same request id with the same body was received before: the same job.
@@ -60,7 +60,7 @@ pub enum Admission {
     Conflict,
 }
 
-type Reply = Box<dyn FnOnce(Result<Admission, StoreError>) + Send>;
+type Reply = Box<dyn FnOnce(Result<Receipt, StoreError>) + Send>;
 
 enum Command {
     Admit(Box<(ValidatedJob, Origin)>, Reply),
@@ -125,7 +125,7 @@ impl Inbox {
         &self,
         job: ValidatedJob,
         origin: Origin,
-        reply: impl FnOnce(Result<Admission, StoreError>) + Send + 'static,
+        reply: impl FnOnce(Result<Receipt, StoreError>) + Send + 'static,
     ) {
         let sent = self
             .writer
@@ -138,11 +138,7 @@ impl Inbox {
     }
 
     /// Blocking form of [`Inbox::admit`], for tools and tests.
-    pub fn admit_blocking(
-        &self,
-        job: ValidatedJob,
-        origin: Origin,
-    ) -> Result<Admission, StoreError> {
+    pub fn admit_blocking(&self, job: ValidatedJob, origin: Origin) -> Result<Receipt, StoreError> {
         let (tx, rx) = mpsc::sync_channel(1);
         self.admit(job, origin, move |r| {
             let _ = tx.send(r);
@@ -311,9 +307,9 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Origin, Reply)>
                     .optional()?;
                 admissions.push(match existing {
                     Some((seq, sha, received_at)) if sha == job.body_sha256 => {
-                        Admission::Duplicate { seq, received_at }
+                        Receipt::Duplicate { seq, received_at }
                     }
-                    Some(_) => Admission::Conflict,
+                    Some(_) => Receipt::Conflict,
                     None => {
                         let seq = insert.query_row(
                             params![
@@ -326,7 +322,7 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Origin, Reply)>
                             ],
                             |r| r.get(0),
                         )?;
-                        Admission::Received {
+                        Receipt::Received {
                             seq,
                             received_at: now,
                         }
@@ -612,7 +608,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (inbox, writer) = Inbox::open(&dir.path().join("inbox.db")).unwrap();
         let seq = |a| match a {
-            Admission::Received { seq, .. } => seq,
+            Receipt::Received { seq, .. } => seq,
             other => panic!("{other:?}"),
         };
         let first = seq(inbox.admit_blocking(job(1), Origin::Api).unwrap());

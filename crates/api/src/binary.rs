@@ -1,7 +1,8 @@
-//! `layerone-api`: the node's HTTPS API, run as the unprivileged `layerone-api` user.
+//! The API's binaries: the packaged `layerone-api` (`src/bin/layerone-api.rs`) and the dev
+//! node's `layerone-dev-api`, one command line and one start, differing only in whether the
+//! process may run as root ([`AsRoot`]).
 //!
-//! Parses flags, refuses to run as root (the API is the unprivileged side of the node; running
-//! it as root would let a bug in it write root's state), and serves until SIGTERM or SIGINT.
+//! Parses flags, refuses to run as root unless allowed, and serves until SIGTERM or SIGINT.
 //! In a fleet, the fleet daemon (`fleet_daemon`) runs beside it with the same admission.
 
 use std::net::SocketAddr;
@@ -9,15 +10,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use api::{ApiConfig, Limits};
 use clap::Parser;
 use registry::Hex32;
+
+use crate::{ApiConfig, Limits};
 
 /// The layerone node's HTTPS API. Validates requests, writes them to its inbox for the runner,
 /// and answers reads from the runner's state database (read-only).
 #[derive(Debug, Parser)]
 #[command(name = "layerone-api", version)]
-struct Args {
+pub struct Args {
     /// The node's data directory (holds inbox/, state/ and blobs/).
     #[arg(long, value_name = "DIR")]
     data_dir: PathBuf,
@@ -63,13 +65,23 @@ struct Args {
     /// How often the fleet daemon heartbeats, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     fleet_heartbeat_ms: u64,
-    /// Run even as root. For development and tests only: in production the API runs as an
-    /// unprivileged user so that the kernel keeps it from writing root's state.
-    #[arg(long)]
-    allow_root: bool,
 }
 
-fn main() -> ExitCode {
+/// Whether the process may run as root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsRoot {
+    /// The packaged `layerone-api`: the API is the unprivileged side of the node, so as root
+    /// it refuses to start (running it as root would let a bug in it write root's state).
+    Refuse,
+    /// The dev node's `layerone-dev-api`, for development and the benchmark, which the
+    /// packages do not ship.
+    Allow,
+}
+
+/// Runs an API binary: parses the command line, refuses root unless `as_root` allows it, and
+/// serves until SIGTERM or SIGINT (with the fleet daemon beside it once the node has a fleet
+/// identity).
+pub fn main(as_root: AsRoot) -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -78,10 +90,10 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    if rustix::process::geteuid().is_root() && !args.allow_root {
+    if rustix::process::geteuid().is_root() && as_root == AsRoot::Refuse {
         eprintln!(
             "layerone-api: refusing to run as root. The API is the unprivileged side of the node: run it as the \
-             layerone-api user (pass --allow-root only for development and tests)."
+             layerone-api user."
         );
         return ExitCode::from(2);
     }
@@ -97,7 +109,7 @@ fn main() -> ExitCode {
 fn run(args: Args) -> anyhow::Result<()> {
     let hash_text = std::fs::read_to_string(&args.api_key_sha256_file)
         .with_context(|| format!("reading {}", args.api_key_sha256_file.display()))?;
-    let key_sha256 = api::parse_key_sha256(&hash_text)
+    let key_sha256 = crate::parse_key_sha256(&hash_text)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("parsing {}", args.api_key_sha256_file.display()))?;
     let daemon = fleet_daemon::DaemonConfig {
@@ -108,11 +120,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         platform: "linux".to_owned(),
     };
     let front_door = match &args.config {
-        None => api::FrontDoor::default(),
+        None => crate::FrontDoor::default(),
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            api::FrontDoor::from_config_file(&text)
+            crate::FrontDoor::from_config_file(&text)
                 .with_context(|| format!("in {}", path.display()))?
         }
     };
@@ -127,8 +139,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         node_id: args.node_id,
         local_socket: match args.local_socket {
             None => None,
-            Some(path) => Some(api::LocalSocket {
-                operators: api::Operators::of_directory(&path)?,
+            Some(path) => Some(crate::LocalSocket {
+                operators: crate::Operators::of_directory(&path)?,
                 path,
             }),
         },
@@ -144,7 +156,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let running = api::start(config).await?;
+        let running = crate::start(config).await?;
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let daemon = tokio::spawn(fleet_daemon::supervise(running.gate(), daemon, stopped));
         shutdown_signal().await;

@@ -12,11 +12,11 @@ use registry::{
 use rusqlite::{TransactionBehavior, params};
 use serde_json::Value;
 
-use super::StateDb;
-use super::audit::insert_audit;
-use super::supersession::{queued_generation_at_least, supersede};
-use crate::inbox::InboxRow;
-use crate::{StoreError, crash_points, queries};
+use crate::StateDb;
+use crate::audit::insert_audit;
+use crate::supersession::{queued_generation_at_least, supersede};
+use inbox::InboxRow;
+use store::{StoreError, queries};
 
 impl StateDb {
     /// Admits inbox rows. Every row is hostile input: it is validated again through the
@@ -59,9 +59,9 @@ impl StateDb {
             params![report.watermark],
         )
         .map_err(StoreError::sqlite("move the watermark"))?;
-        crash_points::point(crash_points::Point::IngestBeforeCommit);
+        crash::point(crash::Point::IngestBeforeCommit);
         tx.commit().map_err(StoreError::sqlite("commit ingest"))?;
-        crash_points::point(crash_points::Point::IngestAfterCommit);
+        crash::point(crash::Point::IngestAfterCommit);
         Ok(report)
     }
 

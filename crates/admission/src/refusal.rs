@@ -1,0 +1,163 @@
+//! Why a request was not admitted, in no transport's words.
+//!
+//! The `code` is stable (a control plane branches on it), `message` is safe to show, `field`
+//! names the offending field or is empty. The [`RefusalKind`] says what kind of answer it is,
+//! which each door maps to its own: the API to a status (400, 413, 409, 503), the fleet
+//! daemon to terminating the message (never redelivered) or leaving it to be redelivered.
+//! Details that help an operator (a SQLite error, a path) go to the log, never here.
+
+use std::borrow::Cow;
+
+use registry::{FieldError, FileSystem, OpError};
+use store::ReadError;
+
+/// What kind of refusal it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// The request itself is wrong (it does not validate, or names another node): the same
+    /// bytes are refused again.
+    Invalid,
+    /// The body is larger than [`registry::envelope::MAX_BODY`].
+    TooLarge,
+    /// The request id was used with another body, or the node's assignment refuses the
+    /// operation's module: refused as long as that state holds.
+    Conflict,
+    /// State.db or the inbox is briefly unavailable, or a file system is full: nothing was
+    /// stored, and the same request may succeed after [`Refusal::retry_after`].
+    Unavailable,
+}
+
+/// A request not admitted: nothing of it was stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub kind: RefusalKind,
+    pub code: Cow<'static, str>,
+    pub field: String,
+    pub message: String,
+    /// When the same request may succeed later, how many seconds to wait first.
+    pub retry_after: Option<u32>,
+}
+
+/// How long a client waits before it retries on a full disk: space comes back by an
+/// operator's hand, not within a second.
+const DISK_FULL_RETRY_SECS: u32 = 30;
+
+impl Refusal {
+    /// Whether the same request may succeed later ([`RefusalKind::Unavailable`]): a broker
+    /// message is then redelivered, not terminated.
+    pub fn retryable(&self) -> bool {
+        self.kind == RefusalKind::Unavailable
+    }
+
+    fn new(kind: RefusalKind, code: &'static str, field: &str, message: String) -> Refusal {
+        Refusal {
+            kind,
+            code: Cow::Borrowed(code),
+            field: field.to_owned(),
+            message,
+            retry_after: None,
+        }
+    }
+
+    fn unavailable(code: &'static str, message: String, retry_after_secs: u32) -> Refusal {
+        Refusal {
+            retry_after: Some(retry_after_secs),
+            ..Refusal::new(RefusalKind::Unavailable, code, "", message)
+        }
+    }
+
+    /// The body is larger than the registry's limit.
+    pub fn too_large() -> Refusal {
+        Refusal::new(
+            RefusalKind::TooLarge,
+            "body_too_large",
+            "",
+            format!(
+                "the body is larger than {} bytes",
+                registry::envelope::MAX_BODY
+            ),
+        )
+    }
+
+    /// The request id was used with another body.
+    pub fn conflict() -> Refusal {
+        Refusal::new(
+            RefusalKind::Conflict,
+            "request_id_conflict",
+            "request_id",
+            "the request id was used with another body".to_owned(),
+        )
+    }
+
+    /// The node's fleet assignment refuses the operation's module (`module_not_assigned`,
+    /// `module_unavailable`): what root would answer, said before the request is queued.
+    pub fn module(e: OpError) -> Refusal {
+        Refusal {
+            kind: RefusalKind::Conflict,
+            code: e.code,
+            field: "operation".to_owned(),
+            message: e.message,
+            retry_after: None,
+        }
+    }
+
+    /// State.db is briefly unreadable.
+    pub fn state_unavailable(retry_after_secs: u32) -> Refusal {
+        Refusal::unavailable(
+            "state_unavailable",
+            "state is briefly unavailable".to_owned(),
+            retry_after_secs,
+        )
+    }
+
+    /// The inbox's writer did not take the request.
+    pub fn inbox_unavailable() -> Refusal {
+        Refusal::unavailable(
+            "inbox_unavailable",
+            "the inbox is unavailable".to_owned(),
+            1,
+        )
+    }
+
+    /// The file system holding `filesystem` is full: nothing was written.
+    pub fn disk_full(filesystem: FileSystem) -> Refusal {
+        Refusal::unavailable(
+            "disk_full",
+            format!("the node's {filesystem} file system is full; nothing was stored"),
+            DISK_FULL_RETRY_SECS,
+        )
+    }
+}
+
+impl From<FieldError> for Refusal {
+    fn from(e: FieldError) -> Self {
+        // The registry re-checks the size it was given.
+        if e.code == "body_too_large" {
+            Refusal::too_large()
+        } else {
+            Refusal {
+                kind: RefusalKind::Invalid,
+                code: e.code,
+                field: e.field,
+                message: e.message,
+                retry_after: None,
+            }
+        }
+    }
+}
+
+impl From<ReadError> for Refusal {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Unavailable { retry_after_secs } => {
+                Refusal::state_unavailable(retry_after_secs)
+            }
+            ReadError::Failed(e) => {
+                // Not the client's doing, and not something it can fix: log it whole, answer
+                // the same clean refusal as a busy database.
+                tracing::error!(error = ?e, "reading state.db failed");
+                Refusal::state_unavailable(1)
+            }
+        }
+    }
+}
