@@ -34,6 +34,7 @@ use async_nats::jetstream::{self, AckKind};
 use fleet::protocol::{
     self, EVENTS_STREAM, EventBody, FleetEvent, PRESENCE_BUCKET, Presence, REQUESTS_STREAM,
 };
+use fleet_control::admin::AdminDir;
 use futures_util::StreamExt;
 use serde_json::Value;
 
@@ -226,40 +227,25 @@ fn init_files(bins: &FleetBins, admin: &Path, port: u16, monitor_port: u16) -> a
     )
 }
 
-/// The control plane's credential (`control-plane.json`).
+/// The control plane's credential (`control-plane.json`), and where it is.
 #[derive(Clone)]
 struct Credential {
     path: PathBuf,
-    brokers: Vec<String>,
-    ca_pem: String,
-    seed: String,
-    join_password: String,
+    control_plane: fleet_control::admin::ControlPlane,
 }
 
 impl Credential {
     fn load(admin: &Path) -> anyhow::Result<Credential> {
-        let path = admin.join("control-plane.json");
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
-        let s = |k: &str| -> anyhow::Result<String> {
-            Ok(v[k]
-                .as_str()
-                .with_context(|| format!("control-plane.json has no {k}"))?
-                .to_owned())
-        };
+        let path = AdminDir(admin.to_owned()).control_plane();
         Ok(Credential {
-            brokers: serde_json::from_value(v["brokers"].clone())?,
-            ca_pem: s("ca_pem")?,
-            seed: s("seed")?,
-            join_password: s("join_password")?,
+            control_plane: fleet_control::admin::ControlPlane::load(&path)?,
             path,
         })
     }
 
     async fn connect(&self) -> anyhow::Result<ControlPlane> {
-        let client =
-            fleet::connect::control_plane(&self.seed, &[&self.ca_pem], &self.brokers).await?;
         Ok(ControlPlane {
-            js: jetstream::new(client),
+            js: jetstream::new(self.control_plane.connect().await?),
         })
     }
 }
@@ -742,8 +728,8 @@ impl SimNode {
         let client = fleet::connect::node(
             &name,
             &seed,
-            &[&credential.ca_pem],
-            &credential.brokers,
+            &[&credential.control_plane.ca_pem],
+            &credential.control_plane.brokers,
             false,
         )
         .await?;
@@ -1227,10 +1213,7 @@ fn simulated(
     let (port, monitor_port) = (free_port()?, free_port()?);
     init_files(bins, &admin, port, monitor_port)?;
     let credential = Arc::new(Credential::load(&admin)?);
-    let settings: Value =
-        serde_json::from_str(&std::fs::read_to_string(admin.join("fleet.json"))?)?;
-    let spec: fleet::broker_config::BrokerSpec =
-        serde_json::from_value(settings["broker"].clone()).context("fleet.json's broker")?;
+    let spec = AdminDir(admin.clone()).load_settings()?.broker;
     let keys: Vec<(String, String, String)> = (0..count)
         .map(|i| {
             let key = nkeys::KeyPair::new_user();
@@ -1238,8 +1221,8 @@ fn simulated(
         })
         .collect::<anyhow::Result<_>>()?;
     let users = fleet::broker_config::Users {
-        control_plane: nkeys::KeyPair::from_seed(&credential.seed)?.public_key(),
-        join_password: credential.join_password.clone(),
+        control_plane: credential.control_plane.public_key()?,
+        join_password: credential.control_plane.join_password.clone(),
         nodes: keys
             .iter()
             .map(|(name, _, public)| (name.clone(), public.clone()))

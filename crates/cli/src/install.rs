@@ -219,8 +219,9 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     }
     // The fleet: joined or not, connected or cut off since when, events waiting.
     if args.root == std::path::Path::new("/") && s.installed {
-        match crate::fleet::node::NodePaths::installed()
-            .and_then(|paths| crate::fleet::node::status_lines(&paths))
+        match fleet_control::node::NodePaths::installed()
+            .and_then(|paths| fleet_control::node::status(&paths))
+            .map(|status| crate::fleet::text::status_lines(status.as_ref()))
         {
             Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
             Err(e) => println!("fleet      unreadable: {e:#}"),

@@ -11,7 +11,7 @@
 //!   pin) beside the served one, then switch to it.
 //! - `layerone cloudlinux SCRIPT [ARGS]`: CloudLinux's panel-integration scripts, read-only.
 //! - `layerone fleet init|serve|token|nodes|assign|submit|events|drain|maintenance|activate|remove|rescue|status`
-//!   and `layerone join TOKEN`: the fleet (`src/fleet/`).
+//!   and `layerone join TOKEN`: the fleet (`src/fleet/`, over `crates/fleet-control`).
 //! - `layerone mcp`: the node's operations as MCP tools over stdio for an operator's session,
 //!   through the API's local socket (`src/mcp.rs`, `crates/mcp`).
 //! - `layerone completions bash|zsh|fish`: the shell's completion script (the packages ship

@@ -76,7 +76,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<()> {
     };
     // A dev node keeps its fleet identity in its simulated system, beside its dev.json.
     let fleet_identity = args.fleet_identity.unwrap_or_else(|| match &args.dev {
-        Some(dev) => crate::fleet::node::dev_identity_dir(dev.parent().unwrap_or(dev.as_path()))
+        Some(dev) => fleet_control::node::dev_identity_dir(dev.parent().unwrap_or(dev.as_path()))
             .identity_json(),
         None => PathBuf::from(::mcp::FLEET_IDENTITY),
     });

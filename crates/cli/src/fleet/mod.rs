@@ -1,33 +1,20 @@
 //! `layerone fleet ...` and `layerone join`: the fleet's commands (DESIGN.md section 10,
-//! `docs/fleet.md`).
-//!
-//! - [`admin`]: the administrative directory (CA, the control plane's credential, the broker's
-//!   derived configuration) that `fleet init` makes;
-//! - [`service`]: `fleet serve`, the join service, liveness and dead letters;
-//! - [`control`]: the control plane's commands (token, nodes, assign, submit, events, drain,
-//!   remove);
-//! - [`node`]: the joining node's side (join, rescue, status);
-//! - [`rotation`]: rotating the fleet's CA (`fleet ca rotate|finish|status`);
-//! - [`operator`]: operators' credentials (`fleet operator add|remove|list`).
+//! `docs/fleet.md`), their flags and what they print; what they do is the control plane's
+//! library, `crates/fleet-control`, and the lines printed from its results are in
+//! [`text`].
 
-pub mod admin;
-pub mod control;
-pub mod node;
-pub mod operator;
-pub mod rotation;
-pub mod service;
+pub mod text;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use clap::{Args, Subcommand};
+use fleet_control::admin::{self, AdminDir, ControlPlane, InitOptions};
+use fleet_control::control::Fleet;
+use fleet_control::node::{self, NodePaths};
+use fleet_control::{operator, rotation, service};
 use futures_util::StreamExt as _;
 use registry::Module;
-
-use admin::{AdminDir, ControlPlane, InitOptions};
-use control::Fleet;
-use node::NodePaths;
 
 #[derive(Args, Debug, Clone)]
 pub struct NodeTarget {
@@ -316,36 +303,6 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Writes the broker's and the fleet service's units whole, and starts them.
-fn install_units(dir: &AdminDir) -> anyhow::Result<()> {
-    let provider = real_provider();
-    let units = std::path::Path::new(admin::UNIT_DIR);
-    admin::write_file(
-        &units.join(admin::BROKER_UNIT),
-        admin::broker_unit(dir).as_bytes(),
-        0o644,
-    )?;
-    admin::write_file(
-        &units.join(admin::SERVICE_UNIT),
-        admin::service_unit(dir).as_bytes(),
-        0o644,
-    )?;
-    provider.systemd_daemon_reload()?;
-    provider.systemd_enable(&[admin::BROKER_UNIT, admin::SERVICE_UNIT])?;
-    Ok(())
-}
-
-/// The provider of the fleet's host, for `nats-server -t` and systemctl: programs whose paths
-/// are the same on every platform the node supports.
-pub(crate) fn real_provider() -> provider::Provider {
-    provider::Provider::new(provider::ProviderConfig {
-        platform: provider::Platform::Debian,
-        root: "/".into(),
-        executor: std::sync::Arc::new(provider::RealExecutor),
-        audit_dir: PathBuf::from(install::paths::AUDIT_DIR),
-    })
-}
-
 pub fn join(args: JoinArgs) -> anyhow::Result<()> {
     let paths = args.target.paths()?;
     let identity = runtime()?.block_on(node::join(&args.token, args.name.as_deref(), &paths))?;
@@ -379,7 +336,7 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
             from,
         } => {
             for url in &brokers {
-                check_broker_url(url)?;
+                fleet_control::check_broker_url(url)?;
             }
             let dir = AdminDir(dir);
             let wrote = admin::init_files(&InitOptions {
@@ -405,12 +362,12 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
                 return Ok(());
             }
             if !no_units {
-                install_units(&dir)?;
+                fleet_control::install_units(&dir)?;
             }
             rt.block_on(init_on_broker(&dir, node, target, Duration::from_secs(wait)))
         }
         FleetCommand::Serve { dir, no_check } => {
-            let provider = (!no_check).then(real_provider);
+            let provider = (!no_check).then(fleet_control::real_provider);
             let multi = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             multi.block_on(async {
                 let service = service::Service::connect(AdminDir(dir), provider).await?;
@@ -535,19 +492,51 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
             Ok(())
         }
         FleetCommand::Operator { command } => match command {
-            OperatorCommand::Add { name, dir, out } => operator::add(&AdminDir(dir), &name, &out),
-            OperatorCommand::Remove { name, dir } => operator::remove(&AdminDir(dir), &name),
-            OperatorCommand::List { dir, json } => operator::list(&AdminDir(dir), json),
+            OperatorCommand::Add { name, dir, out } => {
+                let reload = operator::add(&AdminDir(dir), &name, &out)?;
+                text::reload_line(reload).into_iter().for_each(|l| println!("{l}"));
+                println!(
+                    "operator {name}: credential written to {} (0600)",
+                    out.display()
+                );
+                Ok(())
+            }
+            OperatorCommand::Remove { name, dir } => {
+                let reload = operator::remove(&AdminDir(dir), &name)?;
+                text::reload_line(reload).into_iter().for_each(|l| println!("{l}"));
+                println!("operator {name} removed: its credential is refused");
+                Ok(())
+            }
+            OperatorCommand::List { dir, json } => {
+                let operators = operator::list(&AdminDir(dir))?;
+                if json {
+                    let rows: Vec<_> = operators
+                        .iter()
+                        .map(|(name, key)| serde_json::json!({"name": name, "public_key": key}))
+                        .collect();
+                    println!("{}", serde_json::to_string_pretty(&rows)?);
+                } else {
+                    for (name, key) in operators {
+                        println!("{name:20} {key}");
+                    }
+                }
+                Ok(())
+            }
         },
         FleetCommand::Ca { command } => {
             let lines = rt.block_on(async {
-                match command {
-                    CaCommand::Rotate { dir } => rotation::rotate(&AdminDir(dir)).await,
-                    CaCommand::Finish { dir, wait, allow_down } => {
-                        rotation::finish(&AdminDir(dir), Duration::from_secs(wait), allow_down).await
+                anyhow::Ok(match command {
+                    CaCommand::Rotate { dir } => {
+                        text::rotation_lines(&rotation::rotate(&AdminDir(dir)).await?)
                     }
-                    CaCommand::Status { dir } => rotation::status(&AdminDir(dir)).await,
-                }
+                    CaCommand::Finish { dir, wait, allow_down } => text::finished_lines(
+                        &rotation::finish(&AdminDir(dir), Duration::from_secs(wait), allow_down)
+                            .await?,
+                    ),
+                    CaCommand::Status { dir } => {
+                        text::ca_status_lines(&rotation::status(&AdminDir(dir)).await?)
+                    }
+                })
             })?;
             for line in lines {
                 println!("{line}");
@@ -559,7 +548,7 @@ pub fn run(command: FleetCommand) -> anyhow::Result<()> {
             Ok(())
         }
         FleetCommand::Status { target } => {
-            for line in node::status_lines(&target.paths()?)? {
+            for line in text::status_lines(node::status(&target.paths()?)?.as_ref()) {
                 println!("{line}");
             }
             Ok(())
@@ -575,57 +564,15 @@ async fn init_on_broker(
     target: NodeTarget,
     wait: Duration,
 ) -> anyhow::Result<()> {
-    let settings = dir.load_settings()?;
-    let control_plane = ControlPlane::load(&dir.control_plane())?;
-    let deadline = tokio::time::Instant::now() + wait;
-    let fleet = loop {
-        match Fleet::connect(control_plane.clone()).await {
-            Ok(fleet) => break fleet,
-            Err(e) if tokio::time::Instant::now() >= deadline => {
-                return Err(e.context("the broker did not answer (is it started?)"));
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
-        }
-    };
-    fleet::setup::ensure_streams_and_buckets(&fleet.js, settings.replicas).await?;
-    if fleet.trust_bundle().await?.is_none() {
-        fleet
-            .publish_trust(vec![std::fs::read_to_string(dir.ca_pem())?])
-            .await?;
-    }
-    let sha = fleet.publish_catalogue().await?;
+    let (fleet, sha) = fleet_control::init_on_broker(dir, wait).await?;
     println!("catalogue  {sha}");
     if let Some(name) = node_name {
         let paths = target.paths()?;
-        let service = service::Service::connect(dir.clone(), None).await?;
-        let credentials = paths.identity.load()?;
-        let seed = node::ensure_seed(&paths)?;
-        let public_key = nkeys::KeyPair::from_seed(&seed)?.public_key();
-        service
-            .register(&name, &paths.node_id, &public_key)
-            .await
-            .map_err(|(code, message)| anyhow::anyhow!("[{code}] {message}"))?;
-        if credentials.is_none() {
-            let identity = fleet::identity::Identity {
-                node: name.clone(),
-                node_id: paths.node_id.clone(),
-                fleet_key: control_plane.fleet_key()?,
-                brokers: control_plane.brokers.clone(),
-                joined_at_ms: control::now_ms(),
-            };
-            node::write_identity(&paths, &identity, &control_plane.ca_pem)?;
-        }
+        fleet_control::register_this_node(dir, &fleet, &name, &paths).await?;
         println!("node       {name} registered");
     }
     let token = fleet.mint_token(None, Duration::from_secs(3600)).await?;
     println!("join token (one use, one hour; `layerone join TOKEN --name NAME` on the next node):");
     println!("{token}");
     Ok(())
-}
-
-/// What `--broker` addresses must look like, checked before anything is written.
-fn check_broker_url(url: &str) -> anyhow::Result<()> {
-    url.parse::<async_nats::ServerAddr>()
-        .map(|_| ())
-        .with_context(|| format!("{url} is not a broker address"))
 }

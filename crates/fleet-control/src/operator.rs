@@ -8,27 +8,38 @@ use std::path::Path;
 use anyhow::Context as _;
 use fleet::operator::{OperatorCredential, valid_operator_name};
 
-use super::admin::{AdminDir, ControlPlane, write_file};
+use crate::admin::{AdminDir, ControlPlane, write_file};
+
+/// What became of the broker once the operators changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokerReload {
+    /// Its configuration is what it was.
+    Unchanged,
+    /// Its configuration changed and it was told to read it again.
+    Reloaded,
+    /// Its configuration changed; it is not running (no pid file).
+    NotRunning,
+}
 
 /// Renders the broker's configuration again and, if it changed and the broker runs (its pid
 /// file exists), reloads it.
-fn apply(dir: &AdminDir) -> anyhow::Result<()> {
+fn apply(dir: &AdminDir) -> anyhow::Result<BrokerReload> {
     let nodes = dir.load_nodes()?;
-    if dir.render_broker_config(None, &nodes)? {
-        let settings = dir.load_settings()?;
-        if settings.broker.pid_file.exists() {
-            dir.reload_broker()?;
-            println!("the broker's configuration changed; reloaded");
-        } else {
-            println!("the broker's configuration changed; the broker is not running");
-        }
+    if !dir.render_broker_config(None, &nodes)? {
+        return Ok(BrokerReload::Unchanged);
     }
-    Ok(())
+    let settings = dir.load_settings()?;
+    if settings.broker.pid_file.exists() {
+        dir.reload_broker()?;
+        Ok(BrokerReload::Reloaded)
+    } else {
+        Ok(BrokerReload::NotRunning)
+    }
 }
 
 /// Issues operator `name` a credential at `out` (0600): a new nkey, the brokers and the CA.
 /// Refused if `name` is registered already (remove it first).
-pub fn add(dir: &AdminDir, name: &str, out: &Path) -> anyhow::Result<()> {
+pub fn add(dir: &AdminDir, name: &str, out: &Path) -> anyhow::Result<BrokerReload> {
     anyhow::ensure!(
         valid_operator_name(name),
         "invalid operator name {name:?}: a DNS label (lowercase letters, digits, '-')"
@@ -54,38 +65,20 @@ pub fn add(dir: &AdminDir, name: &str, out: &Path) -> anyhow::Result<()> {
     .with_context(|| format!("writing the operator credential {}", out.display()))?;
     operators.push((name.to_owned(), key.public_key()));
     dir.write_operators(&operators)?;
-    apply(dir)?;
-    println!(
-        "operator {name}: credential written to {} (0600)",
-        out.display()
-    );
-    Ok(())
+    apply(dir)
 }
 
 /// Revokes operator `name`: its user leaves the broker's configuration.
-pub fn remove(dir: &AdminDir, name: &str) -> anyhow::Result<()> {
+pub fn remove(dir: &AdminDir, name: &str) -> anyhow::Result<BrokerReload> {
     let mut operators = dir.load_operators()?;
     let before = operators.len();
     operators.retain(|(n, _)| n != name);
     anyhow::ensure!(operators.len() < before, "no operator named {name}");
     dir.write_operators(&operators)?;
-    apply(dir)?;
-    println!("operator {name} removed: its credential is refused");
-    Ok(())
+    apply(dir)
 }
 
-pub fn list(dir: &AdminDir, json: bool) -> anyhow::Result<()> {
-    let operators = dir.load_operators()?;
-    if json {
-        let rows: Vec<_> = operators
-            .iter()
-            .map(|(name, key)| serde_json::json!({"name": name, "public_key": key}))
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        for (name, key) in operators {
-            println!("{name:20} {key}");
-        }
-    }
-    Ok(())
+/// The registered operators: `(name, public key)`, sorted.
+pub fn list(dir: &AdminDir) -> anyhow::Result<Vec<(String, String)>> {
+    dir.load_operators()
 }

@@ -20,8 +20,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use fleet::tls::CaPair;
 
-use super::admin::{AdminDir, ControlPlane, FleetSettings, write_file};
-use super::control::Fleet;
+use crate::admin::{AdminDir, ControlPlane, FleetSettings, write_file};
+use crate::control::Fleet;
 
 /// The next CA's common name: the fleet's, with the generation after the current one.
 fn next_common_name(settings: &FleetSettings) -> String {
@@ -64,8 +64,21 @@ async fn connect(dir: &AdminDir) -> anyhow::Result<Fleet> {
     Fleet::connect(ControlPlane::load(&dir.control_plane())?).await
 }
 
+/// What `rotate` did.
+#[derive(Debug, Clone)]
+pub struct Rotation {
+    /// The SHA-256 of the CA being replaced.
+    pub old_sha256: String,
+    /// The SHA-256 of the new CA.
+    pub new_sha256: String,
+    /// The generation of the trust bundle published with both CAs.
+    pub bundle_generation: u64,
+    /// What each node trusts now.
+    pub nodes: NodesTrust,
+}
+
 /// Begins a rotation (or, run again while it runs, publishes its bundle again).
-pub async fn rotate(dir: &AdminDir) -> anyhow::Result<Vec<String>> {
+pub async fn rotate(dir: &AdminDir) -> anyhow::Result<Rotation> {
     let mut settings = dir.load_settings()?;
     refuse_a_cluster(&settings)?;
     let (old, new) = match rotating(dir)? {
@@ -89,44 +102,23 @@ pub async fn rotate(dir: &AdminDir) -> anyhow::Result<Vec<String>> {
     let bundle = fleet
         .publish_trust(vec![old.clone(), new.cert_pem.clone()])
         .await?;
-    let mut lines = vec![
-        format!(
-            "rotating the fleet CA: old {}, new {}",
-            fleet::tls::pem_sha256(&old)?,
-            fleet::tls::pem_sha256(&new.cert_pem)?
-        ),
-        format!(
-            "trust bundle generation {} (both CAs) published; every node was told",
-            bundle.generation
-        ),
-    ];
-    lines.extend(status_of(&fleet, &new.cert_pem).await?.lines());
-    lines.push("when every node trusts the new CA: layerone fleet ca finish".into());
-    Ok(lines)
+    Ok(Rotation {
+        old_sha256: fleet::tls::pem_sha256(&old)?,
+        new_sha256: fleet::tls::pem_sha256(&new.cert_pem)?,
+        bundle_generation: bundle.generation,
+        nodes: status_of(&fleet, &new.cert_pem).await?,
+    })
 }
 
 /// What each node trusts, judged against the new CA.
-struct NodesTrust {
-    trusting: Vec<String>,
-    lagging: Vec<String>,
-    down: Vec<String>,
-}
-
-impl NodesTrust {
-    fn lines(&self) -> Vec<String> {
-        let list = |names: &[String]| {
-            if names.is_empty() {
-                "none".to_owned()
-            } else {
-                names.join(", ")
-            }
-        };
-        vec![
-            format!("nodes trusting the new CA: {}", list(&self.trusting)),
-            format!("nodes not trusting it yet: {}", list(&self.lagging)),
-            format!("nodes down (no heartbeat): {}", list(&self.down)),
-        ]
-    }
+#[derive(Debug, Clone, Default)]
+pub struct NodesTrust {
+    /// The nodes whose heartbeat says they trust the new CA.
+    pub trusting: Vec<String>,
+    /// The nodes whose heartbeat says they do not yet.
+    pub lagging: Vec<String>,
+    /// The nodes without a heartbeat.
+    pub down: Vec<String>,
 }
 
 async fn status_of(fleet: &Fleet, new_pem: &str) -> anyhow::Result<NodesTrust> {
@@ -146,44 +138,56 @@ async fn status_of(fleet: &Fleet, new_pem: &str) -> anyhow::Result<NodesTrust> {
     Ok(out)
 }
 
+/// Where a rotation stands (`status`).
+#[derive(Debug, Clone)]
+pub struct CaStatus {
+    /// The SHA-256 of the fleet's CA (`ca.pem`).
+    pub ca_sha256: String,
+    pub ca_common_name: String,
+    /// The published trust bundle: its generation and its CAs' SHA-256s.
+    pub bundle: Option<(u64, Vec<String>)>,
+    /// While a rotation runs: the new CA's SHA-256, and what each node trusts.
+    pub rotating: Option<(String, NodesTrust)>,
+}
+
 /// Where a rotation stands.
-pub async fn status(dir: &AdminDir) -> anyhow::Result<Vec<String>> {
+pub async fn status(dir: &AdminDir) -> anyhow::Result<CaStatus> {
     let fleet = connect(dir).await?;
     let bundle = fleet.trust_bundle().await?;
-    let mut lines = vec![format!(
-        "fleet CA {} ({})",
-        fleet::tls::pem_sha256(&read(&dir.ca_pem())?)?,
-        dir.load_settings()?.ca_common_name
-    )];
-    match &bundle {
-        Some(b) => lines.push(format!(
-            "trust bundle generation {}: {}",
-            b.generation,
-            fleet::tls::bundle_sha256s(&b.pems())?.join(", ")
+    let ca_sha256 = fleet::tls::pem_sha256(&read(&dir.ca_pem())?)?;
+    let ca_common_name = dir.load_settings()?.ca_common_name;
+    let bundle = match &bundle {
+        Some(b) => Some((b.generation, fleet::tls::bundle_sha256s(&b.pems())?)),
+        None => None,
+    };
+    let rotating = match rotating(dir)? {
+        Some((_, new)) => Some((
+            fleet::tls::pem_sha256(&new.cert_pem)?,
+            status_of(&fleet, &new.cert_pem).await?,
         )),
-        None => {
-            lines.push("trust bundle: none published (nodes trust the CA they joined with)".into())
-        }
-    }
-    match rotating(dir)? {
-        Some((_, new)) => {
-            lines.push(format!(
-                "rotating to {}",
-                fleet::tls::pem_sha256(&new.cert_pem)?
-            ));
-            lines.extend(status_of(&fleet, &new.cert_pem).await?.lines());
-        }
-        None => lines.push("no rotation running".into()),
-    }
-    Ok(lines)
+        None => None,
+    };
+    Ok(CaStatus {
+        ca_sha256,
+        ca_common_name,
+        bundle,
+        rotating,
+    })
+}
+
+/// What `finish` did.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// The SHA-256 of the new CA, whose certificate the broker presents.
+    pub new_sha256: String,
+    /// The generation of the trust bundle published with the new CA alone.
+    pub bundle_generation: u64,
+    /// The nodes that were down (`allow_down`): they trust only the old CA.
+    pub down: Vec<String>,
 }
 
 /// Ends a rotation: see the module's documentation.
-pub async fn finish(
-    dir: &AdminDir,
-    wait: Duration,
-    allow_down: bool,
-) -> anyhow::Result<Vec<String>> {
+pub async fn finish(dir: &AdminDir, wait: Duration, allow_down: bool) -> anyhow::Result<Finished> {
     let mut settings = dir.load_settings()?;
     refuse_a_cluster(&settings)?;
     let (_, new) = rotating(dir)?
@@ -248,20 +252,11 @@ pub async fn finish(
     dir.write_settings(&settings)?;
     std::fs::remove_file(dir.ca_next_pem())?;
     std::fs::remove_file(dir.ca_next_key())?;
-    let mut lines = vec![
-        format!("the broker presents a certificate of the new CA {new_sha}"),
-        format!(
-            "trust bundle generation {} (the new CA alone) published; new join tokens pin it",
-            bundle.generation
-        ),
-    ];
-    if !nodes.down.is_empty() {
-        lines.push(format!(
-            "nodes that were down trust only the old CA: {}; on each, `layerone fleet rescue --token $(layerone fleet token NAME)`",
-            nodes.down.join(", ")
-        ));
-    }
-    Ok(lines)
+    Ok(Finished {
+        new_sha256: new_sha,
+        bundle_generation: bundle.generation,
+        down: nodes.down,
+    })
 }
 
 /// Waits (20 s at most) until the broker's handshake verifies against the new CA alone: it has

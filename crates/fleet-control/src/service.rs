@@ -26,8 +26,8 @@ use fleet::protocol::{
 };
 use futures_util::StreamExt as _;
 
-use super::admin::{AdminDir, ControlPlane};
-use super::control::{Fleet, now_ms};
+use crate::admin::{AdminDir, ControlPlane};
+use crate::control::{Fleet, now_ms};
 
 pub struct Service {
     pub fleet: Fleet,

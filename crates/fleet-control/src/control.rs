@@ -17,9 +17,10 @@ use futures_util::StreamExt as _;
 use registry::Module;
 use serde::Serialize;
 
-use super::admin::ControlPlane;
+use crate::admin::ControlPlane;
 
-pub(crate) fn now_ms() -> i64 {
+/// Now, in milliseconds since the epoch (the system's clock).
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)

@@ -1,5 +1,5 @@
-//! The joining node's side: `layerone join TOKEN`, `layerone fleet rescue`, and the fleet
-//! lines of `layerone status`.
+//! The joining node's side: `layerone join TOKEN`, `layerone fleet rescue`, and what the
+//! fleet lines of `layerone status` say ([`status`]).
 //!
 //! The node makes its own nkey (its seed never leaves it), checks the broker's certificate
 //! against the CA the token pins before it sends anything, registers, and writes its
@@ -12,8 +12,8 @@ use anyhow::Context as _;
 use fleet::identity::{Identity, IdentityDir};
 use fleet::protocol::{JOIN_SUBJECT, JoinReply, JoinRequest};
 
-use super::admin::write_file;
-use super::control::now_ms;
+use crate::admin::write_file;
+use crate::control::now_ms;
 
 /// Where a node keeps its fleet identity and its daemon's state: an installed node's, or a
 /// dev node's sandbox.
@@ -56,7 +56,7 @@ impl NodePaths {
         })?;
         let config = install::config::NodeConfig::parse(&text)
             .map_err(|e| anyhow::anyhow!("{}: {e:?}", install::paths::CONFIG))?;
-        let user = super::real_provider()
+        let user = crate::real_provider()
             .lookup_user(install::paths::API_USER)?
             .map(|entry| (entry.uid, entry.gid))
             .with_context(|| format!("no user {}", install::paths::API_USER))?;
@@ -173,71 +173,97 @@ pub fn rescue_brokers(paths: &NodePaths, brokers: Vec<String>) -> anyhow::Result
     Ok(identity)
 }
 
-/// The fleet lines of `layerone status`.
-pub fn status_lines(paths: &NodePaths) -> anyhow::Result<Vec<String>> {
+/// What `layerone status` and `layerone fleet status` say of the node's fleet link, for a
+/// node that joined a fleet.
+#[derive(Debug)]
+pub struct LinkStatus {
+    /// The node's name in the fleet.
+    pub node: String,
+    /// The brokers it reaches.
+    pub brokers: Vec<String>,
+    pub trust: TrustStatus,
+    /// The node's assignment as state.db holds it.
+    pub assignment: Result<Option<store::AssignmentRow>, store::ReadError>,
+    /// The daemon's link to the broker and its outbox; `None` until the daemon first ran
+    /// (no `fleet.db`).
+    pub daemon: Option<DaemonStatus>,
+}
+
+/// What the node trusts the broker's certificate with.
+#[derive(Debug)]
+pub enum TrustStatus {
+    /// The fleet's trust bundle the daemon kept: its generation and its CAs' SHA-256.
+    Bundle {
+        generation: u64,
+        sha256s: Vec<String>,
+    },
+    /// No bundle kept: the CA the node joined with (its SHA-256s).
+    Joined { sha256s: Vec<String> },
+    /// The kept bundle cannot be read.
+    Unreadable(anyhow::Error),
+}
+
+/// The fleet daemon's side of the node, from its `fleet.db`.
+#[derive(Debug)]
+pub struct DaemonStatus {
+    pub link: BrokerLink,
+    /// Events waiting to be published.
+    pub events_waiting: i64,
+    /// The position in root's feed published through.
+    pub published_through: i64,
+}
+
+/// The daemon's connection to the broker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokerLink {
+    NotReached,
+    Connected { since_ms: i64 },
+    CutOff { since_ms: i64 },
+}
+
+/// The node's fleet link: `None` for a node on its own (it joined no fleet).
+pub fn status(paths: &NodePaths) -> anyhow::Result<Option<LinkStatus>> {
     let Some(credentials) = paths.identity.load()? else {
-        return Ok(vec![
-            "fleet      none (a node on its own: every module runs)".into(),
-        ]);
+        return Ok(None);
     };
     let identity = credentials.identity;
-    let mut lines = vec![format!(
-        "fleet      node {} via {}",
-        identity.node,
-        identity.brokers.join(",")
-    )];
-    lines.push(match fleet_daemon::trust::load(&paths.state_dir) {
-        Ok(Some(bundle)) => format!(
-            "trust      the fleet's bundle, generation {}: {}",
-            bundle.generation,
-            fleet::tls::bundle_sha256s(&bundle.pems())?.join(", ")
-        ),
-        Ok(None) => format!(
-            "trust      the CA it joined with: {}",
-            fleet::tls::bundle_sha256s(&[&credentials.ca_pem])?.join(", ")
-        ),
-        Err(e) => format!("trust      unreadable: {e:#}"),
-    });
+    let trust = match fleet_daemon::trust::load(&paths.state_dir) {
+        Ok(Some(bundle)) => TrustStatus::Bundle {
+            generation: bundle.generation,
+            sha256s: fleet::tls::bundle_sha256s(&bundle.pems())?,
+        },
+        Ok(None) => TrustStatus::Joined {
+            sha256s: fleet::tls::bundle_sha256s(&[&credentials.ca_pem])?,
+        },
+        Err(e) => TrustStatus::Unreadable(e),
+    };
     let state = store::StateReader::new(&store::Layout::new(&paths.data_dir).state_db());
-    match state.assignment() {
-        Ok(Some(row)) => {
-            lines.push(format!("assignment generation {}", row.generation));
-            for m in row.modules {
-                match (m.ready, m.reason) {
-                    (true, _) => lines.push(format!("  {:8} ready", m.module.as_str())),
-                    (false, reason) => lines.push(format!(
-                        "  {:8} UNAVAILABLE: {}",
-                        m.module.as_str(),
-                        reason.unwrap_or_default()
-                    )),
-                }
-            }
-        }
-        Ok(None) => lines.push("assignment none yet (every module runs)".into()),
-        Err(e) => lines.push(format!("assignment unreadable: {e:?}")),
-    }
+    let assignment = state.assignment();
     let db = paths.state_dir.join("fleet.db");
-    if !db.exists() {
-        lines.push("broker     not reached yet (is layerone-api running?)".into());
-        return Ok(lines);
-    }
-    let outbox = fleet_daemon::outbox::Outbox::open(&db)?;
-    match outbox.link()? {
-        Some(link) if link.connected => lines.push(format!(
-            "broker     connected since {}",
-            install::rfc3339((link.since_ms / 1000).max(0) as u64)
-        )),
-        Some(link) => lines.push(format!(
-            "broker     CUT OFF since {} ({} s)",
-            install::rfc3339((link.since_ms / 1000).max(0) as u64),
-            (now_ms() - link.since_ms) / 1000
-        )),
-        None => lines.push("broker     not reached yet".into()),
-    }
-    lines.push(format!(
-        "events     {} waiting to be published; root's feed published through {}",
-        outbox.count()?,
-        outbox.cursor()?
-    ));
-    Ok(lines)
+    let daemon = if db.exists() {
+        let outbox = fleet_daemon::outbox::Outbox::open(&db)?;
+        let link = match outbox.link()? {
+            Some(link) if link.connected => BrokerLink::Connected {
+                since_ms: link.since_ms,
+            },
+            Some(link) => BrokerLink::CutOff {
+                since_ms: link.since_ms,
+            },
+            None => BrokerLink::NotReached,
+        };
+        Some(DaemonStatus {
+            link,
+            events_waiting: outbox.count()?,
+            published_through: outbox.cursor()?,
+        })
+    } else {
+        None
+    };
+    Ok(Some(LinkStatus {
+        node: identity.node,
+        brokers: identity.brokers,
+        trust,
+        assignment,
+        daemon,
+    }))
 }
