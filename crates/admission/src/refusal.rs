@@ -161,3 +161,59 @@ impl From<ReadError> for Refusal {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each refusal says its kind, and only what may succeed later is retryable, with the
+    /// wait it names: a door maps the kind, never a status or a message.
+    #[test]
+    fn each_refusal_has_its_kind_and_only_the_unavailable_are_retryable() {
+        let invalid = Refusal::from(FieldError {
+            code: "missing_field".into(),
+            field: "resource.name".into(),
+            message: "missing".into(),
+        });
+        assert_eq!(
+            (invalid.kind, invalid.code.as_ref(), invalid.field.as_str()),
+            (RefusalKind::Invalid, "missing_field", "resource.name")
+        );
+        let too_large = Refusal::from(FieldError {
+            code: "body_too_large".into(),
+            field: String::new(),
+            message: "too large".into(),
+        });
+        assert_eq!(too_large, Refusal::too_large());
+        assert_eq!(too_large.kind, RefusalKind::TooLarge);
+        assert_eq!(Refusal::conflict().kind, RefusalKind::Conflict);
+        let module = Refusal::module(OpError::permanent("module_not_assigned", "not here"));
+        assert_eq!(
+            (module.kind, module.code.as_ref(), module.field.as_str()),
+            (RefusalKind::Conflict, "module_not_assigned", "operation")
+        );
+        for refusal in [&invalid, &too_large, &module, &Refusal::conflict()] {
+            assert!(
+                !refusal.retryable() && refusal.retry_after.is_none(),
+                "{refusal:?}"
+            );
+        }
+        let busy = Refusal::from(ReadError::Unavailable {
+            retry_after_secs: 2,
+        });
+        assert_eq!(
+            (busy.code.as_ref(), busy.retry_after),
+            ("state_unavailable", Some(2))
+        );
+        let full = Refusal::disk_full(FileSystem::Inbox);
+        assert_eq!(
+            (full.code.as_ref(), full.retry_after),
+            ("disk_full", Some(30))
+        );
+        assert_eq!(Refusal::inbox_unavailable().retry_after, Some(1));
+        for refusal in [&busy, &full, &Refusal::inbox_unavailable()] {
+            assert!(refusal.retryable(), "{refusal:?}");
+            assert_eq!(refusal.kind, RefusalKind::Unavailable);
+        }
+    }
+}
