@@ -81,8 +81,6 @@ pub enum AcmeError {
     Key(#[source] rcgen::Error),
     #[error("not a certificate: {0}")]
     Certificate(String),
-    #[error("no certificate can be valid from Unix time {0}")]
-    Time(i64),
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
 }
@@ -226,43 +224,6 @@ async fn create_account(
         )
         .await
         .map_err(AcmeError::protocol(req.directory))
-}
-
-/// A chain for `names` signed by a throw-away CA made on the spot, valid from now for
-/// `valid_for`: what the simulated backend issues instead of asking an ACME server (a dev node
-/// or the tests' random histories). The chain is the certificate, then the CA's.
-pub fn issue_locally(
-    names: &[String],
-    key_pem: &str,
-    valid_for: Duration,
-) -> Result<String, AcmeError> {
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    issue_locally_at(names, key_pem, now, valid_for)
-}
-
-/// [`issue_locally`], valid from `now` (Unix seconds: the caller's clock) for `valid_for`.
-pub fn issue_locally_at(
-    names: &[String],
-    key_pem: &str,
-    now: i64,
-    valid_for: Duration,
-) -> Result<String, AcmeError> {
-    let ca_key = rcgen::KeyPair::generate().map_err(AcmeError::Key)?;
-    let mut ca_params =
-        rcgen::CertificateParams::new(Vec::<String>::new()).map_err(AcmeError::Key)?;
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "layerone simulated CA");
-    let ca_cert = ca_params.self_signed(&ca_key).map_err(AcmeError::Key)?;
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let key = rcgen::KeyPair::from_pem(key_pem).map_err(AcmeError::Key)?;
-    let mut params = rcgen::CertificateParams::new(names.to_vec()).map_err(AcmeError::Key)?;
-    let now = time::OffsetDateTime::from_unix_timestamp(now).map_err(|_| AcmeError::Time(now))?;
-    params.not_before = now - time::Duration::minutes(1);
-    params.not_after = now + valid_for;
-    let leaf = params.signed_by(&key, &issuer).map_err(AcmeError::Key)?;
-    Ok(format!("{}{}", leaf.pem(), ca_cert.pem()))
 }
 
 /// The first certificate of a PEM chain, parsed.

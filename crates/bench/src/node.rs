@@ -120,12 +120,15 @@ impl Node {
         let sysroot = dir.join("sysroot");
         std::fs::create_dir_all(&sysroot)?;
         let layout = Layout::new(dir.join("data"));
+        let sim = simulator::SimExecutor::new(vec![]);
+        let machine = std::sync::Arc::new(sim.machine());
         let provider = Provider::new(ProviderConfig {
             platform: Platform::Debian,
             root: sysroot.clone(),
-            executor: std::sync::Arc::new(simulator::SimExecutor::new(vec![])),
+            executor: std::sync::Arc::new(sim),
             audit_dir: layout.root().join("log"),
-        });
+        })
+        .on_machine(machine);
         testkit::seed_accounts(&provider)?;
         provider.ensure_dir(
             &provider.sysconf(provider.apache_layout().vhosts_dir),

@@ -140,6 +140,64 @@ fn only_the_real_executor_starts_programs() {
     );
 }
 
+/// The executor interface is about running a program and nothing else: what else differs
+/// between a server and a simulation (the owners of tenant files, the MariaDB model, the uids a
+/// kill may reach, the listeners, the certificate authority, whether changes need root) is
+/// the machine's (`provider::Machine`), with a real and a simulated implementation, so no
+/// production path branches on which executor it holds.
+#[test]
+fn executor_is_only_about_running_programs() {
+    /// Each method's reason to be the executor's: `run` and `run_streaming` carry out one
+    /// invocation; `runs_real` says which binary an invocation of a program starts (this
+    /// machine's or the sysroot's model), so where the program is looked for.
+    const ALLOWED: &[&str] = &["run", "run_streaming", "runs_real"];
+    let file = "crates/provider/src/executor/mod.rs";
+    let text = std::fs::read_to_string(workspace().join(file)).unwrap();
+    let code: String = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let start = code
+        .find("pub trait Executor")
+        .unwrap_or_else(|| panic!("{file} no longer declares `pub trait Executor`"));
+    let open = start + code[start..].find('{').expect("the trait has a body");
+    let mut depth = 0usize;
+    let mut close = None;
+    for (i, c) in code[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let body = &code[open + 1..close.expect("the trait's body closes")];
+    let methods: BTreeSet<&str> = body
+        .split("fn ")
+        .skip(1)
+        .map(|rest| {
+            rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap()
+        })
+        .collect();
+    let allowed: BTreeSet<&str> = ALLOWED.iter().copied().collect();
+    assert_eq!(
+        methods, allowed,
+        "`Executor` ({file}) must offer exactly the methods about running a program, \
+         {ALLOWED:?}: a question about the system as a whole (is it a simulation, does the \
+         provider act as root, which MariaDB, may a uid be signalled, can listeners be asked, \
+         which certificate authority) belongs to `provider::Machine`, whose simulated \
+         implementation stays out of the packaged binaries"
+    );
+}
+
 /// The crates of the unprivileged side: what the API, a client and every binary that talks
 /// about operations without performing them link.
 const UNPRIVILEGED: &[&str] = &[

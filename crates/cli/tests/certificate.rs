@@ -65,7 +65,13 @@ fn make_due(node: &Node, cert: u64, names: &[&str]) -> String {
     let (chain_file, key_file) = files(node, cert);
     let key = std::fs::read_to_string(key_file).unwrap();
     let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-    let short = acme::issue_locally(&names, &key, Duration::from_secs(10 * 24 * 3600)).unwrap();
+    let short = simulator::issue_locally_at(
+        &names,
+        &key,
+        unix_now(),
+        Duration::from_secs(10 * 24 * 3600),
+    )
+    .unwrap();
     std::fs::write(&chain_file, &short).unwrap();
     make_check_due(node);
     short

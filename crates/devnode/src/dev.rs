@@ -97,12 +97,15 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     let pin = api::tls::Pins::of(&std::fs::read_to_string(&cert)?)?;
 
     std::fs::create_dir_all(&sysroot)?;
+    let sim = simulator::SimExecutor::new(vec![]);
+    let machine = Arc::new(sim.machine());
     let mut provider = Provider::new(ProviderConfig {
         platform: args.platform,
         root: sysroot.clone(),
-        executor: Arc::new(simulator::SimExecutor::new(vec![])),
+        executor: Arc::new(sim),
         audit_dir: layout.root().join("log"),
-    });
+    })
+    .on_machine(machine);
     if let provider::TenantIsolation::Worker { path } = provider.tenant_isolation()
         && !path.is_file()
     {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser;
 use provider::Program;
-use runner::binary::RunnerArgs;
+use runner::binary::{Backend, RunnerArgs};
 use simulator::SimExecutor;
 
 /// Applies the operations the API admitted into inbox.db to a simulated system root: the
@@ -30,7 +30,7 @@ impl AsRef<RunnerArgs> for SimRunnerArgs {
 
 /// Runs the simulated runner; `arm_crash_points` is the crash-point runner's arming.
 pub fn main(arm_crash_points: Option<fn()>) -> anyhow::Result<()> {
-    runner::binary::main::<SimRunnerArgs>(arm_crash_points, |args| {
+    runner::binary::main_on::<SimRunnerArgs>(arm_crash_points, |args| {
         let real = args
             .sim_real
             .iter()
@@ -40,6 +40,10 @@ pub fn main(arm_crash_points: Option<fn()>) -> anyhow::Result<()> {
                     .with_context(|| format!("unknown program {name}"))
             })
             .collect::<anyhow::Result<_>>()?;
-        Ok(Arc::new(SimExecutor::new(real)))
+        let executor = SimExecutor::new(real);
+        Ok(Backend {
+            machine: Arc::new(executor.machine()),
+            executor: Arc::new(executor),
+        })
     })
 }

@@ -14,12 +14,15 @@ const SIM_RUNNER: &str = env!("CARGO_BIN_EXE_layerone-sim-runner");
 
 /// What the simulator and the crash-point arming leave in a binary that links them: the
 /// variable that arms a point, the prefix of every model's own message, the model of
-/// MariaDB's file, and the simulated executor's type name (in its symbols).
+/// MariaDB's file, the simulated executor's and machine's type names (in their symbols), and
+/// the simulated certificate authority's name.
 const MARKERS: &[&str] = &[
     testkit::crash_points::ENV,
     simulator::MARKER,
     simulator::SIM_MARIADB_FILE,
     "SimExecutor",
+    "SimMachine",
+    simulator::SIM_CA_NAME,
 ];
 
 fn packaged_runner() -> PathBuf {

@@ -23,7 +23,6 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use crate::error::ProviderError;
-use crate::program::Program;
 use crate::provider::Provider;
 
 /// The directories outside the homes where a tenant can leave files: the shared temporary
@@ -66,15 +65,18 @@ pub struct LeftoversRemoved {
 impl Provider {
     /// Removes every file, link and directory owned by `uid` under [`TENANT_LEFTOVER_DIRS`].
     ///
-    /// Under a simulation whose tenant work runs in-process (the provider is not root), every
-    /// file of the sysroot belongs to this process's own user, whatever uid a simulated
-    /// tenant has, so nothing there is a tenant's: nothing is done.
+    /// On a machine that does not have the provider act as root ([`Machine::acts_as_root`]:
+    /// a simulation whose tenant work runs in-process), every file of the sysroot belongs to
+    /// this process's own user, whatever uid a simulated tenant has, so nothing there is a
+    /// tenant's: nothing is done.
+    ///
+    /// [`Machine::acts_as_root`]: crate::Machine::acts_as_root
     pub fn remove_files_of_uid(&self, uid: u32) -> Result<LeftoversRemoved, ProviderError> {
         let mut done = LeftoversRemoved {
             complete: true,
             ..LeftoversRemoved::default()
         };
-        if self.is_simulated() && !self.runs_real(Program::TenantWorker) {
+        if !self.machine.acts_as_root() {
             return Ok(done);
         }
         assert!(uid != 0, "root's files are never a tenant's leftovers");

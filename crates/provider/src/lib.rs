@@ -12,9 +12,12 @@
 //! - root-owned configuration files are replaced atomically (`files.rs`), and files inside a
 //!   tenant's home are reached only through [`TenantDir`], which never follows a symlink
 //!   (DESIGN.md invariant 7);
-//! - a simulation of the system is another [`Executor`], which lives in `crates/simulator`
-//!   (with the test support in `crates/testkit`): this crate is production code only, and
-//!   the packaged binaries link neither.
+//! - what else differs between a server and a simulation of one (the owners of tenant files,
+//!   the MariaDB model, the uids a kill may reach, the listeners, the certificate authority)
+//!   is the [`Machine`]'s; [`RealMachine`] is the server;
+//! - a simulation of the system is another [`Executor`] and another [`Machine`], which live
+//!   in `crates/simulator` (with the test support in `crates/testkit`): this crate is
+//!   production code only, and the packaged binaries link neither.
 //!
 //! The workspace's clippy configuration forbids starting a process everywhere;
 //! `executor/real.rs` holds the single, documented exception.
@@ -27,6 +30,7 @@ mod files;
 mod home_quota;
 mod host;
 mod leftovers;
+mod machine;
 mod mail;
 mod mariadb;
 mod platform;
@@ -46,6 +50,7 @@ pub use files::{CONFIG_MODE, ensure_dir, write_atomic};
 pub use home_quota::{HOMES, HomeQuota, HomesFs, QuotaMechanism};
 pub use host::{DiskSpace, Load, Memory};
 pub use leftovers::{LeftoversRemoved, MAX_LEFTOVER_ENTRIES, TENANT_LEFTOVER_DIRS};
+pub use machine::{CertificateRequest, IssueError, Machine, RealMachine};
 pub use mail::{
     MAX_MAILDIR_ENTRIES, MailLayout, MaildirUsage, POSTFIX_SNI_MAP, PostfixMap,
     SPAM_CLASS_STANDARD, SPAM_CLASS_STRICT,

@@ -1,4 +1,4 @@
-//! The `Provider` handle: platform, system root, executor, audit directory and clock.
+//! The `Provider` handle: platform, system root, executor, machine, audit directory and clock.
 //!
 //! One value is built at start-up and shared by reference with every handler. It holds no
 //! mutable state but the audit records not yet handed to state.db (behind a mutex), so it is
@@ -6,8 +6,10 @@
 //! where tests can look at it.
 //!
 //! The seams a simulation drives: the system root (every system path is mapped under it by
-//! [`Provider::sysconf`]), the executor, and the clock ([`Provider::with_clock`]) that the
-//! audit lines' times are read from and that a simulated executor's models read theirs from.
+//! [`Provider::sysconf`]), the executor (how programs run), the machine (what else differs
+//! from a server: [`Provider::on_machine`], `machine.rs`), and the clock
+//! ([`Provider::with_clock`]) that the audit lines' times are read from and that a simulated
+//! executor's models read theirs from.
 //! The real executor's child deadlines stay on the system's monotonic time whatever the
 //! clock: they bound real processes.
 
@@ -18,6 +20,7 @@ use clock::Clock;
 
 use crate::audit::AuditRecord;
 use crate::executor::Executor;
+use crate::machine::{Machine, RealMachine};
 use crate::platform::Platform;
 
 /// Everything needed to build a [`Provider`].
@@ -41,6 +44,8 @@ pub struct Provider {
     pub(crate) platform: Platform,
     pub(crate) root: PathBuf,
     pub(crate) executor: Arc<dyn Executor>,
+    /// The machine it acts on (`on_machine`); the real one by default.
+    pub(crate) machine: Arc<dyn Machine>,
     pub(crate) audit_dir: PathBuf,
     /// Ownership changes need root; tests run unprivileged too, and then skip them.
     pub(crate) is_root: bool,
@@ -50,14 +55,16 @@ pub struct Provider {
     /// Invocations not yet taken by [`Provider::take_audit_records`] (see `audit.rs`).
     pub(crate) audit_sink: Mutex<Vec<AuditRecord>>,
     /// The MariaDB server socket, when configured (`with_mariadb_socket`); otherwise the
-    /// executor's model of MariaDB if it has one, else the platform's default socket.
+    /// machine's model of MariaDB if it has one, else the platform's default socket.
     pub(crate) mariadb_socket: Option<PathBuf>,
     /// Where the times it records come from (`with_clock`); the system clock by default.
     pub(crate) clock: Arc<dyn Clock>,
 }
 
 impl Provider {
-    /// Builds the provider.
+    /// Builds the provider, acting on the machine it runs on ([`RealMachine`]): what a
+    /// packaged binary builds. A simulation says which machine it stands for with
+    /// [`Provider::on_machine`].
     ///
     /// # Panics
     /// If `root` or `audit_dir` is not absolute: every system path is joined under `root`,
@@ -73,18 +80,32 @@ impl Provider {
             "ProviderConfig.audit_dir must be absolute, got {}",
             config.audit_dir.display()
         );
-        let is_root = rustix::process::geteuid().is_root() && config.executor.acts_as_root();
+        let machine: Arc<dyn Machine> = Arc::new(RealMachine);
         Provider {
             platform: config.platform,
             root: config.root,
             executor: config.executor,
+            is_root: is_root_on(&*machine),
+            machine,
             audit_dir: config.audit_dir,
-            is_root,
             tenant_worker: None,
             audit_sink: Mutex::new(Vec::new()),
             mariadb_socket: None,
             clock: clock::system(),
         }
+    }
+
+    /// The same provider acting on `machine` instead of the real one: a simulation's
+    /// (`crates/simulator`), which goes with its executor.
+    pub fn on_machine(mut self, machine: Arc<dyn Machine>) -> Provider {
+        self.is_root = is_root_on(&*machine);
+        self.machine = machine;
+        self
+    }
+
+    /// The machine this provider acts on.
+    pub fn machine(&self) -> &dyn Machine {
+        &*self.machine
     }
 
     /// The same provider reading the times it records from `clock` (the runner's): when each
@@ -108,6 +129,7 @@ impl Provider {
             platform: self.platform,
             root: self.root.clone(),
             executor: self.executor.clone(),
+            machine: self.machine.clone(),
             audit_dir: self.audit_dir.clone(),
             is_root: self.is_root,
             tenant_worker: self.tenant_worker.clone(),
@@ -126,14 +148,8 @@ impl Provider {
         &self.root
     }
 
-    /// Whether the system this provider changes is a simulation (a dev node, a test): see
-    /// [`Executor::simulated`].
-    pub fn is_simulated(&self) -> bool {
-        self.executor.simulated()
-    }
-
-    /// Whether this process runs as root and its executor acts as root
-    /// ([`Executor::acts_as_root`]), so it gives the files it creates their owners (an
+    /// Whether this process runs as root and the machine has the provider act as root
+    /// ([`Machine::acts_as_root`]), so it gives the files it creates their owners (an
     /// unprivileged test or dev node cannot, and leaves them its own).
     pub fn is_root(&self) -> bool {
         self.is_root
@@ -148,6 +164,12 @@ impl Provider {
     pub fn root_is_slash(&self) -> bool {
         self.root == Path::new("/")
     }
+}
+
+/// Whether a provider on `machine` gives files their owners: this process is root and the
+/// machine has it act as root.
+fn is_root_on(machine: &dyn Machine) -> bool {
+    rustix::process::geteuid().is_root() && machine.acts_as_root()
 }
 
 /// A provider on the real executor whose sysroot is `<dir>/root` and audit directory

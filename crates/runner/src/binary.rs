@@ -1,7 +1,8 @@
 //! The whole life of a runner binary: [`main`], parameterised by how programs run (the
 //! executor) and by whether crash points can be armed, so the packaged `layerone-runner`
 //! (`crates/cli`) and the simulated and crash-point runners (`crates/devnode`) run the same
-//! code from the same command line ([`RunnerArgs`]).
+//! code from the same command line ([`RunnerArgs`]); [`main`] acts on this machine
+//! ([`RealMachine`]), [`main_on`] on the machine the binary builds (a simulated one).
 //!
 //! The process starts clean before it parses anything: inherited descriptors beyond stdio are
 //! closed, crash points are armed (only where the binary passed a way to arm them), the store
@@ -15,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use provider::{Executor, Platform, Provider, ProviderConfig};
+use provider::{Executor, Machine, Platform, Provider, ProviderConfig, RealMachine};
 use registry::Hex32;
 use store::{ApiIdentity, Layout};
 
@@ -65,10 +66,8 @@ impl AsRef<RunnerArgs> for RunnerArgs {
     }
 }
 
-/// Runs a runner binary: starts clean (calling `arm_crash_points` first when given, before
-/// the environment is cleared), parses the command line `A` (the shared [`RunnerArgs`],
-/// possibly with flags of the binary's own), builds the executor from it, and runs one pass
-/// (`--once`) or the watch. A runner whose executor is not a simulation must run as root.
+/// Runs a runner binary on this machine ([`RealMachine`]): [`main_on`], with the executor
+/// the binary builds from its command line.
 pub fn main<A>(
     arm_crash_points: Option<fn()>,
     executor: impl FnOnce(&A) -> anyhow::Result<Arc<dyn Executor>>,
@@ -76,15 +75,43 @@ pub fn main<A>(
 where
     A: clap::Parser + AsRef<RunnerArgs>,
 {
+    main_on(arm_crash_points, |args: &A| {
+        Ok(Backend {
+            executor: executor(args)?,
+            machine: Arc::new(RealMachine),
+        })
+    })
+}
+
+/// How a runner binary's provider reaches the system: the executor its programs run through
+/// and the machine it acts on, chosen together by the binary (the real ones, or the
+/// simulator's).
+pub struct Backend {
+    pub executor: Arc<dyn Executor>,
+    pub machine: Arc<dyn Machine>,
+}
+
+/// Runs a runner binary: starts clean (calling `arm_crash_points` first when given, before
+/// the environment is cleared), parses the command line `A` (the shared [`RunnerArgs`],
+/// possibly with flags of the binary's own), builds the executor and the machine from it,
+/// and runs one pass (`--once`) or the watch. A runner on a machine whose changes need root
+/// (`Machine::changes_need_root`: a server) must run as root.
+pub fn main_on<A>(
+    arm_crash_points: Option<fn()>,
+    backend: impl FnOnce(&A) -> anyhow::Result<Backend>,
+) -> anyhow::Result<()>
+where
+    A: clap::Parser + AsRef<RunnerArgs>,
+{
     sanitize_process(arm_crash_points);
     let parsed = A::parse();
-    let executor = executor(&parsed)?;
+    let Backend { executor, machine } = backend(&parsed)?;
     let args = parsed.as_ref();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
         .with_writer(std::io::stderr)
         .init();
-    if !executor.simulated() && !rustix::process::geteuid().is_root() {
+    if machine.changes_need_root() && !rustix::process::geteuid().is_root() {
         anyhow::bail!("layerone-runner applies changes to the system and must run as root");
     }
     let api = match &args.api_user {
@@ -105,6 +132,7 @@ where
                 executor,
                 audit_dir: data_dir.join("log"),
             })
+            .on_machine(machine)
             .with_clock(clock.clone());
             match &args.mariadb_socket {
                 Some(socket) => provider.with_mariadb_socket(std::path::absolute(socket)?),

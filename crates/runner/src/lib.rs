@@ -28,10 +28,10 @@
 //! nothing else but this machine's own `/etc/passwd`, for the API user's uid
 //! (`--api-user`), which owns files of the real data directory.
 //!
-//! Every runner binary runs [`binary::main`]: the packaged `layerone-runner` with the real
-//! executor and no way to arm a crash point, the simulated and crash-point runners of
-//! `crates/devnode` with the simulator (and, for the latter, crash points armed from the
-//! environment).
+//! Every runner binary runs [`binary::main_on`]: the packaged `layerone-runner` through
+//! [`binary::main`], with the real executor on the real machine and no way to arm a crash
+//! point, the simulated and crash-point runners of `crates/devnode` with the simulator's
+//! executor and machine (and, for the latter, crash points armed from the environment).
 
 pub mod apply;
 pub mod binary;

@@ -87,12 +87,15 @@ impl Node {
         // Tenant work in this process whoever runs the test (the real worker is a process of
         // its own, started from beside a binary); acting unprivileged, the provider leaves
         // what it creates for a tenant this process's, as that work needs.
+        let sim = SimExecutor::new(vec![]).acting_as_root(false);
+        let machine = Arc::new(sim.machine());
         let provider = Provider::new(ProviderConfig {
             platform: Platform::Debian,
             root: root.join("sysroot"),
-            executor: Arc::new(SimExecutor::new(vec![]).acting_as_root(false)),
+            executor: Arc::new(sim),
             audit_dir: layout.root().join("log"),
         })
+        .on_machine(machine)
         .with_clock(shared.clone());
         testkit::seed_accounts(&provider).unwrap();
         testkit::seed_php(&provider, provider::PhpVersion::V8_2, &["opcache"]).unwrap();
@@ -213,7 +216,8 @@ fn bundle(from_secs: i64) -> Vec<u8> {
     ];
     let key = acme::generate_key().unwrap();
     let chain =
-        acme::issue_locally_at(&names, &key, from_secs, Duration::from_secs(90 * 86_400)).unwrap();
+        simulator::issue_locally_at(&names, &key, from_secs, Duration::from_secs(90 * 86_400))
+            .unwrap();
     format!("{chain}{key}").into_bytes()
 }
 

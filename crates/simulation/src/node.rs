@@ -272,12 +272,15 @@ impl Node {
 /// The simulator's provider for the node in `root`, as the runner is given one: tenant work
 /// in this process, whoever runs it, on the history's clock.
 fn provider(root: &Path, layout: &Layout, platform: Platform, clock: Arc<ManualClock>) -> Provider {
+    let sim = SimExecutor::new(vec![]).acting_as_root(false);
+    let machine = Arc::new(sim.machine());
     Provider::new(ProviderConfig {
         platform,
         root: root.join("sysroot"),
-        executor: Arc::new(SimExecutor::new(vec![]).acting_as_root(false)),
+        executor: Arc::new(sim),
         audit_dir: layout.root().join("log"),
     })
+    .on_machine(machine)
     .with_clock(clock)
 }
 

@@ -1,6 +1,6 @@
 //! `simulator`: the simulated system, an implementation of the provider's executor
-//! interface ([`provider::Executor`]) that the dev node and the tests use and no packaged
-//! binary links.
+//! interface ([`provider::Executor`]) and of the machine it acts on ([`provider::Machine`])
+//! that the dev node and the tests use and no packaged binary links.
 //!
 //! The simulation exists so the dev node and tests exercise handlers against real files (a
 //! passwd line appended, a home created, a vhost rejected) without changing this machine.
@@ -13,10 +13,12 @@
 //! the sysroot, such as `apachectl -f`: a real program that ignores the sysroot would change
 //! this machine).
 //!
-//! Besides the programs it models MariaDB (`mariadb.rs`, a JSON file under the sysroot,
-//! offered as the provider's database session when no server socket is configured) and the
-//! tenant worker when the process is not root (`tenant_worker.rs`), and it decides which uids
-//! a real kill may reach ([`SIM_REAL_PROCESS_UIDS`]).
+//! Besides the programs it models the tenant worker when the process is not root
+//! (`tenant_worker.rs`). The rest is the simulated machine's ([`SimMachine`], `machine.rs`,
+//! which goes with the executor: [`SimExecutor::machine`]): MariaDB (`mariadb.rs`, a JSON file
+//! under the sysroot, offered as the provider's database session when no server socket is
+//! configured), which uids a real kill may reach ([`SIM_REAL_PROCESS_UIDS`]), and the
+//! certificate authority of a node without an ACME CA (`certificate_authority.rs`).
 //!
 //! A simulation is driven from the outside: the models read the time of the provider they run
 //! for (`Provider::clock`, which a test can hand a clock it moves itself), never the system's,
@@ -25,10 +27,12 @@
 //! only on a root of `/`, `/proc` (the processes of a uid, as `userdel` checks).
 
 mod apache;
+mod certificate_authority;
 mod cloudlinux;
 mod cron;
 mod dbctl;
 mod etc_files;
+mod machine;
 mod mail;
 mod mariadb;
 mod php_fpm;
@@ -45,13 +49,14 @@ use std::io::{Read, Write};
 use std::ops::RangeInclusive;
 
 use provider::{
-    Argv, DatabaseSession, Executor, Invocation, Output, Program, Provider, ProviderError,
-    RealExecutor,
+    Argv, Executor, Invocation, Output, Program, Provider, ProviderError, RealExecutor,
 };
 
 pub use apache::SIM_RELOADS_FILE;
+pub use certificate_authority::{LocalCaError, SIM_CA_NAME, SIM_VALIDITY, issue_locally_at};
 pub use cloudlinux::{SIM_CAGEFS_FILE, SIM_LVE_FILE};
 pub use dbctl::SIM_DBCTL_FILE;
+pub use machine::SimMachine;
 pub use mail::{SIM_DOVECOT_RELOADS_FILE, SIM_POSTFIX_RELOADS_FILE};
 pub use mariadb::{
     SIM_MARIADB_FILE, SimMariadbContents, sim_mariadb_contents, sim_set_mariadb_size,
@@ -77,7 +82,7 @@ pub const MARKER: &str = "layerone sim:";
 /// started only for a uid in this band that this machine's own `/etc/passwd` does not name
 /// (the tests that start real processes as a tenant give their sysroot a `login.defs` with
 /// that band); for any other uid no real process can be the simulated tenant's, and nothing
-/// is done ([`Executor::may_signal_as`]).
+/// is done ([`provider::Machine::may_signal_as`], [`SimMachine`]).
 pub const SIM_REAL_PROCESS_UIDS: RangeInclusive<u32> = 2_000_000_000..=2_099_999_999;
 
 /// The simulated executor: each program's effect on the sysroot, modelled in-process, except
@@ -102,12 +107,18 @@ impl SimExecutor {
 
     /// The same simulation as it runs when this process is `root` or not, for the tests of
     /// either path whoever runs them: not root, tenant work runs in-process, no real kill is
-    /// sent and the provider gives no file an owner ([`Executor::acts_as_root`]); root, the
-    /// real worker is started (whose drop to the tenant fails unless this process really is
-    /// root).
+    /// sent and the provider gives no file an owner ([`provider::Machine::acts_as_root`]);
+    /// root, the real worker is started (whose drop to the tenant fails unless this process
+    /// really is root).
     pub fn acting_as_root(mut self, root: bool) -> SimExecutor {
         self.root = root;
         self
+    }
+
+    /// The simulated machine this executor's programs act on, acting as root when it does:
+    /// what a provider on this executor is given (`Provider::on_machine`).
+    pub fn machine(&self) -> SimMachine {
+        SimMachine::new().acting_as_root(self.root)
     }
 }
 
@@ -120,10 +131,6 @@ impl Executor for SimExecutor {
             Program::TenantWorker => self.root,
             program => self.real.contains(&program),
         }
-    }
-
-    fn simulated(&self) -> bool {
-        true
     }
 
     fn run(
@@ -178,34 +185,6 @@ impl Executor for SimExecutor {
         };
         RealExecutor.run_streaming(provider, &direct, input, output)
     }
-
-    fn database_model(&self, provider: &Provider) -> Option<Box<dyn DatabaseSession>> {
-        Some(Box::new(mariadb::SimDb::new(provider)))
-    }
-
-    fn may_signal_as(&self, uid: u32) -> Result<bool, ProviderError> {
-        Ok(self.root && SIM_REAL_PROCESS_UIDS.contains(&uid) && !this_machine_names_uid(uid)?)
-    }
-
-    /// As [`SimExecutor::acting_as_root`] says: acting unprivileged, the provider gives no
-    /// file an owner, as without root.
-    fn acts_as_root(&self) -> bool {
-        self.root
-    }
-}
-
-/// Whether this machine's own `/etc/passwd` (deliberately not the sysroot's) has a user with
-/// `uid`.
-fn this_machine_names_uid(uid: u32) -> Result<bool, ProviderError> {
-    let path = "/etc/passwd";
-    let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(ProviderError::io("read", path, e)),
-    };
-    Ok(text
-        .lines()
-        .any(|l| l.split(':').nth(2).and_then(|v| v.parse::<u32>().ok()) == Some(uid)))
 }
 
 /// Runs the model of `program`. Never fails as a Rust call: whatever goes wrong becomes an
@@ -285,12 +264,15 @@ fn run_model(
 /// `<dir>/audit`, for the models' unit tests (the other crates use `testkit::sim_provider`).
 #[cfg(test)]
 pub(crate) fn test_provider(platform: provider::Platform, dir: &std::path::Path) -> Provider {
+    let sim = SimExecutor::new(vec![]);
+    let machine = std::sync::Arc::new(sim.machine());
     Provider::new(provider::ProviderConfig {
         platform,
         root: dir.join("root"),
-        executor: std::sync::Arc::new(SimExecutor::new(vec![])),
+        executor: std::sync::Arc::new(sim),
         audit_dir: dir.join("audit"),
     })
+    .on_machine(machine)
 }
 
 /// What a simulated program "printed" and how it exited.

@@ -14,14 +14,16 @@ use provider::{
 use simulator::SimExecutor;
 use tenant::{DirMode, Identity, Request, TenantResult, Terminated};
 
-/// A Debian provider on `executor` whose sysroot is `<dir>/root`.
+/// A Debian provider on `executor` and its machine whose sysroot is `<dir>/root`.
 fn provider_on(dir: &Path, executor: SimExecutor) -> Provider {
+    let machine = Arc::new(executor.machine());
     Provider::new(ProviderConfig {
         platform: Platform::Debian,
         root: dir.join("root"),
         executor: Arc::new(executor),
         audit_dir: dir.join("audit"),
     })
+    .on_machine(machine)
 }
 
 fn audit_records(provider: &Provider) -> Result<Vec<AuditRecord>, ProviderError> {

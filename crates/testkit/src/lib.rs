@@ -36,15 +36,18 @@ pub use mariadb_server::MariadbServer;
 pub use mysql;
 pub use simulator::{SimMariadbContents, sim_mariadb_contents, sim_set_mariadb_size};
 
-/// A provider on the simulation whose sysroot is `<dir>/root` and audit directory
-/// `<dir>/audit`; the programs in `real` run for real.
+/// A provider on the simulation (its executor and its machine) whose sysroot is
+/// `<dir>/root` and audit directory `<dir>/audit`; the programs in `real` run for real.
 pub fn sim_provider(platform: Platform, dir: &Path, real: Vec<Program>) -> Provider {
+    let sim = SimExecutor::new(real);
+    let machine = Arc::new(sim.machine());
     Provider::new(ProviderConfig {
         platform,
         root: dir.join("root"),
-        executor: Arc::new(SimExecutor::new(real)),
+        executor: Arc::new(sim),
         audit_dir: dir.join("audit"),
     })
+    .on_machine(machine)
 }
 
 /// Writes the account databases of a fresh system (root, nogroup and the web server's

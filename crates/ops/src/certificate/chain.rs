@@ -140,7 +140,7 @@ pub(super) fn renewal_due(chain: Option<&str>, names: &[String], now: i64) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::certificate::SIM_VALIDITY;
+    use simulator::SIM_VALIDITY;
 
     #[test]
     fn wildcards_cover_one_label() {
@@ -159,7 +159,7 @@ mod tests {
         ];
         let key = acme::generate_key().unwrap();
         let now = 1_700_000_000;
-        let chain = acme::issue_locally_at(&names, &key, now, SIM_VALIDITY).unwrap();
+        let chain = simulator::issue_locally_at(&names, &key, now, SIM_VALIDITY).unwrap();
         assert!(!renewal_due(Some(&chain), &names, now));
         assert!(renewal_due(Some(&chain), &names, now + 61 * 24 * 3600));
         let more = vec!["shop.example.com".to_owned(), "new.example.com".to_owned()];

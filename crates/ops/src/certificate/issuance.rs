@@ -1,15 +1,16 @@
 //! Issuance over ACME HTTP-01: the CA named by the node configuration's `[acme]` table, the
-//! challenge responses as files in the node's webroot, and on the simulated backend without
-//! that table a throw-away CA that asks for the same challenge files.
+//! challenge responses as files in the node's webroot; without that table, the certificate
+//! authority the machine has of its own (`provider::Machine::issue_certificate`): none on a
+//! server, a throw-away CA that asks for the same challenge files on a simulated one.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use provider::{CertificateRequest, IssueError};
 use registry::OpError;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
-use super::{ACME_ACCOUNT, ACME_WEBROOT, NODE_CONFIG, SIM_VALIDITY, challenge_dir, hex};
+use super::{ACME_ACCOUNT, ACME_WEBROOT, NODE_CONFIG, challenge_dir};
 use crate::context::{Ctx, Service, provider_error};
 
 /// How long one ACME exchange may take.
@@ -112,7 +113,8 @@ fn acme_failed(e: impl std::fmt::Display) -> OpError {
 }
 
 /// A new chain for `names` (the first is the domain) and `key_pem`: from the configured ACME
-/// CA, or on the simulated backend without one, from a throw-away CA.
+/// CA, or without one, from the machine's own authority (a simulated machine's throw-away CA;
+/// a server has none, and says `acme_not_configured`).
 pub(super) fn issue_chain(
     ctx: &mut Ctx,
     names: &[String],
@@ -157,34 +159,28 @@ pub(super) fn issue_chain(
             }
             Ok(issued.chain_pem)
         }
-        None if ctx.provider.is_simulated() => {
-            // The simulated CA asks for the same challenge files a real one would, each
-            // placed, read back and removed.
-            let webroot = ProviderWebroot { ctx };
-            for name in names {
-                let token = hex(&Sha256::digest(format!("{name}\0{key_pem}")));
-                let answer = format!("{token}.simulated");
-                acme::Webroot::put(&webroot, &token, &answer).map_err(acme_failed)?;
-                let served = ctx
-                    .provider
-                    .read_config(&challenge_dir(ctx).join(&token))
-                    .map_err(provider_error)?;
-                acme::Webroot::remove(&webroot, &token).map_err(acme_failed)?;
-                if served.as_deref() != Some(answer.as_bytes()) {
-                    return Err(acme_failed(format!(
-                        "the challenge for {name} is not served"
-                    )));
-                }
-            }
-            let now = ctx.clock().now_secs();
-            acme::issue_locally_at(names, key_pem, now, SIM_VALIDITY).map_err(acme_failed)
+        None => {
+            let challenges = challenge_dir(ctx);
+            let request = CertificateRequest {
+                names,
+                key_pem,
+                challenge_dir: &challenges,
+                clock: ctx.clock(),
+            };
+            ctx.provider
+                .machine()
+                .issue_certificate(&ctx.provider, &request)
+                .map_err(|e| match e {
+                    IssueError::NoAuthority => OpError::permanent(
+                        "acme_not_configured",
+                        format!(
+                            "resource.source: ACME needs an [acme] table (directory, email, server_root) in {NODE_CONFIG}"
+                        ),
+                    ),
+                    IssueError::Provider(e) => provider_error(e),
+                    IssueError::Failed(reason) => acme_failed(reason),
+                })
         }
-        None => Err(OpError::permanent(
-            "acme_not_configured",
-            format!(
-                "resource.source: ACME needs an [acme] table (directory, email, server_root) in {NODE_CONFIG}"
-            ),
-        )),
     }
 }
 

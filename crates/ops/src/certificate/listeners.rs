@@ -67,9 +67,10 @@ impl Listener {
     }
 }
 
-/// Whether listeners can be asked: a server's own provider, not a simulation or a sysroot.
+/// Whether listeners can be asked: a server's own provider, not a simulation or a sysroot
+/// (`provider::Machine::listeners_reachable`).
 fn listeners_reachable(ctx: &Ctx) -> bool {
-    !ctx.provider.is_simulated() && ctx.provider.root_is_slash()
+    ctx.provider.machine().listeners_reachable(&ctx.provider)
 }
 
 /// The listeners serving certificate `id` of `account`, as the view has it: none when it is

@@ -10,10 +10,11 @@
 //!   account's credentials are kept in `/etc/layerone/acme-account.json` (0600, shared with
 //!   the installer's certificate for the node's name). Challenge responses are files in the
 //!   node's webroot, which every tenant vhost serves at `/.well-known/acme-challenge/`
-//!   ahead of the document root, redirects and suspension (`vhost::render_vhost`). On
-//!   the simulated backend without an `[acme]` table, a throw-away CA issues the chain
-//!   (`acme::issue_locally_at`, valid from the handler clock's now) after the same challenge
-//!   files were placed and removed.
+//!   ahead of the document root, redirects and suspension (`vhost::render_vhost`). Without
+//!   an `[acme]` table the machine's own authority issues the chain
+//!   (`provider::Machine::issue_certificate`, given the handler clock): a server has none
+//!   (`acme_not_configured`); a simulated one (`crates/simulator`) a throw-away CA, after the
+//!   same challenge files were placed and removed.
 //! - `"source": "bundle", "blob": <sha256>`: the PEM chain and its PKCS#8 key, uploaded as
 //!   one blob into `blobs/in`. Root reads it as hostile input (`store::blobs::open_incoming`,
 //!   no symlink; `VerifyingReader`, at most [`MAX_BUNDLE_BYTES`] and its SHA-256 checked),
@@ -117,9 +118,6 @@ pub const ACME_WEBROOT: &str = "/var/lib/layerone/acme-challenge";
 
 /// Renew an ACME certificate this long before it expires.
 pub const RENEW_BEFORE: Duration = Duration::from_secs(30 * 24 * 3600);
-
-/// How long a certificate of the simulated CA is valid (a public CA's 90 days).
-pub const SIM_VALIDITY: Duration = Duration::from_secs(90 * 24 * 3600);
 
 /// The most a chain may hold, in bytes and in certificates.
 pub const MAX_CHAIN_BYTES: usize = 64 * 1024;

@@ -13,11 +13,14 @@
 //!   effect on the sysroot instead, receiving the very same argument list;
 //! - [`ReadOnlyExecutor`] starts nothing, for commands that only read the node.
 //!
-//! Code that must behave otherwise under a simulation asks the executor a narrow question
-//! ([`Executor::runs_real`], [`Executor::simulated`], [`Executor::may_signal_as`],
-//! [`Executor::acts_as_root`]), never which
-//! implementation it holds (the Oxide omicron pattern: `illumos-utils/src/host/executor.rs`
-//! with its real and fake implementations).
+//! An executor answers nothing but how a program runs: [`Executor::run`],
+//! [`Executor::run_streaming`], and [`Executor::runs_real`], where the program's binary is
+//! taken from. Whatever else differs under a simulation (the owners of tenant files, the
+//! MariaDB model, which uids a kill may reach, the listeners, the certificate authority) is
+//! the machine's (`machine.rs`, [`Machine`](crate::Machine)), another interface with a real
+//! and a simulated implementation; the provider never asks which implementation it holds (the
+//! Oxide omicron pattern: `illumos-utils/src/host/executor.rs` with its real and fake
+//! implementations). `executor_is_only_about_running_programs` (cli) holds the trait to that.
 
 pub mod real;
 
@@ -28,13 +31,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::ProviderError;
-use crate::mariadb::DatabaseSession;
 use crate::program::Program;
 use crate::provider::Provider;
 
 pub use real::RealExecutor;
 
-/// Carries out the program invocations of a [`Provider`]: for real, or as a model.
+/// Carries out the program invocations of a [`Provider`]: for real, or as a model. Every
+/// method is about running a program; what else a simulation changes is the
+/// [`Machine`](crate::Machine)'s.
 ///
 /// Every method takes the provider that asks, so an implementation can map system paths
 /// (`Provider::sysconf`) and read the system's files the way the provider does.
@@ -42,11 +46,13 @@ pub trait Executor: Send + Sync + fmt::Debug {
     /// Whether `program` is started as a process of this machine, so its binary is this
     /// machine's (`/usr/sbin/...`) rather than the sysroot's. Always true for the real
     /// executor; the audit line says `real` or `sim` from it.
+    ///
+    /// This stays the executor's because it is about running one program: which binary an
+    /// invocation of `program` starts, so where that binary is looked for (is it installed,
+    /// `Provider::program_installed`) and whether the tenant worker is a process of its own
+    /// (`Provider::tenant_isolation`). It says nothing of the machine as a whole: a
+    /// simulation may start some programs for real and model the others.
     fn runs_real(&self, program: Program) -> bool;
-
-    /// Whether the system the provider changes is a simulation (a dev node, a test), so that
-    /// what only a real host has (a public name an ACME CA can reach) is stood in for.
-    fn simulated(&self) -> bool;
 
     /// Runs one invocation to its end: stdin fed from `stdin` (null when `None`), stdout and
     /// stderr captured up to [`OUTPUT_CAP`](crate::OUTPUT_CAP) each. A non-zero exit is an
@@ -67,25 +73,6 @@ pub trait Executor: Send + Sync + fmt::Debug {
         input: &mut (dyn Read + Send),
         output: &mut (dyn Write + Send),
     ) -> Result<Output, ProviderError>;
-
-    /// The model of MariaDB to use when no server socket was configured, or `None` to
-    /// connect to the platform's server (the real executor).
-    fn database_model(&self, provider: &Provider) -> Option<Box<dyn DatabaseSession>>;
-
-    /// Whether the tenant worker may be started to kill every process of `uid`: whether a
-    /// kill as `uid` can reach only the tenant's own processes. Production: always (the uid
-    /// was handed out by this node). A simulation: only for a uid no real user or service of
-    /// this machine can have (`programs/tenant_terminate.rs`).
-    fn may_signal_as(&self, uid: u32) -> Result<bool, ProviderError>;
-
-    /// Whether the provider, when this process is root, acts as root: gives the files it
-    /// creates for a tenant their owners, because the tenant's own work runs as that tenant.
-    /// Production: always. A simulation acting unprivileged (its tenant work in this
-    /// process, as this process's user) answers no, so what the provider creates for a tenant
-    /// stays this process's, as it would without root, and its in-process worker can use it.
-    fn acts_as_root(&self) -> bool {
-        true
-    }
 }
 
 /// One program invocation, as the provider resolved it.
@@ -187,10 +174,6 @@ impl Executor for ReadOnlyExecutor {
         !self.programs_in_root
     }
 
-    fn simulated(&self) -> bool {
-        false
-    }
-
     fn run(
         &self,
         _provider: &Provider,
@@ -208,13 +191,5 @@ impl Executor for ReadOnlyExecutor {
         _output: &mut (dyn Write + Send),
     ) -> Result<Output, ProviderError> {
         Err(ReadOnlyExecutor::refuse(call))
-    }
-
-    fn database_model(&self, _provider: &Provider) -> Option<Box<dyn DatabaseSession>> {
-        None
-    }
-
-    fn may_signal_as(&self, _uid: u32) -> Result<bool, ProviderError> {
-        Ok(false)
     }
 }

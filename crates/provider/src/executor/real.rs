@@ -48,7 +48,6 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
 use super::{Executor, Invocation, Output};
 use crate::error::ProviderError;
-use crate::mariadb::DatabaseSession;
 use crate::program::Program;
 use crate::provider::Provider;
 
@@ -72,10 +71,6 @@ pub struct RealExecutor;
 impl Executor for RealExecutor {
     fn runs_real(&self, _program: Program) -> bool {
         true
-    }
-
-    fn simulated(&self) -> bool {
-        false
     }
 
     fn run(
@@ -108,14 +103,6 @@ impl Executor for RealExecutor {
             output,
             call.timeout,
         )
-    }
-
-    fn database_model(&self, _provider: &Provider) -> Option<Box<dyn DatabaseSession>> {
-        None
-    }
-
-    fn may_signal_as(&self, _uid: u32) -> Result<bool, ProviderError> {
-        Ok(true)
     }
 }
 

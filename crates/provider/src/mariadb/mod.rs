@@ -354,10 +354,10 @@ pub(crate) fn db_pattern(name: &DbName) -> String {
 }
 
 /// One session on the database side: a connection to the real server (`real.rs`), or a model
-/// of it that an executor offers ([`Executor::database_model`]). [`Mariadb`] writes the audit
-/// line of each change around these calls; a session only carries them out.
+/// of it that a simulated machine offers ([`Machine::database_model`]). [`Mariadb`] writes the
+/// audit line of each change around these calls; a session only carries them out.
 ///
-/// [`Executor::database_model`]: crate::Executor::database_model
+/// [`Machine::database_model`]: crate::Machine::database_model
 pub trait DatabaseSession {
     /// Where the calls go, as the audit line names it: the server's socket, or the model's
     /// file.
@@ -407,10 +407,10 @@ pub trait DatabaseSession {
 }
 
 /// The database side of the provider, for one handler's statements: a connection to the
-/// real server, or an executor's model of it. Every change (not the reads) is one line of the
-/// audit log, like a program invocation: program `mariadb`, the socket (or the model's file)
-/// as the path, the operation and the object names as the arguments, the hash as
-/// `<redacted>`.
+/// real server, or a simulated machine's model of it. Every change (not the reads) is one
+/// line of the audit log, like a program invocation: program `mariadb`, the socket (or the
+/// model's file) as the path, the operation and the object names as the arguments, the hash
+/// as `<redacted>`.
 pub struct Mariadb<'p> {
     provider: &'p Provider,
     session: Box<dyn DatabaseSession>,
@@ -433,11 +433,11 @@ impl Provider {
         self
     }
 
-    /// Opens the database side: a connection to the server, or the executor's model of it
+    /// Opens the database side: a connection to the server, or the machine's model of it
     /// when it has one and no socket was configured.
     pub fn mariadb(&self) -> Result<Mariadb<'_>, ProviderError> {
         if self.mariadb_socket.is_none()
-            && let Some(model) = self.executor.database_model(self)
+            && let Some(model) = self.machine.database_model(self)
         {
             return Ok(Mariadb {
                 provider: self,

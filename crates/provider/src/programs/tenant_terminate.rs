@@ -8,9 +8,9 @@
 //! The tenants of a simulated sysroot are simulated, but the worker that would signal them
 //! runs for real when the provider is root (`programs/tenant_worker.rs`), and a kill as a uid
 //! reaches every process of that uid on this machine. So before the worker is started, the
-//! executor is asked whether a kill as the tenant's uid may be sent
-//! ([`Executor::may_signal_as`](crate::Executor::may_signal_as)): production always says yes
-//! (the uid was handed out by this node); the simulator only for a uid of a band no
+//! machine is asked whether a kill as the tenant's uid may be sent
+//! ([`Machine::may_signal_as`](crate::Machine::may_signal_as)): a server always says yes
+//! (the uid was handed out by this node); the simulated machine only for a uid of a band no
 //! allocator on a Linux host uses and this machine does not name (`crates/simulator`). When
 //! it says no, no real process can be the simulated tenant's: nothing is done and none is
 //! reported found.
@@ -40,7 +40,7 @@ impl Provider {
     /// `tenant_processes_remain` when some still run after the worker's bound. The home in
     /// `who` is not touched. See the module documentation for a simulation.
     pub fn terminate_tenant_processes(&self, who: &Identity) -> Result<Terminated, ProviderError> {
-        if !self.executor.may_signal_as(who.uid)? {
+        if !self.machine.may_signal_as(who.uid)? {
             return Ok(Terminated::default());
         }
         let who = self.seeing_every_process(who)?;
