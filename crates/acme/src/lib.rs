@@ -1,4 +1,4 @@
-//! ACME HTTP-01 for a node's name (DESIGN.md section 9), kept apart from the installer so the
+//! ACME HTTP-01 for a node's name (docs/design.md section 9), kept apart from the installer so the
 //! catalogue's certificate operations can reuse it.
 //!
 //! The client is `instant-acme` (RFC 8555, async on tokio, hyper + rustls), built with

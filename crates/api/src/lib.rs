@@ -1,4 +1,4 @@
-//! The node's network-facing API (DESIGN.md sections 2 and 9): `layerone-api`, run as an
+//! The node's network-facing API (docs/design.md sections 2 and 9): `layerone-api`, run as an
 //! unprivileged user.
 //!
 //! It validates a request through the registry, writes it to its own inbox (group commit, 202

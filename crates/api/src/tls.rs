@@ -1,6 +1,6 @@
 //! TLS for the API: loading the node's certificate and key into a rustls server (ring, TLS 1.2
 //! and 1.3, HTTP/1.1 only), and the self-signed placeholder a node starts with until ACME
-//! succeeds (DESIGN.md section 9), which `layerone-dev` uses as its only certificate.
+//! succeeds (docs/design.md section 9), which `layerone-dev` uses as its only certificate.
 //!
 //! Clients trust a node by pin: [`pin_spki_sha256`] (the key's, unchanged by a renewal that
 //! keeps the key) or [`pin_sha256`] (the certificate's, the older form).

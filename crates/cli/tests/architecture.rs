@@ -2,8 +2,8 @@
 //! ARCHITECTURE.md names only paths that exist, every test a document or a doc comment names
 //! exists, the invariants are numbered once, every source file opens with a module doc, every
 //! crash point has a call site, nothing a simulation drives reads the system's clock, only
-//! the provider's real executor starts programs (DESIGN.md invariant 4), and the unprivileged
-//! side links the declarations only (DESIGN.md section 10).
+//! the provider's real executor starts programs (ARCHITECTURE.md invariant 4), and the unprivileged
+//! side links the declarations only (docs/design.md section 10).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -78,7 +78,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 const REAL_EXECUTOR: &str = "crates/provider/src/executor/real.rs";
 
 /// No program is started outside the real executor: no whole-crate exemption, the provider's
-/// other files, the simulator and the test support included (DESIGN.md invariant 4).
+/// other files, the simulator and the test support included (ARCHITECTURE.md invariant 4).
 #[test]
 fn only_the_real_executor_starts_programs() {
     let root = workspace();
@@ -737,7 +737,7 @@ fn invariant_numbers_in_architecture_md_are_unique() {
     );
 }
 
-/// Every Rust source file opens with a module doc saying what it owns (STYLE.md).
+/// Every Rust source file opens with a module doc saying what it owns.
 #[test]
 fn every_source_file_opens_with_a_module_doc() {
     let root = workspace();
@@ -912,5 +912,83 @@ fn the_fleet_document_holds_the_reference_the_protocol_generates() {
     assert!(
         generated == fleet::protocol::reference(),
         "docs/fleet.md is out of date: run `layerone fleet reference` and paste it below the marker"
+    );
+}
+
+/// Every document named in a comment (a Markdown file, by its name or its path) is one in the
+/// repository: a comment citing a file that is not here sends its reader nowhere. Read: the comments of every
+/// Rust file under `crates/`, and the Markdown of the root and `docs/`. A bare name is found
+/// beside the citing file, at the root or in `docs/`; a path from the root or the citing file.
+#[test]
+fn every_document_a_comment_cites_is_in_the_repository() {
+    let root = workspace();
+    let mut sources = Vec::new();
+    rust_files(&root.join("crates"), &mut sources);
+    let mut cited = 0;
+    let mut missing = Vec::new();
+    let mut check = |file: &Path, line: usize, text: &str| {
+        for (start, _) in text.match_indices(".md") {
+            let end = start + 3;
+            if text[end..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let begin = text[..start]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || "_-./".contains(c)))
+                .map_or(0, |i| i + 1);
+            let name = &text[begin..end];
+            let before = &text[..begin];
+            // A web address names a page elsewhere, not a file of this repository.
+            // An absolute path names a file on a node (`/etc/layerone/identity.md`).
+            if name.len() <= 3 || name.starts_with('/') || before.ends_with("://") {
+                continue;
+            }
+            if before.contains("http") && !before.contains(' ') {
+                continue;
+            }
+            cited += 1;
+            let name = name.trim_start_matches("./");
+            let beside = file.parent().unwrap().join(name);
+            let found = beside.is_file()
+                || root.join(name).is_file()
+                || root.join("docs").join(name).is_file();
+            if !found {
+                missing.push(format!(
+                    "{}:{}: {name}",
+                    file.strip_prefix(&root).unwrap().display(),
+                    line + 1
+                ));
+            }
+        }
+    };
+    for file in &sources {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if let Some(at) = line.find("//") {
+                check(file, i, &line[at..]);
+            }
+        }
+    }
+    let mut documents: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .chain(std::fs::read_dir(root.join("docs")).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    documents.sort();
+    for file in &documents {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            check(file, i, line);
+        }
+    }
+    assert!(cited > 50, "only {cited} citations found: the scan broke");
+    assert!(
+        missing.is_empty(),
+        "comments cite documents that are not in the repository:\n{}",
+        missing.join("\n")
     );
 }

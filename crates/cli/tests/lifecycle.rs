@@ -866,7 +866,7 @@ fn changed_fields(before: Option<&Value>, after: Option<&Value>) -> BTreeSet<Str
         .collect()
 }
 
-/// One owner per stored field (DESIGN.md section 5): every tenant operation but a removal
+/// One owner per stored field (docs/design.md section 5): every tenant operation but a removal
 /// runs on an account whose rows hold, in every field another operation owns, a value that
 /// operation set (each set and suspension of the family applied first, and checked to have
 /// changed what it owns), and may change only the fields it owns itself, in any of the

@@ -1,4 +1,4 @@
-//! The kernel keeps the API from writing root's state (DESIGN.md sections 2, 6 and 11): the
+//! The kernel keeps the API from writing root's state (docs/design.md sections 2, 6 and 11): the
 //! real `layerone-api` binary runs as uid 65534 against root-owned state.db, and a process with
 //! its uid can neither write state.db, nor create a file beside it, nor make a job appear
 //! succeeded. And a runner killed mid-commit leaves a hot journal that the API answers with a

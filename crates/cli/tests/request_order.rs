@@ -1,5 +1,5 @@
 //! Serial equivalence and supersession against a dev node (`layerone-dev`) over HTTPS, generated
-//! from the declarations (DESIGN.md section 5; ARCHITECTURE.md invariant 16).
+//! from the declarations (docs/design.md section 5; ARCHITECTURE.md invariant 16).
 //!
 //! The cases come from `declarations::registry()`: every ordered pair (A, B) of tenant
 //! operations whose requests share a job key (the same family and resource id, as their
@@ -15,7 +15,7 @@
 //!   requests are queued together, as a control plane's burst would be (the repeated
 //!   declarations back to back from one connection, then the pairs side by side);
 //! - **serial**: the same requests one at a time on the other account, each waited for before
-//!   the next is sent: the serial node of DESIGN.md section 5.
+//!   the next is sent: the serial node of docs/design.md section 5.
 //!
 //! It checks, for every case:
 //!

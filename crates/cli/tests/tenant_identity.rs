@@ -1,4 +1,4 @@
-//! Who a tenant is, and that a removed one is gone (DESIGN.md invariant 10), end to end
+//! Who a tenant is, and that a removed one is gone (ARCHITECTURE.md invariant 15), end to end
 //! through the real runner binary on a Sim sysroot.
 //!
 //! The attacks of issue 12 (points 2, 4 and 8), as written, and the variants a reviewer

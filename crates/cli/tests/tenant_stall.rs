@@ -1,4 +1,4 @@
-//! A tenant cannot stall the node for the others (DESIGN.md invariant 10; issue 12, point 5).
+//! A tenant cannot stall the node for the others (ARCHITECTURE.md invariant 15; issue 12, point 5).
 //!
 //! The tenant worker runs with the tenant's uid, so the tenant may signal it. These tests do
 //! what a tenant can: stop its worker (`kill -STOP`, run as the tenant), stop and continue it

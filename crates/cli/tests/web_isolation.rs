@@ -1,7 +1,7 @@
 //! A hostile tenant with a shell and its own web space, against the node's own vhosts and
 //! pools on the real Apache (mpm-itk) and PHP-FPM 8.2: none of the tricks runs code as
 //! another tenant, reaches another tenant's files, changes PHP's confinement or shows the
-//! server's status; a WordPress-shaped site keeps working (DESIGN.md invariant 10,
+//! server's status; a WordPress-shaped site keeps working (ARCHITECTURE.md invariant 15,
 //! `docs/security.md`).
 
 mod common;

@@ -1,4 +1,4 @@
-//! Certificate pinning (DESIGN.md section 9).
+//! Certificate pinning (docs/design.md section 9).
 //!
 //! A node's certificate is self-signed until ACME succeeds, and even then the control plane
 //! knows the key it expects, so trust is not delegated to a CA. A pin takes one of two forms:

@@ -7,7 +7,7 @@
 //! caller gives them. Production gives [`SystemClock`] (the packaged runner, the API, the
 //! installer); a simulation gives a clock it moves itself (`testkit::ManualClock`), so one
 //! process can drive the runner, the store and the simulated system from a seed and replay
-//! it exactly (STYLE.md: "Simulation owns time").
+//! it exactly (docs/design.md section 7: time comes from the caller, so a simulation can move it).
 //!
 //! What is deliberately not read from here, because it measures real time for something
 //! real: the deadlines of real child processes (the provider's real executor kills a child

@@ -1,6 +1,6 @@
 //! Named crash points.
 //!
-//! The crash tests (DESIGN.md section 11) kill the real runner code at a named point between
+//! The crash tests (docs/design.md section 11) kill the real runner code at a named point between
 //! two steps of the job lifecycle, or inside a multi-step handler, and then check that the next
 //! normal pass converges. A point is a variant of the closed enum [`Point`], reached by a call
 //! to [`point`] with it. It does nothing unless a hook was installed with [`install`], in which

@@ -1,4 +1,4 @@
-//! Declared once (DESIGN.md invariants 1 and 3): the registry is consistent, derives every
+//! Declared once (ARCHITECTURE.md invariants 1 and 3): the registry is consistent, derives every
 //! schema, and no result can carry the resource id. That every declared family has a purge
 //! hook is the handlers' test (`crates/ops/tests/handlers.rs`).
 

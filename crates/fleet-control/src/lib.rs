@@ -1,4 +1,4 @@
-//! The fleet's control plane (DESIGN.md section 10, `docs/fleet.md`), as a library: what
+//! The fleet's control plane (docs/design.md section 10, `docs/fleet.md`), as a library: what
 //! `layerone fleet ...` and `layerone join` do, the command line (`crates/cli/src/fleet/`)
 //! holding their flags and printing their results.
 //!

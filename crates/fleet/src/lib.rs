@@ -1,4 +1,4 @@
-//! `fleet`: the fleet's protocol (DESIGN.md section 10), on the unprivileged side. It links the
+//! `fleet`: the fleet's protocol (docs/design.md section 10), on the unprivileged side. It links the
 //! operation declarations, never the API, the store, the handlers, the provider or a simulator
 //! (`the_unprivileged_side_links_no_handler_provider_or_simulator`).
 //!

@@ -1,4 +1,4 @@
-//! `layerone install` and `layerone status` (DESIGN.md sections 2, 6, 9 and 10).
+//! `layerone install` and `layerone status` (docs/design.md sections 2, 6, 9 and 10).
 //!
 //! The installer converges a server, or a sysroot, to the node's layout, idempotently: the
 //! `layerone-api` system user (through the provider's `groupadd`/`useradd`); the directories
@@ -471,7 +471,7 @@ pub struct RotationReport {
     pub notes: Vec<String>,
 }
 
-/// A key rotation (DESIGN.md section 9). Without `confirm`: a new key and a self-signed
+/// A key rotation (docs/design.md section 9). Without `confirm`: a new key and a self-signed
 /// certificate for it beside the pair in place (kept when one is already prepared, so the
 /// printed pin stays the one to hand to the control plane); the API keeps serving the old key.
 /// With `confirm`: the prepared pair replaces the one in place, the API is restarted (it reads

@@ -1,4 +1,4 @@
-//! The node's certificate and its Apache side (DESIGN.md section 9).
+//! The node's certificate and its Apache side (docs/design.md section 9).
 //!
 //! First a self-signed placeholder for the node's name, so the API starts at once (kept while
 //! a certificate and key that load are in place). Where Apache is installed: the include

@@ -1,4 +1,4 @@
-//! The `assignment` family (node scope, DESIGN.md section 10): which modules the fleet has
+//! The `assignment` family (node scope, docs/design.md section 10): which modules the fleet has
 //! this node run, and whether each of them can run here.
 //!
 //! `apply_assignment` trusts nothing but the fleet identity root keeps on the node

@@ -1,4 +1,4 @@
-//! The node administrator scope (DESIGN.md sections 5 and 9): who of the platform's
+//! The node administrator scope (docs/design.md sections 5 and 9): who of the platform's
 //! administrators may use sudo, and what sudo recorded. Both families are node-scope: their
 //! requests use the envelope `{request_id, action, node_id, resource}`, root checks the node id
 //! again before admitting them, and their resources live under the reserved owner `node:`.

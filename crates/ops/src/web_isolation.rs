@@ -1,5 +1,5 @@
-//! What keeps one tenant's web requests to that tenant's code and files (DESIGN.md
-//! invariant 10; `docs/security.md`, "A tenant's web requests reach only its own code").
+//! What keeps one tenant's web requests to that tenant's code and files (ARCHITECTURE.md
+//! invariant 15; `docs/security.md`, "A tenant's web requests reach only its own code").
 //!
 //! Three layers, each rendered into every tenant vhost by [`render_tenant_section`] and
 //! [`render_docroot_directory`]:

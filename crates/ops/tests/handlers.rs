@@ -1,4 +1,4 @@
-//! The handlers cover the declarations exactly (DESIGN.md invariants 1 and 2): every declared
+//! The handlers cover the declarations exactly (ARCHITECTURE.md invariants 1 and 2): every declared
 //! operation has a handler and no handler exists for an undeclared one, each with its declared
 //! family, and every declared family has a purge hook, in the declared order (the purge sweep
 //! runs them in reverse, so the account goes last).

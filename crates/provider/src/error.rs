@@ -62,7 +62,7 @@ pub enum ProviderError {
 
     /// A path inside a tenant's area was unsafe to use as root: a symlink, a `..`, or
     /// something that is not what the operation needs. It fails the operation, never the node
-    /// (DESIGN.md invariant 7).
+    /// (ARCHITECTURE.md invariant 7).
     #[error("unsafe tenant path {path}: {reason}")]
     TenantPath { path: PathBuf, reason: String },
 

@@ -1,4 +1,4 @@
-//! The one audited way the provider runs a program (DESIGN.md invariant 4).
+//! The one audited way the provider runs a program (ARCHITECTURE.md invariant 4).
 //!
 //! `execute` resolves a [`Program`] to its absolute path for the platform and hands the
 //! invocation to the provider's executor (`executor/`): the real one starts it

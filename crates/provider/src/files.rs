@@ -3,7 +3,7 @@
 //! A configuration file is never seen half-written by the service that reads it: the bytes
 //! go to a temporary file in the same directory (created `O_EXCL|O_NOFOLLOW`, so a planted
 //! file or symlink is never written through), are fsynced, renamed over the final name, and
-//! the directory is fsynced so the rename survives a crash (DESIGN.md invariants 8 and 9).
+//! the directory is fsynced so the rename survives a crash (ARCHITECTURE.md invariants 8 and 9).
 //! Paths given here are already mapped with [`Provider::sysconf`].
 
 use std::ffi::OsString;

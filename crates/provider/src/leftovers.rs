@@ -1,4 +1,4 @@
-//! What a removed tenant left outside its home (DESIGN.md invariant 10): its files in the
+//! What a removed tenant left outside its home (ARCHITECTURE.md invariant 15): its files in the
 //! shared temporary directories and the spools. `userdel --remove` takes the home and the
 //! spool named after the user, nothing else; a file the tenant left in `/tmp`, `/var/tmp` or
 //! `/dev/shm`, a crontab or an at job, a PHP session, would otherwise pass to whoever gets its

@@ -11,7 +11,7 @@
 //!   same code runs against `/` in production and a temporary sysroot in tests;
 //! - root-owned configuration files are replaced atomically (`files.rs`), and files inside a
 //!   tenant's home are reached only through [`TenantDir`], which never follows a symlink
-//!   (DESIGN.md invariant 7);
+//!   (ARCHITECTURE.md invariant 7);
 //! - what else differs between a server and a simulation of one (the owners of tenant files,
 //!   the MariaDB model, the uids a kill may reach, the listeners, the certificate authority)
 //!   is the [`Machine`]'s; [`RealMachine`] is the server;

@@ -1,4 +1,4 @@
-//! The fixed table of executables the node may run (DESIGN.md invariant 4).
+//! The fixed table of executables the node may run (ARCHITECTURE.md invariant 4).
 //!
 //! A program is named by a symbol of this closed enum, never by a path or a string that came
 //! from a request, and each symbol maps to one absolute path per platform. A program that does

@@ -1,4 +1,4 @@
-//! Mapping of absolute system paths under the configured root (DESIGN.md section 8).
+//! Mapping of absolute system paths under the configured root (docs/design.md section 8).
 //!
 //! Every system path the node touches goes through `sysconf`, so the same handler code
 //! writes `/etc/apache2/...` in production and `<tmp>/etc/apache2/...` in tests and the dev

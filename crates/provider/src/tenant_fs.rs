@@ -1,5 +1,5 @@
 //! Root's file operations inside a tenant's home, which never follow a tenant's symlink
-//! (DESIGN.md invariant 7).
+//! (ARCHITECTURE.md invariant 7).
 //!
 //! A tenant controls everything under its home and can race root: a path string checked
 //! and then used is a hole. So the home is opened once (`O_PATH|O_NOFOLLOW`, refusing a

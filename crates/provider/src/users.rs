@@ -263,7 +263,7 @@ impl Provider {
     /// as an entry, a group's member or a gshadow administrator (`"a member of a group in
     /// /etc/group"`); `None` if nowhere. A malformed line still counts by its fields, since a
     /// name is taken however its line is damaged. What a new tenant's name is checked against
-    /// (DESIGN.md invariant 10).
+    /// (ARCHITECTURE.md invariant 15).
     pub fn system_name_use(&self, name: &str) -> Result<Option<String>, ProviderError> {
         if name.is_empty() {
             return Ok(None);

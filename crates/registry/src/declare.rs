@@ -5,7 +5,7 @@
 //! context they work with, implemented where the handlers live, with [`crate::Derive`] (what
 //! a family derives, for the drift check). A handler table takes an operation only if its
 //! family has a purge hook and a derive hook, so a family without one does not compile into a
-//! node (DESIGN.md invariant 2).
+//! node (ARCHITECTURE.md invariant 2).
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -61,7 +61,7 @@ impl Module {
     }
 }
 
-/// Which of the runner's two lanes applies an operation's jobs (DESIGN.md section 5).
+/// Which of the runner's two lanes applies an operation's jobs (docs/design.md section 5).
 ///
 /// Jobs of one account run in admission order whatever their lanes: a lane decides only what
 /// a job may wait behind. The main lane applies jobs in admission order, in batches; the long
@@ -270,7 +270,7 @@ pub trait Apply<C>: Operation {
 ///
 /// A handler table ([`crate::Handlers`]) takes an operation only if its family has a purge
 /// hook in the table's context, so a node cannot be built with a family it cannot purge
-/// (DESIGN.md invariant 2):
+/// (ARCHITECTURE.md invariant 2):
 ///
 /// ```compile_fail
 /// use registry::{Apply, Family, Handlers, Hex32, Module, OpError, Operation, Owner, Resource, Scope};

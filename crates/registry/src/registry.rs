@@ -343,7 +343,7 @@ impl Registry {
     }
 
     /// Whether a newer request of `newer` may make a queued request of `older` on the same
-    /// resource redundant, so that the older one ends `superseded` (DESIGN.md section 5): only
+    /// resource redundant, so that the older one ends `superseded` (docs/design.md section 5): only
     /// the same operation, of a kind that states its fields whole ([`Kind::is_replayed`]:
     /// declare, set, suspend, unsuspend) or a removal. Never otherwise: an observation, a
     /// snapshot or an action neither supersedes nor is superseded, a request of another

@@ -168,7 +168,7 @@ string_type!(
 );
 
 /// The one list of names that can never be a tenant's user name (and so its group's name),
-/// whatever the node's own passwd and group say today (DESIGN.md invariant 10). Three kinds:
+/// whatever the node's own passwd and group say today (ARCHITECTURE.md invariant 15). Three kinds:
 ///
 /// - names the node itself uses or will create: its service user and groups (`layerone-*` is
 ///   refused as a prefix as well), the mail store's `vmail`, the web server's user and group

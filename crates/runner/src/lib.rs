@@ -1,9 +1,9 @@
-//! The root runner (DESIGN.md section 7).
+//! The root runner (docs/design.md section 7).
 //!
 //! [`run_once`] is one pass: a fixed list of steps, each run through [`steps::contain`], the one
 //! place that catches an error or a panic, logs it, records the step's failure in state.db and
 //! moves on. A failing step never stops the others, and a failing job never stops a step
-//! (DESIGN.md invariant 5). [`watch::watch`] runs passes on an inotify watch of the inbox plus
+//! (ARCHITECTURE.md invariant 5). [`watch::watch`] runs passes on an inotify watch of the inbox plus
 //! the 15 s tick.
 //!
 //! A pass with nothing to do runs every 15 s forever: it reads a few rows, starts no program
@@ -62,7 +62,7 @@ pub struct RunnerConfig {
     /// How long the apply step may keep claiming jobs in one pass.
     pub budget: Duration,
     /// The API's user and group, so state.db's directory and file get the owners and modes of
-    /// DESIGN.md section 6. `None` on a dev node run by an ordinary user.
+    /// docs/design.md section 6. `None` on a dev node run by an ordinary user.
     pub api: Option<ApiIdentity>,
     /// Where the pass's time comes from: its budget, its periodic steps, and every time the
     /// store and the handlers record. The provider reads the same one

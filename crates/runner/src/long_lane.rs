@@ -1,7 +1,7 @@
 //! The long lane: work whose length a tenant decides (an archive of its home, a restore, a
 //! walk of the home for its usage; operations declared `registry::Lane::Long`), applied one
 //! job at a time in a thread beside the passes, so that it never holds another account's
-//! jobs (DESIGN.md section 5: per-account lanes, the same contract).
+//! jobs (docs/design.md section 5: per-account lanes, the same contract).
 //!
 //! - **Order.** A long job is claimed only when it is its account's oldest pending job, and
 //!   while it is pending the main lane holds back that account's later jobs

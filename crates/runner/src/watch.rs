@@ -11,7 +11,7 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 use crate::{LongLane, PassReport, RunnerConfig, pass};
 
-/// The timer of DESIGN.md section 7.
+/// The timer of docs/design.md section 7.
 pub const TICK: Duration = Duration::from_secs(15);
 /// How often the loop looks at the stop flag while idle.
 const STOP_CHECK: Duration = Duration::from_millis(500);

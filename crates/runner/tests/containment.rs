@@ -1,4 +1,4 @@
-//! Failure is a result (DESIGN.md invariant 5): a failing or panicking step never stops the
+//! Failure is a result (ARCHITECTURE.md invariant 5): a failing or panicking step never stops the
 //! others, and a panicking handler or an invalid result fails only its own job.
 
 use std::borrow::Cow;

@@ -1,7 +1,7 @@
 //! One process drives the runner, the store and the simulated system from a seed, on a clock
 //! the test moves (`testkit::ManualClock`), and the same seed replays to the same bytes.
 //!
-//! This is the seam a deterministic simulation needs (STYLE.md: "Simulation owns time"): the
+//! This is the seam a deterministic simulation needs (docs/design.md section 7: time comes from the caller, so a simulation can move it): the
 //! runner (`RunnerConfig::clock`), the store (`StateDb::open_with_clock` through the runner,
 //! `Inbox::open_with_clock` for the admissions) and the simulated provider
 //! (`Provider::with_clock`, whose models read it) take their clock from the caller, and their

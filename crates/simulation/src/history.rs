@@ -12,7 +12,7 @@
 //! inbox pruned as the API does. Account removals (and the purges they run) and account
 //! rebuilds are drawn like every other operation.
 //!
-//! Then the history's end: passes until nothing is pending, and the checks of DESIGN.md
+//! Then the history's end: passes until nothing is pending, and the checks of docs/design.md
 //! section 3 ([`check`]).
 
 use std::collections::BTreeMap;
@@ -345,7 +345,7 @@ fn pending(node: &Node) -> anyhow::Result<bool> {
         .any(|(state, n)| *n > 0 && (state == "queued" || state == "running")))
 }
 
-/// The invariants of DESIGN.md section 3, after the history's end:
+/// The invariants of docs/design.md section 3, after the history's end:
 /// - integrity: `integrity_check` is `ok` on state.db and inbox.db;
 /// - nothing lost: every request the API accepted is a job of state.db, final (succeeded,
 ///   failed or superseded), with the body it was accepted with;

@@ -10,7 +10,7 @@
 //! clock, and kills the machine at crash points: the crash hook unwinds the runner where it
 //! stands ([`crash::Died`]), every handle of the dead node is dropped, and the node comes
 //! back from what the storage model says the disk kept ([`storage`]: what was synced, and a
-//! seeded subset of what was not). After each history the invariants of DESIGN.md section 3
+//! seeded subset of what was not). After each history the invariants of docs/design.md section 3
 //! are checked: integrity, nothing lost, nothing doubled, nothing half-applied, the disk
 //! converged ([`history`]).
 //!

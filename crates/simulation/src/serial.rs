@@ -1,4 +1,4 @@
-//! Serial equivalence (DESIGN.md section 5): whatever a history did (requests in bursts,
+//! Serial equivalence (docs/design.md section 5): whatever a history did (requests in bursts,
 //! reordered, many in one pass, supersession, crashes and lost writes), the node ends as a
 //! node that applies every accepted request alone, one pass each, in admission order.
 //!

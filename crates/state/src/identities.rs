@@ -1,5 +1,5 @@
 //! What the node recorded about the system identities it hands out, and about the ones it
-//! must never hand out (DESIGN.md invariant 10; table `identities`, migration 5).
+//! must never hand out (ARCHITECTURE.md invariant 15; table `identities`, migration 5).
 //!
 //! The node knows its accounts by what it wrote here and in the account's resource row,
 //! never by a field the tenant can edit (the GECOS comment, which `chfn` changes). Each write

@@ -135,7 +135,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX jobs_history ON jobs(family, resource_id, seq);
     "#,
     // 5: the system identities the node handed out, and the ones it must never hand out
-    // (DESIGN.md invariant 10). An account's row (its user name, its uid, and the gid of the
+    // (ARCHITECTURE.md invariant 15). An account's row (its user name, its uid, and the gid of the
     // group the node created for it) is committed before groupadd and useradd run, so a retry
     // after a crash adopts only what the node itself created, never a group or user that
     // merely has the name; after the account's purge the row stays, marked removed, so its

@@ -1,4 +1,4 @@
-//! Content-addressed blobs (DESIGN.md sections 2 and 9): files too large or too secret for a
+//! Content-addressed blobs (docs/design.md sections 2 and 9): files too large or too secret for a
 //! request body travel beside it, named by their SHA-256.
 //!
 //! - `blobs/in/<sha256>`: uploads, written only by the API ([`Upload`]). To root they are

@@ -1,4 +1,4 @@
-//! Where the node's files live, and with which owners and modes (DESIGN.md sections 2 and 6).
+//! Where the node's files live, and with which owners and modes (docs/design.md sections 2 and 6).
 //!
 //! ```text
 //! <data>/inbox/            layerone-api 0700   inbox.db (WAL), written only by the API

@@ -1,5 +1,5 @@
 //! What both sides of the node share on disk: where the files live, the blobs, and the
-//! read-only view of root's `state.db` (DESIGN.md section 6).
+//! read-only view of root's `state.db` (docs/design.md section 6).
 //!
 //! The node's two databases are written by two crates, one per side: `inbox` (inbox.db,
 //! the API's) and `state` (state.db, root's, which only the runner opens read-write). This

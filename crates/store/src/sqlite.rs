@@ -1,4 +1,4 @@
-//! How each side opens each database. The settings are the ones DESIGN.md section 6 names, in
+//! How each side opens each database. The settings are the ones docs/design.md section 6 names, in
 //! one place, so a reader can check them against the design at a glance.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! `tenant`: the tenant worker and the typed protocol root uses to talk to it (DESIGN.md
+//! `tenant`: the tenant worker and the typed protocol root uses to talk to it (docs/design.md
 //! section 8).
 //!
 //! Work inside a customer's home (creating a document root, writing a file, measuring disk

@@ -1,4 +1,4 @@
-//! `TerminateProcesses`: no process of a tenant outlives its account (DESIGN.md invariant 10).
+//! `TerminateProcesses`: no process of a tenant outlives its account (ARCHITECTURE.md invariant 15).
 //!
 //! Before root deletes a tenant's user, the worker, already dropped to the tenant's uid, kills
 //! every other process of that uid: `kill(-1, SIGKILL)` signals every process the caller may

@@ -1,4 +1,4 @@
-//! `layerone fleet ...` and `layerone join`: the fleet's commands (DESIGN.md section 10,
+//! `layerone fleet ...` and `layerone join`: the fleet's commands (docs/design.md section 10,
 //! `docs/fleet.md`), their flags and what they print; what they do is the control plane's
 //! library, `crates/fleet-control`, and the lines printed from its results are in
 //! [`text`].

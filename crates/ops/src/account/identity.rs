@@ -1,4 +1,4 @@
-//! Who an account is (DESIGN.md invariant 10), and `ensure_account`, which creates it.
+//! Who an account is (ARCHITECTURE.md invariant 15), and `ensure_account`, which creates it.
 //!
 //! The node knows an account by what it recorded, never by a field the tenant can edit: the
 //! user name, uid and gid in the account's resource row and in state.db's `identities`

@@ -1,5 +1,5 @@
 //! The real executor: starts the program. This file holds the one `Command::new` of the
-//! workspace (DESIGN.md invariant 4; `only_the_real_executor_starts_programs` holds it).
+//! workspace (ARCHITECTURE.md invariant 4; `only_the_real_executor_starts_programs` holds it).
 //!
 //! A started program gets a cleared environment (fixed `PATH`, `LC_ALL=C`), cwd `/`, a null
 //! or fed stdin, capped stdout/stderr, its own process group, and a deadline after which the
@@ -129,7 +129,7 @@ impl RealExecutor {
 
 /// The command for `path` with `args`, its environment cleared to [`CHILD_PATH`] and
 /// `LC_ALL=C`, in `/`. This is the only `Command::new` in the workspace.
-#[allow(clippy::disallowed_methods)] // DESIGN.md invariant 4: the real executor is the one place allowed to start programs.
+#[allow(clippy::disallowed_methods)] // ARCHITECTURE.md invariant 4: the real executor is the one place allowed to start programs.
 fn command(path: &Path, args: &[OsString]) -> Command {
     let mut command = Command::new(path);
     command

@@ -1,7 +1,7 @@
 //! `apachectl` (`apache2ctl` on Debian): configuration test and graceful reload, plus where
 //! the platform keeps Apache's configuration.
 //!
-//! Changing a shared service's configuration follows DESIGN.md invariant 8: write to a
+//! Changing a shared service's configuration follows ARCHITECTURE.md invariant 8: write to a
 //! temporary file, `apache_configtest`, move into place, `apache_reload`, revert on failure.
 //! With a sysroot (tests, dev node) the main configuration is passed with `-f` so the real
 //! `apache2ctl` reads the sysroot's config instead of `/etc`.

@@ -1,4 +1,4 @@
-//! `layerone-tenant`: work inside a tenant's home, done as the tenant (DESIGN.md section 8).
+//! `layerone-tenant`: work inside a tenant's home, done as the tenant (docs/design.md section 8).
 //!
 //! [`Provider::as_tenant`] starts the worker through the one audited `execute` (the deadline
 //! of its kind of work, `TenantWork` in `program.rs`; killed at once if it stops; output

@@ -2,7 +2,7 @@
 //! drop-in.
 //!
 //! A broken sudoers file can lock every administrator out of sudo, so the drop-in follows the
-//! same rule as a shared service's configuration (DESIGN.md invariant 8), with the check
+//! same rule as a shared service's configuration (ARCHITECTURE.md invariant 8), with the check
 //! before the move: the bytes go to a temporary file in the drop-in directory (mode 0440,
 //! created `O_EXCL|O_NOFOLLOW`), `visudo -c -f TMP` checks it, and only a file that passed is
 //! renamed over the drop-in. A failed check removes the temporary file and leaves the previous

@@ -1,4 +1,4 @@
-//! Integration tests of the provider: one binary (STYLE.md), real files in temporary
+//! Integration tests of the provider: one binary (one link for all of them), real files in temporary
 //! sysroots, real programs where the machine has them (shadow-utils with `--prefix`,
 //! `apache2ctl -t`).
 
