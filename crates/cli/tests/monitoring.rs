@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use common::*;
 use registry::{EventKind, FileSystem, JobState};
@@ -290,10 +291,15 @@ fn a_known_history_reads_back_from_the_metrics_through_an_independent_parser() {
     std::fs::remove_file(node.path("/home/shop1/.ssh/authorized_keys")).unwrap();
     node.drift_check_due();
     node.pass();
-    // One request received and not yet admitted.
+    // One request received and not yet admitted, for at least WAITING when the metrics are
+    // read, and at most as long as it took from submitting it to reading them.
+    const WAITING: Duration = Duration::from_millis(50);
+    let submitted = Instant::now();
     api.client.submit(&ensure_key(5, 23, 10)).unwrap();
+    std::thread::sleep(WAITING);
 
     let response = api.client.request("GET", "/v1/metrics", None, &[]).unwrap();
+    let since_submitted = submitted.elapsed();
     assert_eq!(response.status, 200);
     assert!(
         response
@@ -353,7 +359,13 @@ fn a_known_history_reads_back_from_the_metrics_through_an_independent_parser() {
         1.0
     );
     assert_eq!(get("layerone_inbox_waiting_requests", ""), 1.0);
-    assert!(get("layerone_inbox_oldest_waiting_seconds", "") >= 0.0);
+    // Both ends of the wait are whole milliseconds of the API's clock: one more either way.
+    let oldest = get("layerone_inbox_oldest_waiting_seconds", "");
+    let between = WAITING.as_secs_f64() - 0.001..=since_submitted.as_secs_f64() + 0.001;
+    assert!(
+        between.contains(&oldest),
+        "the oldest request waited {oldest} s, not within {between:?}"
+    );
     for fs in ["state", "inbox", "blobs"] {
         assert_eq!(get("layerone_disk_full", &format!("filesystem={fs}")), 0.0);
         assert!(get("layerone_disk_available_bytes", &format!("filesystem={fs}")) > 0.0);

@@ -4,7 +4,9 @@
 //! succeeded. And a runner killed mid-commit leaves a hot journal that the API answers with a
 //! clean 503 until root's next pass rolls it back.
 //!
-//! These tests need root (to own state.db and to drop to 65534), as CI has.
+//! These tests need root (to own state.db and to drop to 65534), as CI has. What runs as
+//! 65534 is a probe: an ignored test of this binary (`*_probe_child`) that only its parent
+//! test runs, and that fails when run alone.
 
 mod common;
 
@@ -98,10 +100,11 @@ fn start_api(node: &Node) -> Api {
 /// Runs inside a child process as uid 65534 (see `api_cannot_write_state_db`): tries every
 /// way to change root's state and exits non-zero if any worked.
 #[test]
+#[ignore = "a probe, not a test: api_cannot_write_state_db runs it as uid 65534"]
 fn privilege_probe_child() {
-    let Ok(state_dir) = std::env::var(PROBE_ENV) else {
-        return;
-    };
+    let state_dir = std::env::var(PROBE_ENV).expect(
+        "the probe runs as a child of api_cannot_write_state_db, which names the state directory",
+    );
     let dir = Path::new(&state_dir);
     let db = dir.join("state.db");
     let mut wins = Vec::new();
@@ -136,17 +139,15 @@ fn api_cannot_write_state_db() {
     // A job the API received but root has not applied.
     let job = api.client.submit(&ensure_account(1, 10, "shop1")).unwrap();
     assert_eq!(job.state, JobState::Received);
-    #[allow(clippy::disallowed_methods)] // The probe is this test binary, as the API's uid.
-    let probe = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "privilege_probe_child", "--nocapture"])
-        .env(PROBE_ENV, node.layout.state_dir())
-        .uid(NOBODY)
-        .gid(NOBODY)
-        .status()
-        .unwrap();
+    let probe = probe_as_api(
+        "privilege_probe_child",
+        PROBE_ENV,
+        &node.layout.state_dir().display().to_string(),
+    );
     assert!(
-        probe.success(),
-        "a process with the API's uid changed root's state"
+        probe.status.success(),
+        "a process with the API's uid changed root's state: {}",
+        String::from_utf8_lossy(&probe.stderr)
     );
     assert!(!node.layout.state_dir().join("forged").exists());
     let seen = api.client.job(&id(1)).unwrap();
@@ -215,26 +216,35 @@ fn hot_journal_gives_503_then_recovers() {
 const KEYS_PROBE_ENV: &str = "LAYERONE_KEYS_PROBE";
 const FORGE_PROBE_ENV: &str = "LAYERONE_FORGE_PROBE";
 
-/// Runs this test binary's `name` probe as uid 65534 with `env` set to `value`.
-fn probe_as_api(name: &str, env: &str, value: &str) -> std::process::ExitStatus {
+/// Runs this test binary's `name` probe as uid 65534 with `env` set to `value`, and checks
+/// that it ran: a probe is an ignored test (run alone, it has nothing to probe), so this runs
+/// the binary's ignored tests with exactly that name.
+fn probe_as_api(name: &str, env: &str, value: &str) -> std::process::Output {
     #[allow(clippy::disallowed_methods)] // The probe is this test binary, as the API's uid.
-    let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture"])
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--ignored", "--nocapture"])
         .env(env, value)
         .uid(NOBODY)
         .gid(NOBODY)
-        .status()
+        .output()
         .unwrap();
-    status
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("running 1 test"),
+        "the probe {name} did not run: {stdout}"
+    );
+    output
 }
 
-/// Runs inside a child process as uid 65534: tries to read, write or create each listed path
-/// and exits non-zero if any worked.
+/// Runs inside a child process as uid 65534 (see
+/// `api_cannot_write_blobs_out_or_read_root_only_keys`): tries to read, write or create each
+/// listed path and exits non-zero if any worked.
 #[test]
+#[ignore = "a probe, not a test: api_cannot_write_blobs_out_or_read_root_only_keys runs it as uid 65534"]
 fn keys_probe_child() {
-    let Ok(spec) = std::env::var(KEYS_PROBE_ENV) else {
-        return;
-    };
+    let spec = std::env::var(KEYS_PROBE_ENV).expect(
+        "the probe runs as a child of api_cannot_write_blobs_out_or_read_root_only_keys, which lists the paths",
+    );
     let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
     let list = |k: &str| -> Vec<std::path::PathBuf> {
         spec[k]
@@ -328,25 +338,27 @@ fn api_cannot_write_blobs_out_or_read_root_only_keys() {
             node.layout.root().display().to_string(),
         ],
     });
-    let status = probe_as_api("keys_probe_child", KEYS_PROBE_ENV, &spec.to_string());
-    assert!(status.success(), "the API's uid reached root-only files");
+    let probe = probe_as_api("keys_probe_child", KEYS_PROBE_ENV, &spec.to_string());
+    assert!(
+        probe.status.success(),
+        "the API's uid reached root-only files: {}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
     assert_eq!(std::fs::read(&blob).unwrap(), b"root's output");
     // The same probe can read what it is meant to: the probe is not failing for another reason.
     let allowed = serde_json::json!({
         "unreadable": [], "unwritable": [], "no_create_in": [],
     });
-    assert!(probe_as_api("keys_probe_child", KEYS_PROBE_ENV, &allowed.to_string()).success());
-    #[allow(clippy::disallowed_methods)] // The probe is this test binary, as the API's uid.
-    let readable = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "keys_probe_child", "--nocapture"])
-        .env(
-            KEYS_PROBE_ENV,
-            serde_json::json!({"unreadable": [blob, node.layout.state_db()], "unwritable": [], "no_create_in": []}).to_string(),
-        )
-        .uid(NOBODY)
-        .gid(NOBODY)
-        .output()
-        .unwrap();
+    assert!(
+        probe_as_api("keys_probe_child", KEYS_PROBE_ENV, &allowed.to_string())
+            .status
+            .success()
+    );
+    let readable = probe_as_api(
+        "keys_probe_child",
+        KEYS_PROBE_ENV,
+        &serde_json::json!({"unreadable": [blob, node.layout.state_db()], "unwritable": [], "no_create_in": []}).to_string(),
+    );
     assert!(
         !readable.status.success(),
         "the probe could not read what the API's group may read: it proves nothing"
@@ -354,14 +366,16 @@ fn api_cannot_write_blobs_out_or_read_root_only_keys() {
     drop(api);
 }
 
-/// Runs inside a child process as uid 65534: every way the API's uid has to make a job look
-/// succeeded. Attempts that must fail (anything in the state directory) are reported; the
-/// crafted files it can place (its inbox, blobs/in) are left for root to meet.
+/// Runs inside a child process as uid 65534 (see
+/// `api_cannot_make_a_failed_job_appear_succeeded_by_any_means`): every way the API's uid has
+/// to make a job look succeeded. Attempts that must fail (anything in the state directory) are
+/// reported; the crafted files it can place (its inbox, blobs/in) are left for root to meet.
 #[test]
+#[ignore = "a probe, not a test: api_cannot_make_a_failed_job_appear_succeeded_by_any_means runs it as uid 65534"]
 fn forge_probe_child() {
-    let Ok(data) = std::env::var(FORGE_PROBE_ENV) else {
-        return;
-    };
+    let data = std::env::var(FORGE_PROBE_ENV).expect(
+        "the probe runs as a child of api_cannot_make_a_failed_job_appear_succeeded_by_any_means, which names the data directory",
+    );
     let data = Path::new(&data);
     let state = data.join("state");
     let inbox = data.join("inbox");
@@ -439,12 +453,16 @@ fn api_cannot_make_a_failed_job_appear_succeeded_by_any_means() {
     assert_eq!(failing.state, JobState::Received);
     node.pass();
     assert_eq!(api.client.job(&id(1)).unwrap().state, JobState::Failed);
-    let status = probe_as_api(
+    let probe = probe_as_api(
         "forge_probe_child",
         FORGE_PROBE_ENV,
         &node.layout.root().display().to_string(),
     );
-    assert!(status.success(), "a forgery attempt reached state.db");
+    assert!(
+        probe.status.success(),
+        "a forgery attempt reached state.db: {}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
     // Neither the API nor root is moved by the forged files.
     assert_eq!(
         api.client.job(&id(1)).unwrap().state,

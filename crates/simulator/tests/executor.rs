@@ -143,20 +143,24 @@ fn sim_without_root_archives_and_extracts_in_process() {
     assert_eq!(err.code(), "tenant_archive_invalid");
 }
 
+/// A simulation whose provider does not act as root removes no file, not even one the uid it
+/// is asked about owns. Run as root, the file is first given to a tenant's uid (root's files
+/// are never a tenant's); run as another user, the file is already that user's.
 #[test]
 fn a_sim_without_root_removes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let provider = provider_on(dir.path(), SimExecutor::new(vec![]).acting_as_root(false));
     let tmp = provider.sysconf("/tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    std::fs::write(tmp.join("mine"), b"x").unwrap();
-    let me = std::fs::metadata(tmp.join("mine")).unwrap().uid();
-    if me == 0 {
-        return;
-    }
-    let done = provider.remove_files_of_uid(me).unwrap();
+    let mine = tmp.join("mine");
+    std::fs::write(&mine, b"x").unwrap();
+    let me = rustix::process::geteuid().as_raw();
+    let owner = if me == 0 { 2_000_000_111 } else { me };
+    std::os::unix::fs::lchown(&mine, Some(owner), None).unwrap();
+    assert_eq!(std::fs::metadata(&mine).unwrap().uid(), owner);
+    let done = provider.remove_files_of_uid(owner).unwrap();
     assert_eq!((done.removed, done.visited, done.complete), (0, 0, true));
-    assert!(tmp.join("mine").exists());
+    assert!(mine.exists());
 }
 
 /// A simulated tenant outside the band, or a provider that is not root, never starts a worker
