@@ -2,8 +2,9 @@
 //! ARCHITECTURE.md names only paths that exist, every test a document or a doc comment names
 //! exists, the invariants are numbered once, every source file opens with a module doc, every
 //! crash point has a call site, nothing a simulation drives reads the system's clock, only
-//! the provider's real executor starts programs (ARCHITECTURE.md invariant 4), and the unprivileged
-//! side links the declarations only (docs/design.md section 10).
+//! the provider's real executor starts programs (ARCHITECTURE.md invariant 4), the unprivileged
+//! side links the declarations only (docs/design.md section 10), and no test returns before
+//! asserting anything under a condition CI decides (the uid, a variable, a program's presence).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -990,5 +991,382 @@ fn every_document_a_comment_cites_is_in_the_repository() {
         missing.is_empty(),
         "comments cite documents that are not in the repository:\n{}",
         missing.join("\n")
+    );
+}
+
+/// `text` with its comments and the insides of its string and character literals replaced by
+/// spaces (line breaks kept, so offsets and line numbers stay those of the file): what is left
+/// is code, whose braces match and whose words are names.
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |ch: char| if ch == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < c.len() {
+        let ident_before = i > 0 && (c[i - 1].is_alphanumeric() || c[i - 1] == '_');
+        if c[i] == '/' && c.get(i + 1) == Some(&'/') {
+            while i < c.len() && c[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+            let mut depth = 0;
+            loop {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(c[i]));
+                    i += 1;
+                }
+            }
+        } else if !ident_before && (c[i] == 'r' || (c[i] == 'b' && c.get(i + 1) == Some(&'r'))) && {
+            let start = if c[i] == 'b' { i + 2 } else { i + 1 };
+            let hashes = c[start..].iter().take_while(|&&h| h == '#').count();
+            c.get(start + hashes) == Some(&'"')
+        } {
+            // A raw string: r"..." or r#"..."#, its end the quote and as many hashes.
+            let start = if c[i] == 'b' { i + 2 } else { i + 1 };
+            let hashes = c[start..].iter().take_while(|&&h| h == '#').count();
+            out.extend(&c[i..start + hashes + 1]);
+            i = start + hashes + 1;
+            while !(c[i] == '"'
+                && c[i + 1..]
+                    .iter()
+                    .take(hashes)
+                    .filter(|&&h| h == '#')
+                    .count()
+                    == hashes)
+            {
+                out.push(blank(c[i]));
+                i += 1;
+            }
+            out.extend(&c[i..i + hashes + 1]);
+            i += hashes + 1;
+        } else if c[i] == '"' {
+            out.push('"');
+            i += 1;
+            while c[i] != '"' {
+                let n = if c[i] == '\\' { 2 } else { 1 };
+                for &ch in &c[i..i + n] {
+                    out.push(blank(ch));
+                }
+                i += n;
+            }
+            out.push('"');
+            i += 1;
+        } else if c[i] == '\'' && (c.get(i + 1) == Some(&'\\') || c.get(i + 2) == Some(&'\'')) {
+            // A character literal ('{', '\''), not a lifetime or a label.
+            out.push('\'');
+            i += 1;
+            if c[i] == '\\' {
+                out.push(' ');
+                i += 1;
+            }
+            while c[i] != '\'' {
+                out.push(' ');
+                i += 1;
+            }
+            out.push('\'');
+            i += 1;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether `word` stands in `code` at `at` as a whole name (a token that begins or ends with
+/// punctuation, such as `.exists()`, only needs its other end whole).
+fn word_at(code: &str, at: usize, word: &str) -> bool {
+    let name = |c: char| c.is_alphanumeric() || c == '_';
+    code[at..].starts_with(word)
+        && (!word.starts_with(name) || !code[..at].ends_with(name))
+        && (!word.ends_with(name) || !code[at + word.len()..].starts_with(name))
+}
+
+/// Whether `code` holds any of `words` as a whole name.
+fn reads_any(code: &str, words: &[String]) -> bool {
+    words.iter().any(|w| {
+        code.match_indices(w.as_str())
+            .any(|(at, _)| word_at(code, at, w))
+    })
+}
+
+/// The offset of the `}` that closes the `{` at `open`, or the end of `code`.
+fn closing(code: &str, open: usize) -> usize {
+    let mut depth = 0;
+    for (i, c) in code[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return open + i;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// The offset of the first of `stops` from `from` outside any bracket opened after `from`, or
+/// where a bracket opened before it closes.
+fn at_depth_zero(code: &str, from: usize, stops: &[char]) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in code[from..].char_indices() {
+        if depth == 0 && stops.contains(&c) {
+            return Some(from + i);
+        }
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return None,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The `#[test]` functions of a file's code: each one's name, line and body.
+fn test_bodies(code: &str) -> Vec<(String, usize, &str)> {
+    let mut tests = Vec::new();
+    for (at, attribute) in code
+        .match_indices("#[test]")
+        .chain(code.match_indices("::test]"))
+    {
+        let Some(fn_at) = code[at..].find("fn ").map(|i| at + i) else {
+            continue;
+        };
+        let name: String = code[fn_at + 3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let open = fn_at + code[fn_at..].find('{').unwrap_or(0);
+        let line = code[..fn_at].matches('\n').count() + 1;
+        assert!(
+            !name.is_empty(),
+            "no function after {attribute} at line {line}"
+        );
+        tests.push((
+            name,
+            line,
+            &code[open..=closing(code, open).min(code.len() - 1)],
+        ));
+    }
+    tests
+}
+
+/// What a test may not branch on before it asserts anything, because CI decides it: the
+/// effective uid (the owner of a file the test made is one), an environment variable, a
+/// program's presence (a path that exists, a program that starts).
+const CI_DECIDES: &[&str] = &[
+    "geteuid",
+    "getuid",
+    "is_root",
+    ".uid()",
+    "env::var",
+    "env::vars",
+    "var_os",
+    "option_env!",
+    "which",
+    "Command::new",
+    ".exists()",
+    ".try_exists(",
+    ".is_file()",
+];
+
+/// What counts as a test's first assertion: a claim about what it tests.
+const ASSERTIONS: &[&str] = &[
+    "assert!",
+    "assert_eq!",
+    "assert_ne!",
+    "assert_matches!",
+    "debug_assert!",
+    "debug_assert_eq!",
+    "debug_assert_ne!",
+    "panic!",
+    "unreachable!",
+    ".unwrap_err(",
+    ".expect_err(",
+];
+
+/// The early returns of `body` under a condition in `reads` taken before the body's first
+/// assertion: each as the text of its condition. Plain `let`s whose value reads one of `reads`
+/// add their name to it, so `let me = geteuid(); if me == 0 { return; }` is found too.
+fn early_returns(body: &str, reads: &[String]) -> Vec<String> {
+    let first_assertion = ASSERTIONS
+        .iter()
+        .filter_map(|a| {
+            body.match_indices(a)
+                .map(|(at, _)| at)
+                .find(|&at| word_at(body, at, a))
+        })
+        .min()
+        .unwrap_or(body.len());
+    let mut reads = reads.to_vec();
+    let mut found = Vec::new();
+    let mut keywords: Vec<(usize, &str)> = ["if", "match", "let"]
+        .iter()
+        .flat_map(|k| body.match_indices(k))
+        .filter(|&(at, k)| at < first_assertion && word_at(body, at, k))
+        .collect();
+    keywords.sort();
+    for (at, keyword) in keywords {
+        let (condition, branches) = if keyword == "let" {
+            let before = body[..at].trim_end();
+            if before.ends_with("if") || before.ends_with("while") || before.ends_with("&&") {
+                continue;
+            }
+            let Some(end) = at_depth_zero(body, at, &[';']) else {
+                continue;
+            };
+            let statement = &body[at..end];
+            let open = at_depth_zero(statement, 0, &['{']);
+            match open.and_then(|open| statement[..open].trim_end().strip_suffix("else")) {
+                // `let PATTERN = VALUE else { ... };`: its first block is its `else`.
+                Some(condition) => (condition, &statement[condition.len()..]),
+                None => {
+                    // `let name = value;`: the name reads what the value reads.
+                    let Some((pattern, value)) = statement[3..].split_once('=') else {
+                        continue;
+                    };
+                    let pattern = pattern.trim().trim_start_matches("mut ");
+                    let name = pattern.split(':').next().unwrap_or("").trim();
+                    if !name.is_empty()
+                        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                        && reads_any(value, &reads)
+                    {
+                        reads.push(name.to_owned());
+                    }
+                    continue;
+                }
+            }
+        } else {
+            let Some(open) = at_depth_zero(body, at, &['{']) else {
+                continue;
+            };
+            let mut end = closing(body, open);
+            // An `if`'s `else if` and `else` branches are its branches too.
+            while keyword == "if"
+                && end < body.len()
+                && body[end + 1..].trim_start().starts_with("else")
+            {
+                let Some(next) = body[end + 1..].find('{') else {
+                    break;
+                };
+                end = closing(body, end + 1 + next);
+            }
+            (&body[at..open], &body[open..end.min(body.len())])
+        };
+        if reads_any(condition, &reads) && reads_any(branches, &["return".to_owned()]) {
+            found.push(condition.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+    }
+    found
+}
+
+/// No test returns before its first assertion under a condition CI meets: CI runs every test
+/// as root with every package `scripts/test` installs, so a test that returns when it is root,
+/// when it is not, when a variable is unset or when a program is missing passes there having
+/// checked nothing. Such a test fails loudly instead (`require_root()`), does its unprivileged
+/// part as another uid, or is not a test (a child process's entry point is an ignored test
+/// that fails when run alone).
+///
+/// A textual scan of every `#[test]` function under `crates/` (`tests/` and `#[cfg(test)]`
+/// modules), with comments and literals blanked:
+/// - its first assertion is the first of [`ASSERTIONS`]: an `assert!`-family macro, `panic!`,
+///   `unreachable!`, `.unwrap_err()` or `.expect_err()`. `.unwrap()` and `.expect()` are not:
+///   they say a step ran, and a test that stops after them has checked only its setup;
+/// - before it, no `if` (with its `else` branches), `let ... else` or `match` whose condition
+///   reads one of [`CI_DECIDES`], a name a plain `let` bound to such a read earlier in the
+///   body, or a function of the same crate whose body reads one, may hold a `return` (one in
+///   a closure there counts too: the scan does not tell them apart).
+#[test]
+fn no_test_returns_before_asserting_under_a_condition_ci_decides() {
+    let root = workspace();
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    crates.sort();
+    let direct: Vec<String> = CI_DECIDES.iter().map(|s| s.to_string()).collect();
+    let mut scanned = 0;
+    let mut guarded = Vec::new();
+    for krate in &crates {
+        let mut files = Vec::new();
+        for dir in ["src", "tests"] {
+            if krate.join(dir).is_dir() {
+                rust_files(&krate.join(dir), &mut files);
+            }
+        }
+        files.sort();
+        let code: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(&f).unwrap();
+                (f, code_only(&text))
+            })
+            .collect();
+        // The crate's functions that read what CI decides: calling one reads it too.
+        let mut reads = direct.clone();
+        for (_, code) in &code {
+            for (at, _) in code.match_indices("fn ") {
+                if !word_at(code, at, "fn") {
+                    continue;
+                }
+                let name: String = code[at + 3..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let Some(open) = at_depth_zero(code, at, &['{', ';']) else {
+                    continue;
+                };
+                if !name.is_empty()
+                    && code[open..].starts_with('{')
+                    && reads_any(
+                        &code[open..=closing(code, open).min(code.len() - 1)],
+                        &direct,
+                    )
+                {
+                    reads.push(format!("{name}("));
+                }
+            }
+        }
+        reads.sort();
+        reads.dedup();
+        for (file, code) in &code {
+            for (name, line, body) in test_bodies(code) {
+                scanned += 1;
+                for condition in early_returns(body, &reads) {
+                    guarded.push(format!(
+                        "{}:{line}: {name} returns under `{condition}`",
+                        file.strip_prefix(&root).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        scanned > 500,
+        "only {scanned} tests found: the scan no longer reads the tests"
+    );
+    assert!(
+        guarded.is_empty(),
+        "tests that return before their first assertion under a condition CI decides (the \
+         uid, a variable, a program's presence), so pass where CI runs having checked \
+         nothing:\n{}",
+        guarded.join("\n")
     );
 }
