@@ -4,8 +4,9 @@
 //! A tenant controls everything under its home and can race root: a path string checked
 //! and then used is a hole. So the home is opened once (`O_PATH|O_NOFOLLOW`, refusing a
 //! symlinked home) and every later operation resolves relative to that descriptor with
-//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`: the kernel refuses any symlink on the
-//! way and any escape from the home, at the moment of use. A refusal is a typed
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, through the one helper the tenant worker
+//! uses too (`tenant::beneath`): the kernel refuses any symlink on the way and any escape from
+//! the home, at the moment of use. A refusal is a typed
 //! `ProviderError::TenantPath`, which fails the operation that needed the path and nothing
 //! else. New files are written through a temporary name and renamed, so a symlink at the
 //! final name is replaced, never written through.
@@ -17,7 +18,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, ResolveFlags, Uid};
+use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Uid};
 use rustix::io::Errno;
 
 use crate::error::ProviderError;
@@ -32,8 +33,6 @@ pub const MAX_TENANT_READ: u64 = 16 * 1024 * 1024;
 /// How deep `remove_dir_all` descends. Each level holds a descriptor; a hostile tree deeper
 /// than this fails the operation instead of exhausting descriptors or the stack.
 const MAX_REMOVE_DEPTH: usize = 256;
-
-const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
 
 /// A tenant's home, opened safely; every operation is relative to it.
 #[derive(Debug)]
@@ -290,27 +289,15 @@ impl TenantDir {
             .map_err(|e| self.error("open directory", rel, e))
     }
 
+    /// Opens `path` beneath `dir` through the one helper the tenant worker uses too
+    /// ([`tenant::beneath::open_beneath`]).
     fn open_at(
         &self,
         dir: BorrowedFd<'_>,
         path: &(impl AsRef<Path> + ?Sized),
         flags: OFlags,
     ) -> Result<OwnedFd, Errno> {
-        let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-        // openat2 rejects a mode without O_CREAT (EINVAL). With it, 0600 keeps a new file
-        // private until the caller sets the exact mode.
-        let mode = if flags.contains(OFlags::CREATE) {
-            Mode::from_raw_mode(0o600)
-        } else {
-            Mode::empty()
-        };
-        loop {
-            match rustix::fs::openat2(dir, path.as_ref(), flags, mode, RESOLVE) {
-                // The kernel asks for a retry when a rename raced the lookup.
-                Err(Errno::AGAIN) => continue,
-                other => return other,
-            }
-        }
+        tenant::beneath::open_beneath(dir, path.as_ref(), flags)
     }
 
     /// Only plain relative names: no `/` prefix, no `.` or `..`. `openat2` would catch an

@@ -44,8 +44,9 @@ use std::os::unix::fs::FileExt;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 
+use crate::beneath::open_beneath;
 use crate::protocol::{ArchiveCounts, ErrorCode, TenantError};
-use crate::work::{Home, io, is_other_file_system, open_beneath, path_error, temp_name};
+use crate::work::{Home, io, is_other_file_system, path_error, temp_name};
 
 /// Most entries one archive may hold.
 pub const MAX_ENTRIES: u64 = 100_000;

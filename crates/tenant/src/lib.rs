@@ -14,6 +14,7 @@
 //! `tenant_worker` module) for running the same request code in-process.
 
 pub mod archive;
+pub mod beneath;
 pub mod identity;
 pub mod process;
 pub mod protocol;

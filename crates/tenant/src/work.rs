@@ -14,16 +14,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
+use crate::beneath::open_beneath;
 use crate::protocol::{
     Bound, DU_MAX_BUDGET_MS, DU_MAX_DEPTH, DU_MAX_ENTRIES, DirMode, DiskUsage, ErrorCode,
     FileContent, FileMode, RelPath, Request, TenantError, TenantResult, Whoami,
 };
 use crate::sandbox;
-
-const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_SYMLINKS);
 
 /// Runs one request against the home at `home`. `input` is what follows the request on
 /// stdin, `output` where an archive goes (stdout); only the archive requests use them.
@@ -453,28 +452,6 @@ pub(crate) fn is_other_file_system(
             x.stx_attributes.contains(StatxAttributes::MOUNT_ROOT)
         }
         _ => stat.st_dev != home_dev,
-    }
-}
-
-pub(crate) fn open_beneath(
-    dir: BorrowedFd<'_>,
-    path: impl rustix::path::Arg + Copy,
-    flags: OFlags,
-) -> Result<OwnedFd, Errno> {
-    let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    // openat2 refuses a mode without O_CREAT; with it, 0600 until the caller sets the mode.
-    let mode = if flags.contains(OFlags::CREATE) {
-        Mode::from_raw_mode(0o600)
-    } else {
-        Mode::empty()
-    };
-    // The kernel asks for a retry when a rename raced the lookup; bounded all the same.
-    let mut tries = 0;
-    loop {
-        match rustix::fs::openat2(dir, path, flags, mode, RESOLVE) {
-            Err(Errno::AGAIN) if tries < 64 => tries += 1,
-            other => return other,
-        }
     }
 }
 
