@@ -46,7 +46,7 @@ impl Service {
     pub fn name(self) -> &'static str {
         match self {
             Service::Apache => "apache",
-            Service::PhpFpm(version) => version.fpm_name(),
+            Service::PhpFpm(version) => provider::FpmName::fpm_name(version),
             Service::Postfix => "postfix",
             Service::Dovecot => "dovecot",
             Service::OpenDkim => "opendkim",

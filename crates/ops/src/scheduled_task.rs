@@ -25,7 +25,7 @@ use store::StoredRow;
 
 use crate::account::{AccountInfo, AccountRow, account_info, live_accounts_of};
 use crate::context::{Ctx, provider_error, store_error};
-use crate::php::{provider_version, require_version};
+use crate::php::require_version;
 
 /// One task as stored: when, and what.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,7 +51,7 @@ pub fn command_words(ctx: &Ctx, home: &std::path::Path, task: &TaskKind) -> Vec<
         TaskKind::PhpScript(t) => {
             let cli = ctx
                 .provider
-                .php_fpm_layout(provider_version(t.php_version))
+                .php_fpm_layout(t.php_version)
                 .cli;
             vec![
                 cli,
@@ -205,7 +205,7 @@ impl Apply<Ctx> for EnsureScheduledTask {
             require_version(ctx, t.php_version)?;
             if !ctx
                 .provider
-                .php_cli_installed(provider_version(t.php_version))
+                .php_cli_installed(t.php_version)
             {
                 return Err(OpError::permanent(
                     "php_cli_unavailable",

@@ -73,7 +73,7 @@ pub use programs::findmnt::{MountShown, parse_findmnt};
 pub use programs::lvectl::LveLimits;
 pub use programs::mount::{PROC, PROC_GROUP, ProcHiding};
 pub use programs::opendkim_genkey::{OPENDKIM_GROUP, OPENDKIM_UNIT, parse_dkim_txt};
-pub use programs::php_fpm::{PhpFpmLayout, PhpVersion, parse_modules};
+pub use programs::php_fpm::{FpmName, PhpFpmLayout, PhpVersion, parse_modules};
 // Whole, so a tool added to the suite is reachable without listing it here.
 pub use programs::postfix::*;
 pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};

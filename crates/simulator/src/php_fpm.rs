@@ -133,7 +133,7 @@ pub(super) fn php_fpm(provider: &Provider, version: PhpVersion, args: &[String])
             64,
             format!(
                 "Usage: {} [-n] [-e] [-h] [-i] [-m] [-v] [-t] [-p <prefix>] [-g <pid>] [-c <file>] [-d foo[=bar]] [-y <file>] [-D] [-F [-O]]\n",
-                version.fpm_name()
+                provider::FpmName::fpm_name(version)
             ),
         ),
     }

@@ -80,24 +80,12 @@ impl StoredRow for PhpExtensionsRow {
     const FAMILY: &'static str = PhpExtensionsFamily::NAME;
 }
 
-/// The provider's version for a request's version (the same closed list on both sides).
-pub fn provider_version(version: PhpVersion) -> provider::PhpVersion {
-    match version {
-        PhpVersion::V7_4 => provider::PhpVersion::V7_4,
-        PhpVersion::V8_0 => provider::PhpVersion::V8_0,
-        PhpVersion::V8_1 => provider::PhpVersion::V8_1,
-        PhpVersion::V8_2 => provider::PhpVersion::V8_2,
-        PhpVersion::V8_3 => provider::PhpVersion::V8_3,
-        PhpVersion::V8_4 => provider::PhpVersion::V8_4,
-    }
-}
-
 /// Checks that this node has `version`, with a clear error when it does not.
 pub fn require_version(ctx: &Ctx, version: PhpVersion) -> Result<(), OpError> {
     if ctx
         .provider
         .php_installed_versions()
-        .contains(&provider_version(version))
+        .contains(&version)
     {
         Ok(())
     } else {

@@ -14,7 +14,7 @@ use registry::types::{PhpOptions, PhpVersion};
 use registry::{Aspects, Content, Derived, DriftAspect, Hex32, Of, OpError};
 
 use super::{
-    PhpExtensionsRow, PhpOptionsRow, PhpVersionRow, PoolInEffect, provider_version, require_version,
+    PhpExtensionsRow, PhpOptionsRow, PhpVersionRow, PoolInEffect, require_version,
 };
 use crate::account::{AccountInfo, account_info, account_row, live_account_info};
 use crate::context::{Ctx, Service, provider_error, store_error};
@@ -36,7 +36,7 @@ pub enum PoolSync {
 
 /// The pool file of `account` for `version` (mapped).
 pub fn pool_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
-    let layout = ctx.provider.php_fpm_layout(provider_version(version));
+    let layout = ctx.provider.php_fpm_layout(version);
     ctx.provider
         .sysconf(&layout.pool_dir)
         .join(format!("layerone-{account}.conf"))
@@ -50,7 +50,7 @@ pub fn socket_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
 
 /// The same socket as the system names it, for results.
 pub fn socket_system_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
-    let layout = ctx.provider.php_fpm_layout(provider_version(version));
+    let layout = ctx.provider.php_fpm_layout(version);
     PathBuf::from(&layout.socket_dir)
         .join(format!("layerone-{account}-php{}.sock", version.as_str()))
 }
@@ -269,12 +269,12 @@ pub fn sync(
         require_version(ctx, version)?;
         let loaded = ctx
             .provider
-            .php_fpm_modules(provider_version(version))
+            .php_fpm_modules(version)
             .map_err(provider_error)?;
         // On CloudLinux the selector can also give the user an installed, disabled one.
         let selectable: Vec<String> = if cloudlinux && !extensions.is_empty() {
             ctx.provider
-                .selector_extensions(provider_version(version))
+                .selector_extensions(version)
                 .map_err(provider_error)?
                 .into_iter()
                 .map(|(name, _)| name)
@@ -305,7 +305,7 @@ pub fn sync(
             let pool = pool_text(ctx, account, &info, version, &options, limits);
             let path = pool_path(ctx, account, version);
             ctx.write_service_config(
-                Service::PhpFpm(provider_version(version)),
+                Service::PhpFpm(version),
                 &path,
                 pool.as_bytes(),
             )?;
@@ -314,7 +314,7 @@ pub fn sync(
                     ctx.provider
                         .selector_replace_user_extensions(
                             &info.username,
-                            provider_version(version),
+                            version,
                             &extensions,
                         )
                         .map_err(provider_error)?;
@@ -346,8 +346,8 @@ pub fn sync(
             .read_config(&path)
             .map_err(provider_error)?
             .is_some();
-        if present || (removal && installed.contains(&provider_version(version))) {
-            ctx.remove_service_config(Service::PhpFpm(provider_version(version)), &path)?;
+        if present || (removal && installed.contains(&version)) {
+            ctx.remove_service_config(Service::PhpFpm(version), &path)?;
         }
     }
     crash::point(crash::Point::PhpAfterPools);
@@ -428,7 +428,7 @@ pub(super) fn remove_all(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> 
             .map_err(provider_error)?
             .is_some()
         {
-            ctx.remove_service_config(Service::PhpFpm(provider_version(version)), &path)?;
+            ctx.remove_service_config(Service::PhpFpm(version), &path)?;
         }
     }
     Ok(())

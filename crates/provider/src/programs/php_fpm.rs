@@ -9,35 +9,20 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::ProviderError;
 use crate::executor::Argv;
 use crate::platform::Platform;
 use crate::program::Program;
 use crate::provider::Provider;
 
-/// A PHP version the node knows how to run. Which of them a node really has is observed
-/// ([`Provider::php_installed_versions`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum PhpVersion {
-    #[serde(rename = "7.4")]
-    V7_4,
-    #[serde(rename = "8.0")]
-    V8_0,
-    #[serde(rename = "8.1")]
-    V8_1,
-    #[serde(rename = "8.2")]
-    V8_2,
-    #[serde(rename = "8.3")]
-    V8_3,
-    #[serde(rename = "8.4")]
-    V8_4,
-}
+/// A PHP version the node knows how to run: the registry's closed list, one type for the
+/// requests and the programs. Which of them a node really has is observed
+/// ([`Provider::php_installed_versions`]); its program names and paths are this module's
+/// table ([`FpmName`], the platform paths of [`PhpFpmLayout`]).
+pub use registry::types::PhpVersion;
 
 /// One row of the version table: every name and path of one version, on both platforms.
 struct Row {
-    dotted: &'static str,
     fpm_name: &'static str,
     debian_fpm: &'static str,
     debian_dir: &'static str,
@@ -49,7 +34,6 @@ struct Row {
 macro_rules! row {
     ($dotted:literal, $compact:literal) => {
         Row {
-            dotted: $dotted,
             fpm_name: concat!("php-fpm", $dotted),
             debian_fpm: concat!("/usr/sbin/php-fpm", $dotted),
             debian_dir: concat!("/etc/php/", $dotted),
@@ -60,50 +44,43 @@ macro_rules! row {
     };
 }
 
-impl PhpVersion {
-    pub const ALL: &'static [PhpVersion] = &[
-        PhpVersion::V7_4,
-        PhpVersion::V8_0,
-        PhpVersion::V8_1,
-        PhpVersion::V8_2,
-        PhpVersion::V8_3,
-        PhpVersion::V8_4,
-    ];
-
-    fn row(self) -> Row {
-        match self {
-            PhpVersion::V7_4 => row!("7.4", "74"),
-            PhpVersion::V8_0 => row!("8.0", "80"),
-            PhpVersion::V8_1 => row!("8.1", "81"),
-            PhpVersion::V8_2 => row!("8.2", "82"),
-            PhpVersion::V8_3 => row!("8.3", "83"),
-            PhpVersion::V8_4 => row!("8.4", "84"),
-        }
+fn row(version: PhpVersion) -> Row {
+    match version {
+        PhpVersion::V7_4 => row!("7.4", "74"),
+        PhpVersion::V8_0 => row!("8.0", "80"),
+        PhpVersion::V8_1 => row!("8.1", "81"),
+        PhpVersion::V8_2 => row!("8.2", "82"),
+        PhpVersion::V8_3 => row!("8.3", "83"),
+        PhpVersion::V8_4 => row!("8.4", "84"),
     }
+}
 
-    /// `8.2`.
-    pub fn as_str(self) -> &'static str {
-        self.row().dotted
-    }
-
+/// The name a version's FPM program goes by.
+pub trait FpmName {
     /// `php-fpm8.2`: the program's stable name in errors and the audit log.
-    pub fn fpm_name(self) -> &'static str {
-        self.row().fpm_name
-    }
+    fn fpm_name(self) -> &'static str;
+}
 
-    pub(crate) fn debian_fpm(self) -> &'static str {
-        self.row().debian_fpm
+impl FpmName for PhpVersion {
+    fn fpm_name(self) -> &'static str {
+        row(self).fpm_name
     }
+}
 
-    pub(crate) fn alt_fpm(self) -> &'static str {
-        match self {
-            PhpVersion::V7_4 => "/opt/alt/php74/usr/sbin/php-fpm",
-            PhpVersion::V8_0 => "/opt/alt/php80/usr/sbin/php-fpm",
-            PhpVersion::V8_1 => "/opt/alt/php81/usr/sbin/php-fpm",
-            PhpVersion::V8_2 => "/opt/alt/php82/usr/sbin/php-fpm",
-            PhpVersion::V8_3 => "/opt/alt/php83/usr/sbin/php-fpm",
-            PhpVersion::V8_4 => "/opt/alt/php84/usr/sbin/php-fpm",
-        }
+/// Debian's FPM binary of `version`.
+pub(crate) fn debian_fpm(version: PhpVersion) -> &'static str {
+    row(version).debian_fpm
+}
+
+/// CloudLinux's alt-php FPM binary of `version`.
+pub(crate) fn alt_fpm(version: PhpVersion) -> &'static str {
+    match version {
+        PhpVersion::V7_4 => "/opt/alt/php74/usr/sbin/php-fpm",
+        PhpVersion::V8_0 => "/opt/alt/php80/usr/sbin/php-fpm",
+        PhpVersion::V8_1 => "/opt/alt/php81/usr/sbin/php-fpm",
+        PhpVersion::V8_2 => "/opt/alt/php82/usr/sbin/php-fpm",
+        PhpVersion::V8_3 => "/opt/alt/php83/usr/sbin/php-fpm",
+        PhpVersion::V8_4 => "/opt/alt/php84/usr/sbin/php-fpm",
     }
 }
 
@@ -134,7 +111,7 @@ impl PhpFpmLayout {
     /// Debian: `php8.2-fpm` from the distribution (or sury.org), `/etc/php/8.2/fpm`.
     /// CloudLinux: alt-php (`/opt/alt/php82`, unit `alt-php82-fpm`), Apache as `apache`.
     pub fn for_platform(platform: Platform, version: PhpVersion) -> PhpFpmLayout {
-        let row = version.row();
+        let row = row(version);
         match platform {
             Platform::Debian => PhpFpmLayout {
                 version,
