@@ -395,6 +395,8 @@ fn acme_through_pebble_and_a_real_apache_serving_the_challenge() {
     let mut conf = std::fs::read_to_string(&main).unwrap();
     conf.push_str("Listen 127.0.0.1:80\nListen 127.0.0.1:443\n");
     std::fs::write(&main, conf).unwrap();
+    // Started as an operator's would be: the runner reloads it, and never starts one.
+    node.start_apache();
     let ca = pebble(node.dir.path(), 80);
     let config = node.path(ops::certificate::NODE_CONFIG);
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();

@@ -389,29 +389,14 @@ fn a_key_rotation_serves_the_old_key_until_it_is_confirmed() {
 }
 
 /// The real Apache serving a sysroot's configuration as a daemon (so that the installer's
-/// graceful reload reaches it), stopped with `-k stop` when dropped.
+/// graceful reload reaches it), stopped with its children when dropped.
 struct Apache {
     config: testkit::ApacheTestConfig,
 }
 
 impl Drop for Apache {
     fn drop(&mut self) {
-        let out = run(
-            "/usr/sbin/apache2",
-            &[
-                "-f",
-                self.config.main_config.to_str().unwrap(),
-                "-k",
-                "stop",
-            ],
-            &[],
-        );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(self.config.listen).is_ok() && Instant::now() < deadline
-        {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = out;
+        testkit::daemons::stop_apache(&self.config.pid_file, "/usr/sbin/apache2");
     }
 }
 

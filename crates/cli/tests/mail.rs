@@ -53,28 +53,25 @@ fn real_provider(node: &Node) -> provider::Provider {
     testkit::sim_provider(Platform::Debian, node.dir.path(), real)
 }
 
-struct Dovecot(std::process::Child);
-
-impl Drop for Dovecot {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+/// Dovecot and its children (auth, config, log), stopped with their process group when
+/// dropped.
+type Dovecot = testkit::daemons::GroupChild;
 
 fn start_dovecot(node: &Node) -> Dovecot {
     assert!(
         rustix::process::geteuid().is_root(),
         "the Dovecot auth test needs root (Dovecot drops to its own users)"
     );
+    use std::os::unix::process::CommandExt;
     #[allow(clippy::disallowed_methods)] // The test starts the real service it checks against.
     let child = std::process::Command::new("/usr/sbin/dovecot")
         .arg("-F")
         .arg("-c")
         .arg(node.path("/etc/dovecot/dovecot.conf"))
+        .process_group(0)
         .spawn()
         .expect("dovecot starts");
-    let guard = Dovecot(child);
+    let guard = testkit::daemons::GroupChild::new(child);
     let socket = node.path("/run/dovecot/auth-client");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !socket.exists() {

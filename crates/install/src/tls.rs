@@ -287,8 +287,10 @@ pub fn apache(
 fn reload_apache(e: &Engine, notes: &mut Vec<String>) {
     // A graceful reload (with `-f` on a sysroot, whose Apache the caller runs): running
     // requests finish on the old configuration; a failed reload leaves it serving, reported.
-    if let Err(err) = e.provider.apache_reload() {
-        notes.push(format!("Apache reload failed: {err}"));
+    match e.provider.apache_reload() {
+        Ok(true) => {}
+        Ok(false) => notes.push(crate::web::NOT_RUNNING.to_owned()),
+        Err(err) => notes.push(format!("Apache reload failed: {err}")),
     }
 }
 
@@ -511,7 +513,11 @@ pub fn follow(
             let reloaded = if unit == units::API_UNIT {
                 e.provider.systemd_restart(unit, false).map(drop)
             } else if unit == apache_unit(e) {
-                e.provider.apache_reload()
+                e.provider.apache_reload().map(|reloaded| {
+                    if !reloaded {
+                        notes.push(crate::web::NOT_RUNNING.to_owned());
+                    }
+                })
             } else {
                 e.provider.systemd_reload(unit).map(drop)
             };

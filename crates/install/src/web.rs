@@ -25,6 +25,11 @@ use crate::converge::Engine;
 /// Where tenants' homes are: the directory the include's symlink rule covers.
 pub const HOMES: &str = "/home";
 
+/// The installer's note when a change of Apache's configuration finds Apache stopped: it is
+/// not started (`Provider::apache_reload`).
+pub(crate) const NOT_RUNNING: &str = "Apache is not running: its configuration changed and takes effect when it is started \
+     (layerone install does not start it)";
+
 /// The file name of the distribution's default pool in each version's pool directory.
 const DEFAULT_POOL: &str = "www.conf";
 
@@ -99,11 +104,11 @@ pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<(), InstallEr
     }
     if moved && !e.check {
         match e.provider.apache_configtest() {
-            Ok(()) => {
-                if let Err(err) = e.provider.apache_reload() {
-                    notes.push(format!("Apache reload failed: {err}"));
-                }
-            }
+            Ok(()) => match e.provider.apache_reload() {
+                Ok(true) => {}
+                Ok(false) => notes.push(NOT_RUNNING.to_owned()),
+                Err(err) => notes.push(format!("Apache reload failed: {err}")),
+            },
             Err(err) => notes.push(format!(
                 "Apache's configuration test failed after disabling {}: {err}",
                 SHARED_STATE_MODULES.join(", ")

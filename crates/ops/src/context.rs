@@ -65,7 +65,17 @@ impl Service {
 
     fn reload(self, provider: &Provider) -> Result<(), ProviderError> {
         match self {
-            Service::Apache => provider.apache_reload(),
+            // A stopped Apache is not started (the reload would start it); the changed files
+            // are in place for its next start.
+            Service::Apache => provider.apache_reload().map(|reloaded| {
+                if !reloaded {
+                    tracing::warn!(
+                        service = "apache",
+                        "Apache is not running: its configuration changed but it was not \
+                         started; it takes effect when Apache is started"
+                    );
+                }
+            }),
             Service::PhpFpm(version) => provider.php_fpm_reload(version),
             Service::Postfix => provider.postfix_reload(),
             Service::Dovecot => provider.dovecot_reload(),

@@ -1,7 +1,8 @@
 //! `testkit`: what the tests (of every crate) and the dev node share: a simulated provider in
 //! a temporary sysroot, a seeded account database, self-contained configurations that the
 //! real `apache2ctl -t`, `php-fpm -t` and the mail tools accept, readers for what the
-//! simulation records, a throw-away MariaDB server (`mariadb_server.rs`), the arming of
+//! simulation records, a throw-away MariaDB server (`mariadb_server.rs`), the stopping of the
+//! real daemons a test starts with their children (`daemons.rs`), the arming of
 //! crash points from the environment (`crash_points.rs`) and a clock the test moves itself
 //! (`manual_clock.rs`: [`ManualClock`]).
 //!
@@ -11,6 +12,7 @@
 //! keep true than one per crate.
 
 pub mod crash_points;
+pub mod daemons;
 pub mod fleet;
 mod manual_clock;
 mod mariadb_server;
@@ -131,6 +133,8 @@ pub struct ApacheTestConfig {
     pub vhosts_dir: PathBuf,
     /// Where the configuration listens: loopback, on a port that was free when written.
     pub listen: SocketAddr,
+    /// The mapped pid file of a server started on it (`ApacheLayout::pid_file`).
+    pub pid_file: PathBuf,
 }
 
 /// Modules the node's vhosts need beyond Debian's default set, loaded when not already
@@ -162,8 +166,11 @@ pub fn write_apache_test_config(provider: &Provider) -> Result<ApacheTestConfig,
     for dir in [&vhosts_dir, &run_dir, &log_dir] {
         provider.ensure_dir(dir, 0o755)?;
     }
-    if let Some(parent) = main_config.parent() {
-        provider.ensure_dir(parent, 0o755)?;
+    let pid_file = provider.sysconf(layout.pid_file);
+    for file in [&main_config, &pid_file] {
+        if let Some(parent) = file.parent() {
+            provider.ensure_dir(parent, 0o755)?;
+        }
     }
     let listen = free_loopback_port()
         .map_err(|e| ProviderError::io("find a free port", "127.0.0.1:0", e))?;
@@ -191,7 +198,8 @@ pub fn write_apache_test_config(provider: &Provider) -> Result<ApacheTestConfig,
     );
     let _ = writeln!(conf, "ServerRoot \"{server_root}\"");
     let _ = writeln!(conf, "DefaultRuntimeDir \"{}\"", run_dir.display());
-    let _ = writeln!(conf, "PidFile \"{}\"", run_dir.join("httpd.pid").display());
+    // Where the provider looks for a running Apache before a reload (`apache_running`).
+    let _ = writeln!(conf, "PidFile \"{}\"", pid_file.display());
     let _ = writeln!(conf, "Mutex file:{} default", run_dir.display());
     let _ = writeln!(conf, "ErrorLog \"{}\"", log_dir.join("error.log").display());
     let _ = writeln!(conf, "LogLevel warn");
@@ -220,6 +228,7 @@ pub fn write_apache_test_config(provider: &Provider) -> Result<ApacheTestConfig,
         main_config,
         vhosts_dir,
         listen,
+        pid_file,
     })
 }
 

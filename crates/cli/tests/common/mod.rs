@@ -234,6 +234,28 @@ impl Node {
         cmd.status().expect("the runner binary starts")
     }
 
+    /// Starts the real Apache on the sysroot's configuration (`apache2 -f CONF -k start`), as
+    /// an operator would: the runner's reloads reach it. Stopped when the node is dropped.
+    pub fn start_apache(&self) {
+        assert!(
+            self.real_apache,
+            "Node::with_real_apache has the sysroot's configuration"
+        );
+        let main = self.path(self.provider.apache_layout().main_config);
+        #[allow(clippy::disallowed_methods)] // The test starts the real server it checks.
+        let out = std::process::Command::new(self.provider.apache_layout().server)
+            .arg("-f")
+            .arg(&main)
+            .args(["-k", "start"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "apache2 -k start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// A normal pass that must succeed.
     pub fn pass(&self) {
         let status = self.run(None);
@@ -1301,37 +1323,14 @@ pub fn observe_runtime(req: u64, node_id: &Hex32) -> Value {
            "resource": {"id": id(0xd4)}})
 }
 
-/// A test that lets the runner reload the real Apache (`apachectl -k graceful` starts it when it
-/// is not running) leaves a server behind; the node stops every one started with its sysroot's
-/// configuration (their pid files are beneath the node's directory) when it goes.
+/// A node whose runner reloads the real Apache never starts one (a reload leaves a stopped
+/// Apache stopped, `Provider::apache_reload`); a test that starts Apache on the sysroot's
+/// configuration ([`Node::start_apache`]) has it stopped here, with its children, when the
+/// node goes, on a panic too.
 impl Drop for Node {
     fn drop(&mut self) {
-        fn pid_files(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return;
-            };
-            for entry in entries.flatten() {
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                if kind.is_dir() && depth > 0 {
-                    pid_files(&entry.path(), depth - 1, out);
-                } else if kind.is_file() && entry.file_name() == "httpd.pid" {
-                    out.push(entry.path());
-                }
-            }
-        }
-        let mut found = Vec::new();
-        pid_files(self.dir.path(), 8, &mut found);
-        for file in found {
-            let pid = std::fs::read_to_string(&file)
-                .ok()
-                .and_then(|text| text.trim().parse::<i32>().ok())
-                .and_then(rustix::process::Pid::from_raw);
-            if let Some(pid) = pid {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-            }
-        }
+        let layout = self.provider.apache_layout();
+        testkit::daemons::stop_apache(&self.provider.sysconf(layout.pid_file), layout.server);
     }
 }
 

@@ -2,15 +2,16 @@
 //! the sysroot, and Apache (mpm-itk) serving the node's vhosts and include on a free loopback
 //! port (and their HTTPS virtual hosts on another), with the modules an installed node loads:
 //! the distribution's enabled set with the installer's changes applied ([`node_modules`]).
-//! Stopped when dropped.
+//! Stopped when dropped, each with every process it started (`testkit::daemons`).
 //!
 //! Both start as root, as on a server: FPM's children become each pool's tenant, Apache's
 //! request children become each vhost's tenant (`AssignUserID`).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 
 use std::time::{Duration, Instant};
 
@@ -27,8 +28,9 @@ pub struct RealWeb {
     /// Where the vhosts' `*:443` virtual hosts are served.
     pub tls_port: u16,
     conf: PathBuf,
-    /// `None` when the node has no pool yet (FPM refuses to start without one).
-    fpm: Option<Child>,
+    /// `None` when the node has no pool yet (FPM refuses to start without one). Its own
+    /// process group: its workers, running as the tenants, stop with it.
+    fpm: Option<testkit::daemons::GroupChild>,
 }
 
 /// An HTTP response: status, headers and body as text.
@@ -194,20 +196,9 @@ impl RealWeb {
 
 impl Drop for RealWeb {
     fn drop(&mut self) {
-        #[allow(clippy::disallowed_methods)] // Stops the server this test started.
-        let _ = Command::new(APACHE)
-            .arg("-f")
-            .arg(&self.conf)
-            .args(["-k", "stop"])
-            .output();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", self.port)).is_ok() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        if let Some(fpm) = &mut self.fpm {
-            let _ = fpm.kill();
-            let _ = fpm.wait();
-        }
+        testkit::daemons::stop_apache(&self.dir.join("httpd.pid"), APACHE);
+        // FPM, then its workers, by dropping the guard.
+        self.fpm.take();
     }
 }
 
@@ -263,7 +254,7 @@ fn module_files(modules: &[String]) -> Vec<PathBuf> {
     load.into_iter().chain(conf).collect()
 }
 
-fn start_fpm(node: &Node, dir: &Path) -> Option<Child> {
+fn start_fpm(node: &Node, dir: &Path) -> Option<testkit::daemons::GroupChild> {
     let layout = node.provider.php_fpm_layout(provider::PhpVersion::V8_2);
     let pools = node.path(&layout.pool_dir);
     let any_pool = std::fs::read_dir(&pools).is_ok_and(|mut d| d.next().is_some());
@@ -290,8 +281,10 @@ fn start_fpm(node: &Node, dir: &Path) -> Option<Child> {
         .arg(&conf)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
+        .process_group(0)
         .spawn()
         .unwrap();
+    let child = testkit::daemons::GroupChild::new(child);
     // Every pool's socket exists once FPM is ready.
     let wanted: Vec<PathBuf> = std::fs::read_dir(&pools)
         .unwrap()

@@ -1,5 +1,6 @@
 //! apachectl: the Sim's configuration test and reload, the real `apache2ctl -t` on a
-//! sysroot configuration, and the two agreeing on the shapes of vhost the node writes.
+//! sysroot configuration, the two agreeing on the shapes of vhost the node writes, and a
+//! reload that leaves a stopped real Apache stopped.
 
 use provider::{CONFIG_MODE, Platform, Program, ProviderError};
 use testkit::{audit_records, require_apachectl, sim_apache_reloads, write_apache_test_config};
@@ -235,4 +236,110 @@ fn sim_and_real_apache_agree_on_node_vhost_shapes() {
             verdicts[0]
         );
     }
+}
+
+/// The processes of this machine whose command line names `needle`.
+fn processes_naming(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if line.contains(needle) {
+            found.push(format!("{}: {line}", name.to_string_lossy()));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_reload_leaves_a_stopped_real_apache_stopped_and_reaches_a_running_one() {
+    require_apachectl(Platform::Debian);
+    assert!(
+        rustix::process::geteuid().is_root(),
+        "the real Apache of this test starts as root (CI runs it so): its children become www-data"
+    );
+    let env = Env::with_real(Platform::Debian, vec![Program::ApacheCtl]);
+    let config = write_apache_test_config(&env.provider).unwrap();
+    let main = config.main_config.display().to_string();
+    let server = env.provider.apache_layout().server;
+
+    // Stopped: no pid file, then a stale one naming a process that is not Apache.
+    assert!(!env.provider.apache_running().unwrap());
+    assert!(
+        !env.provider.apache_reload().unwrap(),
+        "nothing was reloaded"
+    );
+    std::fs::write(&config.pid_file, format!("{}\n", std::process::id())).unwrap();
+    assert!(!env.provider.apache_running().unwrap());
+    assert!(!env.provider.apache_reload().unwrap());
+    assert!(
+        std::net::TcpStream::connect(config.listen).is_err(),
+        "the reload started an Apache on {}",
+        config.listen
+    );
+    assert_eq!(
+        processes_naming(&main),
+        Vec::<String>::new(),
+        "an Apache was started"
+    );
+    assert!(
+        audit_records(&env.provider)
+            .unwrap_or_default()
+            .iter()
+            .all(|r| !r.args.iter().any(|a| a == "graceful")),
+        "the reload ran apachectl"
+    );
+
+    // Started as an operator would: the reload reaches it, and it keeps its master.
+    std::fs::remove_file(&config.pid_file).unwrap();
+    #[allow(clippy::disallowed_methods)] // The test starts the real server it checks.
+    let out = std::process::Command::new(server)
+        .args(["-f", &main, "-k", "start"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "apache2 -k start: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    struct Stop<'a>(&'a std::path::Path, &'a str);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            testkit::daemons::stop_apache(self.0, self.1);
+        }
+    }
+    let stop = Stop(&config.pid_file, server);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !env.provider.apache_running().unwrap() {
+        assert!(std::time::Instant::now() < deadline, "Apache did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let master = std::fs::read_to_string(&config.pid_file).unwrap();
+    assert!(
+        env.provider.apache_reload().unwrap(),
+        "the running Apache is reloaded"
+    );
+    let records = audit_records(&env.provider).unwrap();
+    assert_eq!(
+        records.last().unwrap().args,
+        ["-f", main.as_str(), "-k", "graceful"]
+    );
+    assert!(env.provider.apache_running().unwrap());
+    assert_eq!(std::fs::read_to_string(&config.pid_file).unwrap(), master);
+
+    // Stopped again (with its children): the next reload leaves it so.
+    assert!(testkit::daemons::stop_apache(&config.pid_file, server));
+    drop(stop);
+    assert!(!env.provider.apache_reload().unwrap());
+    assert_eq!(
+        processes_naming(&main),
+        Vec::<String>::new(),
+        "an Apache was started"
+    );
 }

@@ -71,29 +71,26 @@ fn real_postfix_checks_the_test_root_and_postmap_resolves_a_forwarder() {
 }
 
 /// Dovecot on the test configuration, as a child of the test (no protocols: it listens on
-/// nothing but its sockets in the sysroot), stopped when dropped.
-struct Dovecot(std::process::Child);
-
-impl Drop for Dovecot {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-pub fn start_dovecot(config: &std::path::Path, run_dir: &std::path::Path) -> impl Drop {
+/// nothing but its sockets in the sysroot), stopped with its children (auth, config, log)
+/// when dropped.
+pub fn start_dovecot(
+    config: &std::path::Path,
+    run_dir: &std::path::Path,
+) -> testkit::daemons::GroupChild {
     assert!(
         rustix::process::geteuid().is_root(),
         "the Dovecot auth test needs root (Dovecot drops to its own users)"
     );
+    use std::os::unix::process::CommandExt;
     #[allow(clippy::disallowed_methods)] // The test starts the real service it checks against.
     let child = std::process::Command::new("/usr/sbin/dovecot")
         .arg("-F")
         .arg("-c")
         .arg(config)
+        .process_group(0)
         .spawn()
         .expect("dovecot starts");
-    let guard = Dovecot(child);
+    let guard = testkit::daemons::GroupChild::new(child);
     let socket = run_dir.join("auth-client");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !socket.exists() {
