@@ -1,8 +1,9 @@
 //! The local door: the same routes as the HTTPS API, over a unix socket, for sessions on the
 //! machine (`layerone mcp`, an operator's scripts).
 //!
-//! The kernel authenticates the caller twice. The socket file is mode 0660 in the operators'
-//! group, so whoever is neither its owner nor in that group cannot connect; and every
+//! The kernel authenticates the caller twice. The socket file
+//! (`/run/layerone/operators/api.sock` on an installed node) is mode 0660 in the operators'
+//! group (`layerone-operators`), so whoever is neither its owner nor in that group cannot connect; and every
 //! connection's peer credentials (`SO_PEERCRED`, and `SO_PEERGROUPS` for the groups it had
 //! when it connected) are checked against [`Operators`] before a byte of it is read: a peer
 //! that is not admitted is closed at once and gets nothing. An admitted peer needs no bearer

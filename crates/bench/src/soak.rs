@@ -2,7 +2,8 @@
 //! against a node with the API and the watching runner, on loopback. Every answer other than
 //! 2xx, the documented 429 and 503, or a transport error counts as an error; afterwards every
 //! request answered 202 must be in state.db (so it was in the inbox) in a final state. The
-//! API's resident memory is read after a warm-up and at the end. Bounded in time and count.
+//! API's resident memory (`VmRSS`) is read after a warm-up and at the end, and its growth
+//! printed. Bounded in time and count.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

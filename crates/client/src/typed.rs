@@ -8,6 +8,10 @@
 //! one cannot be written. Each refuses an operation of the other scope before any connection
 //! is made. Every [`NodeClient`] is pinned by construction, so a node administrator request is
 //! only ever sent to the certificate the caller pinned.
+//!
+//! [`NodeClient::wait_op`] waits for the job and returns how it ended ([`OpOutcome`]: the
+//! operation's own result, its `OpError`, or superseded); [`event_outcome`] reads the same
+//! from a job's final event on the events feed.
 
 use std::time::Duration;
 

@@ -1,4 +1,8 @@
 //! The compatibility gate: the released catalogue against the current one.
+//!
+//! [`breaking_changes`] lists what the current catalogue breaks of the released one; [`gate`]
+//! passes it if it breaks nothing, or if its version is raised and the CHANGELOG's section
+//! for that version lists every breaking change.
 
 use serde::Serialize;
 use serde_json::Value;

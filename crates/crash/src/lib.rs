@@ -16,6 +16,11 @@
 //! site names a point, `every_crash_point_has_a_call_site_in_the_code` (cli `architecture.rs`)
 //! that every point has a call site, and `crash_matrix_converges_at_every_point` (cli
 //! `lifecycle.rs`) that the crash matrix reaches every one.
+//!
+//! The `state` crate calls the points of its own transactions directly. The deterministic
+//! simulation installs a hook of its own (`crates/simulation/src/node.rs`) that unwinds with
+//! [`Died`] instead of aborting; the runner's containment (`steps::contain`, each job's
+//! handler) lets that one panic through ([`is_death`]).
 
 use std::sync::OnceLock;
 

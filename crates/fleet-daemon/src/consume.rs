@@ -6,7 +6,8 @@
 //!   the message acknowledged after the inbox COMMIT;
 //! - refused (validation, a reused request id with another body): the refusal is put in the
 //!   outbox as a `refused` event, then the message is terminated, never redelivered;
-//! - the inbox or state briefly unavailable: not acknowledged, redelivered a second later;
+//! - a refusal that may pass later (`Refusal::retryable`: the inbox or state briefly
+//!   unavailable, the disk full): not acknowledged, redelivered a second later;
 //! - "your assignment changed": the assignment is read from its bucket and handed to root;
 //! - "the fleet's trust changed": the trust bundle is read again ([`super::trust`]).
 

@@ -16,7 +16,11 @@
 //! - `units.rs`: the units, and the shadowing copies, masks and drop-ins that are reported.
 //! - `status.rs`: what is installed and what drifted, without changing anything.
 //! - `tls.rs`: the placeholder certificate, the Apache vhost and include, ACME and renewal,
-//!   and every listener of the certificate reloaded and checked by a handshake.
+//!   and every listener of the certificate reloaded and checked by a handshake (the
+//!   handshake is `acme::probe`'s; a listener still presenting another certificate is a
+//!   `Change::StaleListener`).
+//! - [`rotate_key`]: `layerone tls rotate-key`, a prepared pair (`tls/next-key.pem`,
+//!   `tls/next-cert.pem`) beside the one in place, put in place on `--confirm`.
 //! - `web.rs`: what keeps tenants apart in Apache and PHP-FPM: the distribution's default
 //!   pool replaced, the shared-state modules disabled, the homes' symlink rule.
 //! - On the `cloudlinux` profile, `/opt/cpvendor/etc/integration.ini` naming the node's

@@ -10,6 +10,11 @@
 //! node's (the operation's SHA-256 in the peer's catalogue, `fleet_catalogue`), and up (its
 //! heartbeat is alive, and the fleet has not put it in maintenance or draining). A peer that
 //! goes down while a call waits ends the wait at once.
+//!
+//! Each check that fails is a tool error with its own code, and nothing is sent
+//! (`server.rs`): `unknown_node`, `module_not_assigned`, `operation_not_offered`,
+//! `schema_differs`, `peer_down`, `peer_unavailable`. What the session reaches is listed in
+//! the `layerone://fleet/operations` resource.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;

@@ -1,7 +1,8 @@
 //! The tool table, built from the declarations: one tool per operation of the node (its
 //! request's schema as the input, its result's as the output, its summary as the description,
 //! hints from its kind), and the read tools for jobs, events, the audit trail, drift and the
-//! node's status. Nothing here is listed by hand but the read tools.
+//! node's status. Nothing here is listed by hand but the read tools. The table is narrowed
+//! to the modules `--modules` names and refused past `--max-tools`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

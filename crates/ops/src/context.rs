@@ -12,6 +12,9 @@
 //! place atomically, the service's configuration test is run, and on failure the old file is
 //! put back and the operation fails. The reload itself waits for the end of the batch
 //! ([`Ctx::finish_batch`]), once per service however many jobs touched it.
+//!
+//! Handlers read the time from [`Ctx::clock`], the runner's, never the system's, so a
+//! simulation that owns time owns it here too.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

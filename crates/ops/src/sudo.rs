@@ -17,7 +17,8 @@
 //!   (`/etc/sudoers.d/layerone`) denies sudo to the admin group and grants it to the listed
 //!   users (sudoers applies the last matching rule, and sudo reads the drop-in after the main
 //!   file's `%group` rule), and points sudo's own log at a file the node reads. It is checked
-//!   with `visudo -c` before it is moved into place; a failed check leaves the previous one.
+//!   with `visudo -c` before it is moved into place (`Provider::install_sudoers`); a failed
+//!   check leaves the previous one.
 //!   `remove_sudo_allowlist` removes the drop-in, so sudo falls back to the main sudoers file
 //!   alone; the row stays as a tombstone carrying the generation, so a stale `set` replayed
 //!   afterwards is still refused.

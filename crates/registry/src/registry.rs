@@ -3,9 +3,17 @@
 //! Operations are added by type ([`RegistryBuilder::op`]); their families are collected from
 //! them, so every family is reachable by construction. What the compiler cannot check (unique
 //! names, one module per family, schemas that generate with `additionalProperties: false`, no
-//! `resource_id` in a result) is checked by [`Registry::check`], which the tests and every
-//! binary's start-up run. The registry knows no handler: applying an operation and purging a
-//! family are the handler table's (`handlers.rs`).
+//! `resource_id` in a result) is checked by [`Registry::check`], which `layerone catalogue`
+//! and the tests run; every binary runs its cheap part at start-up
+//! ([`Registry::check_structure`]: names, modules, and kinds and needs that add up). The
+//! registry knows no handler: applying an operation and purging a family are the handler
+//! table's (`handlers.rs`).
+//!
+//! What else is read off the declarations lives here too, so no list is kept by hand: the
+//! operations of a kind ([`Registry::operations_of_kind`], what a rebuild replays), a
+//! family's declaring operation ([`Registry::declaring`]), an operation's prerequisites in
+//! order ([`Registry::prerequisites`], what the crash matrix and the purge test build their
+//! histories from) and which request may supersede a queued one ([`Registry::supersedes`]).
 
 use std::marker::PhantomData;
 use std::sync::OnceLock;

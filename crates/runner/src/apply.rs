@@ -10,6 +10,10 @@
 //! once. A batch ends before a job whose account has a job still waiting in it, so every job
 //! sees its account's earlier changes recorded.
 //!
+//! Before its handler, every job of either lane is held to the node's assignment
+//! (`ops::assignment::admits`): a module the fleet did not assign fails
+//! `module_not_assigned`, one assigned but not ready here `module_unavailable`.
+//!
 //! This is the main lane. Long work (operations declared [`registry::Lane::Long`]) is not
 //! claimed here but by the long lane (`long_lane.rs`), and an account with long work pending
 //! has its later jobs held back until that work is done: per account, jobs still run in

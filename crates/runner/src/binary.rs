@@ -1,6 +1,7 @@
 //! The whole life of a runner binary: [`main`], parameterised by how programs run (the
 //! executor) and by whether crash points can be armed, so the packaged `layerone-runner`
-//! (`crates/cli`) and the simulated and crash-point runners (`crates/devnode`) run the same
+//! (`src/bin/layerone-runner.rs`: [`main`] with the real executor and no crash-point arming)
+//! and the simulated and crash-point runners (`crates/devnode`) run the same
 //! code from the same command line ([`RunnerArgs`]); [`main`] acts on this machine
 //! ([`RealMachine`]), [`main_on`] on the machine the binary builds (a simulated one).
 //!
@@ -8,7 +9,8 @@
 //! closed, crash points are armed (only where the binary passed a way to arm them), the store
 //! is handed the hook that reaches its points as crash points ([`store_point`]), and the
 //! environment is cleared, so nothing a caller left behind reaches root's work or the programs
-//! it runs.
+//! it runs. Then the root check, on a machine whose changes need root
+//! (`Machine::changes_need_root`), and `--once` or `--watch`, on the system clock.
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,5 +1,12 @@
 //! The append-only audit trail: the programs each job ran, committed with its completion,
 //! and the records that belong to no job; trimmed oldest first, never reusing a cursor.
+//!
+//! The provider hands over what it ran (`Provider::take_audit_records`), committed with the
+//! job's completion (`StateDb::complete_audited`) or on its own ([`StateDb::append_audit`]).
+//! Admission adds a record for every request it admits or rejects (`request` for tenant
+//! scope; `node_request` for node scope, which also records its completion), and each
+//! record of a request carries that request's `registry::Origin`, copied from its job's row
+//! (migration 7). The API serves the trail at `GET /v1/audit` and never writes it.
 
 use registry::AuditDetail;
 use rusqlite::{Connection, TransactionBehavior, params};

@@ -1,5 +1,5 @@
 //! The file systems the runner found full: each recorded once (a `disk_full` event) and
-//! cleared once (a `disk_ok` event), like drift.
+//! cleared once (a `disk_ok` event), like drift (migration 8).
 
 use registry::FileSystem;
 use rusqlite::{TransactionBehavior, params};

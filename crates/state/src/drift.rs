@@ -1,5 +1,5 @@
 //! The drift check's findings: each one recorded once (a `drift` event) and resolved once
-//! (a `drift_resolved` event).
+//! (a `drift_resolved` event), by the triggers of migration 3.
 
 use rusqlite::{TransactionBehavior, params};
 

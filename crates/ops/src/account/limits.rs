@@ -5,6 +5,15 @@
 //! PHP-FPM and Apache children run in the services' own slices, not the user's: the limits
 //! would look enforced and not be. They stay unsupported until the web stack runs per-user
 //! units.
+//!
+//! On `cloudlinux` every change is read back before the job reports it: `lvectl set-user`
+//! then `lvectl list-user`, `cagefsctl --enable`/`--disable` then `--list-enabled`, and the
+//! database limits through MySQL Governor, `dbctl set` then `dbctl list --bb` (dbctl exits 0
+//! even when it refuses), only where the governor is installed (without it a request with
+//! database limits fails `unsupported_on_platform`); limits set again without database
+//! limits remove the governor's (`dbctl delete`). The account's purge resets them all
+//! (`lvectl delete-user`, `cagefsctl --disable`, `dbctl delete`, `removal.rs`) while the user
+//! exists, so a later account of the same name does not inherit them.
 
 use provider::{GovernorLimits, LveLimits};
 use registry::{Apply, OpError};

@@ -1,5 +1,11 @@
 //! `rebuild_account`: the account's user and home, then everything the account declared,
 //! replayed from its succeeded requests.
+//!
+//! What is replayed is derived from the declarations, not listed here: for the account and
+//! every resource it owns, the last succeeded request of each operation whose kind declares
+//! state (`Kind::is_replayed`: declare, set, suspend, unsuspend) since the resource's last
+//! operation of kind `Remove`, in admission order. A new family is rebuilt from its declared
+//! kinds without registering anything.
 
 use registry::types::Hex32;
 use registry::{Apply, Family, Kind, OpError, Operation, Owner};

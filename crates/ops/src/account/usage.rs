@@ -1,6 +1,9 @@
 //! `observe_account_usage`: the home's bytes and inodes as the tenant worker measures them,
 //! with the limits recorded and those in effect, and the quota as the kernel reports it
-//! (`quota.rs`: used and limit read back, `enforced` only when a limit is held).
+//! (`quota.rs`: used and limit read back, `enforced` only when a limit is held). The result
+//! says `complete: false`, with `unreadable_dirs` and `unreadable_entries`, when a bound
+//! stopped the walk or the tenant made part of its home unreadable to itself: the figures are
+//! then a lower bound.
 
 use provider::Platform;
 use registry::types::Hex32;

@@ -1,6 +1,8 @@
 //! The `redirect` family (`ensure_redirect`, `remove_redirect`): a path prefix of one of the
 //! account's web domains redirected elsewhere, rendered by the vhost owner as a
-//! `RedirectMatch` line that never catches the ACME challenge path.
+//! `RedirectMatch` line that never catches the ACME challenge path. A redirect is left out of
+//! a virtual host it would send back to itself (`vhost::sends_back_to_itself`), decided when
+//! the vhost is rendered because aliases, a certificate or forced HTTPS may change it later.
 
 use registry::types::{Hex32, HttpUrl, Presence, RedirectSource, RedirectStatus};
 use registry::{Apply, Derive, Derived, Family, OpError, Purge};

@@ -19,6 +19,9 @@
 //! offers its model when no socket was configured, so the same calls change a JSON file under
 //! the sysroot, and the dev node, the crash matrix and the seeded histories run the mysql
 //! operations without a server.
+//!
+//! Every change (not the reads) is one line of the audit log, like a program invocation:
+//! program `mariadb`, the operation and the object names, a password hash as `<redacted>`.
 
 pub mod dump;
 mod real;
