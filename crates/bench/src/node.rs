@@ -1,5 +1,6 @@
 //! A dev node in a temporary directory, run from the real release binaries: a Sim sysroot, a
-//! data directory, a self-signed TLS pair and an API key, the real `layerone-api` and the
+//! data directory, a self-signed TLS pair and an API key, the API (`layerone-dev-api`: the packaged
+//! `layerone-api`'s code and command line, allowed to run as root) and the
 //! simulated runner `layerone-sim-runner` (the runner code on the simulator, `crates/devnode`)
 //! as child processes, and the real client to reach them.
 
@@ -126,9 +127,9 @@ impl Node {
             platform: Platform::Debian,
             root: sysroot.clone(),
             executor: std::sync::Arc::new(sim),
+            machine,
             audit_dir: layout.root().join("log"),
-        })
-        .on_machine(machine);
+        });
         testkit::seed_accounts(&provider)?;
         provider.ensure_dir(
             &provider.sysconf(provider.apache_layout().vhosts_dir),

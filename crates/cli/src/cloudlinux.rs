@@ -84,6 +84,7 @@ fn answer(args: &CloudlinuxArgs) -> cloudlinux::Reply {
         platform,
         root,
         executor: std::sync::Arc::new(ReadOnlyExecutor { programs_in_root }),
+        machine: std::sync::Arc::new(provider::RealMachine),
         // Nothing is run: the scripts only look at files. No audit log is opened.
         audit_dir: layout.root().join("log"),
     });

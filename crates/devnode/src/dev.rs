@@ -103,9 +103,9 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         platform: args.platform,
         root: sysroot.clone(),
         executor: Arc::new(sim),
+        machine,
         audit_dir: layout.root().join("log"),
-    })
-    .on_machine(machine);
+    });
     if let provider::TenantIsolation::Worker { path } = provider.tenant_isolation()
         && !path.is_file()
     {

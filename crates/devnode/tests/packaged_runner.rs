@@ -3,7 +3,7 @@
 //! of the strings that the simulator and the arming of crash points put into a binary, which
 //! the crash-point runner of this package, built from the same runner code, does hold.
 //!
-//! The packaged runner is a binary of `crates/cli`, found beside this package's binaries in
+//! The packaged runner is a binary of `crates/runner`, found beside this package's binaries in
 //! the target directory: `cargo nextest run --workspace` (./scripts/test) builds both.
 
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ fn packaged_runner() -> PathBuf {
     let path = Path::new(CRASH_RUNNER).with_file_name("layerone-runner");
     assert!(
         path.is_file(),
-        "{} is missing: the packaged runner is built by `cargo build -p cli` (the workspace \
+        "{} is missing: the packaged runner is built by `cargo build -p runner` (the workspace \
          build and test run do)",
         path.display()
     );

@@ -56,6 +56,7 @@ pub fn real_provider() -> provider::Provider {
         platform: provider::Platform::Debian,
         root: "/".into(),
         executor: std::sync::Arc::new(provider::RealExecutor),
+        machine: std::sync::Arc::new(provider::RealMachine),
         audit_dir: PathBuf::from(install::paths::AUDIT_DIR),
     })
 }

@@ -226,6 +226,7 @@ pub(crate) fn provider_for(root: &Path, platform: Platform, audit_dir: PathBuf) 
         platform,
         root: root.to_owned(),
         executor: std::sync::Arc::new(RealExecutor),
+        machine: std::sync::Arc::new(provider::RealMachine),
         audit_dir,
     })
 }

@@ -48,6 +48,7 @@ fn real(root: &Path, audit: &Path) -> provider::Provider {
         platform: Platform::Debian,
         root: root.to_owned(),
         executor: Arc::new(provider::RealExecutor),
+        machine: Arc::new(provider::RealMachine),
         audit_dir: audit.to_owned(),
     })
 }

@@ -162,6 +162,7 @@ mod tests {
             platform: Platform::Debian,
             root: dir.path().join("root"),
             executor: std::sync::Arc::new(crate::executor::RealExecutor),
+            machine: std::sync::Arc::new(crate::machine::RealMachine),
             audit_dir: audit_dir.clone(),
         });
         Fixture {

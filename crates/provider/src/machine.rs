@@ -12,7 +12,7 @@
 //! Oxide omicron pattern: `illumos-utils/src/host/executor.rs`, a real and a fake
 //! implementation of one interface). Whoever builds the provider picks one
 //! ([`Provider::new`] acts on the real machine; a simulation hands its own to
-//! [`Provider::on_machine`]).
+//! [`ProviderConfig::machine`](crate::ProviderConfig::machine)).
 
 use std::fmt;
 use std::path::Path;

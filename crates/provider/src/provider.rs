@@ -7,7 +7,7 @@
 //!
 //! The seams a simulation drives: the system root (every system path is mapped under it by
 //! [`Provider::sysconf`]), the executor (how programs run), the machine (what else differs
-//! from a server: [`Provider::on_machine`], `machine.rs`), and the clock
+//! from a server: [`ProviderConfig::machine`], `machine.rs`), and the clock
 //! ([`Provider::with_clock`]) that the audit lines' times are read from and that a simulated
 //! executor's models read theirs from.
 //! The real executor's child deadlines stay on the system's monotonic time whatever the
@@ -20,7 +20,7 @@ use clock::Clock;
 
 use crate::audit::AuditRecord;
 use crate::executor::Executor;
-use crate::machine::{Machine, RealMachine};
+use crate::machine::Machine;
 use crate::platform::Platform;
 
 /// Everything needed to build a [`Provider`].
@@ -33,6 +33,10 @@ pub struct ProviderConfig {
     /// How programs run: [`RealExecutor`](crate::RealExecutor) in production; a simulation
     /// (`crates/simulator`) in the dev node and tests.
     pub executor: Arc<dyn Executor>,
+    /// The machine it acts on: [`RealMachine`](crate::RealMachine) in production; the
+    /// simulator's (`SimExecutor::machine`) with the simulated executor. Always named, so a
+    /// simulation cannot end up acting on the real machine by leaving it out.
+    pub machine: Arc<dyn Machine>,
     /// Where `audit.log` is appended, one JSON line per program invocation. Created (0700)
     /// on first use.
     pub audit_dir: PathBuf,
@@ -44,7 +48,7 @@ pub struct Provider {
     pub(crate) platform: Platform,
     pub(crate) root: PathBuf,
     pub(crate) executor: Arc<dyn Executor>,
-    /// The machine it acts on (`on_machine`); the real one by default.
+    /// The machine it acts on (`ProviderConfig::machine`).
     pub(crate) machine: Arc<dyn Machine>,
     pub(crate) audit_dir: PathBuf,
     /// Ownership changes need root; tests run unprivileged too, and then skip them.
@@ -62,9 +66,8 @@ pub struct Provider {
 }
 
 impl Provider {
-    /// Builds the provider, acting on the machine it runs on ([`RealMachine`]): what a
-    /// packaged binary builds. A simulation says which machine it stands for with
-    /// [`Provider::on_machine`].
+    /// Builds the provider, acting on `config.machine`: [`RealMachine`](crate::RealMachine)
+    /// in what a packaged binary builds, the simulator's in a simulation.
     ///
     /// # Panics
     /// If `root` or `audit_dir` is not absolute: every system path is joined under `root`,
@@ -80,7 +83,7 @@ impl Provider {
             "ProviderConfig.audit_dir must be absolute, got {}",
             config.audit_dir.display()
         );
-        let machine: Arc<dyn Machine> = Arc::new(RealMachine);
+        let machine = config.machine;
         Provider {
             platform: config.platform,
             root: config.root,
@@ -93,14 +96,6 @@ impl Provider {
             mariadb_socket: None,
             clock: clock::system(),
         }
-    }
-
-    /// The same provider acting on `machine` instead of the real one: a simulation's
-    /// (`crates/simulator`), which goes with its executor.
-    pub fn on_machine(mut self, machine: Arc<dyn Machine>) -> Provider {
-        self.is_root = is_root_on(&*machine);
-        self.machine = machine;
-        self
     }
 
     /// The machine this provider acts on.
@@ -181,6 +176,7 @@ pub(crate) fn test_provider(platform: Platform, dir: &Path) -> Provider {
         platform,
         root: dir.join("root"),
         executor: Arc::new(crate::executor::RealExecutor),
+        machine: Arc::new(crate::machine::RealMachine),
         audit_dir: dir.join("audit"),
     })
 }
@@ -203,6 +199,7 @@ mod tests {
             platform: Platform::Debian,
             root: "sysroot".into(),
             executor: Arc::new(crate::executor::RealExecutor),
+            machine: Arc::new(crate::machine::RealMachine),
             audit_dir: "/tmp".into(),
         });
     }

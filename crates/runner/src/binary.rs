@@ -6,9 +6,8 @@
 //! ([`RealMachine`]), [`main_on`] on the machine the binary builds (a simulated one).
 //!
 //! The process starts clean before it parses anything: inherited descriptors beyond stdio are
-//! closed, crash points are armed (only where the binary passed a way to arm them), the store
-//! is handed the hook that reaches its points as crash points ([`store_point`]), and the
-//! environment is cleared, so nothing a caller left behind reaches root's work or the programs
+//! closed, crash points are armed (only where the binary passed a way to arm them; the `state`
+//! crate calls its own points directly), and the environment is cleared, so nothing a caller left behind reaches root's work or the programs
 //! it runs. Then the root check, on a machine whose changes need root
 //! (`Machine::changes_need_root`), and `--once` or `--watch`, on the system clock.
 
@@ -132,9 +131,9 @@ where
                 platform: args.platform,
                 root,
                 executor,
+                machine,
                 audit_dir: data_dir.join("log"),
             })
-            .on_machine(machine)
             .with_clock(clock.clone());
             match &args.mariadb_socket {
                 Some(socket) => provider.with_mariadb_socket(std::path::absolute(socket)?),

@@ -93,9 +93,9 @@ impl Node {
             platform: Platform::Debian,
             root: root.join("sysroot"),
             executor: Arc::new(sim),
+            machine,
             audit_dir: layout.root().join("log"),
         })
-        .on_machine(machine)
         .with_clock(shared.clone());
         testkit::seed_accounts(&provider).unwrap();
         testkit::seed_php(&provider, provider::PhpVersion::V8_2, &["opcache"]).unwrap();

@@ -278,9 +278,9 @@ fn provider(root: &Path, layout: &Layout, platform: Platform, clock: Arc<ManualC
         platform,
         root: root.join("sysroot"),
         executor: Arc::new(sim),
+        machine,
         audit_dir: layout.root().join("log"),
     })
-    .on_machine(machine)
     .with_clock(clock)
 }
 

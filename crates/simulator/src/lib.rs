@@ -116,7 +116,7 @@ impl SimExecutor {
     }
 
     /// The simulated machine this executor's programs act on, acting as root when it does:
-    /// what a provider on this executor is given (`Provider::on_machine`).
+    /// what a provider on this executor is given (`ProviderConfig::machine`).
     pub fn machine(&self) -> SimMachine {
         SimMachine::new().acting_as_root(self.root)
     }
@@ -270,9 +270,9 @@ pub(crate) fn test_provider(platform: provider::Platform, dir: &std::path::Path)
         platform,
         root: dir.join("root"),
         executor: std::sync::Arc::new(sim),
+        machine,
         audit_dir: dir.join("audit"),
     })
-    .on_machine(machine)
 }
 
 /// What a simulated program "printed" and how it exited.

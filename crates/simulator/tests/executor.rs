@@ -21,9 +21,9 @@ fn provider_on(dir: &Path, executor: SimExecutor) -> Provider {
         platform: Platform::Debian,
         root: dir.join("root"),
         executor: Arc::new(executor),
+        machine,
         audit_dir: dir.join("audit"),
     })
-    .on_machine(machine)
 }
 
 fn audit_records(provider: &Provider) -> Result<Vec<AuditRecord>, ProviderError> {

@@ -1,5 +1,5 @@
 //! The queries that turn state.db rows into what a control plane reads. Shared by root's
-//! [`crate::StateDb`] and the API's [`crate::StateReader`], so both see jobs the same way.
+//! `state::StateDb` and the API's [`crate::StateReader`], so both see jobs the same way.
 
 use registry::{
     AuditEntry, DiskCondition, Drift, Event, EventKind, EventPage, JobState, JobView, OpError,

@@ -47,9 +47,9 @@ pub fn sim_provider(platform: Platform, dir: &Path, real: Vec<Program>) -> Provi
         platform,
         root: dir.join("root"),
         executor: Arc::new(sim),
+        machine,
         audit_dir: dir.join("audit"),
     })
-    .on_machine(machine)
 }
 
 /// Writes the account databases of a fresh system (root, nogroup and the web server's

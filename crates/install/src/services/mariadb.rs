@@ -48,6 +48,7 @@ mod tests {
             platform: provider::Platform::Debian,
             root: dir.path().to_owned(),
             executor: Arc::new(provider::RealExecutor),
+            machine: Arc::new(provider::RealMachine),
             audit_dir: dir.path().join("audit"),
         })
         .with_mariadb_socket(dir.path().join("no-server.sock"));

@@ -641,6 +641,7 @@ mod tests {
             platform: provider::Platform::Debian,
             root: root.to_owned(),
             executor: std::sync::Arc::new(provider::RealExecutor),
+            machine: std::sync::Arc::new(provider::RealMachine),
             audit_dir: root.join("audit"),
         });
         Engine::new(provider, true).unwrap()

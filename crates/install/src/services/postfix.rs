@@ -227,6 +227,7 @@ mod tests {
             platform: provider::Platform::Debian,
             root: root.to_owned(),
             executor: Arc::new(provider::RealExecutor),
+            machine: Arc::new(provider::RealMachine),
             audit_dir: root.join("audit"),
         });
         Engine::new(provider, true).unwrap()

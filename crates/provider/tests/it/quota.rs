@@ -95,6 +95,7 @@ fn a_btrfs_home_is_a_subvolume_whose_qgroup_limit_stops_writes_with_edquot() {
         platform: Platform::Debian,
         root: root.clone(),
         executor: Arc::new(RealExecutor),
+        machine: Arc::new(provider::RealMachine),
         audit_dir: dir.path().join("audit"),
     });
     testkit::seed_accounts(&provider).unwrap();
