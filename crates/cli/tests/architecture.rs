@@ -312,6 +312,28 @@ fn metadata() -> Metadata {
     }
 }
 
+/// The one workspace package that builds the binary `binary`.
+fn package_of_binary(packages: &BTreeMap<String, Value>, binary: &str) -> String {
+    let owners: Vec<&String> = packages
+        .iter()
+        .filter(|(_, package)| {
+            package["targets"].as_array().unwrap().iter().any(|target| {
+                target["name"] == binary
+                    && target["kind"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|k| k == "bin")
+            })
+        })
+        .map(|(name, _)| name)
+        .collect();
+    let [owner] = owners[..] else {
+        panic!("{binary} is a binary of {owners:?}, not of one package");
+    };
+    owner.clone()
+}
+
 /// Every package `root` links, directly or not.
 fn closure(graph: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
@@ -446,23 +468,7 @@ fn the_packaged_binaries_link_neither_the_simulator_nor_the_test_support() {
         "the packages' assets no longer list the binaries: {shipped:?}"
     );
     for binary in &shipped {
-        let owners: Vec<&String> = packages
-            .iter()
-            .filter(|(_, package)| {
-                package["targets"].as_array().unwrap().iter().any(|target| {
-                    target["name"] == binary.as_str()
-                        && target["kind"]
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .any(|k| k == "bin")
-                })
-            })
-            .map(|(name, _)| name)
-            .collect();
-        let [owner] = owners[..] else {
-            panic!("the packaged {binary} is a binary of {owners:?}, not of one package");
-        };
+        let owner = &package_of_binary(&packages, binary);
         let linked = closure(&graph, owner);
         let bad: Vec<&String> = simulated.iter().filter(|u| linked.contains(*u)).collect();
         assert!(
@@ -500,28 +506,8 @@ fn the_unprivileged_binaries_link_neither_root_state_nor_each_other() {
     let Metadata {
         graph, packages, ..
     } = metadata();
-    let owner = |binary: &str| -> String {
-        let owners: Vec<&String> = packages
-            .iter()
-            .filter(|(_, package)| {
-                package["targets"].as_array().unwrap().iter().any(|target| {
-                    target["name"] == binary
-                        && target["kind"]
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .any(|k| k == "bin")
-                })
-            })
-            .map(|(name, _)| name)
-            .collect();
-        let [owner] = owners[..] else {
-            panic!("{binary} is a binary of {owners:?}, not of one package");
-        };
-        owner.clone()
-    };
-    let api = owner("layerone-api");
-    let runner = owner("layerone-runner");
+    let api = package_of_binary(&packages, "layerone-api");
+    let runner = package_of_binary(&packages, "layerone-runner");
     assert_ne!(
         api, runner,
         "layerone-api and layerone-runner are built by the same package"

@@ -62,7 +62,7 @@ pub use mariadb::{
 };
 pub use platform::{Platform, UnknownPlatform};
 pub use program::{DEFAULT_TIMEOUT, Program};
-pub use programs::apachectl::{ApacheLayout, MPM_ITK_MODULE, SHARED_STATE_MODULES};
+pub use programs::apachectl::{ApacheLayout, MPM_ITK_MODULE, SHARED_STATE_MODULES, process_runs};
 pub use programs::btrfs::{
     QgroupShown, SubvolumeListed, nested_subvolumes, parse_qgroup_show, parse_subvolume_list,
     tenant_qgroup,

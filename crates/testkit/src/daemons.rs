@@ -67,10 +67,7 @@ pub fn stop_apache(pid_file: &Path, server: &str) -> bool {
     else {
         return false;
     };
-    let runs = || {
-        std::fs::read_link(format!("/proc/{}/exe", pid.as_raw_nonzero()))
-            .is_ok_and(|exe| exe.to_string_lossy().trim_end_matches(" (deleted)") == server)
-    };
+    let runs = || provider::process_runs(pid.as_raw_nonzero().get() as u32, server);
     if !runs() {
         return false;
     }

@@ -42,6 +42,23 @@ pub fn workspace_binary(name: &str) -> PathBuf {
     path
 }
 
+/// Starts the real Apache `server` on the configuration `config` (`apache2 -f CONF -k start`),
+/// as an operator would; it daemonizes, and `testkit::daemons::stop_apache` stops it.
+pub fn start_apache(server: &str, config: &Path) {
+    #[allow(clippy::disallowed_methods)] // The test starts the real server it checks.
+    let out = std::process::Command::new(server)
+        .arg("-f")
+        .arg(config)
+        .args(["-k", "start"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "apache2 -k start: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The simulated runner: the runner code on the simulator (`layerone-sim-runner`).
 pub static RUNNER: LazyLock<PathBuf> = LazyLock::new(|| workspace_binary("layerone-sim-runner"));
 
@@ -242,18 +259,7 @@ impl Node {
             "Node::with_real_apache has the sysroot's configuration"
         );
         let main = self.path(self.provider.apache_layout().main_config);
-        #[allow(clippy::disallowed_methods)] // The test starts the real server it checks.
-        let out = std::process::Command::new(self.provider.apache_layout().server)
-            .arg("-f")
-            .arg(&main)
-            .args(["-k", "start"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "apache2 -k start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        start_apache(self.provider.apache_layout().server, &main);
     }
 
     /// A normal pass that must succeed.

@@ -112,18 +112,7 @@ impl RealWeb {
         conf.push_str(&format!("IncludeOptional \"{d}/vhosts/*.conf\"\n"));
         let conf_path = dir.join("serve.conf");
         std::fs::write(&conf_path, conf).unwrap();
-        #[allow(clippy::disallowed_methods)] // The test starts the real server it checks.
-        let out = Command::new(APACHE)
-            .arg("-f")
-            .arg(&conf_path)
-            .args(["-k", "start"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "apache2 -k start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        super::start_apache(APACHE, &conf_path);
         wait_listening(port);
         RealWeb {
             dir,

@@ -164,7 +164,7 @@ impl Provider {
 
 /// Whether `pid` is a live process of the binary `server` (its `/proc/<pid>/exe`; ` (deleted)`
 /// after a package upgrade replaced the file). A zombie has no `exe`.
-fn process_runs(pid: u32, server: &str) -> bool {
+pub fn process_runs(pid: u32, server: &str) -> bool {
     let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
         return false;
     };
