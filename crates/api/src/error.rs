@@ -46,9 +46,6 @@ pub enum ApiError {
     StateUnavailable { retry_after_secs: u32 },
     #[error("the inbox is unavailable")]
     InboxUnavailable,
-    /// The node's file system for `filesystem` is full: nothing was written.
-    #[error("the node's {filesystem} file system is full; nothing was stored")]
-    DiskFull { filesystem: registry::FileSystem },
     #[error("not a blob id")]
     BlobId,
     #[error("the content's SHA-256 is {actual}, not the name it was uploaded under")]
@@ -78,10 +75,6 @@ impl From<store::ReadError> for ApiError {
         }
     }
 }
-
-/// How long a client waits before it retries on a full disk: space comes back by an
-/// operator's hand, not within a second.
-const DISK_FULL_RETRY_SECS: u32 = 30;
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -189,10 +182,6 @@ impl ApiError {
                     "",
                     message,
                 )
-            },
-            ApiError::DiskFull { .. } => Parts {
-                retry_after_secs: Some(DISK_FULL_RETRY_SECS),
-                ..p(StatusCode::SERVICE_UNAVAILABLE, "disk_full", "", message)
             },
             ApiError::InboxUnavailable => Parts {
                 retry_after_secs: Some(1),

@@ -44,9 +44,8 @@ fn storage_failed(e: BlobError) -> ApiError {
         BlobError::Missing(_) | BlobError::NotRegular(_) => ApiError::BlobNotFound,
         BlobError::Io { ref source, .. } if store::disk::is_out_of_space(source) => {
             tracing::warn!(error = ?e, "an upload found the blobs file system full");
-            ApiError::DiskFull {
-                filesystem: registry::FileSystem::Blobs,
-            }
+            // The same refusal admission gives on a full inbox.
+            ApiError::Refused(admission::Refusal::disk_full(registry::FileSystem::Blobs))
         }
         BlobError::Io { .. } => {
             // Not the client's doing: logged whole, answered as a retryable 503 without a path.
