@@ -17,8 +17,8 @@
 mod gate;
 mod refusal;
 
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use inbox::{Inbox, Receipt};
 use registry::{Hex32, JobView, Origin, Registry};
@@ -26,7 +26,7 @@ use store::StateReader;
 use tokio::sync::oneshot;
 
 pub use gate::Gate;
-pub use refusal::{Refusal, RefusalKind};
+pub use refusal::{QueueFull, Refusal, RefusalKind};
 
 /// The node's admission: the registry it validates with, the node's id, the inbox it commits
 /// to and the read of state.db it answers known requests from. Shared by every door.
@@ -37,6 +37,8 @@ pub struct Admission {
     reader: StateReader,
     /// Each operation's [`registry::CatalogueEntry::sha256`], by name, computed once.
     operation_sha256: OnceLock<HashMap<&'static str, String>>,
+    /// How many requests were refused, by code, since the process started.
+    refused: Mutex<BTreeMap<String, u64>>,
 }
 
 impl std::fmt::Debug for Admission {
@@ -60,7 +62,16 @@ impl Admission {
             inbox,
             reader,
             operation_sha256: OnceLock::new(),
+            refused: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// How many requests were refused since the process started, by code.
+    pub fn refusals(&self) -> BTreeMap<String, u64> {
+        self.refused
+            .lock()
+            .expect("the refusal count's lock is never poisoned: nothing panics while holding it")
+            .clone()
     }
 
     pub fn registry(&self) -> &'static Registry {
@@ -116,12 +127,23 @@ impl Admission {
     /// durable (or root already has it), or the refusal. The body size cap is checked here
     /// too, so a door that does not stream its bodies cannot pass a larger one.
     pub async fn admit(self: &Arc<Self>, body: &[u8], origin: Origin) -> Result<JobView, Refusal> {
-        if body.len() > registry::envelope::MAX_BODY {
-            return Err(Refusal::too_large());
+        let admitted = if body.len() > registry::envelope::MAX_BODY {
+            Err(Refusal::too_large())
+        } else {
+            self.admit_unstamped(body, origin).await
+        };
+        match admitted {
+            Ok(view) => Ok(self.stamp(view)),
+            Err(refusal) => {
+                *self
+                    .refused
+                    .lock()
+                    .expect("the refusal count's lock is never poisoned: nothing panics while holding it")
+                    .entry(refusal.code.clone().into_owned())
+                    .or_default() += 1;
+                Err(refusal)
+            }
         }
-        self.admit_unstamped(body, origin)
-            .await
-            .map(|view| self.stamp(view))
     }
 
     async fn admit_unstamped(
@@ -174,6 +196,9 @@ impl Admission {
         };
         match receipt {
             Receipt::Conflict => Err(Refusal::conflict()),
+            Receipt::QueueFull { limit, cap, queued } => {
+                Err(Refusal::queue_full(limit, cap, queued))
+            }
             Receipt::Received { received_at, .. } | Receipt::Duplicate { received_at, .. } => {
                 // Look again: root may have admitted this request id between the first look
                 // and the commit (a duplicate of one received long ago, or a prune in

@@ -2,7 +2,7 @@
 //!
 //! The `code` is stable (a control plane branches on it), `message` is safe to show, `field`
 //! names the offending field or is empty. The [`RefusalKind`] says what kind of answer it is,
-//! which each door maps to its own: the API to a status (400, 413, 409, 503), the fleet
+//! which each door maps to its own: the API to a status (400, 413, 409, 429, 503), the fleet
 //! daemon to terminating the message (never redelivered) or leaving it to be redelivered.
 //! Details that help an operator (a SQLite error, a path) go to the log, never here.
 
@@ -25,6 +25,17 @@ pub enum RefusalKind {
     /// State.db or the inbox is briefly unavailable, or a file system is full: nothing was
     /// stored, and the same request may succeed after [`Refusal::retry_after`].
     Unavailable,
+    /// The queue is at its cap ([`inbox::QueueCaps`]): the account's, the node-scope lane's
+    /// or every account's together. Nothing was stored; the same request may succeed after
+    /// [`Refusal::retry_after`], once the runner has done some of what waits.
+    Backpressure,
+}
+
+/// The cap a [`RefusalKind::Backpressure`] refusal met, and how many requests wait under it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueFull {
+    pub limit: u64,
+    pub queued: u64,
 }
 
 /// A request not admitted: nothing of it was stored.
@@ -36,17 +47,26 @@ pub struct Refusal {
     pub message: String,
     /// When the same request may succeed later, how many seconds to wait first.
     pub retry_after: Option<u32>,
+    /// For a [`RefusalKind::Backpressure`] refusal, the cap and how many wait under it.
+    pub queue: Option<QueueFull>,
 }
 
 /// How long a client waits before it retries on a full disk: space comes back by an
 /// operator's hand, not within a second.
 const DISK_FULL_RETRY_SECS: u32 = 30;
 
+/// How long a client waits before it retries on a full queue: long enough for the runner to
+/// do some of what waits, short enough that a control plane's retry is soon served.
+const QUEUE_FULL_RETRY_SECS: u32 = 5;
+
 impl Refusal {
-    /// Whether the same request may succeed later ([`RefusalKind::Unavailable`]): a broker
-    /// message is then redelivered, not terminated.
+    /// Whether the same request may succeed later ([`RefusalKind::Unavailable`],
+    /// [`RefusalKind::Backpressure`]): a broker message is then redelivered, not terminated.
     pub fn retryable(&self) -> bool {
-        self.kind == RefusalKind::Unavailable
+        matches!(
+            self.kind,
+            RefusalKind::Unavailable | RefusalKind::Backpressure
+        )
     }
 
     fn new(kind: RefusalKind, code: &'static str, field: &str, message: String) -> Refusal {
@@ -56,6 +76,7 @@ impl Refusal {
             field: field.to_owned(),
             message,
             retry_after: None,
+            queue: None,
         }
     }
 
@@ -98,6 +119,7 @@ impl Refusal {
             field: "operation".to_owned(),
             message: e.message,
             retry_after: None,
+            queue: None,
         }
     }
 
@@ -129,6 +151,29 @@ impl Refusal {
     }
 }
 
+impl Refusal {
+    /// The queue is at one of its caps: `limit` says which, `queued` requests wait under it.
+    pub fn queue_full(limit: inbox::QueueLimit, cap: u64, queued: u64) -> Refusal {
+        let message = match limit {
+            inbox::QueueLimit::Account => format!(
+                "the account has {queued} requests queued, at most {cap}; retry once some are done"
+            ),
+            inbox::QueueLimit::NodeScope => format!(
+                "{queued} node-scope requests are queued, at most {cap}; retry once some are done"
+            ),
+            inbox::QueueLimit::Node => format!(
+                "the node has {queued} requests queued, at most {cap}; retry once some are done"
+            ),
+        };
+        Refusal {
+            kind: RefusalKind::Backpressure,
+            retry_after: Some(QUEUE_FULL_RETRY_SECS),
+            queue: Some(QueueFull { limit: cap, queued }),
+            ..Refusal::new(RefusalKind::Backpressure, "queue_full", "", message)
+        }
+    }
+}
+
 impl From<FieldError> for Refusal {
     fn from(e: FieldError) -> Self {
         // The registry re-checks the size it was given.
@@ -141,6 +186,7 @@ impl From<FieldError> for Refusal {
                 field: e.field,
                 message: e.message,
                 retry_after: None,
+                queue: None,
             }
         }
     }
@@ -215,5 +261,24 @@ mod tests {
             assert!(refusal.retryable(), "{refusal:?}");
             assert_eq!(refusal.kind, RefusalKind::Unavailable);
         }
+        let queue = Refusal::queue_full(inbox::QueueLimit::Account, 1000, 1000);
+        assert_eq!(
+            (
+                queue.kind,
+                queue.code.as_ref(),
+                queue.retry_after,
+                queue.queue
+            ),
+            (
+                RefusalKind::Backpressure,
+                "queue_full",
+                Some(5),
+                Some(QueueFull {
+                    limit: 1000,
+                    queued: 1000
+                })
+            )
+        );
+        assert!(queue.retryable());
     }
 }

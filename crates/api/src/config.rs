@@ -70,6 +70,9 @@ pub struct Limits {
     pub max_blob_bytes: u64,
     /// How long a client may take to send a blob.
     pub blob_read_timeout: Duration,
+    /// How many requests may be queued, in total and per account, before a new one is
+    /// answered 429 `queue_full` (the node-scope lane has the per-account cap).
+    pub queue: inbox::QueueCaps,
 }
 
 impl Default for Limits {
@@ -90,6 +93,7 @@ impl Default for Limits {
             allowed_sources: None,
             max_blob_bytes: 4 << 30,
             blob_read_timeout: Duration::from_secs(30 * 60),
+            queue: inbox::QueueCaps::default(),
         }
     }
 }
@@ -207,6 +211,13 @@ pub struct FrontDoor {
     /// The source networks allowed to connect (CIDRs); absent, every source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow: Option<Vec<String>>,
+    /// Requests queued from every account together before a new one is answered 429.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_total: Option<usize>,
+    /// Requests queued from one account (and node-scope requests) before a new one is
+    /// answered 429.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_per_account: Option<usize>,
 }
 
 /// Why a front door setting was refused: a stable code and the key, as `api.KEY`.
@@ -318,6 +329,14 @@ impl FrontDoor {
                 base.body_read_timeout,
             )?,
             allowed_sources,
+            queue: inbox::QueueCaps {
+                total: count("queue_total", self.queue_total, base.queue.total as usize)? as u64,
+                per_account: count(
+                    "queue_per_account",
+                    self.queue_per_account,
+                    base.queue.per_account as usize,
+                )? as u64,
+            },
             ..base
         })
     }
@@ -409,5 +428,23 @@ mod tests {
         assert_eq!(set.max_connections_per_source, 8);
         assert_eq!(set.header_read_timeout, Duration::from_secs(4));
         assert_eq!(set.allowed_sources.as_ref().map(Vec::len), Some(2));
+        assert_eq!(set.queue, inbox::QueueCaps::default());
+        let queue =
+            FrontDoor::from_config_file("[api]\nqueue_total = 900\nqueue_per_account = 30\n")
+                .unwrap()
+                .limits(Limits::default())
+                .unwrap();
+        assert_eq!(
+            queue.queue,
+            inbox::QueueCaps {
+                total: 900,
+                per_account: 30
+            }
+        );
+        let e = err("[api]\nqueue_per_account = 0\n");
+        assert_eq!(
+            (e.code, e.field.as_str()),
+            ("out_of_range", "api.queue_per_account")
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! Every error the API answers, and the one place that maps each to a status.
 //!
 //! The body is always JSON `{code, message, field}`: `code` is stable (a control plane branches
-//! on it), `message` is safe to show, `field` names the offending field or is empty. Details
+//! on it), `message` is safe to show, `field` names the offending field or is empty. An answer
+//! with `Retry-After` also says it in the body (`retry_after_s`), and a 429 `queue_full` says
+//! the cap it met and how many requests wait under it (`limit`, `queued`). Details
 //! that help an operator (a SQLite error, a path) go to the log, never to the client. The only
 //! 5xx is 503 with `Retry-After`: state briefly unreadable, the inbox writer unavailable, or a
 //! full file system (`disk_full`, its message naming which by its stable name: `inbox`,
@@ -81,6 +83,12 @@ struct Body<'a> {
     code: &'a str,
     message: &'a str,
     field: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_s: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    queued: Option<u64>,
 }
 
 pub(crate) struct Parts {
@@ -89,6 +97,7 @@ pub(crate) struct Parts {
     pub field: String,
     pub message: String,
     pub retry_after_secs: Option<u32>,
+    pub queue: Option<admission::QueueFull>,
 }
 
 impl ApiError {
@@ -99,6 +108,7 @@ impl ApiError {
             field: field.to_owned(),
             message,
             retry_after_secs: None,
+            queue: None,
         };
         let message = self.to_string();
         match self {
@@ -142,11 +152,13 @@ impl ApiError {
                     RefusalKind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
                     RefusalKind::Conflict => StatusCode::CONFLICT,
                     RefusalKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+                    RefusalKind::Backpressure => StatusCode::TOO_MANY_REQUESTS,
                 },
                 code: refusal.code,
                 field: refusal.field,
                 message: refusal.message,
                 retry_after_secs: refusal.retry_after,
+                queue: refusal.queue,
             },
             ApiError::RateLimited { retry_after_secs } => Parts {
                 retry_after_secs: Some(retry_after_secs),
@@ -208,6 +220,9 @@ impl IntoResponse for ApiError {
             code: &parts.code,
             message: &parts.message,
             field: &parts.field,
+            retry_after_s: parts.retry_after_secs,
+            limit: parts.queue.map(|q| q.limit),
+            queued: parts.queue.map(|q| q.queued),
         };
         let mut response = crate::routes::json_response(parts.status, &body);
         if let Some(secs) = parts.retry_after_secs {

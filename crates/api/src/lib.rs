@@ -52,8 +52,12 @@ pub use routes::events::MAX_WAIT_SECS as MAX_EVENTS_WAIT_SECS;
 
 /// How long a graceful stop waits for requests in flight before closing connections.
 const GRACE: Duration = Duration::from_secs(5);
-/// How often rows root has already admitted are pruned from the inbox.
+/// How often rows root has already admitted are pruned from the inbox, and root's side of the
+/// queue read even without a change of its state directory.
 const PRUNE_EVERY: Duration = Duration::from_secs(10);
+/// The shortest time between two reads of root's side of the queue: a busy runner changes its
+/// state directory with every job, and the counts need not follow each.
+const BACKLOG_EVERY: Duration = Duration::from_millis(200);
 
 /// A running API: where it listens, and how to stop it.
 pub struct RunningApi {
@@ -172,7 +176,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
     let tls_not_after = std::fs::read_to_string(&config.tls_cert)
         .ok()
         .and_then(|pem| tls::not_after(&pem).ok());
-    let (inbox, writer) = Inbox::open(&layout.inbox_db())
+    let (inbox, writer) = Inbox::open_capped(&layout.inbox_db(), config.limits.queue)
         .with_context(|| format!("opening {}", layout.inbox_db().display()))?;
 
     let listener = std::net::TcpListener::bind(config.listen)
@@ -225,7 +229,7 @@ pub async fn start(config: ApiConfig) -> anyhow::Result<RunningApi> {
         }
     };
 
-    let prune_task = tokio::spawn(prune_inbox(app.clone()));
+    let prune_task = tokio::spawn(follow_root(app.clone()));
     tracing::info!(%addr, node_id = %config.node_id, "layerone-api listening");
     Ok(RunningApi {
         addr,
@@ -275,25 +279,37 @@ pub async fn serve(
     result
 }
 
-/// Deletes inbox rows root has admitted (at or below its watermark in state.db).
-async fn prune_inbox(app: Arc<App>) {
-    let mut tick = tokio::time::interval(PRUNE_EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // The watermark last pruned to: an idle node costs one read every tick and no write.
+/// Follows root's side of the queue: after each change of root's state directory (at most
+/// every [`BACKLOG_EVERY`], and at least every [`PRUNE_EVERY`]) it reads the ingest watermark
+/// and the pending jobs by owner ([`StateReader::backlog`]) and hands them to the inbox, which
+/// counts each account's queue against its caps; every [`PRUNE_EVERY`] it also deletes the
+/// inbox rows root has admitted (at or below its watermark).
+async fn follow_root(app: Arc<App>) {
+    let mut changes = app.changes.clone();
+    // The watermark last pruned to, and when: an idle node costs one read every tick and no
+    // write.
     let mut pruned = 0;
+    let mut last_prune = tokio::time::Instant::now();
     loop {
-        tick.tick().await;
         let reader_app = app.clone();
-        match tokio::task::spawn_blocking(move || reader_app.admission.reader().watermark()).await {
-            Ok(Ok(watermark)) if watermark > pruned => {
-                app.admission.inbox().prune(watermark);
-                pruned = watermark;
+        match tokio::task::spawn_blocking(move || reader_app.admission.reader().backlog()).await {
+            Ok(Ok(backlog)) => {
+                let watermark = backlog.watermark;
+                app.admission.inbox().backlog(backlog);
+                if watermark > pruned && last_prune.elapsed() >= PRUNE_EVERY {
+                    app.admission.inbox().prune(watermark);
+                    pruned = watermark;
+                    last_prune = tokio::time::Instant::now();
+                }
             }
-            Ok(Ok(_)) | Ok(Err(store::ReadError::Unavailable { .. })) => {}
+            Ok(Err(store::ReadError::Unavailable { .. })) => {}
             Ok(Err(e)) => {
-                tracing::warn!(error = ?e, "cannot read the ingest watermark; the inbox is not pruned this time")
+                tracing::warn!(error = ?e, "cannot read root's side of the queue; the inbox keeps its last counts")
             }
-            Err(e) => tracing::warn!(error = %e, "the prune task's read did not finish"),
+            Err(e) => tracing::warn!(error = %e, "the queue's read did not finish"),
         }
+        tokio::time::sleep(BACKLOG_EVERY).await;
+        // Whatever changed during the sleep is read next: a change seen now wakes at once.
+        let _ = tokio::time::timeout(PRUNE_EVERY, changes.changed()).await;
     }
 }

@@ -22,7 +22,9 @@ const FIELD_CODES: &[&str] = &[
     "wrong_node",
 ];
 
-/// Asserts `resp` is a JSON error with exactly `{code, message, field}`, and returns it.
+/// Asserts `resp` is a JSON error with exactly `{code, message, field}` (and `retry_after_s`,
+/// the `Retry-After` header's value, when it has one; `limit` and `queued` on `queue_full`),
+/// and returns it.
 fn error_body(resp: &Response) -> (String, String) {
     assert_eq!(
         resp.header("content-type"),
@@ -33,7 +35,23 @@ fn error_body(resp: &Response) -> (String, String) {
     );
     let body = resp.json().expect("a JSON error body");
     let obj = body.as_object().expect("an object");
-    let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+    assert_eq!(
+        obj.get("retry_after_s").map(|v| v.to_string()),
+        resp.header("retry-after").map(str::to_owned),
+        "{body}"
+    );
+    let queue = ["limit", "queued"];
+    assert!(
+        queue
+            .iter()
+            .all(|k| obj.contains_key(*k) == (body["code"] == "queue_full")),
+        "{body}"
+    );
+    let mut keys: Vec<&str> = obj
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "retry_after_s" && !queue.contains(k))
+        .collect();
     keys.sort_unstable();
     assert_eq!(keys, ["code", "field", "message"], "{body}");
     (

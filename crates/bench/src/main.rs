@@ -11,11 +11,13 @@
 //! instead, against a real nats-server (`fleet`); `layerone-bench simulate` runs the
 //! deterministic simulation's histories at scale (`simulate`); `layerone-bench attack` the
 //! front door under one abusive source (`attack`); `layerone-bench soak` 64 clients for a
-//! minute (`soak`). See docs/benchmarks.md for the figures and what limits them. Nothing here is a test: the figures are printed, never asserted.
+//! minute (`soak`); `layerone-bench flood` one account's flood against the queue caps
+//! (`flood`). See docs/benchmarks.md for the figures and what limits them. Nothing here is a test: the figures are printed, never asserted.
 
 mod attack;
 mod child;
 mod fleet;
+mod flood;
 mod measure;
 mod node;
 mod scale;
@@ -64,6 +66,14 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        ["flood"] => in_temp_dir(|dir| flood::run(dir, 200_000)),
+        ["flood", requests] => match requests.parse::<u64>() {
+            Ok(n) if (1..=10_000_000).contains(&n) => in_temp_dir(|dir| flood::run(dir, n)),
+            _ => {
+                eprintln!("layerone-bench flood [REQUESTS]: REQUESTS is 1 to 10000000");
+                return ExitCode::from(2);
+            }
+        },
         ["simulate", ref rest @ ..] => in_temp_dir(|dir| simulate::run(rest, dir)),
         ["soak"] => in_temp_dir(|dir| soak::run(dir, 60)),
         ["soak", seconds] => match seconds.parse::<u64>() {
@@ -75,11 +85,12 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | attack [SECONDS] | soak [SECONDS] | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
+                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | attack [SECONDS] | soak [SECONDS] | flood [REQUESTS] | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
                  Prints the node's figures of docs/benchmarks.md in one run (about two minutes);\n\
                  `fleet`: the fleet's figures instead, against {} (about four minutes);\n\
                  `attack`: one abusive source against the front door, 20 s (or SECONDS) per attack;\n\
                  `soak`: 64 clients of mixed operations for 60 s (or SECONDS), then every 202 checked final;\n\
+                 `flood`: one account's 200,000 requests (or REQUESTS) against the queue caps, another's latency meanwhile;\n\
                  `simulate`: the deterministic simulation's histories (10,000 unless told), or with\n\
                  --seed the one history of that seed and its trace hash.",
                 fleet::NATS_SERVER
@@ -175,7 +186,8 @@ fn run_in(dir: &std::path::Path) -> anyhow::Result<()> {
     );
     {
         let mut a = Node::new(&bins, dir, "admission")?;
-        a.start_api()?;
+        // The door's speed, not its caps: the phases queue more than the default total.
+        a.start_api_configured(Some("[api]\nqueue_total = 1000000\n"))?;
         for clients in CLIENTS {
             let r = measure::admission(&a, clients, PHASE, PHASE_MAX, &ids)?;
             print_admission(&r, &limit);

@@ -194,8 +194,15 @@ impl Node {
     }
 
     pub fn start_api(&mut self) -> anyhow::Result<()> {
+        self.start_api_configured(None)
+    }
+
+    /// Starts the API with `config` as its configuration file's text (its `[api]` table),
+    /// when given.
+    pub fn start_api_configured(&mut self, config: Option<&str>) -> anyhow::Result<()> {
         let listen = format!("127.0.0.1:{}", self.port);
-        let args: Vec<&OsStr> = vec![
+        let config_file = self.dir.join("config.toml");
+        let mut args: Vec<&OsStr> = vec![
             "--data-dir".as_ref(),
             self.layout.root().as_os_str(),
             "--listen".as_ref(),
@@ -212,6 +219,10 @@ impl Node {
             "--rate-per-sec".as_ref(),
             "0".as_ref(),
         ];
+        if let Some(text) = config {
+            std::fs::write(&config_file, text)?;
+            args.extend(["--config".as_ref(), config_file.as_os_str()]);
+        }
         self.api = Some(child::start(
             &self.bins.api,
             &args,

@@ -724,20 +724,25 @@ fn files_by_account(
 // ---------------------------------------------------------------------------------------
 // The test.
 
-#[test]
-fn a_batch_ends_as_the_serial_node_and_supersedes_only_what_the_rule_makes_redundant() {
-    let started = Instant::now();
-    // On a memory file system where there is one: the node's every commit is synced, and
-    // thousands of them on a disk would be most of the test's time.
+/// A directory for a dev node: on a memory file system where there is one (the node's every
+/// commit is synced, and thousands of them on a disk would be most of a test's time), and
+/// passable by the tenants a root dev node works as, so that its simulated system stays inside
+/// it (`layerone-dev` moves it to /var/tmp otherwise).
+fn node_dir() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
     let dir = if shm.is_dir() {
         tempfile::tempdir_in(shm).unwrap()
     } else {
         tempfile::tempdir().unwrap()
     };
-    // Passable by the tenants a root dev node works as, so that its simulated system stays
-    // inside this directory (`layerone-dev` moves it to /var/tmp otherwise).
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn a_batch_ends_as_the_serial_node_and_supersedes_only_what_the_rule_makes_redundant() {
+    let started = Instant::now();
+    let dir = node_dir();
     let node = DevNode::start_with(dir.path(), "node", &["--platform", "cloudlinux"]);
     let info = DevInfo::load(&node.root.join("dev.json")).unwrap();
     let client = info.client().unwrap();
@@ -1033,5 +1038,112 @@ fn a_batch_ends_as_the_serial_node_and_supersedes_only_what_the_rule_makes_redun
         failures.len(),
         cases.len(),
         failures.join("\n")
+    );
+}
+
+/// Backpressure and fairness at the door, over HTTPS: with account A's 1,000 requests queued
+/// (the per-account cap) and the runner held, A's next request is answered 429 `queue_full`
+/// with the cap, the count and `Retry-After`, and nothing of it is stored; account B's request
+/// is admitted, and once the runner goes on, B's job is claimed in the first batch: before it,
+/// at most one of A's thousand (counted on the events feed, not timed).
+#[test]
+fn a_full_account_is_told_queue_full_and_another_account_is_served_in_the_first_batch() {
+    let dir = node_dir();
+    let node = DevNode::start(dir.path(), "node");
+    let client = DevInfo::load(&node.root.join("dev.json"))
+        .unwrap()
+        .client()
+        .unwrap();
+    let (a, b, c) = (common::id(0xa), common::id(0xb), common::id(0xc));
+    for (n, (id, name)) in [(&a, "alpha"), (&b, "bravo"), (&c, "charlie")]
+        .into_iter()
+        .enumerate()
+    {
+        let request = fleet_support::ensure_account(&common::id(0x100 + n as u64), id, name);
+        let view = client.submit(&request).unwrap();
+        let done = client
+            .wait(&view.request_id, Duration::from_secs(60))
+            .unwrap();
+        assert_eq!(done.state, JobState::Succeeded, "{done:?}");
+    }
+    let key = |request: u64, key: u64, account: &str| {
+        json!({"request_id": common::id(request), "operation": "ensure_ssh_key",
+               "resource": {"id": common::id(key), "account": account, "key": common::KEY}})
+    };
+
+    let lock = PassLockHeld::take(&node.root.join("data"));
+    let cursor = client
+        .events(0, 0, 1000)
+        .unwrap()
+        .events
+        .last()
+        .map_or(0, |e| e.cursor);
+    let a_requests: Vec<Value> = (0..1000u64)
+        .map(|i| key(0x1_0000 + i, 0x2_0000 + i, &a))
+        .collect();
+    parallel(&a_requests, |body| {
+        submit(&client, body, "account A's queue")
+    });
+
+    // A's 1,001st: refused at the door, with what the control plane needs to wait.
+    let refused = key(0x1_1000, 0x2_1000, &a);
+    let response = client
+        .request(
+            "POST",
+            "/v1/jobs",
+            Some(refused.to_string().as_bytes()),
+            &[("content-type", "application/json")],
+        )
+        .unwrap();
+    let body: Value = serde_json::from_slice(&response.body).unwrap();
+    assert_eq!(response.status, 429, "{body}");
+    assert_eq!(body["code"], "queue_full", "{body}");
+    assert_eq!(
+        (body["limit"].as_u64(), body["queued"].as_u64()),
+        (Some(1000), Some(1000)),
+        "{body}"
+    );
+    assert_eq!(response.header("retry-after"), Some("5"));
+    assert_eq!(body["retry_after_s"], 5, "{body}");
+    let unknown = client.job(refused["request_id"].as_str().unwrap());
+    assert!(
+        matches!(unknown, Err(ClientError::Api { status: 404, .. })),
+        "a refused request is not stored: {unknown:?}"
+    );
+
+    // B's request is admitted while A is full; then the runner goes on (C's request is the
+    // inbox change the watching runner wakes on).
+    let b_request = key(0x1_2000, 0x2_2000, &b);
+    submit(&client, &b_request, "account B's request");
+    drop(lock);
+    submit(&client, &key(0x1_3000, 0x2_3000, &c), "account C's request");
+
+    // The claims in order: each job's `running` event on the feed.
+    let b_id = b_request["request_id"].as_str().unwrap().to_owned();
+    let a_ids: HashSet<String> = a_requests
+        .iter()
+        .map(|r| r["request_id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut a_before_b = 0;
+    let mut after = cursor;
+    let deadline = Instant::now() + PHASE_BOUND;
+    'feed: loop {
+        assert!(Instant::now() < deadline, "B's job was never claimed");
+        let page = client.events(after, 5, 1000).unwrap();
+        for event in &page.events {
+            after = event.cursor;
+            if event.state != Some(JobState::Running) {
+                continue;
+            }
+            match event.request_id.as_deref() {
+                Some(id) if id == b_id => break 'feed,
+                Some(id) if a_ids.contains(id) => a_before_b += 1,
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        a_before_b <= 1,
+        "{a_before_b} of account A's jobs were claimed before account B's one"
     );
 }

@@ -7,21 +7,43 @@
 //! in state.db, and the API prunes the rows below it. A request's `received_at` is read from
 //! the clock the inbox was opened with (the system's for the API, [`Inbox::open_with_clock`]),
 //! and its `origin` is the front door that took it ([`Origin`]).
+//!
+//! An inbox opened with [`QueueCaps`] (the API's) says "not now" before the queue grows past
+//! them: the writer counts each owner's queue, root's pending jobs as the last [`Backlog`]
+//! read them plus the rows received beyond that backlog's watermark, and answers a new
+//! request past its account's cap or the node's total [`Receipt::QueueFull`]. The counting is
+//! the writer's, in the commit's order, so concurrent requests cannot pass a cap together.
 
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use registry::envelope::MAX_BODY;
-use registry::{FileSystem, JobView, Origin, ValidatedJob};
+use registry::{FileSystem, JobView, Origin, Owner, ValidatedJob};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use clock::Clock;
 
-use store::{StoreError, disk, sqlite};
+use store::{Backlog, StoreError, disk, sqlite};
 
 const SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS requests (
+        seq         INTEGER PRIMARY KEY,
+        request_id  TEXT NOT NULL UNIQUE,
+        operation   TEXT NOT NULL,
+        body        BLOB NOT NULL,
+        body_sha256 TEXT NOT NULL,
+        received_at INTEGER NOT NULL,
+        origin      TEXT,
+        owner       TEXT
+    );
+";
+
+/// The schema before requests carried their owner (which the API counts queues by). An
+/// inbox of that shape is given the column when the API opens it; root reads either.
+const SCHEMA_WITHOUT_OWNER: &str = "
     CREATE TABLE IF NOT EXISTS requests (
         seq         INTEGER PRIMARY KEY,
         request_id  TEXT NOT NULL UNIQUE,
@@ -49,6 +71,37 @@ const SCHEMA_WITHOUT_ORIGIN: &str = "
 /// The most requests one group commit takes.
 const MAX_BATCH: usize = 1024;
 
+/// How many requests may be queued (received and not yet done) before a new one is answered
+/// [`Receipt::QueueFull`]. Node-scope requests are a lane of their own: they are not counted
+/// in `total`, and `per_account` bounds them as it bounds one account.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueCaps {
+    /// Every account's queued requests together.
+    pub total: u64,
+    /// One account's queued requests (and the node-scope lane's).
+    pub per_account: u64,
+}
+
+impl Default for QueueCaps {
+    fn default() -> Self {
+        QueueCaps {
+            total: 50_000,
+            per_account: 1_000,
+        }
+    }
+}
+
+/// Which cap a request met ([`Receipt::QueueFull`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    /// The request's account has [`QueueCaps::per_account`] queued.
+    Account,
+    /// The node-scope lane has [`QueueCaps::per_account`] queued.
+    NodeScope,
+    /// Every account together has [`QueueCaps::total`] queued.
+    Node,
+}
+
 /// What the inbox did with a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Receipt {
@@ -58,6 +111,12 @@ pub enum Receipt {
     Duplicate { seq: i64, received_at: i64 },
     /// The same request id with another body: a 409.
     Conflict,
+    /// Nothing was stored: `queued` requests wait under `limit`'s cap, which is `cap`.
+    QueueFull {
+        limit: QueueLimit,
+        cap: u64,
+        queued: u64,
+    },
 }
 
 type Reply = Box<dyn FnOnce(Result<Receipt, StoreError>) + Send>;
@@ -65,6 +124,7 @@ type Reply = Box<dyn FnOnce(Result<Receipt, StoreError>) + Send>;
 enum Command {
     Admit(Box<(ValidatedJob, Origin)>, Reply),
     Prune(i64),
+    Backlog(Backlog),
 }
 
 /// The API's handle on its inbox: the group-commit writer and a read connection.
@@ -77,6 +137,7 @@ pub struct Inbox {
 impl Inbox {
     /// Opens (creating if needed) the inbox and starts its writer thread, which stamps each
     /// request with the system clock's time. The thread ends when the `Inbox` is dropped.
+    /// No queue is counted: the inbox of tools and tests that stand in for the API.
     pub fn open(path: &Path) -> Result<(Inbox, JoinHandle<()>), StoreError> {
         Inbox::open_with_clock(path, clock::system())
     }
@@ -86,11 +147,30 @@ impl Inbox {
         path: &Path,
         clock: Arc<dyn Clock>,
     ) -> Result<(Inbox, JoinHandle<()>), StoreError> {
+        Inbox::open_inner(path, clock, None)
+    }
+
+    /// The API's inbox: [`Inbox::open`], answering [`Receipt::QueueFull`] past `caps`. Until
+    /// the first [`Inbox::backlog`] it counts only the rows it holds.
+    pub fn open_capped(
+        path: &Path,
+        caps: QueueCaps,
+    ) -> Result<(Inbox, JoinHandle<()>), StoreError> {
+        Inbox::open_inner(path, clock::system(), Some(caps))
+    }
+
+    fn open_inner(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        caps: Option<QueueCaps>,
+    ) -> Result<(Inbox, JoinHandle<()>), StoreError> {
         let conn = sqlite::open_inbox_rw(path)
             .map_err(StoreError::sqlite(format!("open {}", path.display())))?;
         conn.execute_batch(SCHEMA)
             .map_err(StoreError::sqlite("create the inbox schema"))?;
-        add_origin_column(&conn)?;
+        add_column(&conn, "origin")?;
+        add_column(&conn, "owner")?;
+        let queue = caps.map(|caps| Queue::of_rows(caps, &conn)).transpose()?;
         let reader =
             sqlite::open_inbox_rw(path).map_err(StoreError::sqlite("open an inbox reader"))?;
         reader
@@ -100,7 +180,7 @@ impl Inbox {
         let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
         let handle = std::thread::Builder::new()
             .name("inbox-writer".into())
-            .spawn(move || writer_loop(conn, rx, &*clock, &dir))
+            .spawn(move || writer_loop(conn, rx, &*clock, &dir, queue))
             .map_err(|source| StoreError::Io {
                 path: path.to_owned(),
                 source,
@@ -155,6 +235,16 @@ impl Inbox {
             .send(Command::Prune(watermark));
     }
 
+    /// Tells the writer what root holds of the queue now ([`store::StateReader::backlog`]):
+    /// the counts it checks [`QueueCaps`] against. Ignored by an inbox without caps.
+    pub fn backlog(&self, backlog: Backlog) {
+        let _ = self
+            .writer
+            .lock()
+            .expect("the inbox writer lock is never poisoned: nothing panics while holding it")
+            .send(Command::Backlog(backlog));
+    }
+
     /// A request that is received but not yet admitted by root, as a job view.
     pub fn received(&self, request_id: &str) -> Result<Option<(JobView, String)>, StoreError> {
         let conn = self
@@ -206,7 +296,13 @@ impl Inbox {
     }
 }
 
-fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock, dir: &Path) {
+fn writer_loop(
+    mut conn: Connection,
+    rx: Receiver<Command>,
+    clock: &dyn Clock,
+    dir: &Path,
+    mut queue: Option<Queue>,
+) {
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::new();
         let mut prune = None;
@@ -218,6 +314,11 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock, d
                     batch.push((job, origin, reply));
                 }
                 Command::Prune(w) => prune = Some(w),
+                Command::Backlog(backlog) => {
+                    if let Some(queue) = &mut queue {
+                        queue.root_holds(backlog);
+                    }
+                }
             }
             if batch.len() < MAX_BATCH {
                 next = rx.try_recv().ok();
@@ -225,7 +326,7 @@ fn writer_loop(mut conn: Connection, rx: Receiver<Command>, clock: &dyn Clock, d
         }
         if !batch.is_empty() {
             match room_for_requests(dir) {
-                Ok(()) => commit_batch(&mut conn, batch, clock.now_ms()),
+                Ok(()) => commit_batch(&mut conn, batch, clock.now_ms(), queue.as_mut()),
                 Err(context) => refuse_batch(batch, &context),
             }
         }
@@ -269,25 +370,147 @@ fn refuse_batch(batch: Vec<(ValidatedJob, Origin, Reply)>, context: &str) {
     }
 }
 
-/// Gives an inbox created before requests carried their origin its `origin` column, in place:
-/// the rows waiting in it stay, with no origin recorded.
-fn add_origin_column(conn: &Connection) -> Result<(), StoreError> {
+/// Gives an inbox created before requests carried their `origin`, or their `owner`, that
+/// column, in place (`origin` before `owner`, the order [`SCHEMA`] declares them): the rows
+/// waiting in it stay, with nothing recorded in it.
+fn add_column(conn: &Connection, column: &str) -> Result<(), StoreError> {
     let has: bool = conn
         .query_row(
-            "SELECT count(*) FROM pragma_table_info('requests') WHERE name = 'origin'",
-            [],
+            "SELECT count(*) FROM pragma_table_info('requests') WHERE name = ?1",
+            params![column],
             |r| r.get::<_, i64>(0),
         )
         .map(|n| n > 0)
         .map_err(StoreError::sqlite("read the inbox's columns"))?;
     if !has {
-        conn.execute("ALTER TABLE requests ADD COLUMN origin TEXT", [])
-            .map_err(StoreError::sqlite("add the inbox's origin column"))?;
+        conn.execute(
+            &format!("ALTER TABLE requests ADD COLUMN {column} TEXT"),
+            [],
+        )
+        .map_err(StoreError::sqlite(format!(
+            "add the inbox's {column} column"
+        )))?;
     }
     Ok(())
 }
 
-fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Origin, Reply)>, now: i64) {
+/// The writer's count of the queue, by owner ([`Owner::as_str`]): root's pending jobs as the
+/// last [`Backlog`] read them, and the rows received beyond its watermark.
+struct Queue {
+    caps: QueueCaps,
+    /// Root's pending jobs by owner, at the last backlog.
+    pending: HashMap<String, u64>,
+    /// The rows received beyond the last backlog's watermark, in order, each with its owner
+    /// (`None` for a row received before owners were recorded: counted in the total only).
+    received: VecDeque<(i64, Option<String>)>,
+    /// `received` counted by owner.
+    received_by_owner: HashMap<String, u64>,
+}
+
+impl Queue {
+    /// The queue of an inbox just opened: every row it holds counts as received, until the
+    /// first backlog says which of them root has.
+    fn of_rows(caps: QueueCaps, conn: &Connection) -> Result<Queue, StoreError> {
+        let mut queue = Queue {
+            caps,
+            pending: HashMap::new(),
+            received: VecDeque::new(),
+            received_by_owner: HashMap::new(),
+        };
+        let rows: Vec<(i64, Option<String>)> = conn
+            .prepare("SELECT seq, owner FROM requests ORDER BY seq")
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<Result<_, _>>()
+            })
+            .map_err(StoreError::sqlite("count the inbox's queue"))?;
+        for (seq, owner) in rows {
+            queue.received(seq, owner);
+        }
+        Ok(queue)
+    }
+
+    fn received(&mut self, seq: i64, owner: Option<String>) {
+        if let Some(owner) = &owner {
+            *self.received_by_owner.entry(owner.clone()).or_default() += 1;
+        }
+        self.received.push_back((seq, owner));
+    }
+
+    /// Root's side as `backlog` read it: the rows at or below its watermark are among its
+    /// pending jobs (or done), no longer counted as received.
+    fn root_holds(&mut self, backlog: Backlog) {
+        while let Some((seq, _)) = self.received.front()
+            && *seq <= backlog.watermark
+        {
+            if let Some((_, Some(owner))) = self.received.pop_front()
+                && let Some(n) = self.received_by_owner.get_mut(&owner)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    self.received_by_owner.remove(&owner);
+                }
+            }
+        }
+        self.pending = backlog.pending;
+    }
+
+    /// How many requests `owner` has queued, with `extra` more of this commit.
+    fn of_owner(&self, owner: &str, extra: &HashMap<String, u64>) -> u64 {
+        [&self.pending, &self.received_by_owner, extra]
+            .iter()
+            .map(|counts| counts.get(owner).copied().unwrap_or(0))
+            .sum()
+    }
+
+    /// How many requests every account together has queued (the node-scope lane aside), with
+    /// `extra` more of this commit.
+    fn of_accounts(&self, extra: &HashMap<String, u64>) -> u64 {
+        let tenants = |counts: &HashMap<String, u64>| {
+            counts
+                .iter()
+                .filter(|(owner, _)| owner.as_str() != Owner::NODE)
+                .map(|(_, n)| n)
+                .sum::<u64>()
+        };
+        let unattributed = self.received.iter().filter(|(_, o)| o.is_none()).count() as u64;
+        tenants(&self.pending) + tenants(&self.received_by_owner) + tenants(extra) + unattributed
+    }
+
+    /// The receipt of a new request of `owner` past a cap, with `extra` more of this commit
+    /// queued; `None` when it may be queued.
+    fn refuses(&self, owner: &Owner, extra: &HashMap<String, u64>) -> Option<Receipt> {
+        let (limit, cap) = match owner {
+            Owner::Node => (QueueLimit::NodeScope, self.caps.per_account),
+            Owner::Tenant(_) => (QueueLimit::Account, self.caps.per_account),
+        };
+        let queued = self.of_owner(owner.as_str(), extra);
+        if queued >= cap {
+            return Some(Receipt::QueueFull { limit, cap, queued });
+        }
+        if matches!(owner, Owner::Tenant(_)) {
+            let queued = self.of_accounts(extra);
+            if queued >= self.caps.total {
+                return Some(Receipt::QueueFull {
+                    limit: QueueLimit::Node,
+                    cap: self.caps.total,
+                    queued,
+                });
+            }
+        }
+        None
+    }
+}
+
+fn commit_batch(
+    conn: &mut Connection,
+    batch: Vec<(ValidatedJob, Origin, Reply)>,
+    now: i64,
+    mut queue: Option<&mut Queue>,
+) {
+    // The rows this commit adds, by owner: counted against the caps as the batch goes, and
+    // into the queue once the commit returned.
+    let mut added: HashMap<String, u64> = HashMap::new();
     let outcome = (|| {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut admissions = Vec::with_capacity(batch.len());
@@ -296,8 +519,8 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Origin, Reply)>
                 "SELECT seq, body_sha256, received_at FROM requests WHERE request_id = ?1",
             )?;
             let mut insert = tx.prepare_cached(
-                "INSERT INTO requests(request_id, operation, body, body_sha256, received_at, origin)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING seq",
+                "INSERT INTO requests(request_id, operation, body, body_sha256, received_at, origin, owner)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING seq",
             )?;
             for (job, origin, _) in &batch {
                 let existing: Option<(i64, String, i64)> = find
@@ -310,23 +533,28 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Origin, Reply)>
                         Receipt::Duplicate { seq, received_at }
                     }
                     Some(_) => Receipt::Conflict,
-                    None => {
-                        let seq = insert.query_row(
-                            params![
-                                job.request_id.as_str(),
-                                job.operation,
-                                job.canonical.as_bytes(),
-                                job.body_sha256,
-                                now,
-                                origin.stored()
-                            ],
-                            |r| r.get(0),
-                        )?;
-                        Receipt::Received {
-                            seq,
-                            received_at: now,
+                    None => match queue.as_deref().and_then(|q| q.refuses(&job.owner, &added)) {
+                        Some(full) => full,
+                        None => {
+                            let seq = insert.query_row(
+                                params![
+                                    job.request_id.as_str(),
+                                    job.operation,
+                                    job.canonical.as_bytes(),
+                                    job.body_sha256,
+                                    now,
+                                    origin.stored(),
+                                    job.owner.as_str()
+                                ],
+                                |r| r.get(0),
+                            )?;
+                            *added.entry(job.owner.as_str().to_owned()).or_default() += 1;
+                            Receipt::Received {
+                                seq,
+                                received_at: now,
+                            }
                         }
-                    }
+                    },
                 });
             }
         }
@@ -335,7 +563,12 @@ fn commit_batch(conn: &mut Connection, batch: Vec<(ValidatedJob, Origin, Reply)>
     })();
     match outcome {
         Ok(admissions) => {
-            for ((_, _, reply), admission) in batch.into_iter().zip(admissions) {
+            for ((job, _, reply), admission) in batch.into_iter().zip(admissions) {
+                if let (Some(queue), Receipt::Received { seq, .. }) =
+                    (queue.as_deref_mut(), &admission)
+                {
+                    queue.received(*seq, Some(job.owner.as_str().to_owned()));
+                }
                 reply(Ok(admission));
             }
         }
@@ -417,11 +650,14 @@ enum InboxShape {
     Empty,
     /// The API's schema before requests carried their origin.
     WithoutOrigin,
+    /// The API's schema before requests carried their owner, which root does not read: it
+    /// reads the same columns as from the current one.
+    WithoutOwner,
     Current,
 }
 
 /// Refuses an inbox whose schema is not exactly the API's: one table `requests` as [`SCHEMA`]
-/// (or [`SCHEMA_WITHOUT_ORIGIN`]) declares it, and its unique index. Reading `sqlite_schema`
+/// (or [`SCHEMA_WITHOUT_OWNER`], [`SCHEMA_WITHOUT_ORIGIN`]) declares it, and its unique index. Reading `sqlite_schema`
 /// runs nothing the file declares; anything else might (an endless recursive view would hang
 /// root's pass, an unindexed `seq` would make every read sort the whole file).
 fn check_schema(conn: &Connection) -> Result<InboxShape, StoreError> {
@@ -433,7 +669,11 @@ fn check_schema(conn: &Connection) -> Result<InboxShape, StoreError> {
                 .replace("IF NOT EXISTS ", ""),
         )
     };
-    let (current, without_origin) = (declared(SCHEMA), declared(SCHEMA_WITHOUT_ORIGIN));
+    let (current, without_owner, without_origin) = (
+        declared(SCHEMA),
+        declared(SCHEMA_WITHOUT_OWNER),
+        declared(SCHEMA_WITHOUT_ORIGIN),
+    );
     let objects: Vec<(String, String, Option<String>)> = conn
         .prepare("SELECT type, name, sql FROM sqlite_schema ORDER BY name")
         .and_then(|mut s| {
@@ -466,6 +706,7 @@ fn check_schema(conn: &Connection) -> Result<InboxShape, StoreError> {
         .and_then(|(_, _, sql)| sql.as_deref().map(normalized));
     let shape = match table {
         Some(sql) if sql == current => Some(InboxShape::Current),
+        Some(sql) if sql == without_owner => Some(InboxShape::WithoutOwner),
         Some(sql) if sql == without_origin => Some(InboxShape::WithoutOrigin),
         _ => None,
     };
@@ -532,7 +773,7 @@ pub fn read_rows(path: &Path, after: i64, limit: u32) -> Result<Vec<InboxRow>, S
         InboxShape::Empty => return Ok(Vec::new()),
         // The same parameters either way: an inbox without the column reads as no origin.
         InboxShape::WithoutOrigin => "substr(NULL, 1, ?4)",
-        InboxShape::Current => "substr(origin, 1, ?4)",
+        InboxShape::WithoutOwner | InboxShape::Current => "substr(origin, 1, ?4)",
     };
     let mut stmt = conn
         .prepare(&format!(
@@ -625,6 +866,91 @@ mod tests {
             third > second && second > first,
             "sequence numbers {first}, {second}, then {third}: root would never read the last"
         );
+        drop(inbox);
+        writer.join().unwrap();
+    }
+
+    /// Request `n` of `owner`.
+    fn job_of(n: u32, owner: Owner) -> ValidatedJob {
+        ValidatedJob {
+            scope: match owner {
+                Owner::Node => registry::Scope::Node,
+                Owner::Tenant(_) => registry::Scope::Tenant,
+            },
+            owner,
+            ..job(n)
+        }
+    }
+
+    fn account(n: u32) -> Owner {
+        Owner::Tenant(format!("{n:032x}").parse().unwrap())
+    }
+
+    fn full(limit: QueueLimit, cap: u64, queued: u64) -> Receipt {
+        Receipt::QueueFull { limit, cap, queued }
+    }
+
+    /// Admissions answered on the writer thread; what the backlog command changed is seen by
+    /// the next admission, which the writer takes after it.
+    #[test]
+    fn a_capped_inbox_refuses_past_each_cap_and_counts_what_root_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inbox.db");
+        let caps = QueueCaps {
+            total: 5,
+            per_account: 2,
+        };
+        let (inbox, writer) = Inbox::open_capped(&path, caps).unwrap();
+        let (a, b, c) = (account(0xa), account(0xb), account(0xc));
+        let admit = |n, owner: &Owner| {
+            inbox
+                .admit_blocking(job_of(n, owner.clone()), Origin::Api)
+                .unwrap()
+        };
+        let received = |r: Receipt| matches!(r, Receipt::Received { .. });
+        assert!(received(admit(1, &a)));
+        assert!(received(admit(2, &a)));
+        // A's third is past its cap; the same request again is the same job, full or not.
+        assert_eq!(admit(3, &a), full(QueueLimit::Account, 2, 2));
+        assert!(matches!(admit(2, &a), Receipt::Duplicate { .. }));
+        // B and C fill the node's total of 5; node-scope requests are a lane of their own.
+        assert!(received(admit(4, &b)));
+        assert!(received(admit(5, &b)));
+        assert!(received(admit(6, &c)));
+        assert_eq!(admit(7, &c), full(QueueLimit::Node, 5, 5));
+        assert!(received(admit(8, &Owner::Node)));
+        assert!(received(admit(9, &Owner::Node)));
+        assert_eq!(admit(10, &Owner::Node), full(QueueLimit::NodeScope, 2, 2));
+
+        // Root ingested everything (watermark 7, the seq of the last row) and has done one
+        // of A's jobs: A has room for one more, and only one.
+        let backlog = |pending: &[(&Owner, u64)]| Backlog {
+            watermark: 7,
+            pending: pending
+                .iter()
+                .map(|(owner, n)| (owner.as_str().to_owned(), *n))
+                .collect(),
+        };
+        inbox.backlog(backlog(&[(&a, 1), (&b, 2), (&c, 1), (&Owner::Node, 2)]));
+        assert!(received(admit(11, &a)));
+        assert!(matches!(admit(12, &a), Receipt::QueueFull { .. }));
+
+        // Reopened, the inbox counts its rows again, by owner, until root says what it holds.
+        drop(inbox);
+        writer.join().unwrap();
+        let (inbox, writer) = Inbox::open_capped(&path, caps).unwrap();
+        let admit = |n, owner: &Owner| {
+            inbox
+                .admit_blocking(job_of(n, owner.clone()), Origin::Api)
+                .unwrap()
+        };
+        assert_eq!(admit(13, &b), full(QueueLimit::Account, 2, 2));
+        inbox.backlog(Backlog {
+            watermark: 8,
+            pending: HashMap::new(),
+        });
+        // Root has ingested every row (up to 8, request 11) and done them all: B has room.
+        assert!(matches!(admit(13, &b), Receipt::Received { .. }));
         drop(inbox);
         writer.join().unwrap();
     }

@@ -116,10 +116,22 @@ pub fn document(registry: &Registry, version: &str) -> Value {
         "AuditPage".into(),
         component(schema_of::<AuditPage>(), "AuditPage"),
     );
-    schemas.insert(
-        "Error".into(),
-        component(schema_of::<FieldError>(), "Error"),
-    );
+    let mut error = component(schema_of::<FieldError>(), "Error");
+    if let Some(properties) = error["properties"].as_object_mut() {
+        properties.insert(
+            "retry_after_s".into(),
+            json!({"type": "integer", "minimum": 0, "description": "On an answer with Retry-After: the same number of seconds."}),
+        );
+        properties.insert(
+            "limit".into(),
+            json!({"type": "integer", "minimum": 0, "description": "On queue_full: the cap the request met (its account's, the node-scope lane's, or every account's together)."}),
+        );
+        properties.insert(
+            "queued".into(),
+            json!({"type": "integer", "minimum": 0, "description": "On queue_full: how many requests wait under that cap."}),
+        );
+    }
+    schemas.insert("Error".into(), error);
 
     let key = json!([{"bearer": []}]);
     json!({
@@ -146,7 +158,7 @@ pub fn document(registry: &Registry, version: &str) -> Value {
                     "401": error_response("Missing or wrong API key"),
                     "409": error_response("The same request_id was used with another body"),
                     "413": error_response("The body is too large"),
-                    "429": error_response("Too many requests"),
+                    "429": error_response("Too many requests, nothing stored; retry after Retry-After seconds: this client's rate (rate_limited), or the queue at its cap (queue_full, with `limit` and `queued`: the account's cap, the node-scope lane's, or every account's together)"),
                     "503": error_response("Retry after Retry-After seconds: state is briefly unreadable (state_unavailable), the inbox is unavailable (inbox_unavailable), or the node's inbox file system is full (disk_full; nothing was stored, the message names the file system: inbox)"),
                 }
             }},

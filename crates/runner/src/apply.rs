@@ -7,8 +7,10 @@
 //! the job is still `running` and the next pass runs it again (handlers are idempotent); until
 //! its batch is completed its row stays in the handlers' view (`Ctx::hold_for_batch`), so the
 //! files later jobs derive include it. A job that touched no shared service is completed at
-//! once. A batch ends before a job whose account has a job still waiting in it, so every job
-//! sees its account's earlier changes recorded.
+//! once. A batch takes at most [`MAX_BATCH`] jobs, accounts in turn, each by its oldest job
+//! (`StateDb::claim_main`): an account has at most one job in a batch, so every job sees its
+//! account's earlier changes recorded, and one account's thousand queued jobs delay another
+//! account's next one by at most a batch.
 //!
 //! Before its handler, every job of either lane is held to the node's assignment
 //! (`ops::assignment::admits`): a module the fleet did not assign fails
@@ -49,16 +51,16 @@ pub fn apply_pending(
     ctx.state.recover_running(Lane::Main, &long)?;
     let mut applied = 0;
     loop {
-        let hold = ctx.state.main_lane_hold(&long)?;
         let mut batch: Vec<(ClaimedJob, Outcome, BTreeSet<Service>, Invocations)> = Vec::new();
-        let mut claimed = 0;
-        while batch.len() < MAX_BATCH && ctx.clock().monotonic() < deadline {
-            // None also when the next job's account has a job in this batch: it runs after
-            // the batch is completed.
-            let Some(job) = ctx.state.claim_main(&hold)? else {
+        // The accounts this batch took a job of: each waits for the next batch.
+        let mut served: Vec<String> = Vec::new();
+        while served.len() < MAX_BATCH && ctx.clock().monotonic() < deadline {
+            // Accounts in turn, each by its oldest job. None when every account with a job
+            // to take now has had one in this batch.
+            let Some(job) = ctx.state.claim_main(&long, &served)? else {
                 break;
             };
-            claimed += 1;
+            served.push(job.owner.as_str().to_owned());
             let (outcome, services) = apply_one(ctx, registry, handlers, node_id, &job);
             // The programs this job ran are recorded with its completion.
             let invocations = ctx.take_invocations();
@@ -71,7 +73,7 @@ pub fn apply_pending(
                 batch.push((job, outcome, services, invocations));
             }
         }
-        if claimed == 0 {
+        if served.is_empty() {
             return Ok(applied);
         }
         let failed = ctx.finish_batch();

@@ -85,8 +85,9 @@ pub enum Answer {
     Duplicate,
     /// 409, the request id is another body's.
     Conflict,
-    /// 503 with `Retry-After`: state.db was briefly unreadable (after a crash, until root's
-    /// next pass) and nothing was written; the control plane sends it again later.
+    /// 503 or 429 with `Retry-After`: state.db was briefly unreadable (after a crash, until
+    /// root's next pass), or the queue was at its cap, and nothing was written; the control
+    /// plane sends it again later.
     Unavailable,
 }
 
@@ -198,6 +199,7 @@ impl Node {
         }
         let (received, answer) = match self.inbox().admit_blocking(job, Origin::Api)? {
             Receipt::Conflict => return Ok(Answer::Conflict),
+            Receipt::QueueFull { .. } => return Ok(Answer::Unavailable),
             Receipt::Received { .. } => (true, Answer::Received),
             Receipt::Duplicate { .. } => (false, Answer::Duplicate),
         };

@@ -49,7 +49,7 @@ use registry::JobView;
 use rusqlite::Connection;
 
 pub use admission::IngestReport;
-pub use claim::{ClaimedJob, LongOperations, MainLaneHold};
+pub use claim::{ClaimedJob, LongOperations};
 pub use completion::{Outcome, ResourceChange};
 pub use disk::{DiskChanges, full_filesystems};
 pub use identities::{IdentityKind, IdentityRow};

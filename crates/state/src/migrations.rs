@@ -282,6 +282,13 @@ const MIGRATIONS: &[&str] = &[
                             'available_bytes', COALESCE(OLD.ok_available_bytes, 0)));
     END;
     "#,
+    // 9: each owner's pending jobs in admission order. The main lane takes each account's
+    // oldest pending job, accounts in turn (`state::claim`), and admission counts each
+    // account's queue (`store::queries::backlog`): both read this index, never the jobs of
+    // every other account.
+    r#"
+    CREATE INDEX jobs_owner ON jobs(owner, seq) WHERE state IN ('queued', 'running');
+    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).

@@ -191,6 +191,32 @@ pub fn audit(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Vec<
     rows.collect()
 }
 
+/// Root's ingest watermark and how many jobs each owner has pending (queued or running), in
+/// one statement and so one snapshot: a row the inbox holds beyond that watermark is not
+/// among these jobs, and one at or below it is. Reads the pending jobs through the
+/// `jobs_owner` partial index, never the whole table.
+pub fn backlog(conn: &Connection) -> rusqlite::Result<crate::Backlog> {
+    let mut backlog = crate::Backlog::default();
+    let mut stmt = conn.prepare_cached(BACKLOG)?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        match row.get::<_, Option<String>>(0)? {
+            None => backlog.watermark = row.get(1)?,
+            Some(owner) => {
+                backlog
+                    .pending
+                    .insert(owner, row.get::<_, i64>(1)?.max(0) as u64);
+            }
+        }
+    }
+    Ok(backlog)
+}
+
+/// [`backlog`]'s statement: the watermark's row first (no owner), then one row per owner.
+pub const BACKLOG: &str = "SELECT NULL, value FROM meta WHERE key = 'ingest_watermark'
+     UNION ALL
+     SELECT owner, count(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY owner";
+
 pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
         .query_row(params![key], |r| r.get(0))

@@ -112,6 +112,12 @@ impl StateReader {
         self.read("read the audit trail", |c| queries::audit(c, after, limit))
     }
 
+    /// Root's ingest watermark and its pending jobs by owner, read in one statement, so one
+    /// snapshot: what admission counts an account's queue from ([`queries::backlog`]).
+    pub fn backlog(&self) -> Result<crate::Backlog, ReadError> {
+        self.read("read the backlog", queries::backlog)
+    }
+
     pub fn watermark(&self) -> Result<i64, ReadError> {
         self.read("read the watermark", |c| {
             queries::meta(c, "ingest_watermark")

@@ -1,6 +1,6 @@
 //! The rows of state.db both sides read: a resource row as stored ([`ResourceRow`]), the shape
 //! each family gives its rows ([`StoredRow`]), and a file system recorded full
-//! ([`FullFileSystem`]). Root's `state` crate writes them; the API's [`crate::StateReader`]
+//! ([`FullFileSystem`]), and the queue as root holds it ([`Backlog`]). Root's `state` crate writes them; the API's [`crate::StateReader`]
 //! and `layerone status` read them.
 
 use registry::{FileSystem, Hex32, Owner};
@@ -22,6 +22,16 @@ pub trait StoredRow: Serialize + DeserializeOwned {
     /// field it does not own, so re-sending the declaring operation keeps the fields it does
     /// not own.
     const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[];
+}
+
+/// Root's side of the queue at one moment ([`crate::StateReader::backlog`]): the inbox rows it
+/// has ingested (up to `watermark`) and how many jobs each owner (by its stored form,
+/// [`Owner::as_str`]) has queued or running. The inbox's rows beyond the watermark are the
+/// rest of the queue.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub watermark: i64,
+    pub pending: std::collections::HashMap<String, u64>,
 }
 
 /// A tracked resource.
