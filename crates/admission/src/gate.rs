@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use registry::{Event, JobView, Origin};
+use registry::{Event, JobView, Origin, Owner};
 use tokio::sync::watch;
 
 use crate::{Admission, Refusal};
@@ -46,6 +46,20 @@ impl Gate {
     /// Admits one request body, taken in at `origin` ([`Admission::admit`]).
     pub async fn submit(&self, body: &[u8], origin: Origin) -> Result<JobView, Refusal> {
         self.admission.admit(body, origin).await
+    }
+
+    /// Whose request `body` is, as admission validates it: the account (tenant) it belongs to,
+    /// or [`Owner::Node`] for a node-scope request. `None` when it does not validate (admission
+    /// refuses it for good). The fleet daemon keeps each account's requests in order by it.
+    pub fn owner_of(&self, body: &[u8]) -> Option<Owner> {
+        if body.len() > registry::envelope::MAX_BODY {
+            return None;
+        }
+        self.admission
+            .registry()
+            .validate(body, self.admission.node_id())
+            .ok()
+            .map(|job| job.owner)
     }
 
     /// The events feed after `after`, as `GET /v1/events` reads it (a page may stop short

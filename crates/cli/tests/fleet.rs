@@ -148,9 +148,9 @@ fn a_node_that_stops_is_down_for_the_fleet_and_up_again_with_its_downtime() {
 }
 
 #[test]
-fn a_request_refused_at_validation_is_answered_and_terminated_and_one_that_exhausts_its_deliveries_is_a_dead_letter()
+fn a_request_refused_at_validation_is_answered_terminated_and_a_dead_letter_and_one_not_taken_never_is()
  {
-    let fleet = Fleet::init();
+    let mut fleet = Fleet::init();
     let node = DevNode::start(fleet.dir.path(), "n1");
     fleet.join(&node, "n1");
     fleet.wait_state("n1", "up", Duration::from_secs(30));
@@ -171,8 +171,21 @@ fn a_request_refused_at_validation_is_answered_and_terminated_and_one_that_exhau
     let conflict = fleet.submit_wait("n1", &other);
     assert_eq!(conflict["code"], "request_id_conflict", "{conflict}");
 
+    // Each refused request is a dead letter: the node copied it to the dead-letter stream and
+    // terminated it, and the fleet service said so from the broker's advisory.
+    let mut dead_letters = Vec::new();
+    fleet_support::wait_until("the dead_letter events", Duration::from_secs(20), || {
+        dead_letters = fleet
+            .events()
+            .into_iter()
+            .filter(|e| e["kind"] == "dead_letter" && e["node"] == "n1")
+            .collect();
+        dead_letters.len() == 2
+    });
+
     // A node that takes its request but never acknowledges it: here the control plane pulls
-    // a stopped node's queue and refuses each delivery, five times.
+    // a stopped node's queue and gives each delivery back, more often than a request was once
+    // delivered at most (five times): it is delivered again every time, and is no dead letter.
     let mut ghost = DevNode::start(fleet.dir.path(), "ghost");
     fleet.join(&ghost, "ghost");
     fleet.wait_state("ghost", "up", Duration::from_secs(30));
@@ -186,21 +199,46 @@ fn a_request_refused_at_validation_is_answered_and_terminated_and_one_that_exhau
         .enable_all()
         .build()
         .unwrap();
-    let dead = rt.block_on(async {
-        use futures_util::StreamExt as _;
-        let client = fleet::connect::control_plane(
+    let client = rt
+        .block_on(fleet::connect::control_plane(
             cp["seed"].as_str().unwrap(),
             &[cp["ca_pem"].as_str().unwrap()],
             &[fleet.url()],
-        )
-        .await
+        ))
         .unwrap();
-        let js = async_nats::jetstream::new(client);
+    let js = rt.block_on(async { async_nats::jetstream::new(client) });
+    // A fleet made by an earlier version limited a request to five deliveries: the fleet
+    // service, started again, gives its nodes' consumers this version's configuration.
+    let max_deliver = |js: &async_nats::jetstream::Context| {
+        rt.block_on(async {
+            let stream = js.get_stream("FLEET_REQ").await.unwrap();
+            let consumer: async_nats::jetstream::consumer::PullConsumer =
+                stream.get_consumer("ghost").await.unwrap();
+            consumer.get_info().await.unwrap().config.max_deliver
+        })
+    };
+    assert_eq!(max_deliver(&js), -1, "no limit of deliveries");
+    rt.block_on(async {
         let stream = js.get_stream("FLEET_REQ").await.unwrap();
         let consumer: async_nats::jetstream::consumer::PullConsumer =
             stream.get_consumer("ghost").await.unwrap();
+        let mut old = consumer.get_info().await.unwrap().config;
+        old.max_deliver = 5;
+        stream.update_consumer(old).await.unwrap();
+    });
+    assert_eq!(max_deliver(&js), 5);
+    fleet.start_service();
+    fleet_support::wait_until("the consumer updated", Duration::from_secs(20), || {
+        max_deliver(&js) == -1
+    });
+    let copies = rt.block_on(async {
+        use futures_util::StreamExt as _;
+        let stream = js.get_stream("FLEET_REQ").await.unwrap();
+        let consumer: async_nats::jetstream::consumer::PullConsumer =
+            stream.get_consumer("ghost").await.unwrap();
+        let wanted = 12;
         let mut naks = 0;
-        for _ in 0..50 {
+        for _ in 0..100 {
             let mut batch = consumer
                 .fetch()
                 .max_messages(1)
@@ -210,54 +248,57 @@ fn a_request_refused_at_validation_is_answered_and_terminated_and_one_that_exhau
                 .unwrap();
             while let Some(message) = batch.next().await {
                 let message = message.unwrap();
+                assert_eq!(message.info().unwrap().delivered, naks + 1);
                 message
                     .ack_with(async_nats::jetstream::AckKind::Nak(None))
                     .await
                     .unwrap();
                 naks += 1;
             }
-            if naks >= fleet::protocol::MAX_DELIVER {
+            if naks >= wanted {
                 break;
             }
         }
-        assert_eq!(
-            naks,
-            fleet::protocol::MAX_DELIVER,
-            "delivered as often as allowed"
-        );
-        let dlq = js.get_stream("FLEET_DLQ").await.unwrap();
-        let mut copied = None;
-        for _ in 0..40 {
-            // The server finds the deliveries exhausted when it next tries to deliver: ask.
-            let mut batch = consumer
-                .fetch()
-                .max_messages(1)
-                .expires(Duration::from_millis(200))
-                .messages()
-                .await
+        assert_eq!(naks, wanted, "delivered again every time");
+        // What the dead-letter stream holds: each copy's original sequence, subject and body.
+        let mut dlq = js.get_stream("FLEET_DLQ").await.unwrap();
+        let last = dlq.info().await.unwrap().state.last_sequence;
+        let mut copies = Vec::new();
+        for seq in 1..=last {
+            let message = dlq.get_raw_message(seq).await.unwrap();
+            let original: u64 = message
+                .headers
+                .get("Layerone-Original-Sequence")
+                .unwrap()
+                .as_str()
+                .parse()
                 .unwrap();
-            if let Some(message) = batch.next().await {
-                panic!(
-                    "delivered past max_deliver: {:?}",
-                    message.map(|m| m.payload.clone())
-                );
-            }
-            if let Ok(message) = dlq.get_last_raw_message_by_subject("fleet.dlq.ghost").await {
-                copied = Some(message);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            copies.push((
+                original,
+                message.subject.to_string(),
+                serde_json::from_slice::<serde_json::Value>(&message.payload).unwrap(),
+            ));
         }
-        copied.expect("the dead letter was copied")
+        copies
     });
-    let original: serde_json::Value = serde_json::from_slice(&dead.payload).unwrap();
-    assert_eq!(original, request, "the dead letter is the request itself");
-    fleet_support::wait_until("the dead_letter event", Duration::from_secs(20), || {
-        fleet
+    let mut expected: Vec<(u64, String, serde_json::Value)> = dead_letters
+        .iter()
+        .map(|e| e["stream_sequence"].as_u64().unwrap())
+        .zip([bad, other])
+        .map(|(seq, body)| (seq, "fleet.dlq.n1".to_owned(), body))
+        .collect();
+    expected.sort_by_key(|(seq, ..)| *seq);
+    assert_eq!(
+        copies, expected,
+        "the dead letters are the refused requests themselves"
+    );
+    assert!(
+        !fleet
             .events()
             .iter()
-            .any(|e| e["kind"] == "dead_letter" && e["node"] == "ghost")
-    });
+            .any(|e| e["kind"] == "dead_letter" && e["node"] == "ghost"),
+        "a request not taken is no dead letter"
+    );
 }
 
 /// The control plane's connection, from its credential file, on a runtime of its own.

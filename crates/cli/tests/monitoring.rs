@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,39 +17,6 @@ use registry::{EventKind, FileSystem, JobState};
 use serde_json::Value;
 
 const LAYERONE: &str = env!("CARGO_BIN_EXE_layerone");
-
-/// A tmpfs mounted over a directory for the length of a test; unmounted when dropped.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    #[allow(clippy::disallowed_methods)] // The test mounts a small file system to fill.
-    fn mount(dir: &Path, size: &str) -> Tmpfs {
-        assert!(
-            rustix::process::geteuid().is_root(),
-            "the full-disk test mounts a tmpfs and must run as root (CI does)"
-        );
-        let status = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0755"),
-                "tmpfs",
-            ])
-            .arg(dir)
-            .status()
-            .unwrap();
-        assert!(status.success(), "mount -t tmpfs failed: {status}");
-        Tmpfs(dir.to_owned())
-    }
-}
-
-impl Drop for Tmpfs {
-    #[allow(clippy::disallowed_methods)] // The test's own mount, taken away again.
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
 
 fn error_code(response: &client::Response) -> String {
     let body: Value = serde_json::from_slice(&response.body).unwrap();
@@ -83,26 +50,6 @@ fn disk_events(api: &Api, after: i64) -> Vec<(EventKind, FileSystem)> {
         .into_iter()
         .filter_map(|e| Some((e.kind, e.disk?.filesystem)))
         .collect()
-}
-
-/// Fills the file system holding `dir` until `leave` bytes are left.
-fn fill(dir: &Path, leave: u64) -> PathBuf {
-    let filler = dir.join("filler");
-    let mut file = std::fs::File::create(&filler).unwrap();
-    let chunk = vec![0xa5u8; 64 * 1024];
-    // Bounded: a 32 MiB file system takes at most 512 chunks.
-    for _ in 0..4096 {
-        let available = store::disk::available(dir).unwrap();
-        if available <= leave {
-            break;
-        }
-        let n = ((available - leave) as usize).min(chunk.len());
-        if file.write_all(&chunk[..n]).is_err() {
-            break;
-        }
-    }
-    file.sync_all().unwrap();
-    filler
 }
 
 #[test]

@@ -39,6 +39,11 @@ pub struct DevArgs {
     /// How often the fleet daemon heartbeats once the node joined a fleet, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     fleet_heartbeat_ms: u64,
+    /// The longest the fleet daemon lets a request it cannot take now (a full disk) wait
+    /// before the broker delivers it again, in milliseconds (by default a refusal's
+    /// `retry_after`, up to 30 s): a test's full disk need not last 30 s.
+    #[arg(long, value_name = "MS")]
+    fleet_redelivery_max_ms: Option<u64>,
     /// The platform the simulated system is: `debian` (apache2, php-fpm pools) or
     /// `cloudlinux` (httpd, alt-php, LVE, CageFS and MySQL Governor, so account limits and
     /// isolation apply). Start a sandbox with the platform it was made with.
@@ -172,7 +177,12 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
     // In a fleet once `layerone join --dev ROOT` wrote the identity, under the simulated
     // system's /etc, where root's `apply_assignment` reads the pinned fleet key.
     let (stop_daemon, daemon_stopped) = tokio::sync::watch::channel(false);
-    let daemon = runtime.spawn(fleet_daemon::supervise(
+    let redelivery = args
+        .fleet_redelivery_max_ms
+        .map_or_else(fleet_daemon::Redelivery::default, |ms| {
+            fleet_daemon::Redelivery::at_most(Duration::from_millis(ms.max(10)))
+        });
+    let daemon = runtime.spawn(fleet_daemon::supervise_with(
         api.gate(),
         fleet_daemon::DaemonConfig {
             identity: fleet::identity::IdentityDir(sysroot.join("etc/layerone/fleet")),
@@ -181,6 +191,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             platform: "dev".to_owned(),
         },
+        redelivery,
         daemon_stopped,
     ));
     let info = DevInfo {

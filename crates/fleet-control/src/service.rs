@@ -8,8 +8,9 @@
 //!   and the reload closes its connection;
 //! - liveness: a node whose heartbeat expired is `node_down`, and `node_up` with its downtime
 //!   when it is back, computed here (a dead node cannot say it died);
-//! - dead letters: a request that exhausted its deliveries is copied to the dead-letter stream
-//!   from the max-deliveries advisory, removed from the node's queue, and an event says so;
+//! - dead letters: a request a node refused for good, which the node copied to the dead-letter
+//!   stream and terminated, gets a `dead_letter` event from the broker's terminated advisory;
+//!   at its start, the service brings the nodes' consumers to this version's configuration;
 //! - the fleet's trust bundle: the service's own connection verifies the broker against the
 //!   bundle's CAs as it changes (`layerone fleet ca rotate|finish`), and a joining node is
 //!   handed the bundle.
@@ -20,9 +21,9 @@ use anyhow::Context as _;
 use async_nats::HeaderMap;
 use async_nats::jetstream::kv::Operation;
 use fleet::protocol::{
-    self, Admin, DEAD_LETTER_STREAM, EventBody, FleetEvent, JOIN_SUBJECT, JoinReply, JoinRequest,
-    NODES_BUCKET, NodeRecord, PRESENCE_BUCKET, Presence, REQUESTS_STREAM, TOKENS_BUCKET,
-    TRUST_BUCKET, TRUST_KEY, TokenRecord, TrustBundle,
+    self, Admin, EventBody, FleetEvent, JOIN_SUBJECT, JoinReply, JoinRequest, NODES_BUCKET,
+    NodeRecord, PRESENCE_BUCKET, Presence, REQUESTS_STREAM, TOKENS_BUCKET, TRUST_BUCKET, TRUST_KEY,
+    TokenRecord, TrustBundle,
 };
 use futures_util::StreamExt as _;
 
@@ -65,6 +66,10 @@ impl Service {
     pub async fn run(self) -> anyhow::Result<()> {
         let service = std::sync::Arc::new(self);
         service.sync_config().await?;
+        // A fleet made by an earlier version: its nodes' consumers take this configuration.
+        if let Err(e) = fleet::setup::update_node_consumers(&service.fleet.js).await {
+            tracing::warn!(error = %format!("{e:#}"), "updating the nodes' consumers");
+        }
         let mut tasks = tokio::task::JoinSet::new();
         tasks.spawn(join_service(service.clone()));
         tasks.spawn(follow_nodes(service.clone()));
@@ -420,63 +425,52 @@ async fn record_last_seen(service: &Service, node: &str, seen: i64) {
     }
 }
 
+/// The broker's advisory of a request terminated on a node's queue
+/// (`io.nats.jetstream.advisory.v1.terminated`).
 #[derive(serde::Deserialize)]
-struct MaxDeliveries {
+struct Terminated {
     stream: String,
     consumer: String,
     stream_seq: u64,
     deliveries: i64,
+    /// What the terminating client gave (`+TERM <reason>`), or the broker's own words (a
+    /// pending message deleted).
+    #[serde(default)]
+    reason: String,
 }
 
+/// Says `dead_letter` for each request a node refused for good: the node copied it to the
+/// dead-letter stream and terminated it, and the broker's terminated advisory names it. A
+/// request terminated for another reason (an operator deleted it from the stream) is no dead
+/// letter.
 async fn dead_letters(service: std::sync::Arc<Service>) -> anyhow::Result<()> {
     let mut advisories = service
         .fleet
         .client
         .subscribe(format!(
-            "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{REQUESTS_STREAM}.*"
+            "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.{REQUESTS_STREAM}.*"
         ))
         .await?;
-    let requests = service.fleet.js.get_stream(REQUESTS_STREAM).await?;
     while let Some(message) = advisories.next().await {
-        let Ok(advisory) = serde_json::from_slice::<MaxDeliveries>(&message.payload) else {
+        let Ok(advisory) = serde_json::from_slice::<Terminated>(&message.payload) else {
             continue;
         };
         if advisory.stream != REQUESTS_STREAM {
             continue;
         }
-        let node = advisory.consumer.clone();
-        let original = match requests.get_raw_message(advisory.stream_seq).await {
-            Ok(original) => original,
-            Err(e) => {
-                tracing::warn!(error = %e, seq = advisory.stream_seq, "a dead letter is gone already");
-                continue;
-            }
-        };
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            "Nats-Msg-Id",
-            format!("dlq.{}", advisory.stream_seq).as_str(),
-        );
-        headers.insert(
-            "Layerone-Original-Sequence",
-            advisory.stream_seq.to_string().as_str(),
-        );
-        service
-            .fleet
-            .js
-            .publish_with_headers(
-                protocol::dead_letter_subject(&node),
-                headers,
-                original.payload,
-            )
-            .await?
-            .await
-            .with_context(|| format!("copying a dead letter to {DEAD_LETTER_STREAM}"))?;
-        let _ = requests.delete_message(advisory.stream_seq).await;
+        if advisory.reason.split(' ').next() != Some(protocol::TERM_REASON_REFUSED) {
+            tracing::info!(
+                node = advisory.consumer,
+                seq = advisory.stream_seq,
+                reason = advisory.reason,
+                "a request left a node's queue unhandled"
+            );
+            continue;
+        }
         service
             .publish_event(
                 format!("fleet.dlq.{}", advisory.stream_seq),
-                &node,
+                &advisory.consumer,
                 EventBody::DeadLetter {
                     stream_sequence: advisory.stream_seq,
                     deliveries: advisory.deliveries,

@@ -1,7 +1,8 @@
 //! Daemon mode: the node on the fleet's broker, in the API's process and with its user.
 //!
 //! - [`consume`]: the node's own queue, every request handed to the API's admission
-//!   ([`admission::Gate`]), acknowledged only after the inbox COMMIT;
+//!   ([`admission::Gate`]), acknowledged only after the inbox COMMIT, each account's requests
+//!   in their order on the queue;
 //! - [`publish`]: root's events feed and the daemon's own events, to the events stream, each
 //!   stored once;
 //! - [`trust`]: the fleet's trust bundle, kept and put in force on the live connection;
@@ -47,6 +48,44 @@ impl DaemonConfig {
     }
 }
 
+/// How long a request the node cannot take now (a retryable refusal: the disk full, the inbox
+/// or state briefly unavailable) waits before the broker delivers it again: the refusal's
+/// `retry_after`, at least `floor` (also the wait of a refusal that names none) and at most
+/// `ceiling`. The same account's later requests wait as long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Redelivery {
+    pub floor: Duration,
+    pub ceiling: Duration,
+}
+
+impl Default for Redelivery {
+    fn default() -> Self {
+        Redelivery {
+            floor: Duration::from_secs(1),
+            ceiling: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Redelivery {
+    /// Waits of at most `ceiling` (a test's short one): the floor is the default's, or
+    /// `ceiling` if that is shorter.
+    pub fn at_most(ceiling: Duration) -> Redelivery {
+        Redelivery {
+            floor: Redelivery::default().floor.min(ceiling),
+            ceiling,
+        }
+    }
+
+    /// The wait before a request refused with `retry_after` (seconds) is delivered again.
+    pub fn delay(&self, retry_after: Option<u32>) -> Duration {
+        retry_after
+            .map_or(self.floor, |secs| Duration::from_secs(secs.into()))
+            .max(self.floor)
+            .min(self.ceiling.max(self.floor))
+    }
+}
+
 pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -67,6 +106,7 @@ pub(crate) struct Shared {
     pub trust: Trust,
     /// Woken when `trust` changed: the heartbeat says so at once.
     pub trust_changed: Notify,
+    pub redelivery: Redelivery,
 }
 
 impl Shared {
@@ -91,14 +131,31 @@ impl Shared {
 /// Runs the daemon whenever the node is in a fleet, until `stop` is set: waits for the identity
 /// to appear (`layerone join` writes it), and starts the daemon again, after a pause, when it
 /// fails.
-pub async fn supervise(gate: Gate, config: DaemonConfig, mut stop: watch::Receiver<bool>) {
+pub async fn supervise(gate: Gate, config: DaemonConfig, stop: watch::Receiver<bool>) {
+    supervise_with(gate, config, Redelivery::default(), stop).await;
+}
+
+/// [`supervise`], with the waits of `redelivery` (a dev node's, shorter for a test).
+pub async fn supervise_with(
+    gate: Gate,
+    config: DaemonConfig,
+    redelivery: Redelivery,
+    mut stop: watch::Receiver<bool>,
+) {
     loop {
         if *stop.borrow_and_update() {
             return;
         }
         match config.identity.load() {
             Ok(Some(credentials)) => {
-                if let Err(e) = run(gate.clone(), config.clone(), credentials, stop.clone()).await {
+                let run = run(
+                    gate.clone(),
+                    config.clone(),
+                    redelivery,
+                    credentials,
+                    stop.clone(),
+                );
+                if let Err(e) = run.await {
                     tracing::error!(error = %format!("{e:#}"), "the fleet daemon stopped; starting it again");
                 } else {
                     return;
@@ -120,6 +177,7 @@ pub async fn supervise(gate: Gate, config: DaemonConfig, mut stop: watch::Receiv
 pub async fn run(
     gate: Gate,
     config: DaemonConfig,
+    redelivery: Redelivery,
     credentials: Credentials,
     mut stop: watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
@@ -153,6 +211,7 @@ pub async fn run(
         js,
         trust,
         trust_changed: Notify::new(),
+        redelivery,
     });
     trust::refresh(&shared).await;
     shared

@@ -1,6 +1,8 @@
 //! `fleet.db`, the daemon's own durable state on the unprivileged side: the cursor of root's
 //! events feed it has published through, the events it made itself (lifecycle, refusals) until
-//! the broker stored them, and since when it has been cut off from the broker.
+//! the broker stored them, since when it has been cut off from the broker, and the requests of
+//! its queue it could not take yet, by account (`held`, [`crate::consume`] keeps each
+//! account's order with it across restarts).
 //!
 //! Publishing is at least once from here (a crash between the broker's ack and the cursor's
 //! update publishes again), and the events stream stores it once: every event's message id is
@@ -28,6 +30,10 @@ const SCHEMA: &str = "
         id INTEGER PRIMARY KEY CHECK (id = 1),
         connected INTEGER NOT NULL,
         since_ms INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS held (
+        seq INTEGER PRIMARY KEY,
+        account TEXT NOT NULL
     );
 ";
 
@@ -134,6 +140,35 @@ impl Outbox {
         Ok(())
     }
 
+    /// Records that the request at stream sequence `seq`, of `account`, was not taken yet.
+    pub fn hold(&self, account: &str, seq: u64) -> anyhow::Result<()> {
+        self.conn.execute(
+            "INSERT INTO held(seq, account) VALUES (?1, ?2)
+             ON CONFLICT(seq) DO UPDATE SET account = excluded.account",
+            params![seq as i64, account],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets the requests at these stream sequences (taken, refused for good, or gone).
+    pub fn release(&self, seqs: &[u64]) -> anyhow::Result<()> {
+        let tx = self.conn.unchecked_transaction()?;
+        for seq in seqs {
+            tx.execute("DELETE FROM held WHERE seq = ?1", params![*seq as i64])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Every request not taken yet: (stream sequence, account).
+    pub fn held(&self) -> anyhow::Result<Vec<(u64, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq, account FROM held ORDER BY seq")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     pub fn link(&self) -> anyhow::Result<Option<Link>> {
         Ok(self
             .conn
@@ -181,5 +216,24 @@ mod tests {
         );
         outbox.set_link(true, 300).unwrap();
         assert_eq!(outbox.link().unwrap().unwrap().since_ms, 300);
+    }
+
+    #[test]
+    fn held_requests_survive_a_reopen_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.db");
+        let outbox = Outbox::open(&path).unwrap();
+        outbox.hold("a", 7).unwrap();
+        outbox.hold("a", 9).unwrap();
+        outbox.hold("node:", 8).unwrap();
+        outbox.hold("a", 7).unwrap();
+        drop(outbox);
+        let outbox = Outbox::open(&path).unwrap();
+        assert_eq!(
+            outbox.held().unwrap(),
+            vec![(7, "a".into()), (8, "node:".into()), (9, "a".into())]
+        );
+        outbox.release(&[7, 8, 100]).unwrap();
+        assert_eq!(outbox.held().unwrap(), vec![(9, "a".into())]);
     }
 }

@@ -14,7 +14,9 @@ pub const REQUESTS_STREAM: &str = "FLEET_REQ";
 /// The events stream: node X publishes on `fleet.evt.node.X.<kind>`, the fleet's own events
 /// (node down and up, dead letters) on `fleet.evt.fleet.<kind>`.
 pub const EVENTS_STREAM: &str = "FLEET_EVT";
-/// Requests that exhausted their deliveries, copied from the max-deliveries advisory.
+/// Requests a node refused for good: the node copies each here (`fleet.dlq.<node>`) before it
+/// terminates it on its queue, and the fleet service says so with a `dead_letter` event when
+/// the broker's terminated advisory comes.
 pub const DEAD_LETTER_STREAM: &str = "FLEET_DLQ";
 /// The fleet's record of each node (key: the node's name), written by the fleet only.
 pub const NODES_BUCKET: &str = "fleet_nodes";
@@ -44,8 +46,14 @@ pub const JOIN_INBOX_PREFIX: &str = "_INBOX_JOIN";
 /// How long the events stream recognises a message id it stored (JetStream's
 /// `duplicate_window`): a publisher that lost an ack and retries within it stores nothing twice.
 pub const DUPLICATE_WINDOW_SECS: u64 = 3600;
-/// How many times a request is delivered before it goes to the dead-letter stream.
-pub const MAX_DELIVER: i64 = 5;
+/// How many times a request is delivered at most: no limit (-1). A request the node cannot
+/// take now is redelivered until it can; only one the node refused for good, which the node
+/// terminates itself, goes to the dead-letter stream.
+pub const MAX_DELIVER: i64 = -1;
+/// The reason a node gives when it terminates a request it refused for good (`+TERM
+/// refused <code>`): the broker's terminated advisory carries it, and the fleet service makes
+/// a dead letter only of a request terminated with it (not of one an operator deleted).
+pub const TERM_REASON_REFUSED: &str = "refused";
 /// How long a node has to acknowledge a delivered request before it is redelivered.
 pub const ACK_WAIT_SECS: u64 = 30;
 
@@ -73,6 +81,7 @@ pub fn fleet_events_subject(kind: &str) -> String {
     format!("fleet.evt.fleet.{kind}")
 }
 
+/// Node X's subject in [`DEAD_LETTER_STREAM`].
 pub fn dead_letter_subject(node: &str) -> String {
     format!("fleet.dlq.{node}")
 }
@@ -94,7 +103,8 @@ pub fn valid_node_name(name: &str) -> bool {
 }
 
 /// What the broker lets a node publish and subscribe to: its own queue, its own assignment,
-/// its own events and heartbeat, its own inbox. Nothing else (`docs/security.md`).
+/// its own events and heartbeat, its own dead letters, its own inbox. Nothing else
+/// (`docs/security.md`).
 pub fn node_permissions(node: &str) -> Permissions {
     Permissions {
         publish: vec![
@@ -102,6 +112,7 @@ pub fn node_permissions(node: &str) -> Permissions {
             format!("$JS.API.CONSUMER.MSG.NEXT.{REQUESTS_STREAM}.{node}"),
             format!("$JS.ACK.{REQUESTS_STREAM}.{node}.>"),
             format!("fleet.evt.node.{node}.>"),
+            dead_letter_subject(node),
             kv_subject(PRESENCE_BUCKET, node),
             format!(
                 "$JS.API.DIRECT.GET.KV_{ASSIGN_BUCKET}.{}",
@@ -382,7 +393,7 @@ pub enum EventBody {
         event: registry::Event,
     },
     /// A request the node refused at admission: the API's `{code, message, field}`. The message
-    /// was terminated, never redelivered.
+    /// was copied to the dead-letter stream and terminated, never redelivered.
     Refused {
         request_id: Option<String>,
         code: String,
@@ -424,7 +435,9 @@ pub enum EventBody {
     NodeUp {
         downtime_ms: i64,
     },
-    /// Fleet side: a request exhausted its deliveries and was moved to the dead-letter stream.
+    /// Fleet side: the node refused a request for good (its `refused` event says why), copied
+    /// it to the dead-letter stream and terminated it; `deliveries` is how often the broker
+    /// had delivered it.
     DeadLetter {
         stream_sequence: u64,
         deliveries: i64,
@@ -463,7 +476,7 @@ pub fn reference() -> String {
     let _ = writeln!(out, "| stream | subjects | kind |\n| --- | --- | --- |");
     let _ = writeln!(
         out,
-        "| `{REQUESTS_STREAM}` | `fleet.req.<node>` | work queue; one durable pull consumer per node, named after it, filtered to its subject; acknowledged explicitly, {ACK_WAIT_SECS} s to acknowledge, {MAX_DELIVER} deliveries at most |"
+        "| `{REQUESTS_STREAM}` | `fleet.req.<node>` | work queue; one durable pull consumer per node, named after it, filtered to its subject; acknowledged explicitly, {ACK_WAIT_SECS} s to acknowledge, delivered again until acknowledged or terminated (no limit of deliveries) |"
     );
     let _ = writeln!(
         out,
@@ -471,7 +484,7 @@ pub fn reference() -> String {
     );
     let _ = writeln!(
         out,
-        "| `{DEAD_LETTER_STREAM}` | `fleet.dlq.<node>` | limits; what exhausted its deliveries, header `Layerone-Original-Sequence` |"
+        "| `{DEAD_LETTER_STREAM}` | `fleet.dlq.<node>` | limits; each request a node refused for good, copied there by the node before it terminated it (message id `dlq.<sequence>`), header `Layerone-Original-Sequence` |"
     );
     let _ = writeln!(out, "\n### Buckets\n");
     let _ = writeln!(

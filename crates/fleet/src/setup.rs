@@ -29,7 +29,9 @@ fn stream_config(name: &str, subjects: &[&str], replicas: usize) -> stream::Conf
     }
 }
 
-/// Creates what is missing and leaves what exists: run again, it changes nothing.
+/// Creates what is missing and leaves what exists, except each node's consumer, which it
+/// brings to this version's configuration ([`ensure_node_consumer`]): run again, it changes
+/// nothing.
 pub async fn ensure_streams_and_buckets(
     js: &jetstream::Context,
     replicas: usize,
@@ -74,27 +76,44 @@ pub async fn ensure_streams_and_buckets(
         .await
         .map_err(|e| anyhow::anyhow!("creating the bucket {bucket}: {e}"))?;
     }
+    update_node_consumers(js).await
+}
+
+/// Brings every node's consumer that exists to this version's configuration (a fleet made by
+/// an earlier version limited the deliveries of a request).
+pub async fn update_node_consumers(js: &jetstream::Context) -> anyhow::Result<()> {
+    use futures_util::TryStreamExt as _;
+    let stream = js
+        .get_stream(REQUESTS_STREAM)
+        .await
+        .map_err(|e| anyhow::anyhow!("reading {REQUESTS_STREAM}: {e}"))?;
+    let names: Vec<String> = stream
+        .consumer_names()
+        .try_collect()
+        .await
+        .map_err(|e| anyhow::anyhow!("listing the consumers of {REQUESTS_STREAM}: {e}"))?;
+    for name in names {
+        ensure_node_consumer(js, &name).await?;
+    }
     Ok(())
 }
 
-/// Node `name`'s durable consumer on its own subject.
+/// Node `name`'s durable consumer on its own subject, created, or updated to this
+/// configuration if it exists with another (what is queued and pending on it stays).
 pub async fn ensure_node_consumer(js: &jetstream::Context, name: &str) -> anyhow::Result<()> {
     let stream = js
         .get_stream(REQUESTS_STREAM)
         .await
         .map_err(|e| anyhow::anyhow!("reading {REQUESTS_STREAM}: {e}"))?;
     stream
-        .get_or_create_consumer(
-            name,
-            consumer::pull::Config {
-                durable_name: Some(name.to_owned()),
-                filter_subject: request_subject(name),
-                ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait: Duration::from_secs(ACK_WAIT_SECS),
-                max_deliver: MAX_DELIVER,
-                ..Default::default()
-            },
-        )
+        .create_consumer(consumer::pull::Config {
+            durable_name: Some(name.to_owned()),
+            filter_subject: request_subject(name),
+            ack_policy: consumer::AckPolicy::Explicit,
+            ack_wait: Duration::from_secs(ACK_WAIT_SECS),
+            max_deliver: MAX_DELIVER,
+            ..Default::default()
+        })
         .await
         .map_err(|e| anyhow::anyhow!("creating the consumer of {name}: {e}"))?;
     Ok(())

@@ -1476,3 +1476,61 @@ impl Node {
         start
     }
 }
+
+/// A tmpfs mounted over a directory for the length of a test; unmounted when dropped. Only
+/// root can mount one: the full-disk tests assert they run as root (CI does) rather than skip.
+pub struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    #[allow(clippy::disallowed_methods)] // The test mounts a small file system to fill.
+    pub fn mount(dir: &Path, size: &str) -> Tmpfs {
+        assert!(
+            rustix::process::geteuid().is_root(),
+            "the full-disk test mounts a tmpfs and must run as root (CI does)"
+        );
+        let status = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mount -t tmpfs failed: {status}");
+        Tmpfs(dir.to_owned())
+    }
+}
+
+impl Drop for Tmpfs {
+    #[allow(clippy::disallowed_methods)] // The test's own mount, taken away again.
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Fills the file system holding `dir` until `leave` bytes are left (the file `filler` there).
+pub fn fill(dir: &Path, leave: u64) -> PathBuf {
+    use std::io::Write as _;
+    let filler = dir.join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    let chunk = vec![0xa5u8; 64 * 1024];
+    // Bounded: a 32 MiB file system takes at most 512 chunks.
+    for _ in 0..4096 {
+        let available = store::disk::available(dir).unwrap();
+        if available <= leave {
+            break;
+        }
+        let n = ((available - leave) as usize).min(chunk.len());
+        if file.write_all(&chunk[..n]).is_err() {
+            break;
+        }
+    }
+    file.sync_all().unwrap();
+    filler
+}
