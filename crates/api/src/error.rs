@@ -1,11 +1,11 @@
 //! Every error the API answers, and the one place that maps each to a status.
 //!
 //! The body is always JSON `{code, message, field}`: `code` is stable (a control plane branches
-//! on it), `message` is safe to show, `field` names the offending field or is empty. Details
-//! that help an operator (a SQLite error, a path) go to the log, never to the client. The only
-//! 5xx is 503 with `Retry-After`: state briefly unreadable, the inbox writer unavailable, or a
-//! full file system (`disk_full`, its message naming which by its stable name: `inbox`,
-//! `blobs`).
+//! on it), `message` is safe to show, `field` names the offending field or is empty; 410
+//! `events_lost` adds `first_cursor`, where the events feed can be resumed. Details that help
+//! an operator (a SQLite error, a path) go to the log, never to the client. The only 5xx is 503
+//! with `Retry-After`: state briefly unreadable, the inbox writer unavailable, or a full file
+//! system (`disk_full`, its message naming which by its stable name: `inbox`, `blobs`).
 
 use std::borrow::Cow;
 
@@ -36,6 +36,14 @@ pub enum ApiError {
     Method,
     #[error("no such job")]
     JobNotFound,
+    /// The events feed was trimmed past the cursor asked from: the events just after it are
+    /// gone. `first_cursor` is the oldest event still there.
+    #[error(
+        "the events after this cursor were trimmed from the feed, which now begins at cursor \
+         {first_cursor}: read each job you wait for (GET /v1/jobs/{{request_id}}), then resume \
+         from after={}", .first_cursor - 1
+    )]
+    EventsLost { first_cursor: i64 },
     /// Admission refused the request (the `admission` crate's [`Refusal`]): invalid, too
     /// large, a conflict, or state, inbox or disk unavailable.
     #[error("{}", .0.message)]
@@ -81,6 +89,8 @@ struct Body<'a> {
     code: &'a str,
     message: &'a str,
     field: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_cursor: Option<i64>,
 }
 
 pub(crate) struct Parts {
@@ -89,6 +99,8 @@ pub(crate) struct Parts {
     pub field: String,
     pub message: String,
     pub retry_after_secs: Option<u32>,
+    /// `events_lost`'s oldest cursor still on the feed.
+    pub first_cursor: Option<i64>,
 }
 
 impl ApiError {
@@ -99,6 +111,7 @@ impl ApiError {
             field: field.to_owned(),
             message,
             retry_after_secs: None,
+            first_cursor: None,
         };
         let message = self.to_string();
         match self {
@@ -136,6 +149,10 @@ impl ApiError {
                 "request_id",
                 message,
             ),
+            ApiError::EventsLost { first_cursor } => Parts {
+                first_cursor: Some(first_cursor),
+                ..p(StatusCode::GONE, "events_lost", "after", message)
+            },
             ApiError::Refused(refusal) => Parts {
                 status: match refusal.kind {
                     RefusalKind::Invalid => StatusCode::BAD_REQUEST,
@@ -147,6 +164,7 @@ impl ApiError {
                 field: refusal.field,
                 message: refusal.message,
                 retry_after_secs: refusal.retry_after,
+                first_cursor: None,
             },
             ApiError::RateLimited { retry_after_secs } => Parts {
                 retry_after_secs: Some(retry_after_secs),
@@ -208,6 +226,7 @@ impl IntoResponse for ApiError {
             code: &parts.code,
             message: &parts.message,
             field: &parts.field,
+            first_cursor: parts.first_cursor,
         };
         let mut response = crate::routes::json_response(parts.status, &body);
         if let Some(secs) = parts.retry_after_secs {
