@@ -3,12 +3,14 @@
     python against_node.py examples DEV_JSON PLAN_JSON
     python against_node.py errors DEV_JSON README
     python against_node.py pin DEV_JSON
+    python against_node.py trimmed DEV_JSON
 
 `crates/cli/tests/python_client.rs` starts the dev node, installs the wheel into a fresh
 virtualenv and runs each scenario under a time bound. DEV_JSON is the dev node's `dev.json`
 (url, key, pins, node id); PLAN_JSON lists operations' examples in an order that works, each
 after its prerequisites' examples (computed from the declarations by the Rust test, which
-splits every operation between a Debian and a CloudLinux dev node).
+splits every operation between a Debian and a CloudLinux dev node). The trimmed scenario wants
+a dev node that keeps a handful of events (`--events-kept 5`).
 Any failed check raises; the exit status says whether the scenario held.
 """
 
@@ -184,6 +186,84 @@ def errors(dev: dict[str, Any], readme: Path) -> None:
     print(json.dumps({"errors": "ok"}))
 
 
+def ended(node: Node, request_id: str) -> dict[str, Any]:
+    """The job's view once it is final, read job by job (not through the feed)."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        view = node.job(request_id)
+        if view["state"] in ("succeeded", "failed", "superseded"):
+            return view
+        time.sleep(0.05)
+    raise AssertionError(f"job {request_id} did not end in {WAIT} s")
+
+
+def trimmed(dev: dict[str, Any]) -> None:
+    """`wait` from a cursor the node's feed was trimmed past (the dev node keeps 5 events):
+    the feed answers 410 `events_lost` with the oldest cursor it holds, and `wait` still
+    returns the outcome of each job whose final event was trimmed, read from the job itself,
+    then follows the feed on from there."""
+    node = connect(dev)
+    account = node.submit_op(
+        "ensure_account", models.EnsureAccountRequest(id="a1" * 16, username="shop1")
+    )["request_id"]
+    observe = models.ObservePhpVersionsRequest(id="c5" * 16)
+    php = node.submit_node_op("observe_php_versions", observe)["request_id"]
+    views = {rid: ended(node, rid) for rid in (account, php)}
+    # More jobs until the feed holds neither job's events (each job is three events: queued,
+    # running, its end; root trims at the end of the pass that ran it).
+    lost: ApiError | None = None
+    for _ in range(40):
+        try:
+            node.events(0)
+        except ApiError as e:
+            if e.code != "events_lost" or e.first_cursor is None:
+                raise
+            lost = e
+            try:
+                kept = node.events(e.first_cursor - 1, limit=1000)
+            except ApiError:
+                continue  # trimmed again, by the pass that ran the last job, in between
+            if not any(ev.get("request_id") in views for ev in kept["events"]):
+                break
+        ended(node, node.submit_node_op("observe_php_versions", observe)["request_id"])
+    else:
+        raise AssertionError(f"the feed was not trimmed past the first jobs: {lost}")
+    check(lost is not None and lost.first_cursor is not None, "events_lost said first_cursor")
+    assert lost is not None and lost.first_cursor is not None
+    first = lost.first_cursor
+    check(
+        (lost.status, lost.code, lost.field) == (410, "events_lost", "after"),
+        f"a cursor behind the trim: {lost.status} {lost.code} {lost.field}",
+    )
+    check(first > 1, f"the oldest cursor left is {first}")
+    try:
+        node.events(first - 2)
+    except ApiError as e:
+        check(e.code == "events_lost" and e.first_cursor is not None, f"{e}")
+    else:
+        raise AssertionError("a cursor two below the oldest left read a page")
+
+    # A client starting from 0, as a control plane that kept no cursor: both jobs' outcomes,
+    # the first through the 410, the second because its end was among the events lost too.
+    fresh = connect(dev)
+    started = time.monotonic()
+    outcome = fresh.wait(account, WAIT)
+    check(outcome.state == "succeeded", f"ensure_account: {outcome}")
+    check(outcome.cursor is None, "the outcome was read from the job, not from an event")
+    check(outcome.result == views[account]["result"], "the outcome is the job's result")
+    check(outcome.parsed(models.EnsureAccountResult).username == "shop1", "a typed result")
+    check(fresh.cursor >= first - 1, f"the feed resumed at {fresh.cursor}, behind {first - 1}")
+    outcome = fresh.wait(php, 10.0)
+    check(outcome.state == "succeeded", f"observe_php_versions: {outcome}")
+    check(outcome.result == views[php]["result"], "the outcome is the job's result")
+    check(time.monotonic() - started < 10.0, "the trimmed jobs' outcomes came at once")
+    # A job after the gap is followed as before.
+    after = fresh.submit_node_op("observe_php_versions", observe)["request_id"]
+    outcome = fresh.wait(after, WAIT)
+    check(outcome.state == "succeeded", f"a job after the gap: {outcome}")
+    print(json.dumps({"trimmed": "ok", "first_cursor": first, "cursor": fresh.cursor}))
+
+
 class Recorder:
     """A TLS server with the dev node's own certificate and key that counts every byte of
     application data a client sends after the handshake."""
@@ -287,6 +367,8 @@ def main() -> None:
         errors(dev, Path(sys.argv[3]))
     elif scenario == "pin":
         pin(dev, dev_json.parent)
+    elif scenario == "trimmed":
+        trimmed(dev)
     else:
         raise SystemExit(f"unknown scenario {scenario}")
 

@@ -64,6 +64,12 @@ impl Gate {
 
     /// The events feed after `after`, as `GET /v1/events` reads it (a page may stop short
     /// of `limit` at its byte budget: ask again from the last event's cursor).
+    ///
+    /// Where root trimmed the feed past `after`, the events just after it are gone and the
+    /// first one here is the oldest left: its cursor is past `after + 1`, which is the gap
+    /// itself (`store::queries::trimmed_after`, the rule `GET /v1/events` answers 410
+    /// `events_lost` by). The fleet daemon's publisher reads it so and publishes the gap as an
+    /// `events_lost` fleet event before what follows.
     pub async fn events(&self, after: i64, limit: u32) -> Result<Vec<Event>, Refusal> {
         self.admission
             .blocking(move |admission| Ok(admission.reader().events(after, limit)?.events))

@@ -2,12 +2,12 @@
 //!
 //! The body is always JSON `{code, message, field}`: `code` is stable (a control plane branches
 //! on it), `message` is safe to show, `field` names the offending field or is empty. An answer
-//! with `Retry-After` also says it in the body (`retry_after_s`), and a 429 `queue_full` says
-//! the cap it met and how many requests wait under it (`limit`, `queued`). Details
-//! that help an operator (a SQLite error, a path) go to the log, never to the client. The only
-//! 5xx is 503 with `Retry-After`: state briefly unreadable, the inbox writer unavailable, or a
-//! full file system (`disk_full`, its message naming which by its stable name: `inbox`,
-//! `blobs`).
+//! with `Retry-After` also says it in the body (`retry_after_s`); a 429 `queue_full` says the
+//! cap it met and how many requests wait under it (`limit`, `queued`); a 410 `events_lost`
+//! adds `first_cursor`, where the events feed can be resumed. Details that help an operator (a
+//! SQLite error, a path) go to the log, never to the client. The only 5xx is 503 with
+//! `Retry-After`: state briefly unreadable, the inbox writer unavailable, or a full file
+//! system (`disk_full`, its message naming which by its stable name: `inbox`, `blobs`).
 
 use std::borrow::Cow;
 
@@ -38,6 +38,14 @@ pub enum ApiError {
     Method,
     #[error("no such job")]
     JobNotFound,
+    /// The events feed was trimmed past the cursor asked from: the events just after it are
+    /// gone. `first_cursor` is the oldest event still there.
+    #[error(
+        "the events after this cursor were trimmed from the feed, which now begins at cursor \
+         {first_cursor}: read each job you wait for (GET /v1/jobs/{{request_id}}), then resume \
+         from after={}", .first_cursor - 1
+    )]
+    EventsLost { first_cursor: i64 },
     /// Admission refused the request (the `admission` crate's [`Refusal`]): invalid, too
     /// large, a conflict, or state, inbox or disk unavailable.
     #[error("{}", .0.message)]
@@ -89,6 +97,8 @@ struct Body<'a> {
     limit: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     queued: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_cursor: Option<i64>,
 }
 
 pub(crate) struct Parts {
@@ -98,6 +108,8 @@ pub(crate) struct Parts {
     pub message: String,
     pub retry_after_secs: Option<u32>,
     pub queue: Option<admission::QueueFull>,
+    /// `events_lost`'s oldest cursor still on the feed.
+    pub first_cursor: Option<i64>,
 }
 
 impl ApiError {
@@ -109,6 +121,7 @@ impl ApiError {
             message,
             retry_after_secs: None,
             queue: None,
+            first_cursor: None,
         };
         let message = self.to_string();
         match self {
@@ -146,6 +159,10 @@ impl ApiError {
                 "request_id",
                 message,
             ),
+            ApiError::EventsLost { first_cursor } => Parts {
+                first_cursor: Some(first_cursor),
+                ..p(StatusCode::GONE, "events_lost", "after", message)
+            },
             ApiError::Refused(refusal) => Parts {
                 status: match refusal.kind {
                     RefusalKind::Invalid => StatusCode::BAD_REQUEST,
@@ -159,6 +176,7 @@ impl ApiError {
                 message: refusal.message,
                 retry_after_secs: refusal.retry_after,
                 queue: refusal.queue,
+                first_cursor: None,
             },
             ApiError::RateLimited { retry_after_secs } => Parts {
                 retry_after_secs: Some(retry_after_secs),
@@ -223,6 +241,7 @@ impl IntoResponse for ApiError {
             retry_after_s: parts.retry_after_secs,
             limit: parts.queue.map(|q| q.limit),
             queued: parts.queue.map(|q| q.queued),
+            first_cursor: parts.first_cursor,
         };
         let mut response = crate::routes::json_response(parts.status, &body);
         if let Some(secs) = parts.retry_after_secs {

@@ -4,7 +4,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use client::{ClientError, Response, TlsError};
 use common::{Node, hex32};
@@ -848,6 +848,128 @@ fn events_long_poll_wakes_on_a_state_change() {
     let empty = client.events(page.next, 0, 100).expect("the feed");
     assert!(empty.events.is_empty());
     assert_eq!(empty.next, page.next);
+}
+
+/// Runs `n` example jobs to success, each for its own resource.
+fn jobs_succeeded(node: &Node, n: usize) -> Vec<registry::Hex32> {
+    let client = node.client();
+    let ids: Vec<_> = (0..n).map(|_| hex32()).collect();
+    for id in &ids {
+        let mut envelope = node.example_envelope(id);
+        envelope["resource"]["id"] = json!(hex32());
+        client.submit(&envelope).expect("202");
+    }
+    node.ingest();
+    for id in &ids {
+        let ran = node.finish_next(json!({"state": "present"}));
+        assert_eq!(ran.as_deref(), Some(id.as_str()));
+    }
+    ids
+}
+
+/// Root keeps the newest events only. A read from a cursor the trim went past (events just
+/// after it are gone) is 410 `events_lost` with the oldest cursor left, at once even for a
+/// long-poll, never a page that skips ahead; from one below that cursor on, the feed reads as
+/// before, and a feed never trimmed reads from 0.
+#[test]
+fn a_cursor_behind_the_trimmed_feed_is_410_events_lost_with_the_oldest_cursor_left() {
+    let node = Node::start();
+    let client = node.client();
+    assert_eq!(client.events(0, 0, 1000).expect("a fresh feed").next, 0);
+    jobs_succeeded(&node, 3);
+    // Three events a job (queued, running, succeeded): cursors 1 to 9, all from 0.
+    let all = client.events(0, 0, 1000).expect("a feed never trimmed");
+    assert_eq!(
+        all.events.iter().map(|e| e.cursor).collect::<Vec<_>>(),
+        (1..=9).collect::<Vec<_>>()
+    );
+    assert_eq!(node.trim_events(4), 5);
+
+    // The whole answer, as it goes over the wire.
+    let resp = client
+        .request("GET", "/v1/events?after=0&wait=5", None, &[])
+        .expect("an answer");
+    assert_eq!(resp.status, 410);
+    let body: Value = serde_json::from_slice(&resp.body).expect("JSON");
+    let mut keys: Vec<&str> = body
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["code", "field", "first_cursor", "message"], "{body}");
+    assert_eq!(body["code"], "events_lost");
+    assert_eq!(body["field"], "after");
+    assert_eq!(body["first_cursor"], 6);
+
+    for behind in [0, 3, 4] {
+        let started = Instant::now();
+        let err = client.events(behind, 10, 1000).expect_err("events lost");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "a long-poll from behind the trim answers at once"
+        );
+        assert_eq!(err.status(), Some(410));
+        assert_eq!(err.api_code(), Some("events_lost"));
+        assert_eq!(err.events_lost(), Some(6), "after={behind}");
+    }
+    // One below the oldest left: nothing was lost after it.
+    let resumed = client.events(5, 0, 1000).expect("the feed from 5");
+    assert_eq!(
+        resumed.events.iter().map(|e| e.cursor).collect::<Vec<_>>(),
+        [6, 7, 8, 9]
+    );
+    for at_or_past_the_newest in [9, 1_000] {
+        let page = client
+            .events(at_or_past_the_newest, 0, 1000)
+            .expect("an empty page");
+        assert!(page.events.is_empty());
+    }
+}
+
+/// The client's `wait` from a cursor behind the trim (a fresh client starts at 0) reads the
+/// job itself and follows the feed on from the oldest event left, so it returns the job once
+/// it ends instead of failing or missing its end; a job that ended among the events lost is
+/// read directly.
+#[test]
+fn the_clients_wait_from_behind_the_trim_reads_the_job_and_follows_the_feed_on() {
+    let node = Node::start();
+    let ended = jobs_succeeded(&node, 2);
+    node.trim_events(1);
+    assert!(
+        node.client()
+            .events(0, 0, 1000)
+            .is_err_and(|e| e.events_lost().is_some())
+    );
+
+    let id = hex32();
+    node.client()
+        .submit(&node.example_envelope(&id))
+        .expect("202");
+    let waiter = {
+        let client = node.client();
+        let id = id.clone();
+        std::thread::spawn(move || client.wait(id.as_str(), Duration::from_secs(30)))
+    };
+    // Let the waiter meet the trimmed feed and block on the feed (if it has not yet, it finds
+    // the job ended on its first look: the assertions below hold either way).
+    std::thread::sleep(Duration::from_millis(300));
+    node.ingest();
+    assert_eq!(
+        node.finish_next(json!({"state": "present"})).as_deref(),
+        Some(id.as_str())
+    );
+    let view = waiter.join().expect("the waiter").expect("the job ended");
+    assert_eq!(view.state, JobState::Succeeded);
+
+    let client = node.client();
+    for id in &ended {
+        let view = client
+            .wait(id.as_str(), Duration::from_secs(5))
+            .expect("an ended job");
+        assert_eq!(view.state, JobState::Succeeded);
+    }
 }
 
 /// Every event after `after`, page by page; and how many pages were cut at the byte budget.

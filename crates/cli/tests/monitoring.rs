@@ -202,6 +202,13 @@ fn parse_metrics(text: &str) -> Vec<Value> {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `GET /v1/metrics`'s text.
+fn metrics_text(api: &Api) -> String {
+    let response = api.client.request("GET", "/v1/metrics", None, &[]).unwrap();
+    assert_eq!(response.status, 200);
+    String::from_utf8(response.body).unwrap()
+}
+
 /// Every sample the parser read, by name and labels (sorted `k=v` pairs).
 fn samples(families: &[Value]) -> BTreeMap<(String, String), f64> {
     let mut all = BTreeMap::new();
@@ -323,6 +330,77 @@ fn a_known_history_reads_back_from_the_metrics_through_an_independent_parser() {
         .unwrap()
         .as_secs() as f64;
     assert!(get("layerone_tls_certificate_expiry_timestamp_seconds", "") > now);
+    for lane in ["main", "long"] {
+        for job_state in ["queued", "running"] {
+            let labels = format!("lane={lane},state={job_state}");
+            assert_eq!(get("layerone_queue_depth", &labels), 0.0, "{labels}");
+        }
+        let labels = format!("lane={lane}");
+        assert_eq!(get("layerone_queue_oldest_queued_seconds", &labels), 0.0);
+    }
+
+    // The queue. A pass that stops right after admitting (its crash point) leaves what it
+    // admitted queued: keys 5 and 6 in the main lane, a usage walk (a long operation) in the
+    // long lane.
+    api.client.submit(&ensure_key(6, 24, 10)).unwrap();
+    api.client
+        .submit(&account_op(7, "observe_account_usage", 10))
+        .unwrap();
+    let before_ingest = Instant::now();
+    assert!(!node.run(Some(crash::Point::IngestAfterCommit)).success());
+    let ingested = Instant::now();
+    std::thread::sleep(WAITING);
+    let queue = |ingested: Instant| {
+        let asked = Instant::now();
+        let s = samples(&parse_metrics(&metrics_text(&api)));
+        // Queued between `before_ingest` and `ingested`, in whole milliseconds.
+        let between = (asked - ingested).as_secs_f64() - 0.001
+            ..=before_ingest.elapsed().as_secs_f64() + 0.001;
+        let mut depth = BTreeMap::new();
+        for lane in ["main", "long"] {
+            for job_state in ["queued", "running"] {
+                let key = (
+                    "layerone_queue_depth".to_owned(),
+                    format!("lane={lane},state={job_state}"),
+                );
+                depth.insert(format!("{lane} {job_state}"), s[&key]);
+            }
+            let age = s[&(
+                "layerone_queue_oldest_queued_seconds".to_owned(),
+                format!("lane={lane}"),
+            )];
+            assert!(
+                between.contains(&age),
+                "the oldest job queued in the {lane} lane waited {age} s, not within {between:?}"
+            );
+        }
+        depth
+    };
+    let depth = |pairs: [(&str, f64); 4]| -> BTreeMap<String, f64> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+    };
+    assert_eq!(
+        queue(ingested),
+        depth([
+            ("main queued", 2.0),
+            ("main running", 0.0),
+            ("long queued", 1.0),
+            ("long running", 0.0),
+        ])
+    );
+    // A pass that stops right after its first claim: key 5 is running (the usage walk waits
+    // for the account's older jobs); the oldest queued is still one queued at that ingest.
+    assert!(!node.run(Some(crash::Point::ClaimAfterCommit)).success());
+    assert_eq!(api.client.job(&id(5)).unwrap().state, JobState::Running);
+    assert_eq!(
+        queue(ingested),
+        depth([
+            ("main queued", 1.0),
+            ("main running", 1.0),
+            ("long queued", 1.0),
+            ("long running", 0.0),
+        ])
+    );
 
     // Behind the key like every endpoint but health.
     let keyless = client::NodeClient::new(

@@ -339,6 +339,20 @@ fn scenario_on(python: &Path, node: &DevNode, name: &str, extra: &[&Path]) -> Va
     serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary")
 }
 
+/// `wait` from a cursor the feed was trimmed past: on a dev node that keeps 5 events, two jobs
+/// end and more push their events out of the feed; a client starting from cursor 0 gets
+/// each one's outcome (the feed's 410 `events_lost`, then the job read directly) and follows
+/// the feed on from the oldest event left.
+#[test]
+fn the_python_clients_wait_returns_jobs_whose_final_events_were_trimmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = installed(dir.path());
+    let node = DevNode::start_with(dir.path(), "node", &["--events-kept", "5"]);
+    let summary = scenario_on(&python, &node, "trimmed", &[]);
+    assert_eq!(summary["trimmed"], "ok", "{summary}");
+    assert!(summary["first_cursor"].as_i64().unwrap() > 1, "{summary}");
+}
+
 fn step(op: &dyn OperationEntry, target: bool) -> Value {
     json!({
         "operation": op.name(),

@@ -36,6 +36,9 @@ pub enum ClientError {
         field: String,
         /// The `Retry-After` of a 429 or 503, in seconds.
         retry_after_secs: Option<u64>,
+        /// On 410 `events_lost`: the oldest cursor the events feed still holds (resume from
+        /// the one before it; [`ClientError::events_lost`]).
+        first_cursor: Option<i64>,
     },
     /// No answer in time (a socket timeout, or [`crate::NodeClient::wait`]'s deadline).
     #[error("timed out: {0}")]
@@ -78,6 +81,18 @@ impl ClientError {
     pub fn api_code(&self) -> Option<&str> {
         match self {
             ClientError::Api { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+
+    /// On 410 `events_lost` (the events feed was trimmed past the cursor read from, so events
+    /// just after it are gone): the oldest cursor the feed still holds. Read the jobs being
+    /// waited for directly, then resume the feed from the cursor before this one.
+    pub fn events_lost(&self) -> Option<i64> {
+        match self {
+            ClientError::Api {
+                code, first_cursor, ..
+            } if code == "events_lost" => *first_cursor,
             _ => None,
         }
     }

@@ -542,7 +542,9 @@ impl NodeClient {
 
     /// Waits until the job reaches a terminal state (`succeeded`, `failed`, `superseded`) and
     /// returns it. Blocks in the events feed's long-poll between looks at the job, so it costs
-    /// a request per change on the node, not a tight loop.
+    /// a request per change on the node, not a tight loop. Where the feed was trimmed past the
+    /// client's cursor (410 `events_lost`), the job's end may be among the events lost: the
+    /// job is read again directly, and the feed followed on from the oldest event it holds.
     pub fn wait(&self, request_id: &str, timeout: Duration) -> Result<JobView, ClientError> {
         match self.follow(request_id, timeout)? {
             Ended::View(view) => Ok(view),
@@ -574,7 +576,20 @@ impl NodeClient {
                     .as_secs_f64()
                     .ceil()
                     .clamp(1.0, MAX_WAIT_SECS as f64) as u32;
-                let page = self.events(cursor, wait, EVENTS_PAGE)?;
+                let page = match self.events(cursor, wait, EVENTS_PAGE) {
+                    Ok(page) => page,
+                    Err(e) => match e.events_lost() {
+                        // The events after the cursor were trimmed: resume before the oldest
+                        // one left, then look at the job again (any change after that look has
+                        // an event after the new cursor).
+                        Some(first_cursor) => {
+                            cursor = cursor.max(first_cursor - 1);
+                            self.cursor.fetch_max(cursor, Ordering::Relaxed);
+                            break;
+                        }
+                        None => return Err(e),
+                    },
+                };
                 cursor = page.next.max(cursor);
                 let mine: Vec<Event> = page
                     .events
@@ -680,6 +695,8 @@ fn api_error(resp: &Response) -> ClientError {
         message: String,
         #[serde(default)]
         field: Option<String>,
+        #[serde(default)]
+        first_cursor: Option<i64>,
     }
     let retry_after_secs = resp
         .header("retry-after")
@@ -691,6 +708,7 @@ fn api_error(resp: &Response) -> ClientError {
             message: b.message,
             field: b.field.unwrap_or_default(),
             retry_after_secs,
+            first_cursor: b.first_cursor,
         },
         Err(_) => ClientError::Api {
             status: resp.status,
@@ -701,6 +719,7 @@ fn api_error(resp: &Response) -> ClientError {
                 .collect(),
             field: String::new(),
             retry_after_secs,
+            first_cursor: None,
         },
     }
 }

@@ -49,6 +49,15 @@ pub struct DevArgs {
     /// isolation apply). Start a sandbox with the platform it was made with.
     #[arg(long, value_name = "PLATFORM", default_value_t = Platform::Debian)]
     platform: Platform,
+    /// How many events the feed keeps before root trims the oldest (a node keeps 100,000).
+    /// A few make a client that fell behind the trim, and its 410 `events_lost`, easy to try.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = runner::steps::EVENTS_KEPT,
+        value_parser = clap::value_parser!(i64).range(1..)
+    )]
+    events_kept: i64,
 }
 
 /// The identity a dev node keeps across restarts.
@@ -148,6 +157,7 @@ pub fn run(args: DevArgs) -> anyhow::Result<()> {
         budget: Duration::from_secs(5),
         api: None,
         clock,
+        events_kept: args.events_kept,
     };
     // One pass first, so state.db exists before the API reads it.
     runner::run_once(&config)?;

@@ -249,12 +249,15 @@ fn client_error(e: &ClientError) -> CallToolResult {
             message,
             status,
             retry_after_secs,
-        } => tool_error(
-            code,
-            argument_field(field),
-            message.clone(),
-            json!({"status": status, "retry_after_secs": retry_after_secs}),
-        ),
+            first_cursor,
+        } => {
+            let mut details = json!({"status": status, "retry_after_secs": retry_after_secs});
+            // `events_lost`: where the events feed can be read again from.
+            if let Some(first_cursor) = first_cursor {
+                details["first_cursor"] = json!(first_cursor);
+            }
+            tool_error(code, argument_field(field), message.clone(), details)
+        }
         ClientError::Timeout(why) => tool_error("node_timeout", "", why.clone(), json!({})),
         other => tool_error(
             "node_unreachable",

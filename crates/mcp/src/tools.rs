@@ -62,7 +62,10 @@ impl Read {
         match self {
             Read::Job => "One job of this node by its request_id: state, result or typed error.",
             Read::Events => {
-                "The node's events feed after a cursor: job state changes, drift and drift resolved."
+                "The node's events feed after a cursor: job state changes, drift and drift resolved. \
+                 The node keeps the newest events only: a cursor behind what it trimmed is refused \
+                 events_lost with first_cursor, the oldest event left; read the jobs you follow with \
+                 get_job, then go on from first_cursor - 1."
             }
             Read::Audit => {
                 "The node's audit trail after a cursor: every program root ran (secrets redacted) and every node-scope request, with who asked."

@@ -132,6 +132,28 @@ pub fn document(registry: &Registry, version: &str) -> Value {
         );
     }
     schemas.insert("Error".into(), error);
+    schemas.insert(
+        "EventsLost".into(),
+        json!({
+            "title": "EventsLost",
+            "description": "The events feed no longer holds the events just after the cursor asked from: \
+                            root keeps the newest events only and trimmed those. A job's end may be among them: \
+                            read each job being waited for with `getJob`, then resume from `after` = `first_cursor` - 1.",
+            "type": "object",
+            "required": ["code", "field", "message", "first_cursor"],
+            "properties": {
+                "code": {"type": "string", "const": "events_lost"},
+                "field": {"type": "string", "description": "`after`, the cursor behind the trim."},
+                "message": {"type": "string"},
+                "first_cursor": {
+                    "type": "integer",
+                    "format": "int64",
+                    "minimum": 1,
+                    "description": "The oldest event's cursor the feed still holds."
+                }
+            }
+        }),
+    );
 
     let key = json!([{"bearer": []}]);
     json!({
@@ -180,7 +202,9 @@ pub fn document(registry: &Registry, version: &str) -> Value {
                 "description": format!(
                     "A `succeeded` job event carries the job's `result` and a `failed` one its `error`, as `getJob` shows them. \
                      A page holds at most `limit` events and at most {} bytes of results and errors: it stops before the event \
-                     that would pass that budget (`truncated` is then true) and always holds at least one event; ask again from `next`.",
+                     that would pass that budget (`truncated` is then true) and always holds at least one event; ask again from `next`. \
+                     The feed keeps the newest events only: a cursor behind what was trimmed is answered 410 `events_lost`, never a \
+                     page that skips ahead.",
                     crate::job::EVENTS_PAGE_RESULT_BYTES
                 ),
                 "parameters": [
@@ -192,6 +216,10 @@ pub fn document(registry: &Registry, version: &str) -> Value {
                     "200": {"description": "A page of events", "content": {"application/json": {"schema": reference("EventPage")}}},
                     "400": error_response("A bad query parameter"),
                     "401": error_response("Missing or wrong API key"),
+                    "410": {
+                        "description": "events_lost: events after `after` were trimmed from the feed; `first_cursor` is the oldest left",
+                        "content": {"application/json": {"schema": reference("EventsLost")}}
+                    },
                     "503": error_response("State is briefly unreadable; retry after Retry-After seconds"),
                 }
             }},

@@ -144,6 +144,7 @@ where
         budget: Duration::from_millis(args.budget_ms),
         api,
         clock,
+        events_kept: crate::steps::EVENTS_KEPT,
     };
     declarations::registry()
         .check_structure()

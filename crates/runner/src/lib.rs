@@ -68,6 +68,9 @@ pub struct RunnerConfig {
     /// store and the handlers record. The provider reads the same one
     /// (`Provider::with_clock`). The system clock in production.
     pub clock: Arc<dyn Clock>,
+    /// How many events the feed keeps ([`steps::EVENTS_KEPT`] on a node; a dev node may keep
+    /// fewer, so a client that falls behind the trim can be tried in seconds).
+    pub events_kept: i64,
 }
 
 /// What one pass did.

@@ -12,8 +12,8 @@ use crate::{LongLane, PassReport, RunnerConfig, apply};
 
 /// How many inbox rows one ingest transaction takes.
 const INGEST_BATCH: u32 = 1000;
-/// How many events the feed keeps.
-const EVENTS_KEPT: i64 = 100_000;
+/// How many events the feed keeps ([`RunnerConfig::events_kept`] on a node).
+pub const EVENTS_KEPT: i64 = 100_000;
 /// How many audit records state.db keeps, and for how long at most.
 const AUDIT_KEPT: i64 = 100_000;
 const AUDIT_RETENTION: Duration = Duration::from_secs(90 * 24 * 3600);
@@ -204,7 +204,7 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
     contain(ctx, report, "observe", |ctx| observe(config, ctx));
     contain(ctx, report, "blob_gc", |_| blob_gc(config));
     contain(ctx, report, "trim_events", |ctx| {
-        ctx.state.trim_events(EVENTS_KEPT)?;
+        ctx.state.trim_events(config.events_kept)?;
         Ok(())
     });
     contain(ctx, report, "audit", record_invocations);

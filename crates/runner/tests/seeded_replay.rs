@@ -114,6 +114,7 @@ impl Node {
                 budget: Duration::from_secs(10),
                 api: None,
                 clock: shared,
+                events_kept: runner::steps::EVENTS_KEPT,
             },
             inbox: Some(inbox),
             writer: Some(writer),

@@ -137,6 +137,7 @@ impl Node {
                 budget: Duration::from_secs(3600),
                 api: None,
                 clock: shared,
+                events_kept: runner::steps::EVENTS_KEPT,
             },
             layout,
             platform,

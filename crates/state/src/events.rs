@@ -11,7 +11,12 @@ impl StateDb {
     /// Drops the oldest events beyond `keep`. Costs two key lookups when there is nothing to
     /// drop: `min` and `max` in separate subqueries, because SQLite answers a lone `min()` or
     /// `max()` from the end of the index but scans the whole table for both in one SELECT.
+    ///
+    /// The newest event always stays (`keep` is at least 1): an emptied table would hand out
+    /// its cursors again from 1, and a reader could no longer tell what it missed
+    /// (`store::queries::trimmed_after`).
     pub fn trim_events(&self, keep: i64) -> Result<usize, StoreError> {
+        let keep = keep.max(1);
         let (min, max): (Option<i64>, Option<i64>) = self
             .conn
             .query_row(EVENTS_BOUNDS, [], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -183,6 +188,55 @@ mod tests {
                 .any(|step| step.starts_with("SEARCH e") && step.contains("rowid>?")),
             "{plan:?}"
         );
+    }
+
+    /// A reader is told it lost events exactly when the trim took some after its cursor: not
+    /// from 0 on a feed never trimmed, not from one below the oldest event kept, not from the
+    /// newest or past it; and then it is told the oldest cursor it can still read.
+    #[test]
+    fn a_cursor_is_behind_the_trim_exactly_when_events_after_it_were_trimmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDb::open(&dir.path().join("state.db")).unwrap();
+        let add = |n: i64| {
+            state
+                .conn
+                .execute(
+                    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+                     INSERT INTO events(request_id, operation, state, at) SELECT 'r', 'o', 'queued', 0 FROM n",
+                    [n],
+                )
+                .unwrap();
+        };
+        let lost = |after: i64| {
+            let page = state.events(after, 10).unwrap();
+            queries::trimmed_after(after, &page)
+        };
+        // A fresh node: nothing to read, nothing lost.
+        assert_eq!(lost(0), None);
+        add(30);
+        assert_eq!(state.trim_events(100).unwrap(), 0);
+        assert_eq!(lost(0), None, "a feed never trimmed starts at 1");
+        assert_eq!(state.trim_events(10).unwrap(), 20);
+        // Cursors 21..=30 kept.
+        assert_eq!(lost(0), Some(21));
+        assert_eq!(lost(19), Some(21));
+        assert_eq!(lost(20), None, "one below the oldest kept loses nothing");
+        assert_eq!(lost(21), None);
+        assert_eq!(lost(30), None, "the newest");
+        assert_eq!(lost(1_000), None, "past the newest");
+        // The newest always stays, so cursors go on from where they were.
+        assert_eq!(state.trim_events(0).unwrap(), 9);
+        add(1);
+        assert_eq!(lost(28), Some(30));
+        assert_eq!(lost(29), None);
+        let resumed: Vec<i64> = state
+            .events(30 - 1, 10)
+            .unwrap()
+            .events
+            .iter()
+            .map(|e| e.cursor)
+            .collect();
+        assert_eq!(resumed, [30, 31]);
     }
 
     /// A full feed is trimmed once per 1% of growth, not on every pass that adds an event:

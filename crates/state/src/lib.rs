@@ -35,6 +35,8 @@ mod disk;
 mod drift;
 mod events;
 pub mod identities;
+#[cfg(test)]
+mod metrics;
 mod migrations;
 mod passes;
 mod resources;

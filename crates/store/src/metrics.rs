@@ -52,6 +52,9 @@ impl Histogram {
 pub struct StateMetrics {
     /// `(operation, state, jobs)`.
     pub jobs: Vec<(String, String, u64)>,
+    /// The jobs admitted and not finished, by operation and state (`queued`, `running`):
+    /// `(operation, state, jobs, earliest queued_at in ms)` ([`PENDING_JOBS`]).
+    pub pending: Vec<(String, String, u64, i64)>,
     /// Each operation's finished jobs (succeeded or failed) by how long their last run took.
     pub job_durations: Vec<(String, Histogram)>,
     /// Every step failure the runner recorded (the history keeps the last 1,000; the count
@@ -64,11 +67,24 @@ pub struct StateMetrics {
     pub watermark: i64,
 }
 
+/// The queue: jobs queued or running, by operation and state, with the earliest time one of
+/// them was queued. Read through the `jobs_pending` partial index (a search of its two states),
+/// so it costs what is pending, not every job the node ever ran.
+pub const PENDING_JOBS: &str = "SELECT operation, state, count(*), min(queued_at) FROM jobs
+     WHERE state IN ('queued', 'running')
+     GROUP BY operation, state";
+
 pub(crate) fn read(conn: &Connection) -> rusqlite::Result<StateMetrics> {
     let jobs = conn
         .prepare_cached("SELECT operation, state, count(*) FROM jobs GROUP BY operation, state")?
         .query_map([], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let pending = conn
+        .prepare_cached(PENDING_JOBS)?
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64, r.get(3)?))
         })?
         .collect::<rusqlite::Result<_>>()?;
     let buckets: String = JOB_BUCKETS_MS
@@ -104,6 +120,7 @@ pub(crate) fn read(conn: &Connection) -> rusqlite::Result<StateMetrics> {
         .collect::<rusqlite::Result<_>>()?;
     Ok(StateMetrics {
         jobs,
+        pending,
         job_durations,
         step_failures_total,
         drift,

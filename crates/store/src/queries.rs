@@ -85,6 +85,21 @@ pub fn events(conn: &Connection, after: i64, limit: u32) -> rusqlite::Result<Eve
     })
 }
 
+/// The oldest cursor the feed still holds, when the events just after `after` were trimmed
+/// away; `page` is the page read from `after` (in the same read, so the two agree).
+///
+/// Cursors are handed out one after another from 1 (the events table's `INTEGER PRIMARY KEY`
+/// takes the largest plus one), and the only rows ever deleted are the oldest, by the trim
+/// (`state::StateDb::trim_events`), which always keeps the newest. So the feed holds every
+/// cursor from its oldest to its newest, a feed never trimmed starts at 1, and a page from
+/// `after` that starts past `after + 1` starts at the oldest event kept: the ones between were
+/// trimmed. `after` 0 on a feed never trimmed, `after` one below the oldest kept and any
+/// `after` at or past the newest lose nothing.
+pub fn trimmed_after(after: i64, page: &EventPage) -> Option<i64> {
+    let first = page.events.first()?.cursor;
+    (first > after.saturating_add(1)).then_some(first)
+}
+
 /// The events feed from a cursor, each final job event beside its job's result or error.
 pub const EVENTS_PAGE: &str =
     "SELECT e.cursor, e.request_id, e.operation, e.state, e.at, e.kind, e.detail,

@@ -52,7 +52,9 @@ class PinMismatch(LayeroneError):
 
 class ApiError(LayeroneError):
     """The node refused a request: its stable `code`, the `field` at fault (empty for the
-    whole request) and, on 429 and 503, how many seconds to wait before trying again."""
+    whole request), on 429 and 503 how many seconds to wait before trying again and, on 410
+    `events_lost` (the events feed was trimmed past the cursor read from), `first_cursor`,
+    the oldest event the feed still holds."""
 
     def __init__(
         self,
@@ -61,6 +63,7 @@ class ApiError(LayeroneError):
         message: str,
         field: str,
         retry_after: int | None,
+        first_cursor: int | None = None,
     ) -> None:
         super().__init__(f"{status} {code}" + (f" at {field}" if field else "") + f": {message}")
         self.status = status
@@ -68,6 +71,7 @@ class ApiError(LayeroneError):
         self.message = message
         self.field = field
         self.retry_after = retry_after
+        self.first_cursor = first_cursor
 
 
 class ProtocolError(LayeroneError):
@@ -121,14 +125,15 @@ R = TypeVar("R", bound=FromDict)
 class Outcome:
     """A job's final state as the events feed reported it: `succeeded` with the operation's
     `result`, `failed` with its `error`, or `superseded` (a newer request for the same
-    resource replaced it before it ran)."""
+    resource replaced it before it ran). `cursor` is its final event's, or `None` when the
+    feed had lost that event (trimmed before it was read) and the job was read directly."""
 
     request_id: str
     operation: str
     state: str
     result: dict[str, Any] | None
     error: JobError | None
-    cursor: int
+    cursor: int | None
 
     def parsed(self, cls: type[R]) -> R:
         """The result as the operation's generated result class (`EnsureAccountResult`...);
@@ -280,6 +285,10 @@ class Node:
         self.cursor = after
         self._connection: _PinnedConnection | None = None
         self._finished: dict[str, Outcome] = {}
+        # Whether the feed was ever trimmed past this client's cursor: the ends of jobs
+        # nobody waited for yet may have been among the events lost, so a wait for a job
+        # whose end was not read reads the job itself first.
+        self._lost_events = False
         self.connections_opened = 0
 
     def close(self) -> None:
@@ -408,17 +417,37 @@ class Node:
     def wait(self, request_id: str, timeout: float = 60.0) -> Outcome:
         """Follows the events feed from `cursor` until the job's final event, which carries
         its result or error: one long-poll per page of changes, never a request per job. The
-        final events of other jobs read on the way are kept for their own `wait`."""
+        final events of other jobs read on the way are kept for their own `wait`.
+
+        Where the node trimmed its feed past `cursor` (410 `events_lost`), the job's end may
+        be among the events lost: the job is read directly (`GET /v1/jobs/{request_id}`) and
+        the feed followed on from the oldest event it still holds. From then on, a wait for a
+        job whose end this `Node` has not read starts with that direct read too."""
         deadline = time.monotonic() + timeout
+        look = self._lost_events
         while True:
             outcome = self._finished.pop(request_id, None)
             if outcome is not None:
                 return outcome
+            if look:
+                look = False
+                # The cursor is moved first: any change after this read has an event after it.
+                view = self.job(request_id)
+                if view.get("state") in TERMINAL_STATES:
+                    return _outcome_of_view(view)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WaitTimeout(f"job {request_id} is not final after {timeout} s")
             wait = min(MAX_WAIT_SECS, max(1, math.ceil(remaining)))
-            page = self.events(self.cursor, wait)
+            try:
+                page = self.events(self.cursor, wait)
+            except ApiError as e:
+                if e.code != "events_lost" or e.first_cursor is None:
+                    raise
+                self.cursor = max(self.cursor, e.first_cursor - 1)
+                self._lost_events = True
+                look = True
+                continue
             for event in page.get("events", []):
                 self._keep(event)
             self.cursor = max(self.cursor, int(page.get("next", self.cursor)))
@@ -426,24 +455,7 @@ class Node:
     def _keep(self, event: Mapping[str, Any]) -> None:
         if event.get("kind") != "job" or event.get("state") not in TERMINAL_STATES:
             return
-        error = event.get("error")
-        outcome = Outcome(
-            request_id=str(event["request_id"]),
-            operation=str(event.get("operation") or ""),
-            state=str(event["state"]),
-            result=event.get("result"),
-            error=(
-                JobError(
-                    code=str(error.get("code", "")),
-                    message=str(error.get("message", "")),
-                    field=str(error.get("field") or ""),
-                    retryable=bool(error.get("retryable", False)),
-                )
-                if isinstance(error, Mapping)
-                else None
-            ),
-            cursor=int(event["cursor"]),
-        )
+        outcome = _outcome_of(event, cursor=int(event["cursor"]))
         self._finished.pop(outcome.request_id, None)
         self._finished[outcome.request_id] = outcome
         while len(self._finished) > MAX_KEPT_OUTCOMES:
@@ -487,6 +499,33 @@ class Node:
         return health
 
 
+def _outcome_of(job: Mapping[str, Any], cursor: int | None) -> Outcome:
+    """The outcome a final job event, or a final job's view, says: the two carry the same
+    `request_id`, `operation`, `state`, `result` and `error`."""
+    error = job.get("error")
+    return Outcome(
+        request_id=str(job["request_id"]),
+        operation=str(job.get("operation") or ""),
+        state=str(job["state"]),
+        result=job.get("result"),
+        error=(
+            JobError(
+                code=str(error.get("code", "")),
+                message=str(error.get("message", "")),
+                field=str(error.get("field") or ""),
+                retryable=bool(error.get("retryable", False)),
+            )
+            if isinstance(error, Mapping)
+            else None
+        ),
+        cursor=cursor,
+    )
+
+
+def _outcome_of_view(view: Mapping[str, Any]) -> Outcome:
+    return _outcome_of(view, cursor=None)
+
+
 def _document(value: ToDict | Mapping[str, Any]) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else value.to_dict()
 
@@ -507,10 +546,12 @@ def _api_error(status: int, headers: Mapping[str, str], data: bytes) -> Layerone
     if not isinstance(body, dict) or not isinstance(body.get("code"), str):
         return ProtocolError(f"the node answered {status} without an error code")
     retry = headers.get("retry-after", "")
+    first_cursor = body.get("first_cursor")
     return ApiError(
         status=status,
         code=body["code"],
         message=str(body.get("message", "")),
         field=str(body.get("field") or ""),
         retry_after=int(retry) if retry.isdigit() else None,
+        first_cursor=first_cursor if isinstance(first_cursor, int) else None,
     )

@@ -7,6 +7,13 @@
 //! watch reports a change (or one second passes, a safety net for a missed notification, or
 //! the deadline comes), then reads again. It marks the notification seen *before* each read,
 //! so a change that lands during the read wakes it at once instead of being lost.
+//!
+//! The feed keeps the newest events only (root trims the oldest). A read whose cursor is
+//! behind the trim, so that events just after it are gone, is answered 410 `events_lost` with
+//! `first_cursor`, the oldest event left ([`store::queries::trimmed_after`]): a client that
+//! waits for jobs reads each of them once (`GET /v1/jobs/{request_id}`), since their ends may be
+//! among what it missed, then resumes from `first_cursor - 1`. Never a page that silently
+//! skips ahead.
 
 use std::time::Duration;
 
@@ -86,6 +93,9 @@ pub(crate) async fn list(State(app): AppState, uri: Uri) -> Result<Response, Api
             Err(e) => return Err(e),
         };
         first = false;
+        if let Some(first_cursor) = store::queries::trimmed_after(q.after, &page) {
+            return Err(ApiError::EventsLost { first_cursor });
+        }
         let now = Instant::now();
         if !page.events.is_empty() || now >= deadline || *stopping.borrow_and_update() {
             break page;

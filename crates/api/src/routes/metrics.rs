@@ -12,7 +12,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use registry::FileSystem;
+use registry::{FileSystem, Lane, Registry};
 use store::metrics::{Histogram, StateMetrics};
 
 use super::{App, AppState, blocking};
@@ -93,6 +93,45 @@ fn escape(value: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// One lane's share of the queue.
+#[derive(Debug, PartialEq, Eq)]
+struct LaneQueue {
+    lane: Lane,
+    queued: u64,
+    running: u64,
+    /// When its oldest queued job was queued (ms), if one is.
+    oldest_queued_at: Option<i64>,
+}
+
+/// The pending jobs (`(operation, state, jobs, earliest queued_at)`) by lane: a job is in the
+/// lane its operation declares, and one whose operation this build does not know is in the
+/// main lane, as the runner's claims put it.
+fn lanes(registry: &Registry, pending: &[(String, String, u64, i64)]) -> [LaneQueue; 2] {
+    let mut queue = [Lane::Main, Lane::Long].map(|lane| LaneQueue {
+        lane,
+        queued: 0,
+        running: 0,
+        oldest_queued_at: None,
+    });
+    for (operation, job_state, n, queued_at) in pending {
+        let lane = registry
+            .operation(operation)
+            .map_or(Lane::Main, |op| op.lane());
+        let q = &mut queue[usize::from(lane == Lane::Long)];
+        match job_state.as_str() {
+            "queued" => {
+                q.queued += n;
+                q.oldest_queued_at = Some(
+                    q.oldest_queued_at
+                        .map_or(*queued_at, |at| at.min(*queued_at)),
+                );
+            }
+            _ => q.running += n,
+        }
+    }
+    queue
+}
+
 fn render(app: &App, state: &StateMetrics, now_ms: i64) -> String {
     let mut t = Text(String::new());
 
@@ -106,6 +145,35 @@ fn render(app: &App, state: &StateMetrics, now_ms: i64) -> String {
             "layerone_jobs",
             &[("operation", operation), ("state", job_state)],
             n,
+        );
+    }
+
+    t.family(
+        "layerone_queue_depth",
+        "gauge",
+        "Jobs admitted and not finished, by lane (main, long: the one the job's operation declares) and state (queued, running).",
+    );
+    let queue = lanes(app.admission.registry(), &state.pending);
+    for q in &queue {
+        for (job_state, n) in [("queued", q.queued), ("running", q.running)] {
+            t.sample(
+                "layerone_queue_depth",
+                &[("lane", q.lane.as_str()), ("state", job_state)],
+                n,
+            );
+        }
+    }
+    t.family(
+        "layerone_queue_oldest_queued_seconds",
+        "gauge",
+        "How long the oldest job queued in each lane has waited since it was queued (0 when none).",
+    );
+    for q in &queue {
+        let age = q.oldest_queued_at.map_or(0, |at| (now_ms - at).max(0));
+        t.sample(
+            "layerone_queue_oldest_queued_seconds",
+            &[("lane", q.lane.as_str())],
+            seconds(age),
         );
     }
 
@@ -222,6 +290,48 @@ fn render(app: &App, state: &StateMetrics, now_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each operation's jobs count in the lane it declares, an operation the registry does not
+    /// know in the main lane; the oldest queued time is the earliest of the lane's queued jobs.
+    #[test]
+    fn pending_jobs_are_counted_in_their_operations_lane() {
+        let registry = declarations::registry();
+        let row = |op: &str, state: &str, n: u64, at: i64| (op.to_owned(), state.to_owned(), n, at);
+        let [main, long] = lanes(
+            registry,
+            &[
+                row("ensure_account", "queued", 2, 5_000),
+                row("ensure_ssh_key", "queued", 1, 4_000),
+                row("ensure_ssh_key", "running", 1, 3_000),
+                row("observe_account_usage", "queued", 3, 7_000),
+                row("create_account_backup", "running", 1, 1_000),
+                row("gone_in_this_build", "queued", 1, 6_000),
+            ],
+        );
+        assert_eq!(
+            main,
+            LaneQueue {
+                lane: Lane::Main,
+                queued: 4,
+                running: 1,
+                oldest_queued_at: Some(4_000)
+            }
+        );
+        assert_eq!(
+            long,
+            LaneQueue {
+                lane: Lane::Long,
+                queued: 3,
+                running: 1,
+                oldest_queued_at: Some(7_000)
+            }
+        );
+        let [idle, _] = lanes(registry, &[]);
+        assert_eq!(
+            (idle.queued, idle.running, idle.oldest_queued_at),
+            (0, 0, None)
+        );
+    }
 
     #[test]
     fn label_values_are_escaped_as_the_format_wants() {

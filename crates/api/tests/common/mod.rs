@@ -153,6 +153,13 @@ impl Node {
         Some(job.request_id)
     }
 
+    /// Root's trim of the events feed down to its newest `keep` events, as a pass ends with
+    /// it (a node keeps 100,000). Returns how many went.
+    pub fn trim_events(&self, keep: i64) -> usize {
+        let state = self.state.lock().expect("state lock");
+        state.trim_events(keep).expect("trim the events")
+    }
+
     /// How many rows the inbox holds, read the way root reads it.
     pub fn inbox_len(&self) -> usize {
         inbox::read_rows(&self.layout.inbox_db(), 0, 100_000)

@@ -246,6 +246,7 @@ from .event_page_events_item_state_type_2_type_1 import (
 from .event_page_events_item_state_type_3_type_1 import (
     EventPageEventsItemStateType3Type1,
 )
+from .events_lost import EventsLost
 from .flush_mail_queue_envelope import FlushMailQueueEnvelope
 from .flush_mail_queue_job import FlushMailQueueJob
 from .flush_mail_queue_job_error_type_0 import FlushMailQueueJobErrorType0
@@ -991,6 +992,7 @@ __all__ = (
     "EventPageEventsItemStateType1",
     "EventPageEventsItemStateType2Type1",
     "EventPageEventsItemStateType3Type1",
+    "EventsLost",
     "FlushMailQueueEnvelope",
     "FlushMailQueueJob",
     "FlushMailQueueJobErrorType0",
