@@ -1105,6 +1105,14 @@ fn a_full_account_is_told_queue_full_and_another_account_is_served_in_the_first_
     );
     assert_eq!(response.header("retry-after"), Some("5"));
     assert_eq!(body["retry_after_s"], 5, "{body}");
+    let metrics = client.request("GET", "/v1/metrics", None, &[]).unwrap();
+    let metrics = String::from_utf8(metrics.body).unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "layerone_admission_refusals_total{code=\"queue_full\"} 1"),
+        "{metrics}"
+    );
     let unknown = client.job(refused["request_id"].as_str().unwrap());
     assert!(
         matches!(unknown, Err(ClientError::Api { status: 404, .. })),

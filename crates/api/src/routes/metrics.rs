@@ -212,6 +212,16 @@ fn render(app: &App, state: &StateMetrics, now_ms: i64) -> String {
     );
 
     t.family(
+        "layerone_admission_refusals_total",
+        "counter",
+        "Requests admission refused since the API started, by code (queue_full, disk_full, \
+         invalid_field...): nothing of them was stored.",
+    );
+    for (code, n) in app.admission.refusals() {
+        t.sample("layerone_admission_refusals_total", &[("code", &code)], n);
+    }
+
+    t.family(
         "layerone_drift_findings",
         "gauge",
         "Drift findings open now, by family and aspect.",

@@ -6,6 +6,8 @@ from typing import Any, Self, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 T = TypeVar("T", bound="Error")
 
 
@@ -18,11 +20,18 @@ class Error:
             `missing_field`, `invalid_field`, `body_too_large`, `wrong_node`.
         field (str): The JSON path of the offending field, such as `resource.domain`; empty for the body.
         message (str):
+        limit (int | Unset): On queue_full: the cap the request met (its account's, the node-scope lane's, or every
+            account's together).
+        queued (int | Unset): On queue_full: how many requests wait under that cap.
+        retry_after_s (int | Unset): On an answer with Retry-After: the same number of seconds.
     """
 
     code: str
     field: str
     message: str
+    limit: int | Unset = UNSET
+    queued: int | Unset = UNSET
+    retry_after_s: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -31,6 +40,12 @@ class Error:
         field = self.field
 
         message = self.message
+
+        limit = self.limit
+
+        queued = self.queued
+
+        retry_after_s = self.retry_after_s
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -41,6 +56,12 @@ class Error:
                 "message": message,
             }
         )
+        if limit is not UNSET:
+            field_dict["limit"] = limit
+        if queued is not UNSET:
+            field_dict["queued"] = queued
+        if retry_after_s is not UNSET:
+            field_dict["retry_after_s"] = retry_after_s
 
         return field_dict
 
@@ -53,10 +74,19 @@ class Error:
 
         message = d.pop("message")
 
+        limit = d.pop("limit", UNSET)
+
+        queued = d.pop("queued", UNSET)
+
+        retry_after_s = d.pop("retry_after_s", UNSET)
+
         error = cls(
             code=code,
             field=field,
             message=message,
+            limit=limit,
+            queued=queued,
+            retry_after_s=retry_after_s,
         )
 
         error.additional_properties = d
