@@ -1043,17 +1043,16 @@ fn a_batch_ends_as_the_serial_node_and_supersedes_only_what_the_rule_makes_redun
 
 /// Backpressure and fairness at the door, over HTTPS: with account A's 1,000 requests queued
 /// (the per-account cap) and the runner held, A's next request is answered 429 `queue_full`
-/// with the cap, the count and `Retry-After`, and nothing of it is stored; account B's request
+/// with the cap, the count and `Retry-After`, on the local socket too, and nothing of it is
+/// stored; account B's request
 /// is admitted, and once the runner goes on, B's job is claimed in the first batch: before it,
 /// at most one of A's thousand (counted on the events feed, not timed).
 #[test]
 fn a_full_account_is_told_queue_full_and_another_account_is_served_in_the_first_batch() {
     let dir = node_dir();
     let node = DevNode::start(dir.path(), "node");
-    let client = DevInfo::load(&node.root.join("dev.json"))
-        .unwrap()
-        .client()
-        .unwrap();
+    let info = DevInfo::load(&node.root.join("dev.json")).unwrap();
+    let client = info.client().unwrap();
     let (a, b, c) = (common::id(0xa), common::id(0xb), common::id(0xc));
     for (n, (id, name)) in [(&a, "alpha"), (&b, "bravo"), (&c, "charlie")]
         .into_iter()
@@ -1105,12 +1104,25 @@ fn a_full_account_is_told_queue_full_and_another_account_is_served_in_the_first_
     );
     assert_eq!(response.header("retry-after"), Some("5"));
     assert_eq!(body["retry_after_s"], 5, "{body}");
+    // The local socket's door answers the same.
+    let local = info
+        .local_client()
+        .expect("the dev node serves its local socket");
+    match local.submit(&refused) {
+        Err(ClientError::Api {
+            status: 429,
+            code,
+            retry_after_secs: Some(5),
+            ..
+        }) if code == "queue_full" => {}
+        other => panic!("the local socket answered {other:?}"),
+    }
     let metrics = client.request("GET", "/v1/metrics", None, &[]).unwrap();
     let metrics = String::from_utf8(metrics.body).unwrap();
     assert!(
         metrics
             .lines()
-            .any(|l| l == "layerone_admission_refusals_total{code=\"queue_full\"} 1"),
+            .any(|l| l == "layerone_admission_refusals_total{code=\"queue_full\"} 2"),
         "{metrics}"
     );
     let unknown = client.job(refused["request_id"].as_str().unwrap());
