@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use registry::{FileSystem, JobState};
 
 use crate::node::{self, Bins, Node};
@@ -54,12 +54,8 @@ pub fn run(dir: &Path, requests: u64) -> anyhow::Result<()> {
 
     let done = Arc::new(AtomicBool::new(false));
     let sampler = {
-        let (done, inbox, data) = (
-            done.clone(),
-            node.layout.inbox_db(),
-            node.layout.root().to_owned(),
-        );
-        std::thread::spawn(move || sample(&done, &inbox, &data))
+        let (done, layout) = (done.clone(), node.layout.clone());
+        std::thread::spawn(move || sample(&done, &layout))
     };
     let neighbour_thread = {
         let (done, client, account) = (done.clone(), node.client()?, neighbour.clone());
@@ -114,7 +110,7 @@ pub fn run(dir: &Path, requests: u64) -> anyhow::Result<()> {
             [],
             |r| r.get(0),
         )?;
-        let waiting = inbox_rows_beyond_watermark(&node)?;
+        let waiting = waiting_in_inbox(&node.layout)?;
         if pending == 0 && waiting == 0 {
             break;
         }
@@ -134,7 +130,9 @@ pub fn run(dir: &Path, requests: u64) -> anyhow::Result<()> {
         sent as f64 / flood.as_secs_f64()
     );
     println!(
-        "  inbox: at most {} rows waiting, {:.1} MiB on disk (inbox.db and its WAL)",
+        "  inbox: at most {} requests waiting for root; at most {} rows and {:.1} MiB on disk \
+         (with the admitted rows not yet pruned; inbox.db and its WAL)",
+        samples.peak_waiting,
         samples.peak_rows,
         samples.peak_bytes as f64 / (1 << 20) as f64
     );
@@ -154,17 +152,12 @@ pub fn run(dir: &Path, requests: u64) -> anyhow::Result<()> {
 }
 
 /// The rows the inbox holds beyond root's ingest watermark: requests not yet admitted.
-fn inbox_rows_beyond_watermark(node: &Node) -> anyhow::Result<i64> {
-    let watermark: i64 = node
-        .state_ro()?
-        .query_row(
-            "SELECT coalesce((SELECT value FROM meta WHERE key = 'ingest_watermark'), 0)",
-            [],
-            |r| r.get(0),
-        )
-        .context("read the watermark")?;
+fn waiting_in_inbox(layout: &store::Layout) -> anyhow::Result<i64> {
+    let watermark = store::StateReader::new(&layout.state_db())
+        .watermark()
+        .map_err(|e| anyhow::anyhow!("read the watermark: {e:?}"))?;
     let inbox = rusqlite::Connection::open_with_flags(
-        node.layout.inbox_db(),
+        layout.inbox_db(),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
     )?;
     Ok(inbox.query_row(
@@ -176,22 +169,29 @@ fn inbox_rows_beyond_watermark(node: &Node) -> anyhow::Result<i64> {
 
 #[derive(Default)]
 struct Samples {
+    /// The most requests waiting in the inbox (received, not yet admitted by root).
+    peak_waiting: i64,
+    /// The most rows inbox.db held (those waiting and those admitted, not yet pruned).
     peak_rows: i64,
     peak_bytes: u64,
     min_free: u64,
 }
 
 /// Samples the inbox's rows and size and the data directory's free space until `done`.
-fn sample(done: &AtomicBool, inbox: &Path, data: &Path) -> anyhow::Result<Samples> {
+fn sample(done: &AtomicBool, layout: &store::Layout) -> anyhow::Result<Samples> {
     let mut samples = Samples {
         min_free: u64::MAX,
         ..Samples::default()
     };
+    let inbox = layout.inbox_db();
     let conn =
-        rusqlite::Connection::open_with_flags(inbox, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        rusqlite::Connection::open_with_flags(&inbox, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     while !done.load(Ordering::Relaxed) {
         if let Ok(rows) = conn.query_row("SELECT count(*) FROM requests", [], |r| r.get(0)) {
             samples.peak_rows = samples.peak_rows.max(rows);
+        }
+        if let Ok(waiting) = waiting_in_inbox(layout) {
+            samples.peak_waiting = samples.peak_waiting.max(waiting);
         }
         let bytes: u64 = ["", "-wal"]
             .iter()
@@ -202,7 +202,7 @@ fn sample(done: &AtomicBool, inbox: &Path, data: &Path) -> anyhow::Result<Sample
             })
             .sum();
         samples.peak_bytes = samples.peak_bytes.max(bytes);
-        if let Ok(free) = store::disk::available(data) {
+        if let Ok(free) = store::disk::available(layout.root()) {
             samples.min_free = samples.min_free.min(free);
         }
         std::thread::sleep(SAMPLE_EVERY);

@@ -37,13 +37,17 @@ type Invocations = Vec<(i64, AuditDetail)>;
 const MAX_BATCH: usize = 64;
 
 /// Applies queued jobs until none is claimable or `budget` has passed on the context's clock
-/// (`Ctx::clock`, the runner's). Returns how many ran.
+/// (`Ctx::clock`, the runner's). Returns how many ran. `between_batches` runs after each
+/// completed batch, when no job of the main lane is running: the pass admits there what
+/// arrived since it began, so a request of another account waits for one batch, not for the
+/// whole backlog the pass found.
 pub fn apply_pending(
     ctx: &mut Ctx,
     registry: &Registry,
     handlers: &Handlers<Ctx>,
     node_id: &Hex32,
     budget: Duration,
+    mut between_batches: impl FnMut(&mut Ctx),
 ) -> anyhow::Result<usize> {
     let deadline = ctx.clock().monotonic() + budget;
     let long = LongOperations::of(registry);
@@ -87,6 +91,7 @@ pub fn apply_pending(
         if ctx.clock().monotonic() >= deadline {
             return Ok(applied);
         }
+        between_batches(ctx);
     }
 }
 

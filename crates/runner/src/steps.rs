@@ -10,6 +10,8 @@ use store::Layout;
 
 use crate::{LongLane, PassReport, RunnerConfig, apply};
 
+/// How often, at most, the apply step admits what arrived since its pass's ingest step.
+const INGEST_DURING_APPLY: Duration = Duration::from_millis(100);
 /// How many inbox rows one ingest transaction takes.
 const INGEST_BATCH: u32 = 1000;
 /// How many events the feed keeps ([`RunnerConfig::events_kept`] on a node).
@@ -164,16 +166,36 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
         if state_full {
             return Err(StepError::DiskFull(FileSystem::State).into());
         }
+        // What arrived since the ingest step is admitted between batches, at most every
+        // INGEST_DURING_APPLY: the batches take accounts in turn, and a newcomer's request
+        // joins them instead of waiting for the end of the pass.
+        let mut last_ingest = config.clock.monotonic();
         applied = apply::apply_pending(
             ctx,
             declarations::registry(),
             ops::handlers(),
             &config.node_id,
             config.budget,
+            |ctx| {
+                let now = config.clock.monotonic();
+                if now.saturating_sub(last_ingest) < INGEST_DURING_APPLY {
+                    return;
+                }
+                last_ingest = now;
+                match ingest(config, ctx) {
+                    Ok((admitted, rejected)) => {
+                        ingested.0 += admitted;
+                        ingested.1 += rejected;
+                    }
+                    // The next pass's ingest step tries again, and records the failure.
+                    Err(e) => tracing::warn!(error = %format!("{e:#}"), "ingesting between batches"),
+                }
+            },
         )?;
         Ok(())
     });
     report.applied = applied;
+    (report.admitted, report.rejected) = ingested;
     // After the main lane, so a long job whose account's earlier jobs it just applied starts
     // in the same pass.
     contain(ctx, report, "long_lane", |ctx| {

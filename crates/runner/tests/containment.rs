@@ -172,6 +172,7 @@ fn a_panicking_handler_fails_only_its_job() {
         &handlers,
         &node,
         Duration::from_secs(10),
+        |_| {},
     )
     .unwrap();
     assert_eq!(applied, 3);
