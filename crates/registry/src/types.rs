@@ -548,6 +548,25 @@ bounded_u64!(
     4_294_967_296u64
 );
 
+/// What enforces an account's disk and inode quotas on this node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QuotaMechanism {
+    /// `/home` is btrfs and the home a subvolume limited by its qgroup: bytes only.
+    BtrfsQgroup,
+    /// `/home` has user quotas on: blocks and inodes per uid.
+    UserQuota,
+    /// Nothing: only unlimited quotas.
+    None,
+}
+
+impl QuotaMechanism {
+    /// Whether it can limit inodes (btrfs cannot).
+    pub fn limits_inodes(self) -> bool {
+        self == QuotaMechanism::UserQuota
+    }
+}
+
 /// The mail families' types (declared after the macros they use).
 pub mod mail;
 
@@ -883,6 +902,13 @@ mod tests {
         assert!(!ok::<Hex32>("0123456789abcdef0123456789abcde"));
         assert!(!ok::<Hex32>("0123456789abcdef0123456789abcdeg"));
         assert!(!ok::<Hex32>(""));
+    }
+
+    #[test]
+    fn only_user_quotas_limit_inodes() {
+        assert!(!QuotaMechanism::BtrfsQgroup.limits_inodes());
+        assert!(QuotaMechanism::UserQuota.limits_inodes());
+        assert!(!QuotaMechanism::None.limits_inodes());
     }
 
     #[test]
