@@ -8,6 +8,7 @@ use registry::types::{
     CpuPercent, GovernorKibPerSec, Hex32, Inodes, IoKibPerSec, MemoryMiB, MiB, PasswordHash,
     Presence, ProcessCount, Shell, Username,
 };
+pub use registry::types::QuotaMechanism;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -40,18 +41,6 @@ pub struct EnsureAccountRequest {
     /// 0 fails `quota_unsupported`.
     #[serde(default = "unlimited_inodes")]
     pub inode_quota: Inodes,
-}
-
-/// What enforces an account's disk and inode quotas on this node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum QuotaMechanism {
-    /// `/home` is btrfs and the home a subvolume limited by its qgroup: bytes only.
-    BtrfsQgroup,
-    /// `/home` has user quotas on: blocks and inodes per uid.
-    UserQuota,
-    /// Nothing: only unlimited quotas.
-    None,
 }
 
 /// An account's quota as the kernel reports it, read back after the change.

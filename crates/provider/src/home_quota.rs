@@ -29,46 +29,21 @@ use crate::provider::Provider;
 /// Where the tenants' homes are.
 pub const HOMES: &str = "/home";
 
-/// What can enforce a quota on the homes' file system.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QuotaMechanism {
-    /// btrfs: each home a subvolume, limited in bytes by its qgroup.
-    BtrfsQgroup,
-    /// User quotas of the file system (ext4, xfs): blocks and inodes per uid.
-    UserQuota,
-    /// Nothing: the file system has no quota the node can set.
-    None,
-}
+pub use registry::types::QuotaMechanism;
 
-impl QuotaMechanism {
-    /// The stable name results carry.
-    pub fn name(self) -> &'static str {
-        match self {
-            QuotaMechanism::BtrfsQgroup => "btrfs_qgroup",
-            QuotaMechanism::UserQuota => "user_quota",
-            QuotaMechanism::None => "none",
-        }
+/// The quota mechanism a mount offers: btrfs by its type, user quotas by its options.
+pub fn mechanism_of_mount(mount: &MountShown) -> QuotaMechanism {
+    if mount.fstype == "btrfs" {
+        return QuotaMechanism::BtrfsQgroup;
     }
-
-    /// Whether it can limit inodes (btrfs cannot).
-    pub fn limits_inodes(self) -> bool {
-        self == QuotaMechanism::UserQuota
-    }
-
-    /// The mechanism a mount offers: btrfs by its type, user quotas by its options.
-    pub fn of_mount(mount: &MountShown) -> QuotaMechanism {
-        if mount.fstype == "btrfs" {
-            return QuotaMechanism::BtrfsQgroup;
-        }
-        let user_quota = mount
-            .options
-            .iter()
-            .any(|o| o == "usrquota" || o == "quota" || o.starts_with("usrjquota="));
-        if user_quota {
-            QuotaMechanism::UserQuota
-        } else {
-            QuotaMechanism::None
-        }
+    let user_quota = mount
+        .options
+        .iter()
+        .any(|o| o == "usrquota" || o == "quota" || o.starts_with("usrjquota="));
+    if user_quota {
+        QuotaMechanism::UserQuota
+    } else {
+        QuotaMechanism::None
     }
 }
 
@@ -128,7 +103,7 @@ impl Provider {
         };
         let mount = self.mount_of(Path::new(target))?;
         Ok(HomesFs {
-            mechanism: QuotaMechanism::of_mount(&mount),
+            mechanism: mechanism_of_mount(&mount),
             mount: mount.target,
             fstype: mount.fstype,
         })
@@ -385,7 +360,7 @@ mod tests {
 
     #[test]
     fn the_mechanism_follows_the_file_system_type_and_its_quota_options() {
-        let of = |t, o| QuotaMechanism::of_mount(&mount(t, o));
+        let of = |t, o| mechanism_of_mount(&mount(t, o));
         assert_eq!(
             of("btrfs", "rw,relatime,subvolid=5,subvol=/"),
             QuotaMechanism::BtrfsQgroup
@@ -410,8 +385,6 @@ mod tests {
             none.describe(),
             "the file system of /home is ext4 without user quotas"
         );
-        assert!(!QuotaMechanism::BtrfsQgroup.limits_inodes());
-        assert!(QuotaMechanism::UserQuota.limits_inodes());
     }
 
     #[test]

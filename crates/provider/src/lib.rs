@@ -47,7 +47,7 @@ pub use error::ProviderError;
 pub use executor::real::{CHILD_PATH, OUTPUT_CAP};
 pub use executor::{Argv, Executor, Invocation, Output, ReadOnlyExecutor, RealExecutor};
 pub use files::{CONFIG_MODE, ensure_dir, write_atomic};
-pub use home_quota::{HOMES, HomeQuota, HomesFs, QuotaMechanism};
+pub use home_quota::{HOMES, HomeQuota, HomesFs, QuotaMechanism, mechanism_of_mount};
 pub use host::{DiskSpace, Load, Memory};
 pub use leftovers::{LeftoversRemoved, MAX_LEFTOVER_ENTRIES, TENANT_LEFTOVER_DIRS};
 pub use machine::{CertificateRequest, IssueError, Machine, RealMachine};

@@ -36,3 +36,11 @@ pub use job::{
 };
 pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Parsed, Registry, RegistryError};
 pub use types::{BlobId, Hex32};
+
+/// What the exported macros (`string_type!`) name, so that a crate using them needs neither
+/// serde nor schemars of its own.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+}

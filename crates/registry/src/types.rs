@@ -7,18 +7,25 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::str::FromStr;
 
 use base64::Engine as _;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Declares a string newtype whose only constructor is its parser.
+/// Declares a string newtype whose only constructor is its parser: `FromStr`, through a
+/// function that returns the string to keep or why the input is refused.
+///
+/// - `string_type!(Name, schema, parse)`: a field type. The parser refuses with a `String`;
+///   the type deserializes through it (so serde rejects bad input with the field's path) and
+///   publishes `schema`, which says the same thing, as its JSON Schema.
+/// - `string_type!(Name, error: E, parse)`: a type that never travels in a request (no serde,
+///   no schema), whose parser refuses with an `E` (the provider's MariaDB names).
+#[macro_export]
 macro_rules! string_type {
-    ($(#[$doc:meta])* $name:ident, $schema:expr, $parse:expr) => {
+    ($(#[$doc:meta])* $name:ident, error: $err:ty, $parse:expr) => {
         $(#[$doc])*
         #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
+        pub struct $name(::std::string::String);
 
         impl $name {
             pub fn as_str(&self) -> &str {
@@ -26,47 +33,58 @@ macro_rules! string_type {
             }
         }
 
-        impl FromStr for $name {
-            type Err = String;
-            fn from_str(input: &str) -> Result<Self, String> {
-                let parse: fn(&str) -> Result<String, String> = $parse;
+        impl ::std::str::FromStr for $name {
+            type Err = $err;
+            fn from_str(input: &str) -> ::std::result::Result<Self, $err> {
+                let parse: fn(&str) -> ::std::result::Result<::std::string::String, $err> =
+                    $parse;
                 parse(input).map($name)
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, "{}({:?})", stringify!($name), self.0)
             }
         }
+    };
+    ($(#[$doc:meta])* $name:ident, $schema:expr, $parse:expr) => {
+        $crate::string_type!($(#[$doc])* $name, error: ::std::string::String, $parse);
 
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        impl $crate::__private::serde::Serialize for $name {
+            fn serialize<S: $crate::__private::serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::std::result::Result<S::Ok, S::Error> {
                 s.serialize_str(&self.0)
             }
         }
 
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let raw = String::deserialize(d)?;
-                raw.parse().map_err(serde::de::Error::custom)
+        impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
+            fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::std::result::Result<Self, D::Error> {
+                let raw = <::std::string::String as $crate::__private::serde::Deserialize>::deserialize(d)?;
+                raw.parse().map_err($crate::__private::serde::de::Error::custom)
             }
         }
 
-        impl JsonSchema for $name {
-            fn schema_name() -> Cow<'static, str> {
+        impl $crate::__private::schemars::JsonSchema for $name {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 stringify!($name).into()
             }
             fn inline_schema() -> bool {
                 true
             }
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            fn json_schema(
+                _: &mut $crate::__private::schemars::SchemaGenerator,
+            ) -> $crate::__private::schemars::Schema {
                 $schema
             }
         }
@@ -548,6 +566,25 @@ bounded_u64!(
     4_294_967_296u64
 );
 
+/// What enforces an account's disk and inode quotas on this node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QuotaMechanism {
+    /// `/home` is btrfs and the home a subvolume limited by its qgroup: bytes only.
+    BtrfsQgroup,
+    /// `/home` has user quotas on: blocks and inodes per uid.
+    UserQuota,
+    /// Nothing: only unlimited quotas.
+    None,
+}
+
+impl QuotaMechanism {
+    /// Whether it can limit inodes (btrfs cannot).
+    pub fn limits_inodes(self) -> bool {
+        self == QuotaMechanism::UserQuota
+    }
+}
+
 /// The mail families' types (declared after the macros they use).
 pub mod mail;
 
@@ -870,6 +907,8 @@ pub enum Presence {
 
 #[cfg(test)]
 mod tests {
+    use std::str::FromStr;
+
     use super::*;
 
     fn ok<T: FromStr>(s: &str) -> bool {
@@ -883,6 +922,13 @@ mod tests {
         assert!(!ok::<Hex32>("0123456789abcdef0123456789abcde"));
         assert!(!ok::<Hex32>("0123456789abcdef0123456789abcdeg"));
         assert!(!ok::<Hex32>(""));
+    }
+
+    #[test]
+    fn only_user_quotas_limit_inodes() {
+        assert!(!QuotaMechanism::BtrfsQgroup.limits_inodes());
+        assert!(QuotaMechanism::UserQuota.limits_inodes());
+        assert!(!QuotaMechanism::None.limits_inodes());
     }
 
     #[test]

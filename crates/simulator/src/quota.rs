@@ -275,7 +275,7 @@ mod tests {
         let mount = provider::parse_findmnt(&shown.stdout).unwrap();
         assert_eq!(mount.target, p.root());
         assert_eq!(
-            provider::QuotaMechanism::of_mount(&mount),
+            provider::mechanism_of_mount(&mount),
             provider::QuotaMechanism::UserQuota
         );
         let set = setquota(

@@ -26,15 +26,15 @@ fn unsupported(field: &str, why: String) -> OpError {
 pub(super) fn check_offered(fs: &HomesFs, req: &EnsureAccountRequest) -> Result<(), OpError> {
     let (bytes, inodes) = (req.disk_quota_mib.get(), req.inode_quota.get());
     match fs.mechanism {
-        provider::QuotaMechanism::None if bytes != 0 => Err(unsupported(
+        QuotaMechanism::None if bytes != 0 => Err(unsupported(
             "disk_quota_mib",
             format!("{}: nothing can enforce a disk quota (0 is unlimited)", fs.describe()),
         )),
-        provider::QuotaMechanism::None if inodes != 0 => Err(unsupported(
+        QuotaMechanism::None if inodes != 0 => Err(unsupported(
             "inode_quota",
             format!("{}: nothing can enforce an inode quota (0 is unlimited)", fs.describe()),
         )),
-        provider::QuotaMechanism::BtrfsQgroup if inodes != 0 => Err(unsupported(
+        QuotaMechanism::BtrfsQgroup if inodes != 0 => Err(unsupported(
             "inode_quota",
             format!(
                 "{}: btrfs qgroups limit bytes, not inodes (0 is unlimited)",
@@ -80,7 +80,7 @@ pub(super) fn apply(
         .map_err(provider_error)?;
     let got = status(ctx, fs, home, uid)?;
     let want = |n: u64| (n != 0).then_some(n);
-    if fs.mechanism != provider::QuotaMechanism::None
+    if fs.mechanism != QuotaMechanism::None
         && (got.limit_bytes != want(bytes) || got.limit_inodes != want(inodes))
     {
         return Err(OpError::retryable(
@@ -100,11 +100,7 @@ pub(super) fn apply(
 
 /// The home's quota as the kernel reports it now.
 pub(super) fn status(ctx: &Ctx, fs: &HomesFs, home: &Path, uid: u32) -> Result<QuotaStatus, OpError> {
-    let mechanism = match fs.mechanism {
-        provider::QuotaMechanism::BtrfsQgroup => QuotaMechanism::BtrfsQgroup,
-        provider::QuotaMechanism::UserQuota => QuotaMechanism::UserQuota,
-        provider::QuotaMechanism::None => QuotaMechanism::None,
-    };
+    let mechanism = fs.mechanism;
     let read = ctx
         .provider
         .home_quota(fs, home, uid)
@@ -183,7 +179,7 @@ mod tests {
         .unwrap()
     }
 
-    fn fs(mechanism: provider::QuotaMechanism, fstype: &str) -> HomesFs {
+    fn fs(mechanism: QuotaMechanism, fstype: &str) -> HomesFs {
         HomesFs {
             mechanism,
             mount: PathBuf::from("/home"),
@@ -193,7 +189,7 @@ mod tests {
 
     #[test]
     fn only_what_the_file_system_enforces_is_offered_and_unlimited_always_is() {
-        use provider::QuotaMechanism::{BtrfsQgroup, None, UserQuota};
+        use QuotaMechanism::{BtrfsQgroup, None, UserQuota};
         let refused = |f: &HomesFs, mib, inodes| {
             let e = check_offered(f, &request(mib, inodes)).unwrap_err();
             assert_eq!(e.code, "quota_unsupported");

@@ -48,71 +48,56 @@ pub fn default_socket(platform: Platform) -> &'static str {
     }
 }
 
-/// Declares a checked name type whose only constructor is `new`.
-macro_rules! checked_name {
-    ($(#[$doc:meta])* $name:ident, $max:expr, $what:expr) => {
-        $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
-
-        impl $name {
-            pub const MAX: usize = $max;
-
-            /// `[a-z0-9_]`, 1 to `MAX` bytes; anything else is refused.
-            pub fn new(name: &str) -> Result<$name, ProviderError> {
-                let ok = !name.is_empty()
-                    && name.len() <= Self::MAX
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-                if ok {
-                    Ok($name(name.to_owned()))
-                } else {
-                    Err(ProviderError::Mariadb {
-                        op: "validate",
-                        code: None,
-                        message: format!(
-                            "{} {:?} is not [a-z0-9_]{{1,{}}}",
-                            $what,
-                            name,
-                            Self::MAX
-                        ),
-                    })
-                }
-            }
-
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{}({:?})", stringify!($name), self.0)
-            }
-        }
-    };
+/// A MariaDB name as the node writes it: `[a-z0-9_]`, 1 to `max` bytes; anything else is
+/// refused, naming `what`.
+fn sql_name(name: &str, max: usize, what: &str) -> Result<String, ProviderError> {
+    let ok = !name.is_empty()
+        && name.len() <= max
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        Ok(name.to_owned())
+    } else {
+        Err(ProviderError::Mariadb {
+            op: "validate",
+            code: None,
+            message: format!("{what} {name:?} is not [a-z0-9_]{{1,{max}}}"),
+        })
+    }
 }
 
-checked_name!(
+registry::string_type!(
     /// A database name: `[a-z0-9_]{1,64}` (MariaDB's limit is 64 characters).
     DbName,
-    64,
-    "database name"
+    error: ProviderError,
+    |s| sql_name(s, DbName::MAX, "database name")
 );
 
-checked_name!(
+impl DbName {
+    pub const MAX: usize = 64;
+
+    /// `[a-z0-9_]`, 1 to `MAX` bytes; anything else is refused.
+    pub fn new(name: &str) -> Result<DbName, ProviderError> {
+        name.parse()
+    }
+}
+
+registry::string_type!(
     /// A MariaDB user name: `[a-z0-9_]{1,80}` (MariaDB's limit is 80 characters).
     DbUser,
-    80,
-    "user name"
+    error: ProviderError,
+    |s| sql_name(s, DbUser::MAX, "user name")
 );
+
+impl DbUser {
+    pub const MAX: usize = 80;
+
+    /// `[a-z0-9_]`, 1 to `MAX` bytes; anything else is refused.
+    pub fn new(name: &str) -> Result<DbUser, ProviderError> {
+        name.parse()
+    }
+}
 
 /// A host part of a MariaDB account (`localhost`, an address, a `%` pattern or
 /// `address/netmask`). Only ever a bound value; checked again here for printable ASCII

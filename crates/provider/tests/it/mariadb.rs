@@ -197,6 +197,26 @@ fn names_are_checked_again_and_quoted_by_one_function() {
     assert!(DbName::new(&"a".repeat(65)).is_err());
     assert!(DbUser::new(&"a".repeat(80)).is_ok());
     assert!(DbUser::new(&"a".repeat(81)).is_err());
+    let refusal = |e| match e {
+        provider::ProviderError::Mariadb { op, code, message } => (op, code, message),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        refusal(DbName::new("a-b").unwrap_err()),
+        (
+            "validate",
+            None,
+            r#"database name "a-b" is not [a-z0-9_]{1,64}"#.to_owned()
+        )
+    );
+    assert_eq!(
+        refusal(DbUser::new("").unwrap_err()),
+        (
+            "validate",
+            None,
+            r#"user name "" is not [a-z0-9_]{1,80}"#.to_owned()
+        )
+    );
     for bad in ["a'b", "a\\b", "", "a b", "a\nb", "x`"] {
         assert!(DbHost::new(bad).is_err(), "{bad:?}");
     }

@@ -3,11 +3,9 @@
 //! passwd-file field, whitespace or `,` a Postfix table value, `"` a Sieve string).
 
 use std::borrow::Cow;
-use std::fmt;
-use std::str::FromStr;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{DomainName, bounded};
 
@@ -278,6 +276,8 @@ impl JsonSchema for VacationDays {
 
 #[cfg(test)]
 mod tests {
+    use std::str::FromStr;
+
     use super::*;
 
     fn ok<T: FromStr>(s: &str) -> bool {
