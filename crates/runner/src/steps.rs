@@ -188,7 +188,9 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
                         ingested.1 += rejected;
                     }
                     // The next pass's ingest step tries again, and records the failure.
-                    Err(e) => tracing::warn!(error = %format!("{e:#}"), "ingesting between batches"),
+                    Err(e) => {
+                        tracing::warn!(error = %format!("{e:#}"), "ingesting between batches")
+                    }
                 }
             },
         )?;
