@@ -499,6 +499,29 @@ mod tests {
         assert_eq!(pending(&state), Vec::new());
     }
 
+    /// Past the claim's window of oldest queued jobs: with 5,000 of one account's jobs queued
+    /// before another account's one, the batch that took the first account's oldest takes
+    /// the other account's next.
+    #[test]
+    fn an_account_behind_more_than_the_claims_window_is_still_served_in_the_first_batch() {
+        let registry = Registry::builder().op::<Quick>().op::<Slow>().build();
+        let long = LongOperations::of(&registry);
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = StateDb::open(&dir.path().join("state.db")).unwrap();
+        let mut accounts = vec![1; 5000];
+        accounts.push(2);
+        state
+            .ingest(&registry, &hex(0xfeed), &quick_rows(1, &accounts))
+            .unwrap();
+        let first = state.claim_main(&long, &[]).unwrap().unwrap();
+        assert_eq!(first.owner.as_str(), hex(1).as_str());
+        let served = [first.owner.as_str().to_owned()];
+        let second = state.claim_main(&long, &served).unwrap().unwrap();
+        assert_eq!(second.owner.as_str(), hex(2).as_str());
+        let served = [served[0].clone(), second.owner.as_str().to_owned()];
+        assert!(state.claim_main(&long, &served).unwrap().is_none());
+    }
+
     #[test]
     fn seeded_interleavings_of_the_two_lanes_keep_each_accounts_order_and_drain() {
         let registry = Registry::builder().op::<Quick>().op::<Slow>().build();

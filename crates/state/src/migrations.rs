@@ -289,6 +289,11 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX jobs_owner ON jobs(owner, seq) WHERE state IN ('queued', 'running');
     "#,
+    // 10: the jobs a dead runner left running, queued again (`StateDb::recover_running`): the
+    // main lane takes them first (`state::claim`). Empty but after a crash.
+    r#"
+    CREATE INDEX jobs_recovered ON jobs(seq) WHERE state = 'queued' AND attempts > 0;
+    "#,
 ];
 
 /// The schema version a fully migrated state.db has (its `user_version`).
