@@ -190,6 +190,18 @@ mod tests {
         );
     }
 
+    /// Appends `n` events to the feed.
+    fn add_events(state: &StateDb, n: i64) {
+        state
+            .conn
+            .execute(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+                 INSERT INTO events(request_id, operation, state, at) SELECT 'r', 'o', 'queued', 0 FROM n",
+                [n],
+            )
+            .unwrap();
+    }
+
     /// A reader is told it lost events exactly when the trim took some after its cursor: not
     /// from 0 on a feed never trimmed, not from one below the oldest event kept, not from the
     /// newest or past it; and then it is told the oldest cursor it can still read.
@@ -197,16 +209,7 @@ mod tests {
     fn a_cursor_is_behind_the_trim_exactly_when_events_after_it_were_trimmed() {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDb::open(&dir.path().join("state.db")).unwrap();
-        let add = |n: i64| {
-            state
-                .conn
-                .execute(
-                    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-                     INSERT INTO events(request_id, operation, state, at) SELECT 'r', 'o', 'queued', 0 FROM n",
-                    [n],
-                )
-                .unwrap();
-        };
+        let add = |n: i64| add_events(&state, n);
         let lost = |after: i64| {
             let page = state.events(after, 10).unwrap();
             queries::trimmed_after(after, &page)
@@ -245,16 +248,7 @@ mod tests {
     fn a_full_events_feed_is_trimmed_in_steps_of_its_slack() {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDb::open(&dir.path().join("state.db")).unwrap();
-        let add = |n: i64| {
-            state
-                .conn
-                .execute(
-                    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-                     INSERT INTO events(request_id, operation, state, at) SELECT 'r', 'o', 'queued', 0 FROM n",
-                    [n],
-                )
-                .unwrap();
-        };
+        let add = |n: i64| add_events(&state, n);
         let count = || -> i64 {
             state
                 .conn
