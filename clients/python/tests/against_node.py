@@ -5,7 +5,7 @@
     python against_node.py pin DEV_JSON
     python against_node.py trimmed DEV_JSON
 
-`crates/cli/tests/python_client.rs` starts the dev node, installs the wheel into a fresh
+`crates/cli/tests/broker/python_client.rs` starts the dev node, installs the wheel into a fresh
 virtualenv and runs each scenario under a time bound. DEV_JSON is the dev node's `dev.json`
 (url, key, pins, node id); PLAN_JSON lists operations' examples in an order that works, each
 after its prerequisites' examples (computed from the declarations by the Rust test, which

@@ -3,7 +3,7 @@
 //!
 //! The attacker is 127.0.0.2 and the client 127.0.0.1. Each attack lasts SECONDS (20 unless
 //! told) and is sustained: whatever the server closes, the attacker opens again once a
-//! second, as a real one would. The attacks are those of `crates/api/tests/front_door.rs` at
+//! second, as a real one would. The attacks are those of `crates/api/tests/it/front_door.rs` at
 //! the sizes: 2,000 idle TCP connections (no byte sent), 200 TLS handshakes stopped
 //! after two bytes, 200 request heads trickled a byte a second, and 200 bodies trickled a byte
 //! a second. The figures: how many connections the server held open for the attacker (sampled

@@ -1,7 +1,7 @@
 """An operator's MCP session against a real dev node, driven by the official Python MCP SDK
 (PyPI `mcp`, pinned in scripts/mcp-client.requirements): `layerone mcp` is started by the SDK's
 stdio client, as an MCP client would start it, and reaches the node through its API's local
-socket. Run by crates/cli/tests/mcp_clients.rs, one scenario per invocation:
+socket. Run by crates/cli/tests/broker/mcp_clients.rs, one scenario per invocation:
 
     python mcp_session.py SCENARIO --layerone BIN --socket SOCK --node-id ID --identity-file F
 

@@ -37,7 +37,7 @@ fn registry() -> &'static Registry {
 /// What the histories draw from: every example of every operation of the main lane, a
 /// declaring operation's twice (resources must exist for the others to act on). The long
 /// lane's operations (backups, restores, usage walks) run in a thread beside the passes and
-/// are left to the real-process histories and crash matrix (`crates/cli/tests/lifecycle.rs`).
+/// are left to the real-process histories and crash matrix (`crates/cli/tests/node/lifecycle.rs`).
 pub fn draws() -> Vec<(&'static dyn OperationEntry, Value)> {
     let mut out = Vec::new();
     for op in registry().operations() {

@@ -17,7 +17,7 @@
 //! A history is a function of its seed: [`run`] returns a hash of its trace, which the same
 //! seed gives again ([`Outcome::trace_hash`]), and a failure names its seed, which `--seed`
 //! replays (`layerone-bench simulate --seed S`). The real-process histories and crash matrix
-//! (`crates/cli/tests/lifecycle.rs`) prove the real binary; this adds breadth.
+//! (`crates/cli/tests/node/lifecycle.rs`) prove the real binary; this adds breadth.
 //!
 //! Test support only: no packaged binary links this crate
 //! (`the_packaged_binaries_link_neither_the_simulator_nor_the_test_support`). Its storage model

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod acme_ca;
+pub mod node_admin;
 pub mod real_web;
 
 use std::collections::BTreeSet;

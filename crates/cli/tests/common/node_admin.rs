@@ -1,8 +1,7 @@
 //! The node administrator scope's part of the harness: the local administrators a sudo
 //! allowlist may name, and the check that the installed drop-in is what state.db records.
-//! Included by the tests that need it (`#[path = "common/node_admin.rs"] mod node_admin;`).
 
-use crate::common::Node;
+use super::Node;
 
 /// Local administrators: alice (in `sudo`), bob (primary group `sudo`), eve (not an admin),
 /// svc (an admin with a system UID), and a login.defs with the Debian range.

@@ -1,0 +1,239 @@
+//! The hosting families end to end through the real runner: PHP versions the node lacks are
+//! refused and visible in the observation, pools and vhost handlers follow state.db,
+//! redirects spare the ACME challenge path, suspension leaves the document root alone, and
+//! the installed crontab passes the real cron parser.
+
+use crate::common;
+
+use common::*;
+use provider::{PhpVersion, Platform, Program};
+use registry::JobState;
+use serde_json::{Value, json};
+
+fn run(node: &mut Node, body: &Value) -> registry::JobView {
+    node.submit(body);
+    node.pass();
+    let rid = body["request_id"].as_str().unwrap();
+    node.state().job(rid).unwrap().unwrap()
+}
+
+fn code(job: &registry::JobView) -> String {
+    job.error
+        .as_ref()
+        .map(|e| e.code.to_string())
+        .unwrap_or_default()
+}
+
+fn vhost(node: &Node, domain_id: u64) -> String {
+    let dir = node.path(node.provider.apache_layout().vhosts_dir);
+    std::fs::read_to_string(dir.join(format!("{}.conf", id(domain_id)))).unwrap()
+}
+
+#[test]
+fn php_versions_the_node_lacks_are_refused_and_the_observation_says_so() {
+    let mut node = Node::new();
+    let node_id = node.node_id.clone();
+    let observed = run(&mut node, &observe_php(&node_id, 1));
+    assert_eq!(observed.state, JobState::Succeeded, "{observed:?}");
+    let result = observed.result.unwrap();
+    let versions: Vec<&str> = result["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        versions,
+        ["8.2"],
+        "the node offers exactly what is installed"
+    );
+    let extensions = result["versions"][0]["extensions"].as_array().unwrap();
+    assert!(extensions.contains(&json!("intl")) && extensions.contains(&json!("opcache")));
+    assert!(!extensions.contains(&json!("imagick")));
+
+    run(&mut node, &ensure_account(2, 10, "shop1"));
+    run(&mut node, &ensure_domain(3, 30, 10, "shop.example.com"));
+    let before = vhost(&node, 30);
+    let refused = run(&mut node, &set_php_version(4, 30, 10, "7.4"));
+    assert_eq!(refused.state, JobState::Failed);
+    assert_eq!(code(&refused), "php_version_unavailable");
+    assert!(refused.error.unwrap().message.contains("offers: 8.2"));
+    assert_eq!(
+        vhost(&node, 30),
+        before,
+        "a refused version changed the vhost"
+    );
+
+    let set = run(&mut node, &set_php_version(5, 30, 10, "8.2"));
+    assert_eq!(set.state, JobState::Succeeded, "{set:?}");
+    let result = set.result.unwrap();
+    assert_eq!(result["version"], "8.2");
+    // The result names the socket as the system does; the vhost names it in the sysroot.
+    let socket = node
+        .path(result["pools"][0]["socket"].as_str().unwrap())
+        .display()
+        .to_string();
+    assert!(vhost(&node, 30).contains(&format!(
+        "SetHandler \"proxy:unix:{socket}|fcgi://localhost\""
+    )));
+    let pool_dir = node.path(&node.provider.php_fpm_layout(PhpVersion::V8_2).pool_dir);
+    let pool = std::fs::read_to_string(pool_dir.join(format!("layerone-{}.conf", id(10)))).unwrap();
+    // The pool runs as the uid the node recorded for the account, on a socket only it opens.
+    let uid = node
+        .state()
+        .resource("account", &id(10).parse().unwrap())
+        .unwrap()
+        .unwrap()
+        .data["uid"]
+        .clone();
+    assert!(pool.contains(&format!("user = {uid}\n")), "{pool}");
+    assert!(pool.contains(&format!("listen.owner = {uid}\n")), "{pool}");
+    assert!(pool.contains(&format!("listen = {socket}\n")), "{pool}");
+
+    let missing = run(&mut node, &set_php_extensions(6, 10, &["imagick"]));
+    assert_eq!(code(&missing), "php_extension_unavailable");
+    let ok = run(&mut node, &set_php_extensions(7, 10, &["intl", "opcache"]));
+    assert_eq!(ok.state, JobState::Succeeded, "{ok:?}");
+
+    let mut bad = set_php_options(8, 10, 128);
+    bad["resource"]["options"]["upload_max_filesize_mib"] = json!(64);
+    bad["resource"]["options"]["post_max_size_mib"] = json!(8);
+    let inconsistent = run(&mut node, &bad);
+    assert_eq!(code(&inconsistent), "invalid_php_options");
+    let options = run(&mut node, &set_php_options(9, 10, 384));
+    assert_eq!(options.state, JobState::Succeeded, "{options:?}");
+    let pool = std::fs::read_to_string(pool_dir.join(format!("layerone-{}.conf", id(10)))).unwrap();
+    assert!(
+        pool.contains("php_admin_value[memory_limit] = 384M\n"),
+        "{pool}"
+    );
+    let reloads = testkit::sim_service_reloads(&node.provider).unwrap();
+    assert!(reloads.iter().all(|u| u == "php8.2-fpm.service") && !reloads.is_empty());
+
+    let removed = run(&mut node, &remove_php_version(10, 30, 10));
+    assert_eq!(removed.state, JobState::Succeeded, "{removed:?}");
+    assert!(!vhost(&node, 30).contains("SetHandler"));
+    assert!(
+        !pool_dir.join(format!("layerone-{}.conf", id(10))).exists(),
+        "an unused pool stayed"
+    );
+    node.check_converged();
+}
+
+#[test]
+fn redirects_spare_the_challenge_and_suspension_leaves_the_docroot_alone() {
+    // The real apache2ctl -t checks every vhost the node writes here.
+    let mut node = Node::with_real_apache();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    run(&mut node, &ensure_domain(2, 30, 10, "shop.example.com"));
+    run(&mut node, &set_php_version(3, 30, 10, "8.2"));
+    let docroot = node.path("/home/shop1/web/shop.example.com/public_html");
+    std::fs::write(docroot.join("index.php"), "<?php echo 1;").unwrap();
+    let redirect = run(&mut node, &ensure_redirect(4, 50, 10, 30, "/"));
+    assert_eq!(redirect.state, JobState::Succeeded, "{redirect:?}");
+    let text = vhost(&node, 30);
+    assert!(
+        text.contains("RedirectMatch 301 \"^(?!/\\.well-known/acme-challenge/)/(.*)$\" \"https://new.example.com/$1\""),
+        "{text}"
+    );
+    let conflict = run(&mut node, &ensure_redirect(5, 51, 10, 30, "/"));
+    assert_eq!(code(&conflict), "redirect_conflict");
+    let missing = run(&mut node, &ensure_redirect(6, 52, 10, 99, "/x"));
+    assert_eq!(code(&missing), "web_domain_missing");
+
+    let suspended = run(
+        &mut node,
+        &domain_suspension(7, "suspend_web_domain", 30, 10),
+    );
+    assert_eq!(suspended.state, JobState::Succeeded, "{suspended:?}");
+    let text = vhost(&node, 30);
+    assert!(text.contains("Require all denied") && !text.contains("    RedirectMatch "));
+    assert!(text.contains("<Location \"/.well-known/acme-challenge/\">"));
+    // A changed domain stays suspended.
+    run(&mut node, &ensure_domain(8, 30, 10, "shop.example.com"));
+    assert!(vhost(&node, 30).contains("Require all denied"));
+    let back = run(
+        &mut node,
+        &domain_suspension(9, "unsuspend_web_domain", 30, 10),
+    );
+    assert_eq!(back.state, JobState::Succeeded, "{back:?}");
+    assert!(!vhost(&node, 30).contains("Require all denied"));
+    assert!(vhost(&node, 30).contains("RedirectMatch"));
+    assert_eq!(
+        std::fs::read_to_string(docroot.join("index.php")).unwrap(),
+        "<?php echo 1;",
+        "suspension touched the document root"
+    );
+    run(&mut node, &remove_redirect(10, 50, 10));
+    assert!(!vhost(&node, 30).contains("    RedirectMatch "));
+    node.check_converged();
+}
+
+#[test]
+fn scheduled_tasks_become_the_tenants_crontab_and_pass_the_real_cron_parser() {
+    let mut node = Node::new();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    let php = run(&mut node, &ensure_task(2, 60, 10, "*/5 * * * *"));
+    assert_eq!(php.state, JobState::Succeeded, "{php:?}");
+    let fetch = run(&mut node, &ensure_fetch_task(3, 61, 10));
+    assert_eq!(fetch.state, JobState::Succeeded, "{fetch:?}");
+    let home = node.path("/home/shop1");
+    let spool = node
+        .path(provider::crontab_spool(Platform::Debian))
+        .join("shop1");
+    let crontab = std::fs::read_to_string(&spool).unwrap();
+    assert!(
+        crontab.contains(&format!(
+            "*/5 * * * * '/usr/bin/php8.2' '-f' '{}/cron/run.php'\n",
+            home.display()
+        )),
+        "{crontab}"
+    );
+    assert!(
+        crontab.contains("'https://shop.example.com/cron?k=1&x=\\%20'\n"),
+        "{crontab}"
+    );
+    assert_eq!(php.result.unwrap()["tasks_in_crontab"], 1);
+    // The real crontab's dry run accepts what the node installed.
+    let dir = tempfile::tempdir().unwrap();
+    let real = testkit::sim_provider(Platform::Debian, dir.path(), vec![Program::Crontab]);
+    real.check_crontab_file(&spool)
+        .expect("crontab -n accepts the installed crontab");
+
+    let mut unavailable = ensure_task(4, 62, 10, "@daily");
+    unavailable["resource"]["task"]["php_script"]["php_version"] = json!("8.3");
+    assert_eq!(
+        code(&run(&mut node, &unavailable)),
+        "php_version_unavailable"
+    );
+    run(&mut node, &remove_task(5, 60, 10));
+    run(&mut node, &remove_task(6, 61, 10));
+    assert!(!spool.exists(), "an empty task list leaves no crontab");
+    node.check_converged();
+}
+
+#[test]
+fn a_pools_children_follow_the_accounts_recorded_limits() {
+    // CloudLinux, where set_account_limits is available (Debian has no LVE).
+    let mut node = Node::cloudlinux();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    run(&mut node, &ensure_domain(2, 30, 10, "shop.example.com"));
+    let set = run(&mut node, &set_php_version(3, 30, 10, "8.2"));
+    assert_eq!(set.state, JobState::Succeeded, "{set:?}");
+    let layout = node.provider.php_fpm_layout(PhpVersion::V8_2);
+    let pool_file = node
+        .path(&layout.pool_dir)
+        .join(format!("layerone-{}.conf", id(10)));
+    let pool = std::fs::read_to_string(&pool_file).unwrap();
+    assert!(pool.contains("pm.max_children = 5\n"), "{pool}");
+    assert!(
+        pool.contains("request_terminate_timeout = 300s\n"),
+        "{pool}"
+    );
+    // 10 entry processes, 50 processes: the pool gets the smaller.
+    let limited = run(&mut node, &set_limits(4, 10, 100));
+    assert_eq!(limited.state, JobState::Succeeded, "{limited:?}");
+    let pool = std::fs::read_to_string(&pool_file).unwrap();
+    assert!(pool.contains("pm.max_children = 10\n"), "{pool}");
+    node.check_converged();
+}

@@ -1,0 +1,5 @@
+//! Integration tests of the declarations: one binary, one link for all of them.
+
+mod kinds;
+mod mail_admission;
+mod registry;
