@@ -150,6 +150,93 @@ macro_rules! ranged_u64 {
     };
 }
 
+/// Declares a list of `min..=max` items that are distinct by `key` (what names each), whose
+/// only constructors check both: `distinct_list!(Name(Item), 1..=16, "host", "hosts", |h|
+/// h.as_str())`. Its JSON schema says the same: `minItems` when `min` is not 0, `maxItems`,
+/// and `uniqueItems` unless the list says `unique_items = false` (its key is a part of the
+/// item, which `uniqueItems`, comparing whole items, does not express).
+macro_rules! distinct_list {
+    ($(#[$doc:meta])* $name:ident($item:ty), $min:literal..=$max:literal, $one:literal, $many:literal, |$it:ident| $key:expr) => {
+        distinct_list!($(#[$doc])* $name($item), $min..=$max, $one, $many, |$it| $key, unique_items = true);
+    };
+    // `unique_items = false`: the key is a part of the item (a name), and the schema leaves
+    // out `uniqueItems`, which compares whole items.
+    ($(#[$doc:meta])* $name:ident($item:ty), $min:literal..=$max:literal, $one:literal, $many:literal, |$it:ident| $key:expr, unique_items = $unique:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+        pub struct $name(Vec<$item>);
+
+        impl $name {
+            pub const MAX: usize = $max;
+            pub fn iter(&self) -> impl Iterator<Item = &$item> {
+                self.0.iter()
+            }
+            pub fn len(&self) -> usize {
+                self.0.len()
+            }
+            pub fn is_empty(&self) -> bool {
+                self.0.is_empty()
+            }
+        }
+
+        impl TryFrom<Vec<$item>> for $name {
+            type Error = String;
+            fn try_from(list: Vec<$item>) -> Result<Self, String> {
+                $crate::types::distinct(&list, $min, $max, ($one, $many), |$it: &$item| $key)?;
+                Ok($name(list))
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $name::try_from(Vec::<$item>::deserialize(d)?).map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn inline_schema() -> bool {
+                true
+            }
+            fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+                let item = generator.subschema_for::<$item>();
+                let mut schema = json_schema!({"type": "array", "items": item, "maxItems": $max});
+                if $min > 0 {
+                    schema.insert("minItems".into(), $min.into());
+                }
+                if $unique {
+                    schema.insert("uniqueItems".into(), true.into());
+                }
+                schema
+            }
+        }
+    };
+}
+
+/// [`distinct_list!`]'s check: `min..=max` items (`what`: one, many), none two with the same
+/// key.
+pub(crate) fn distinct<'a, T, K: Eq + std::hash::Hash + fmt::Display>(
+    list: &'a [T],
+    min: usize,
+    max: usize,
+    (one, many): (&str, &str),
+    key: impl Fn(&'a T) -> K,
+) -> Result<(), String> {
+    if list.len() < min || list.len() > max {
+        return Err(match min {
+            0 => format!("at most {max} {many}"),
+            _ => format!("{min} to {max} {many}"),
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    match list.iter().map(key).find(|k| !seen.insert(k.to_string())) {
+        Some(dup) => Err(format!("{one} {dup} is listed twice")),
+        None => Ok(()),
+    }
+}
+
 // The hosting families' types, in their own file; they use the macros and helpers above.
 mod web;
 pub use web::*;
@@ -588,101 +675,17 @@ impl QuotaMechanism {
 /// The mail families' types (declared after the macros they use).
 pub mod mail;
 
-/// Up to 32 distinct extra host names for one web domain.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Default)]
-pub struct DomainAliases(Vec<DomainName>);
+distinct_list!(
+    /// Up to 32 distinct extra host names for one web domain.
+    #[derive(Default)]
+    DomainAliases(DomainName), 0..=32, "alias", "aliases", |n| n.as_str()
+);
 
-impl DomainAliases {
-    pub const MAX: usize = 32;
-    pub fn iter(&self) -> impl Iterator<Item = &DomainName> {
-        self.0.iter()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl<'de> Deserialize<'de> for DomainAliases {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let names = Vec::<DomainName>::deserialize(d)?;
-        if names.len() > Self::MAX {
-            return Err(serde::de::Error::custom(format!(
-                "at most {} aliases",
-                Self::MAX
-            )));
-        }
-        let mut seen = std::collections::HashSet::new();
-        if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
-            return Err(serde::de::Error::custom(format!(
-                "alias {dup} is listed twice"
-            )));
-        }
-        Ok(DomainAliases(names))
-    }
-}
-
-impl JsonSchema for DomainAliases {
-    fn schema_name() -> Cow<'static, str> {
-        "DomainAliases".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let item = generator.subschema_for::<DomainName>();
-        json_schema!({"type": "array", "items": item, "maxItems": 32, "uniqueItems": true})
-    }
-}
-
-/// The users of a node's sudo allowlist: at most 64 distinct [`Username`]s.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Default)]
-pub struct SudoUsers(Vec<Username>);
-
-impl SudoUsers {
-    pub const MAX: usize = 64;
-    pub fn iter(&self) -> impl Iterator<Item = &Username> {
-        self.0.iter()
-    }
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl TryFrom<Vec<Username>> for SudoUsers {
-    type Error = String;
-    fn try_from(names: Vec<Username>) -> Result<Self, String> {
-        if names.len() > Self::MAX {
-            return Err(format!("at most {} users", Self::MAX));
-        }
-        let mut seen = std::collections::HashSet::new();
-        if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
-            return Err(format!("user {dup} is listed twice"));
-        }
-        Ok(SudoUsers(names))
-    }
-}
-
-impl<'de> Deserialize<'de> for SudoUsers {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        SudoUsers::try_from(Vec::<Username>::deserialize(d)?).map_err(serde::de::Error::custom)
-    }
-}
-
-impl JsonSchema for SudoUsers {
-    fn schema_name() -> Cow<'static, str> {
-        "SudoUsers".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let item = generator.subschema_for::<Username>();
-        json_schema!({"type": "array", "items": item, "maxItems": 64, "uniqueItems": true})
-    }
-}
+distinct_list!(
+    /// The users of a node's sudo allowlist: at most 64 distinct [`Username`]s.
+    #[derive(Default)]
+    SudoUsers(Username), 0..=64, "user", "users", |n| n.as_str()
+);
 
 bounded_u64!(
     /// A generation chosen by the control plane, monotonic per resource; at most 2^53 - 1 so
@@ -780,52 +783,14 @@ string_type!(
     }
 );
 
-/// Up to 16 distinct hosts a MariaDB user may connect from; `["localhost"]` by default.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MysqlHosts(Vec<MysqlHost>);
-
-impl MysqlHosts {
-    pub const MAX: usize = 16;
-    pub fn iter(&self) -> impl Iterator<Item = &MysqlHost> {
-        self.0.iter()
-    }
-}
+distinct_list!(
+    /// Up to 16 distinct hosts a MariaDB user may connect from; `["localhost"]` by default.
+    MysqlHosts(MysqlHost), 1..=16, "host", "hosts", |h| h.as_str()
+);
 
 impl Default for MysqlHosts {
     fn default() -> Self {
         MysqlHosts(vec![MysqlHost("localhost".into())])
-    }
-}
-
-impl<'de> Deserialize<'de> for MysqlHosts {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let hosts = Vec::<MysqlHost>::deserialize(d)?;
-        if hosts.is_empty() || hosts.len() > Self::MAX {
-            return Err(serde::de::Error::custom(format!(
-                "1 to {} hosts",
-                Self::MAX
-            )));
-        }
-        let mut seen = std::collections::HashSet::new();
-        if let Some(dup) = hosts.iter().find(|h| !seen.insert(h.as_str())) {
-            return Err(serde::de::Error::custom(format!(
-                "host {dup} is listed twice"
-            )));
-        }
-        Ok(MysqlHosts(hosts))
-    }
-}
-
-impl JsonSchema for MysqlHosts {
-    fn schema_name() -> Cow<'static, str> {
-        "MysqlHosts".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let item = generator.subschema_for::<MysqlHost>();
-        json_schema!({"type": "array", "items": item, "minItems": 1, "maxItems": 16, "uniqueItems": true})
     }
 }
 

@@ -95,55 +95,10 @@ pub struct AuthUser {
 
 object_only!(AuthUser);
 
-/// 1 to 100 users with distinct names.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AuthUsers(Vec<AuthUser>);
-
-impl AuthUsers {
-    pub const MAX: usize = 100;
-    pub fn iter(&self) -> impl Iterator<Item = &AuthUser> {
-        self.0.iter()
-    }
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl<'de> Deserialize<'de> for AuthUsers {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let users = Vec::<AuthUser>::deserialize(d)?;
-        if users.is_empty() || users.len() > Self::MAX {
-            return Err(serde::de::Error::custom(format!(
-                "1 to {} users",
-                Self::MAX
-            )));
-        }
-        let mut seen = std::collections::HashSet::new();
-        if let Some(dup) = users.iter().find(|u| !seen.insert(u.name.as_str())) {
-            return Err(serde::de::Error::custom(format!(
-                "user {} is listed twice",
-                dup.name
-            )));
-        }
-        Ok(AuthUsers(users))
-    }
-}
-
-impl JsonSchema for AuthUsers {
-    fn schema_name() -> Cow<'static, str> {
-        "AuthUsers".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let item = generator.subschema_for::<AuthUser>();
-        json_schema!({"type": "array", "items": item, "minItems": 1, "maxItems": 100})
-    }
-}
+distinct_list!(
+    /// 1 to 100 users with distinct names.
+    AuthUsers(AuthUser), 1..=100, "user", "users", |u| u.name.as_str(), unique_items = false
+);
 
 string_type!(
     /// An IPv4 or IPv6 address, or a network in CIDR form (`192.0.2.0/24`, `2001:db8::/32`),
@@ -185,46 +140,10 @@ string_type!(
     }
 );
 
-/// 1 to 200 distinct addresses or networks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct IpNetworks(Vec<IpNetwork>);
-
-impl IpNetworks {
-    pub const MAX: usize = 200;
-    pub fn iter(&self) -> impl Iterator<Item = &IpNetwork> {
-        self.0.iter()
-    }
-}
-
-impl<'de> Deserialize<'de> for IpNetworks {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let list = Vec::<IpNetwork>::deserialize(d)?;
-        if list.is_empty() || list.len() > Self::MAX {
-            return Err(serde::de::Error::custom(format!(
-                "1 to {} addresses or networks",
-                Self::MAX
-            )));
-        }
-        let mut seen = std::collections::HashSet::new();
-        if let Some(dup) = list.iter().find(|n| !seen.insert(n.as_str())) {
-            return Err(serde::de::Error::custom(format!("{dup} is listed twice")));
-        }
-        Ok(IpNetworks(list))
-    }
-}
-
-impl JsonSchema for IpNetworks {
-    fn schema_name() -> Cow<'static, str> {
-        "IpNetworks".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let item = generator.subschema_for::<IpNetwork>();
-        json_schema!({"type": "array", "items": item, "minItems": 1, "maxItems": 200, "uniqueItems": true})
-    }
-}
+distinct_list!(
+    /// 1 to 200 distinct addresses or networks.
+    IpNetworks(IpNetwork), 1..=200, "network", "addresses or networks", |n| n.as_str()
+);
 
 #[cfg(test)]
 mod tests {

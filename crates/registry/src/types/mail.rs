@@ -81,48 +81,10 @@ impl MailAddress {
     }
 }
 
-/// Where a forwarder delivers: 1 to 32 distinct [`MailAddress`]es.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MailDestinations(Vec<MailAddress>);
-
-impl MailDestinations {
-    pub const MAX: usize = 32;
-    pub fn iter(&self) -> impl Iterator<Item = &MailAddress> {
-        self.0.iter()
-    }
-}
-
-impl<'de> Deserialize<'de> for MailDestinations {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let list = Vec::<MailAddress>::deserialize(d)?;
-        if list.is_empty() || list.len() > Self::MAX {
-            return Err(serde::de::Error::custom(format!(
-                "between 1 and {} destinations",
-                Self::MAX
-            )));
-        }
-        let mut seen = std::collections::HashSet::new();
-        if let Some(dup) = list.iter().find(|a| !seen.insert(a.as_str())) {
-            return Err(serde::de::Error::custom(format!(
-                "destination {dup} is listed twice"
-            )));
-        }
-        Ok(MailDestinations(list))
-    }
-}
-
-impl JsonSchema for MailDestinations {
-    fn schema_name() -> Cow<'static, str> {
-        "MailDestinations".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let item = generator.subschema_for::<MailAddress>();
-        json_schema!({"type": "array", "items": item, "minItems": 1, "maxItems": 32, "uniqueItems": true})
-    }
-}
+distinct_list!(
+    /// Where a forwarder delivers: 1 to 32 distinct [`MailAddress`]es.
+    MailDestinations(MailAddress), 1..=32, "destination", "destinations", |a| a.as_str()
+);
 
 string_type!(
     /// A DKIM selector: one DNS label, `[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?`.

@@ -103,46 +103,11 @@ impl PhpExtension {
     }
 }
 
-/// Up to 40 distinct extensions.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Default)]
-pub struct PhpExtensions(Vec<PhpExtension>);
-
-impl PhpExtensions {
-    pub const MAX: usize = 40;
-    pub fn iter(&self) -> impl Iterator<Item = &PhpExtension> {
-        self.0.iter()
-    }
-}
-
-impl<'de> Deserialize<'de> for PhpExtensions {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let list = Vec::<PhpExtension>::deserialize(d)?;
-        if list.len() > Self::MAX {
-            return Err(serde::de::Error::custom(format!(
-                "at most {} extensions",
-                Self::MAX
-            )));
-        }
-        let mut seen = std::collections::HashSet::new();
-        if list.iter().any(|e| !seen.insert(*e)) {
-            return Err(serde::de::Error::custom("an extension is listed twice"));
-        }
-        Ok(PhpExtensions(list))
-    }
-}
-
-impl JsonSchema for PhpExtensions {
-    fn schema_name() -> Cow<'static, str> {
-        "PhpExtensions".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let item = generator.subschema_for::<PhpExtension>();
-        json_schema!({"type": "array", "items": item, "maxItems": 40, "uniqueItems": true})
-    }
-}
+distinct_list!(
+    /// Up to 40 distinct extensions.
+    #[derive(Default)]
+    PhpExtensions(PhpExtension), 0..=40, "extension", "extensions", |e| e.module_name()
+);
 
 ranged_u64!(
     /// PHP's `memory_limit`, in MiB: 16 to 8192.
