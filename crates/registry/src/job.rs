@@ -244,182 +244,115 @@ pub struct Drift {
     pub message: String,
 }
 
-/// What about a resource drifted: a closed list, each with what it means. A new kind of
-/// derived file or setting adds its variants here, so the events feed's schema (and the
-/// OpenAPI document derived from it) lists it.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum DriftAspect {
-    /// The account's user is not in passwd (or no longer carries the node's marker).
-    UserMissing,
-    /// The account's home is gone.
-    HomeMissing,
-    /// The web domain's vhost file is gone.
-    VhostMissing,
-    /// The vhost file is not what state.db derives.
-    VhostDiffers,
-    /// The account has SSH keys recorded and no `authorized_keys`.
-    AuthorizedKeysMissing,
-    /// `authorized_keys` is not what state.db derives.
-    AuthorizedKeysDiffers,
-    /// The sudo allowlist is recorded as installed and its drop-in is gone.
-    SudoDropinMissing,
-    /// pure-ftpd's passwd file does not hold the FTP account's line as recorded.
-    FtpLoginMissing,
-    /// The sudo drop-in is not what state.db derives, or is there while the allowlist is recorded as removed.
-    SudoDropinDiffers,
-    /// pure-ftpd's passwd file holds a line no FTP account derives (a suspended login's among them).
-    FtpPasswdDiffers,
-    /// A protected directory's `AuthUserFile` is gone.
-    AuthUserFileMissing,
-    /// A protected directory's `AuthUserFile` is not what state.db derives.
-    AuthUserFileDiffers,
-    /// The account's FPM pool for a PHP version its domains use is gone.
-    PhpPoolMissing,
-    /// An FPM pool of the account is not what state.db derives, or is there for a version none of its domains uses.
-    PhpPoolDiffers,
-    /// The account has scheduled tasks recorded and no crontab in the cron spool.
-    CrontabMissing,
-    /// The account's crontab is not what state.db derives.
-    CrontabDiffers,
-    /// A certificate's chain file is gone.
-    CertificateChainMissing,
-    /// A certificate's private key file is gone.
-    CertificateKeyMissing,
-    /// A certificate's chain and key in place are not a pair for its web domain (the key is another's, or the chain does not parse or name the domain).
-    CertificateDiffers,
-    /// A listener serving a certificate's name (Apache on 443, Dovecot on 993 and 995,
-    /// Postfix on 587 for its mail host) presents another certificate than the one recorded.
-    ListenerCertificateStale,
-    /// A Postfix table lacks a line the resource derives.
-    PostfixEntryMissing,
-    /// A Postfix table holds a line state.db does not derive.
-    PostfixTableDiffers,
-    /// Dovecot's passwd-file lacks the mailbox's line as state.db derives it.
-    DovecotEntryMissing,
-    /// Dovecot's passwd-file holds a line state.db does not derive.
-    DovecotPasswdDiffers,
-    /// OpenDKIM's KeyTable or SigningTable lacks the DKIM key's line.
-    OpenDkimEntryMissing,
-    /// OpenDKIM's KeyTable or SigningTable holds a line state.db does not derive.
-    OpenDkimTableDiffers,
-    /// A DKIM key's private key file is gone.
-    DkimKeyMissing,
-    /// An autoresponder's Sieve script is gone.
-    SieveScriptMissing,
-    /// An autoresponder's Sieve script is not what state.db derives.
-    SieveScriptDiffers,
-    /// A mail domain's client settings (autoconfig, autodiscover) or their vhost are gone.
-    MailClientSettingsMissing,
-    /// A mail domain's client settings or their vhost are not what state.db derives.
-    MailClientSettingsDiffers,
-    /// A recorded database is not in MariaDB.
-    MysqlDatabaseMissing,
-    /// A database's character set or collation is not the one recorded.
-    MysqlDatabaseDiffers,
-    /// A recorded MariaDB user has no account at any host.
-    MysqlUserMissing,
-    /// A MariaDB user's hosts are not the ones recorded.
-    MysqlUserDiffers,
-    /// A recorded grant's user has no privilege on its database at one of its hosts.
-    MysqlGrantMissing,
-    /// A grant's privileges in MariaDB are not the ones state.db derives (its set, less the write privileges while the account is over its quota).
-    MysqlGrantDiffers,
-    /// A backup's archive is gone from `blobs/out`.
-    BackupMissing,
-    /// A backup's archive in `blobs/out` is not the size recorded.
-    BackupDiffers,
+/// Declares [`DriftAspect`] from one list: each variant with its description (which the
+/// events feed's schema carries) and its name on the wire, and `ALL` and `as_str` from the
+/// same list.
+macro_rules! drift_aspects {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        /// What about a resource drifted: a closed list, each with what it means. A new kind of
+        /// derived file or setting adds its variants here, so the events feed's schema (and the
+        /// OpenAPI document derived from it) lists it.
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+        )]
+        #[serde(rename_all = "snake_case")]
+        pub enum DriftAspect {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl DriftAspect {
+            /// Every aspect, in declaration order.
+            pub const ALL: &'static [DriftAspect] = &[$(DriftAspect::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(DriftAspect::$variant => $name,)*
+                }
+            }
+        }
+    };
 }
 
-impl DriftAspect {
-    /// Every aspect, in declaration order.
-    pub const ALL: &'static [DriftAspect] = &[
-        DriftAspect::UserMissing,
-        DriftAspect::HomeMissing,
-        DriftAspect::VhostMissing,
-        DriftAspect::VhostDiffers,
-        DriftAspect::AuthorizedKeysMissing,
-        DriftAspect::AuthorizedKeysDiffers,
-        DriftAspect::SudoDropinMissing,
-        DriftAspect::FtpLoginMissing,
-        DriftAspect::SudoDropinDiffers,
-        DriftAspect::FtpPasswdDiffers,
-        DriftAspect::AuthUserFileMissing,
-        DriftAspect::AuthUserFileDiffers,
-        DriftAspect::PhpPoolMissing,
-        DriftAspect::PhpPoolDiffers,
-        DriftAspect::CrontabMissing,
-        DriftAspect::CrontabDiffers,
-        DriftAspect::CertificateChainMissing,
-        DriftAspect::CertificateKeyMissing,
-        DriftAspect::CertificateDiffers,
-        DriftAspect::ListenerCertificateStale,
-        DriftAspect::PostfixEntryMissing,
-        DriftAspect::PostfixTableDiffers,
-        DriftAspect::DovecotEntryMissing,
-        DriftAspect::DovecotPasswdDiffers,
-        DriftAspect::OpenDkimEntryMissing,
-        DriftAspect::OpenDkimTableDiffers,
-        DriftAspect::DkimKeyMissing,
-        DriftAspect::SieveScriptMissing,
-        DriftAspect::SieveScriptDiffers,
-        DriftAspect::MailClientSettingsMissing,
-        DriftAspect::MailClientSettingsDiffers,
-        DriftAspect::MysqlDatabaseMissing,
-        DriftAspect::MysqlDatabaseDiffers,
-        DriftAspect::MysqlUserMissing,
-        DriftAspect::MysqlUserDiffers,
-        DriftAspect::MysqlGrantMissing,
-        DriftAspect::MysqlGrantDiffers,
-        DriftAspect::BackupMissing,
-        DriftAspect::BackupDiffers,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DriftAspect::UserMissing => "user_missing",
-            DriftAspect::HomeMissing => "home_missing",
-            DriftAspect::VhostMissing => "vhost_missing",
-            DriftAspect::VhostDiffers => "vhost_differs",
-            DriftAspect::AuthorizedKeysMissing => "authorized_keys_missing",
-            DriftAspect::AuthorizedKeysDiffers => "authorized_keys_differs",
-            DriftAspect::SudoDropinMissing => "sudo_dropin_missing",
-            DriftAspect::FtpLoginMissing => "ftp_login_missing",
-            DriftAspect::SudoDropinDiffers => "sudo_dropin_differs",
-            DriftAspect::FtpPasswdDiffers => "ftp_passwd_differs",
-            DriftAspect::AuthUserFileMissing => "auth_user_file_missing",
-            DriftAspect::AuthUserFileDiffers => "auth_user_file_differs",
-            DriftAspect::PhpPoolMissing => "php_pool_missing",
-            DriftAspect::PhpPoolDiffers => "php_pool_differs",
-            DriftAspect::CrontabMissing => "crontab_missing",
-            DriftAspect::CrontabDiffers => "crontab_differs",
-            DriftAspect::CertificateChainMissing => "certificate_chain_missing",
-            DriftAspect::CertificateKeyMissing => "certificate_key_missing",
-            DriftAspect::CertificateDiffers => "certificate_differs",
-            DriftAspect::ListenerCertificateStale => "listener_certificate_stale",
-            DriftAspect::PostfixEntryMissing => "postfix_entry_missing",
-            DriftAspect::PostfixTableDiffers => "postfix_table_differs",
-            DriftAspect::DovecotEntryMissing => "dovecot_entry_missing",
-            DriftAspect::DovecotPasswdDiffers => "dovecot_passwd_differs",
-            DriftAspect::OpenDkimEntryMissing => "open_dkim_entry_missing",
-            DriftAspect::OpenDkimTableDiffers => "open_dkim_table_differs",
-            DriftAspect::DkimKeyMissing => "dkim_key_missing",
-            DriftAspect::SieveScriptMissing => "sieve_script_missing",
-            DriftAspect::SieveScriptDiffers => "sieve_script_differs",
-            DriftAspect::MailClientSettingsMissing => "mail_client_settings_missing",
-            DriftAspect::MailClientSettingsDiffers => "mail_client_settings_differs",
-            DriftAspect::MysqlDatabaseMissing => "mysql_database_missing",
-            DriftAspect::MysqlDatabaseDiffers => "mysql_database_differs",
-            DriftAspect::MysqlUserMissing => "mysql_user_missing",
-            DriftAspect::MysqlUserDiffers => "mysql_user_differs",
-            DriftAspect::MysqlGrantMissing => "mysql_grant_missing",
-            DriftAspect::MysqlGrantDiffers => "mysql_grant_differs",
-            DriftAspect::BackupMissing => "backup_missing",
-            DriftAspect::BackupDiffers => "backup_differs",
-        }
-    }
+drift_aspects! {
+    /// The account's user is not in passwd (or no longer carries the node's marker).
+    UserMissing = "user_missing",
+    /// The account's home is gone.
+    HomeMissing = "home_missing",
+    /// The web domain's vhost file is gone.
+    VhostMissing = "vhost_missing",
+    /// The vhost file is not what state.db derives.
+    VhostDiffers = "vhost_differs",
+    /// The account has SSH keys recorded and no `authorized_keys`.
+    AuthorizedKeysMissing = "authorized_keys_missing",
+    /// `authorized_keys` is not what state.db derives.
+    AuthorizedKeysDiffers = "authorized_keys_differs",
+    /// The sudo allowlist is recorded as installed and its drop-in is gone.
+    SudoDropinMissing = "sudo_dropin_missing",
+    /// pure-ftpd's passwd file does not hold the FTP account's line as recorded.
+    FtpLoginMissing = "ftp_login_missing",
+    /// The sudo drop-in is not what state.db derives, or is there while the allowlist is recorded as removed.
+    SudoDropinDiffers = "sudo_dropin_differs",
+    /// pure-ftpd's passwd file holds a line no FTP account derives (a suspended login's among them).
+    FtpPasswdDiffers = "ftp_passwd_differs",
+    /// A protected directory's `AuthUserFile` is gone.
+    AuthUserFileMissing = "auth_user_file_missing",
+    /// A protected directory's `AuthUserFile` is not what state.db derives.
+    AuthUserFileDiffers = "auth_user_file_differs",
+    /// The account's FPM pool for a PHP version its domains use is gone.
+    PhpPoolMissing = "php_pool_missing",
+    /// An FPM pool of the account is not what state.db derives, or is there for a version none of its domains uses.
+    PhpPoolDiffers = "php_pool_differs",
+    /// The account has scheduled tasks recorded and no crontab in the cron spool.
+    CrontabMissing = "crontab_missing",
+    /// The account's crontab is not what state.db derives.
+    CrontabDiffers = "crontab_differs",
+    /// A certificate's chain file is gone.
+    CertificateChainMissing = "certificate_chain_missing",
+    /// A certificate's private key file is gone.
+    CertificateKeyMissing = "certificate_key_missing",
+    /// A certificate's chain and key in place are not a pair for its web domain (the key is another's, or the chain does not parse or name the domain).
+    CertificateDiffers = "certificate_differs",
+    /// A listener serving a certificate's name (Apache on 443, Dovecot on 993 and 995,
+    /// Postfix on 587 for its mail host) presents another certificate than the one recorded.
+    ListenerCertificateStale = "listener_certificate_stale",
+    /// A Postfix table lacks a line the resource derives.
+    PostfixEntryMissing = "postfix_entry_missing",
+    /// A Postfix table holds a line state.db does not derive.
+    PostfixTableDiffers = "postfix_table_differs",
+    /// Dovecot's passwd-file lacks the mailbox's line as state.db derives it.
+    DovecotEntryMissing = "dovecot_entry_missing",
+    /// Dovecot's passwd-file holds a line state.db does not derive.
+    DovecotPasswdDiffers = "dovecot_passwd_differs",
+    /// OpenDKIM's KeyTable or SigningTable lacks the DKIM key's line.
+    OpenDkimEntryMissing = "open_dkim_entry_missing",
+    /// OpenDKIM's KeyTable or SigningTable holds a line state.db does not derive.
+    OpenDkimTableDiffers = "open_dkim_table_differs",
+    /// A DKIM key's private key file is gone.
+    DkimKeyMissing = "dkim_key_missing",
+    /// An autoresponder's Sieve script is gone.
+    SieveScriptMissing = "sieve_script_missing",
+    /// An autoresponder's Sieve script is not what state.db derives.
+    SieveScriptDiffers = "sieve_script_differs",
+    /// A mail domain's client settings (autoconfig, autodiscover) or their vhost are gone.
+    MailClientSettingsMissing = "mail_client_settings_missing",
+    /// A mail domain's client settings or their vhost are not what state.db derives.
+    MailClientSettingsDiffers = "mail_client_settings_differs",
+    /// A recorded database is not in MariaDB.
+    MysqlDatabaseMissing = "mysql_database_missing",
+    /// A database's character set or collation is not the one recorded.
+    MysqlDatabaseDiffers = "mysql_database_differs",
+    /// A recorded MariaDB user has no account at any host.
+    MysqlUserMissing = "mysql_user_missing",
+    /// A MariaDB user's hosts are not the ones recorded.
+    MysqlUserDiffers = "mysql_user_differs",
+    /// A recorded grant's user has no privilege on its database at one of its hosts.
+    MysqlGrantMissing = "mysql_grant_missing",
+    /// A grant's privileges in MariaDB are not the ones state.db derives (its set, less the write privileges while the account is over its quota).
+    MysqlGrantDiffers = "mysql_grant_differs",
+    /// A backup's archive is gone from `blobs/out`.
+    BackupMissing = "backup_missing",
+    /// A backup's archive in `blobs/out` is not the size recorded.
+    BackupDiffers = "backup_differs",
 }
 
 /// A page of the events feed.
