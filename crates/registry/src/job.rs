@@ -245,8 +245,8 @@ pub struct Drift {
 }
 
 /// Declares [`DriftAspect`] from one list: each variant with its description (which the
-/// events feed's schema carries) and its name on the wire, and `ALL` and `as_str` from the
-/// same list.
+/// events feed's schema carries) and its name, which serde writes on the wire and `as_str`
+/// returns; `ALL` from the same list.
 macro_rules! drift_aspects {
     ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
         /// What about a resource drifted: a closed list, each with what it means. A new kind of
@@ -255,9 +255,8 @@ macro_rules! drift_aspects {
         #[derive(
             Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
         )]
-        #[serde(rename_all = "snake_case")]
         pub enum DriftAspect {
-            $($(#[$doc])* $variant,)*
+            $($(#[$doc])* #[serde(rename = $name)] $variant,)*
         }
 
         impl DriftAspect {

@@ -230,8 +230,9 @@ pub(crate) fn distinct<'a, T, K: Eq + std::hash::Hash + fmt::Display>(
             _ => format!("{min} to {max} {many}"),
         });
     }
+    let keys: Vec<K> = list.iter().map(key).collect();
     let mut seen = std::collections::HashSet::new();
-    match list.iter().map(key).find(|k| !seen.insert(k.to_string())) {
+    match keys.iter().find(|k| !seen.insert(*k)) {
         Some(dup) => Err(format!("{one} {dup} is listed twice")),
         None => Ok(()),
     }
