@@ -36,8 +36,18 @@ type Invocations = Vec<(i64, AuditDetail)>;
 /// The most jobs applied before their batch is completed.
 const MAX_BATCH: usize = 64;
 
+/// What one [`apply_pending`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// How many jobs ran.
+    pub jobs: usize,
+    /// It ran jobs and stopped at its budget: more may be claimable now, and the next pass
+    /// should follow at once rather than wait for a wake.
+    pub stopped_at_budget: bool,
+}
+
 /// Applies queued jobs until none is claimable or `budget` has passed on the context's clock
-/// (`Ctx::clock`, the runner's). Returns how many ran. `between_batches` runs after each
+/// (`Ctx::clock`, the runner's). Returns how many ran, and whether it stopped at the budget. `between_batches` runs after each
 /// completed batch, when no job of the main lane is running: the pass admits there what
 /// arrived since it began, so a request of another account waits for one batch, not for the
 /// whole backlog the pass found.
@@ -48,8 +58,12 @@ pub fn apply_pending(
     node_id: &Hex32,
     budget: Duration,
     mut between_batches: impl FnMut(&mut Ctx),
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<Applied> {
     let deadline = ctx.clock().monotonic() + budget;
+    let done = |ctx: &Ctx, jobs: usize| Applied {
+        jobs,
+        stopped_at_budget: jobs > 0 && ctx.clock().monotonic() >= deadline,
+    };
     let long = LongOperations::of(registry);
     // Under the pass lock no main-lane job can be running: any found is a dead runner's.
     ctx.state.recover_running(Lane::Main, &long)?;
@@ -78,7 +92,7 @@ pub fn apply_pending(
             }
         }
         if served.is_empty() {
-            return Ok(applied);
+            return Ok(done(ctx, applied));
         }
         let failed = ctx.finish_batch();
         // The reloads belong to the batch, not to one job: recorded on their own.
@@ -89,7 +103,7 @@ pub fn apply_pending(
             applied += 1;
         }
         if ctx.clock().monotonic() >= deadline {
-            return Ok(applied);
+            return Ok(done(ctx, applied));
         }
         between_batches(ctx);
     }

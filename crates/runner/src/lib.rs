@@ -81,6 +81,9 @@ pub struct PassReport {
     pub admitted: usize,
     pub rejected: usize,
     pub applied: usize,
+    /// The main lane stopped at the pass's budget with jobs perhaps still claimable
+    /// ([`apply::Applied::stopped_at_budget`]): the next pass follows at once.
+    pub stopped_at_budget: bool,
     pub failed_steps: Vec<&'static str>,
     pub elapsed: Duration,
 }
@@ -92,6 +95,7 @@ impl PassReport {
         self.admitted += later.admitted;
         self.rejected += later.rejected;
         self.applied += later.applied;
+        self.stopped_at_budget = later.stopped_at_budget;
         self.failed_steps.extend(&later.failed_steps);
         self.elapsed += later.elapsed;
     }
@@ -155,13 +159,14 @@ pub fn run_once(config: &RunnerConfig) -> anyhow::Result<PassReport> {
     // Requests committed while the pass ran started no new pass (systemd does not start a
     // unit that is still running): look again while passes find new requests, a bounded
     // number of times. What is committed after the last look waits for the next wake.
-    let mut found = report.admitted + report.rejected;
+    // So may the jobs a pass left at its budget.
+    let mut found = report.admitted + report.rejected > 0 || report.stopped_at_budget;
     for _ in 0..ONCE_MORE_PASSES {
-        if found == 0 {
+        if !found {
             break;
         }
         let again = pass(config, &mut lane)?;
-        found = again.admitted + again.rejected;
+        found = again.admitted + again.rejected > 0 || again.stopped_at_budget;
         report.absorb(&again);
     }
     // A long job that ended already may have held back its account's next jobs: they get

@@ -161,7 +161,7 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
     contain(ctx, report, "renew_certificates", |ctx| {
         renew_certificates(config, ctx)
     });
-    let mut applied = 0;
+    let mut applied = apply::Applied::default();
     contain(ctx, report, "apply", |ctx| {
         if state_full {
             return Err(StepError::DiskFull(FileSystem::State).into());
@@ -196,7 +196,8 @@ pub fn run_all(config: &RunnerConfig, ctx: &mut Ctx, report: &mut PassReport, la
         )?;
         Ok(())
     });
-    report.applied = applied;
+    report.applied = applied.jobs;
+    report.stopped_at_budget = applied.stopped_at_budget;
     (report.admitted, report.rejected) = ingested;
     // After the main lane, so a long job whose account's earlier jobs it just applied starts
     // in the same pass.

@@ -1,5 +1,6 @@
 //! `--watch`: a pass whenever the inbox changes (inotify on its directory), whenever the long
-//! lane ends a job (its eventfd: the jobs it held back can run), and at least every 15 s.
+//! lane ends a job (its eventfd: the jobs it held back can run), at once after a pass that
+//! stopped at its budget with jobs left, and at least every 15 s.
 //! Between passes the runner sleeps in `poll(2)`: no busy polling. `--once` runs the same
 //! loop after its pass while its long lane is busy ([`Until::LaneIdle`]).
 
@@ -91,12 +92,14 @@ pub fn serve(
                 .is_ok();
         }
         let mut found = false;
+        let mut more = false;
         let seen = lane.completed();
         match pass(config, lane) {
             Ok(report) => {
                 if report.admitted + report.rejected > 0 {
                     found = true;
                 }
+                more = report.stopped_at_budget;
                 if report.applied + report.admitted + report.rejected > 0
                     || !report.failed_steps.is_empty()
                 {
@@ -112,6 +115,11 @@ pub fn serve(
                 total.absorb(&report);
             }
             Err(e) => tracing::error!(error = format!("{e:#}"), "pass failed"),
+        }
+        if more {
+            // The pass stopped at its budget with jobs left: the next one follows at once,
+            // since no wake will come for jobs already admitted.
+            continue;
         }
         // Read before the count: a lane seen idle here completes nothing more.
         let busy = lane.busy();

@@ -151,20 +151,58 @@ fn read_events(fleet: &Fleet) -> Vec<(String, serde_json::Value)> {
     })
 }
 
-/// The final job events of the published requests, by request id, once all are there.
-fn wait_for_every_final_event(fleet: &Fleet) -> Vec<(String, serde_json::Value)> {
+/// The final job events of the published requests, by request id, once all are there. When
+/// they do not all come, the failure says which are missing, where `node`'s state.db has them,
+/// and how its log ends.
+fn wait_for_every_final_event(fleet: &Fleet, node: &DevNode) -> Vec<(String, serde_json::Value)> {
     let wanted: BTreeSet<String> = (0..REQUESTS).map(|i| hex32(10_000 + i as u64)).collect();
-    let mut events = Vec::new();
-    wait_until("every job's final event", Duration::from_secs(240), || {
-        events = read_events(fleet);
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let events = read_events(fleet);
         let done: BTreeSet<String> = events
             .iter()
             .filter(|(_, e)| e["kind"] == "job" && e["state"] == "succeeded")
             .map(|(_, e)| e["request_id"].as_str().unwrap().to_owned())
             .collect();
-        wanted.is_subset(&done)
-    });
-    events
+        let missing: Vec<&String> = wanted.difference(&done).collect();
+        if missing.is_empty() {
+            return events;
+        }
+        if Instant::now() >= deadline {
+            let log = node.log();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            panic!(
+                "{} of {REQUESTS} requests have no final event, {:?} first; in state.db: {}\n\
+                 the node's log ends:\n{}",
+                missing.len(),
+                &missing[..missing.len().min(5)],
+                where_in_state(node, &missing),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Where `node`'s state.db has the requests `ids`: each one's job state, or that it has none.
+fn where_in_state(node: &DevNode, ids: &[&String]) -> String {
+    let state = rusqlite::Connection::open(node.root.join("data/state/state.db")).unwrap();
+    let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
+    for id in ids {
+        let job: Option<(String, i64)> = state
+            .query_row(
+                "SELECT state, attempts FROM jobs WHERE request_id = ?1",
+                [id.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .ok();
+        let key = match job {
+            Some((s, attempts)) => format!("{s} after {attempts} attempts"),
+            None => "no job".to_owned(),
+        };
+        *by_state.entry(key).or_default() += 1;
+    }
+    format!("{by_state:?}")
 }
 
 /// None lost, none applied twice, every event stored once: the stream's message ids are
@@ -241,7 +279,7 @@ fn the_broker_killed_and_restarted_under_500_requests_loses_nothing_and_duplicat
     std::thread::sleep(Duration::from_secs(1));
     fleet.broker.restart();
     publisher.join().unwrap();
-    let events = wait_for_every_final_event(&fleet);
+    let events = wait_for_every_final_event(&fleet, &node);
     check_exactly_once(&events, &node, true);
     // The fleet service came through the restart too: the node is still seen up.
     fleet.start_service();
@@ -260,7 +298,7 @@ fn a_node_killed_9_while_consuming_loses_nothing_and_duplicates_nothing() {
     std::thread::sleep(Duration::from_millis(500));
     node.restart();
     publisher.join().unwrap();
-    let events = wait_for_every_final_event(&fleet);
+    let events = wait_for_every_final_event(&fleet, &node);
     check_exactly_once(&events, &node, false);
     let status = layerone(&["fleet", "status", "--dev", node.root.to_str().unwrap()]);
     assert!(status.contains("node n1"), "{status}");

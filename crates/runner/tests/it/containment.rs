@@ -175,7 +175,11 @@ fn a_panicking_handler_fails_only_its_job() {
         |_| {},
     )
     .unwrap();
-    assert_eq!(applied, 3);
+    assert_eq!(applied.jobs, 3);
+    assert!(
+        !applied.stopped_at_budget,
+        "all three ran within the budget"
+    );
     let job = |c: char| ctx.state.job(&c.to_string().repeat(32)).unwrap().unwrap();
     let exploded = job('a');
     assert_eq!(exploded.state, JobState::Failed);

@@ -535,3 +535,52 @@ fn a_seed_replays_the_runner_store_and_simulated_system_to_the_same_bytes() {
         }
     }
 }
+
+/// The runner's clock for [`a_pass_stopped_at_its_budget_is_followed_at_once`]: each reading
+/// of the monotonic clock moves it on by a millisecond, so a pass's budget runs out after a
+/// number of steps, whatever this machine's speed.
+#[derive(Debug)]
+struct Ticking(Arc<ManualClock>);
+
+impl Clock for Ticking {
+    fn now_ms(&self) -> i64 {
+        self.0.now_ms()
+    }
+
+    fn monotonic(&self) -> Duration {
+        self.0.advance(Duration::from_millis(1));
+        self.0.monotonic()
+    }
+}
+
+/// A pass that runs out of its budget with jobs still claimable says so, and the next pass
+/// follows at once (`--once` here, `--watch` the same way): once the inbox is quiet no wake
+/// comes for the jobs already admitted, and they would otherwise wait for the timer, a
+/// budget's worth of work every tick.
+#[test]
+fn a_pass_stopped_at_its_budget_is_followed_at_once() {
+    const ACCOUNTS: u64 = 40;
+    let root = tempfile::tempdir().unwrap();
+    let mut node = Node::new(root.path(), ManualClock::from_seed(5));
+    let requests: Vec<String> = (0..ACCOUNTS)
+        .map(|n| {
+            node.submit(
+                "ensure_account",
+                json!({"id": id(3000 + n), "username": format!("budget{n}"), "shell": "bash"}),
+            )
+        })
+        .collect();
+    node.config.clock = Arc::new(Ticking(node.clock.clone()));
+    node.config.budget = Duration::from_millis(40);
+    let first = runner::pass(&node.config, &mut runner::LongLane::new()).unwrap();
+    assert!(
+        first.stopped_at_budget && first.applied > 0 && first.applied < ACCOUNTS as usize,
+        "the first pass stops at its budget with jobs left: {first:?}"
+    );
+    let rest = runner::run_once(&node.config).unwrap();
+    assert_eq!(first.applied + rest.applied, ACCOUNTS as usize, "{rest:?}");
+    assert!(!rest.stopped_at_budget, "the last pass found nothing left");
+    for request in &requests {
+        assert_eq!(node.job_state(request), (JobState::Succeeded, None));
+    }
+}
