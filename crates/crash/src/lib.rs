@@ -11,11 +11,14 @@
 //! atomic load.
 //!
 //! Each point has a stable name ([`Point::name`], `web_domain.after_docroot`): what
-//! `LAYERONE_CRASH_AT` says and the tests print. [`ALL`] is derived from the one list below,
-//! so a new point is a new line there and a call site; the compiler holds that every call
-//! site names a point, `every_crash_point_has_a_call_site_in_the_code` (cli `architecture.rs`)
-//! that every point has a call site, and `crash_matrix_converges_at_every_point` (cli
-//! `lifecycle.rs`) that the crash matrix reaches every one.
+//! `LAYERONE_CRASH_AT` says and the tests print. The points of the job lifecycle's runner
+//! steps are declared here ([`RUNNER`]); each family module of the handlers declares its own
+//! with [`points!`], beside the code that reaches them, and the handlers list every one
+//! (`ops::crash_points`), so a new family's points are in the family's own file. The compiler
+//! holds that every call site names a declared point, `every_crash_point_has_a_call_site_in_the_code`
+//! (cli `architecture.rs`) that every declared point has a call site in its module, and
+//! `crash_matrix_converges_at_every_point` (cli `lifecycle.rs`) that the crash matrix reaches
+//! every one.
 //!
 //! The `state` crate calls the points of its own transactions directly. The deterministic
 //! simulation installs a hook of its own (`crates/simulation/src/node.rs`) that unwinds with
@@ -24,101 +27,64 @@
 
 use std::sync::OnceLock;
 
-/// Declares [`Point`] with each variant's name, and [`ALL`] in the order listed.
+/// A place where the crash tests can kill the runner, known by its stable name
+/// (`scope.step`: the family or runner step it belongs to, then where in it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Point(&'static str);
+
+impl Point {
+    /// The point named `name` (`scope.step`); [`points!`] declares them.
+    pub const fn new(name: &'static str) -> Point {
+        Point(name)
+    }
+
+    /// The point's stable name (`family.after_step`).
+    pub const fn name(self) -> &'static str {
+        self.0
+    }
+
+    /// What the point belongs to: the family, the family module or the runner step before
+    /// the first dot (`web_domain`, `account`, `claim`).
+    pub fn scope(self) -> &'static str {
+        self.0.split('.').next().unwrap_or_default()
+    }
+}
+
+/// Declares crash points as constants of the module it is called in, and `CRASH_POINTS`,
+/// each point with the name of its constant (which its call sites name), in the order listed:
+///
+/// ```
+/// crash::points! {
+///     /// After the vhost was written, before the reload.
+///     AFTER_VHOST = "https_policy.after_vhost",
+/// }
+/// assert_eq!(CRASH_POINTS, &[("AFTER_VHOST", AFTER_VHOST)]);
+/// ```
+#[macro_export]
 macro_rules! points {
-    ($($variant:ident = $name:literal,)*) => {
-        /// A place where the crash tests can kill the runner. The points of state.db's own
-        /// transactions (ingest, claim, completion) are called by root's `state` crate.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Point {
-            $($variant,)*
-        }
+    ($($(#[$doc:meta])* $constant:ident = $name:literal,)*) => {
+        $($(#[$doc])* pub const $constant: $crate::Point = $crate::Point::new($name);)*
 
-        /// Every crash point, in the order of the job lifecycle's runner steps and then the
-        /// families' points as they were added.
-        pub const ALL: &[Point] = &[$(Point::$variant,)*];
-
-        impl Point {
-            /// The point's stable name (`family.after_step`).
-            pub const fn name(self) -> &'static str {
-                match self {
-                    $(Point::$variant => $name,)*
-                }
-            }
-        }
+        /// The crash points of this module, each with the name of its constant.
+        pub const CRASH_POINTS: &[(&str, $crate::Point)] = &[$((stringify!($constant), $constant),)*];
     };
 }
 
-points! {
-    IngestBeforeCommit = "ingest.before_commit",
-    IngestAfterCommit = "ingest.after_commit",
-    ClaimAfterCommit = "claim.after_commit",
-    ApplyBeforeHandler = "apply.before_handler",
-    AccountAfterIdentityRecorded = "account.after_identity_recorded",
-    AccountAfterGroupadd = "account.after_groupadd",
-    AccountAfterUseradd = "account.after_useradd",
-    AccountAfterUsermod = "account.after_usermod",
-    AccountAfterQuota = "account.after_quota",
-    AccountPurgeAfterFamily = "account.purge.after_family",
-    AccountAfterProcessesStopped = "account.after_processes_stopped",
-    AccountAfterQuotaReleased = "account.after_quota_released",
-    AccountBeforeUserdel = "account.before_userdel",
-    AccountAfterLvectlSet = "account.after_lvectl_set",
-    AccountAfterCagefsctl = "account.after_cagefsctl",
-    AccountRebuildAfterReplay = "account.rebuild.after_replay",
-    SshKeyAfterSshDir = "ssh_key.after_ssh_dir",
-    SshKeyAfterWrite = "ssh_key.after_write",
-    WebDomainAfterDocroot = "web_domain.after_docroot",
-    WebDomainAfterVhostWrite = "web_domain.after_vhost_write",
-    WebDomainAfterOldVhostRemoved = "web_domain.after_old_vhost_removed",
-    MysqlAfterCreateDatabase = "mysql.after_create_database",
-    MysqlBeforeDropDatabase = "mysql.before_drop_database",
-    MysqlAfterDropDatabase = "mysql.after_drop_database",
-    MysqlAfterQuotaGrants = "mysql.after_quota_grants",
-    MysqlAfterCreateUser = "mysql.after_create_user",
-    MysqlAfterDropUser = "mysql.after_drop_user",
-    MysqlAfterGrant = "mysql.after_grant",
-    MysqlAfterRevoke = "mysql.after_revoke",
-    WebDomainAfterSuspensionVhost = "web_domain.after_suspension_vhost",
-    RedirectAfterVhost = "redirect.after_vhost",
-    PhpAfterPools = "php.after_pools",
-    PhpAfterVhost = "php.after_vhost",
-    ScheduledTaskAfterCrontab = "scheduled_task.after_crontab",
-    MailAfterConfigWrite = "mail.after_config_write",
-    AutoresponderAfterScriptWrite = "autoresponder.after_script_write",
-    DkimKeyAfterGenkey = "dkim_key.after_genkey",
-    FtpAccountAfterDirectory = "ftp_account.after_directory",
-    FtpAccountAfterPasswd = "ftp_account.after_passwd",
-    FtpAccountAfterInstall = "ftp_account.after_install",
-    FtpAccountAfterRemove = "ftp_account.after_remove",
-    CertificateAfterUnbind = "certificate.after_unbind",
-    CertificateAfterKey = "certificate.after_key",
-    CertificateAfterChain = "certificate.after_chain",
-    CertificateAfterVhost = "certificate.after_vhost",
-    BackupAfterArchiveHome = "backup.after_archive_home",
-    BackupAfterWriteBlob = "backup.after_write_blob",
-    BackupAfterRemoveBlob = "backup.after_remove_blob",
-    BackupAfterUnpack = "backup.after_unpack",
-    BackupAfterExtractHome = "backup.after_extract_home",
-    FtpAccountAfterSuspension = "ftp_account.after_suspension",
-    ProtectedDirectoryAfterVhost = "protected_directory.after_vhost",
-    ProtectedDirectoryAfterVhostRemoved = "protected_directory.after_vhost_removed",
-    ProtectedDirectoryAfterUserFilesRemoved = "protected_directory.after_user_files_removed",
-    IpBlockAfterVhost = "ip_block.after_vhost",
-    HttpsPolicyAfterVhost = "https_policy.after_vhost",
-    AccountAfterSuspensionUser = "account.after_suspension_user",
-    BatchBeforeReload = "batch.before_reload",
-    BatchAfterReload = "batch.after_reload",
-    CompleteBeforeCommit = "complete.before_commit",
-    CompleteAfterCommit = "complete.after_commit",
-}
-
-impl Point {
-    /// The point named `name`, if there is one.
-    pub fn from_name(name: &str) -> Option<Point> {
-        ALL.iter().copied().find(|point| point.name() == name)
+/// The points of the job lifecycle's runner steps, which every request passes.
+pub mod runner {
+    points! {
+        INGEST_BEFORE_COMMIT = "ingest.before_commit",
+        INGEST_AFTER_COMMIT = "ingest.after_commit",
+        CLAIM_AFTER_COMMIT = "claim.after_commit",
+        APPLY_BEFORE_HANDLER = "apply.before_handler",
+        BATCH_BEFORE_RELOAD = "batch.before_reload",
+        BATCH_AFTER_RELOAD = "batch.after_reload",
+        COMPLETE_BEFORE_COMMIT = "complete.before_commit",
+        COMPLETE_AFTER_COMMIT = "complete.after_commit",
     }
 }
+
+pub use runner::CRASH_POINTS as RUNNER;
 
 impl std::fmt::Display for Point {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -170,14 +136,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_point_has_its_own_name_and_is_found_by_it() {
-        let mut names = std::collections::BTreeSet::new();
-        for &point in ALL {
-            assert!(names.insert(point.name()), "{point} is named twice");
-            assert_eq!(Point::from_name(point.name()), Some(point));
-            let (family, step) = point.name().rsplit_once('.').unwrap();
-            assert!(!family.is_empty() && !step.is_empty(), "{point}");
-        }
-        assert_eq!(Point::from_name("web_domain.after_nothing"), None);
+    fn a_point_is_its_name_and_belongs_to_what_precedes_the_first_dot() {
+        assert_eq!(runner::CLAIM_AFTER_COMMIT.name(), "claim.after_commit");
+        assert_eq!(runner::CLAIM_AFTER_COMMIT.scope(), "claim");
+        assert_eq!(Point::new("account.purge.after_family").scope(), "account");
+        assert_eq!(RUNNER.len(), 8);
+        assert_eq!(
+            RUNNER[0],
+            ("INGEST_BEFORE_COMMIT", runner::INGEST_BEFORE_COMMIT)
+        );
     }
 }

@@ -16,7 +16,18 @@ use crate::declare::{family, impl_resource, operation};
 use crate::example;
 pub use crate::resource::AccountRef;
 
-family! { pub struct Account { name: "account", module: Core } }
+family! {
+    pub struct Account {
+        name: "account",
+        module: Core,
+        drift: {
+            /// The account's user is not in passwd (or no longer carries the node's marker).
+            USER_MISSING = "user_missing",
+            /// The account's home is gone.
+            HOME_MISSING = "home_missing",
+        },
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 

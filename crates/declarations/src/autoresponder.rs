@@ -14,7 +14,18 @@ use crate::mail::AUTORESPONDER;
 use crate::mailbox::EnsureMailbox;
 use crate::resource::AccountResource;
 
-family! { pub struct Autoresponder { name: AUTORESPONDER, module: Mail } }
+family! {
+    pub struct Autoresponder {
+        name: AUTORESPONDER,
+        module: Mail,
+        drift: {
+            /// An autoresponder's Sieve script is gone.
+            SIEVE_SCRIPT_MISSING = "sieve_script_missing",
+            /// An autoresponder's Sieve script is not what state.db derives.
+            SIEVE_SCRIPT_DIFFERS = "sieve_script_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -12,7 +12,18 @@ use crate::declare::{family, impl_resource, operation};
 use crate::example;
 use crate::resource::AccountResource;
 
-family! { pub struct Backup { name: "backup", module: Backup } }
+family! {
+    pub struct Backup {
+        name: "backup",
+        module: Backup,
+        drift: {
+            /// A backup's archive is gone from `blobs/out`.
+            BACKUP_MISSING = "backup_missing",
+            /// A backup's archive in `blobs/out` is not the size recorded.
+            BACKUP_DIFFERS = "backup_differs",
+        },
+    }
+}
 
 // --- create --------------------------------------------------------------------------------
 

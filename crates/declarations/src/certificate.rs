@@ -13,7 +13,23 @@ use crate::example;
 use crate::resource::{AccountRef, AccountResource};
 use crate::web_domain::EnsureWebDomain;
 
-family! { pub struct Certificate { name: "certificate", module: Web } }
+family! {
+    pub struct Certificate {
+        name: "certificate",
+        module: Web,
+        drift: {
+            /// A certificate's chain file is gone.
+            CERTIFICATE_CHAIN_MISSING = "certificate_chain_missing",
+            /// A certificate's private key file is gone.
+            CERTIFICATE_KEY_MISSING = "certificate_key_missing",
+            /// A certificate's chain and key in place are not a pair for its web domain (the key is another's, or the chain does not parse or name the domain).
+            CERTIFICATE_DIFFERS = "certificate_differs",
+            /// A listener serving a certificate's name (Apache on 443, Dovecot on 993 and 995,
+            /// Postfix on 587 for its mail host) presents another certificate than the one recorded.
+            LISTENER_CERTIFICATE_STALE = "listener_certificate_stale",
+        },
+    }
+}
 
 /// Where a certificate comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

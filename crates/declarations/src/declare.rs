@@ -119,15 +119,37 @@ macro_rules! impl_resource {
 }
 pub(crate) use impl_resource;
 
-/// Declares a family: a unit struct and its [`registry::Family`] impl, its name and module.
+/// Declares a family: a unit struct and its [`registry::Family`] impl, its name and module,
+/// and the drift aspects its derivation can find (`drift: { /// what it means
+/// NAME = "name", ... }`), each a constant of the module, which the handlers' findings use
+/// and the events feed's schema lists with its description.
 macro_rules! family {
-    ($(#[$meta:meta])* pub struct $family:ident { name: $name:expr, module: $module:ident $(,)? }) => {
+    (
+        $(#[$meta:meta])*
+        pub struct $family:ident {
+            name: $name:expr,
+            module: $module:ident
+            $(, drift: { $($(#[doc = $doc:literal])+ $aspect:ident = $aspect_name:literal,)* })?
+            $(,)?
+        }
+    ) => {
         $(#[$meta])*
         pub struct $family;
+
+        $($(
+            $(#[doc = $doc])+
+            pub const $aspect: registry::DriftAspect = registry::DriftAspect::declared($aspect_name);
+        )*)?
 
         impl registry::Family for $family {
             const NAME: &'static str = $name;
             const MODULE: registry::Module = registry::Module::$module;
+            const DRIFT_ASPECTS: &'static [registry::DeclaredAspect] = &[$($(
+                registry::DeclaredAspect {
+                    aspect: $aspect,
+                    lines: concat!($($doc, "\n"),+),
+                },
+            )*)?];
         }
     };
 }

@@ -14,7 +14,20 @@ use crate::mail::DKIM_KEY;
 use crate::mail_domain::EnsureMailDomain;
 use crate::resource::AccountResource;
 
-family! { pub struct DkimKey { name: DKIM_KEY, module: Mail } }
+family! {
+    pub struct DkimKey {
+        name: DKIM_KEY,
+        module: Mail,
+        drift: {
+            /// OpenDKIM's KeyTable or SigningTable lacks the DKIM key's line.
+            OPEN_DKIM_ENTRY_MISSING = "open_dkim_entry_missing",
+            /// OpenDKIM's KeyTable or SigningTable holds a line state.db does not derive.
+            OPEN_DKIM_TABLE_DIFFERS = "open_dkim_table_differs",
+            /// A DKIM key's private key file is gone.
+            DKIM_KEY_MISSING = "dkim_key_missing",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -11,7 +11,18 @@ use crate::declare::{family, impl_resource, operation};
 use crate::example;
 use crate::resource::AccountResource;
 
-family! { pub struct FtpAccount { name: "ftp_account", module: Web } }
+family! {
+    pub struct FtpAccount {
+        name: "ftp_account",
+        module: Web,
+        drift: {
+            /// pure-ftpd's passwd file does not hold the FTP account's line as recorded.
+            FTP_LOGIN_MISSING = "ftp_login_missing",
+            /// pure-ftpd's passwd file holds a line no FTP account derives (a suspended login's among them).
+            FTP_PASSWD_DIFFERS = "ftp_passwd_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

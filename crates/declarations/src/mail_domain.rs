@@ -15,7 +15,22 @@ use crate::mail::MAIL_DOMAIN;
 use crate::mailbox::EnsureMailbox;
 use crate::resource::AccountResource;
 
-family! { pub struct MailDomain { name: MAIL_DOMAIN, module: Mail } }
+family! {
+    pub struct MailDomain {
+        name: MAIL_DOMAIN,
+        module: Mail,
+        drift: {
+            /// A Postfix table lacks a line the resource derives.
+            POSTFIX_ENTRY_MISSING = "postfix_entry_missing",
+            /// A Postfix table holds a line state.db does not derive.
+            POSTFIX_TABLE_DIFFERS = "postfix_table_differs",
+            /// A mail domain's client settings (autoconfig, autodiscover) or their vhost are gone.
+            MAIL_CLIENT_SETTINGS_MISSING = "mail_client_settings_missing",
+            /// A mail domain's client settings or their vhost are not what state.db derives.
+            MAIL_CLIENT_SETTINGS_DIFFERS = "mail_client_settings_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -14,7 +14,18 @@ use crate::mail::MAILBOX;
 use crate::mail_domain::EnsureMailDomain;
 use crate::resource::AccountResource;
 
-family! { pub struct Mailbox { name: MAILBOX, module: Mail } }
+family! {
+    pub struct Mailbox {
+        name: MAILBOX,
+        module: Mail,
+        drift: {
+            /// Dovecot's passwd-file lacks the mailbox's line as state.db derives it.
+            DOVECOT_ENTRY_MISSING = "dovecot_entry_missing",
+            /// Dovecot's passwd-file holds a line state.db does not derive.
+            DOVECOT_PASSWD_DIFFERS = "dovecot_passwd_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

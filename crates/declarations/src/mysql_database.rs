@@ -13,7 +13,18 @@ use crate::example;
 use crate::mysql_grant::EnsureMysqlGrant;
 use crate::resource::{AccountRef, AccountResource};
 
-family! { pub struct MysqlDatabase { name: "mysql_database", module: Mysql } }
+family! {
+    pub struct MysqlDatabase {
+        name: "mysql_database",
+        module: Mysql,
+        drift: {
+            /// A recorded database is not in MariaDB.
+            MYSQL_DATABASE_MISSING = "mysql_database_missing",
+            /// A database's character set or collation is not the one recorded.
+            MYSQL_DATABASE_DIFFERS = "mysql_database_differs",
+        },
+    }
+}
 
 // --- requests and results ------------------------------------------------------------------
 

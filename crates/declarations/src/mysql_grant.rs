@@ -13,7 +13,18 @@ use crate::mysql_database::EnsureMysqlDatabase;
 use crate::mysql_user::EnsureMysqlUser;
 use crate::resource::AccountResource;
 
-family! { pub struct MysqlGrant { name: "mysql_grant", module: Mysql } }
+family! {
+    pub struct MysqlGrant {
+        name: "mysql_grant",
+        module: Mysql,
+        drift: {
+            /// A recorded grant's user has no privilege on its database at one of its hosts.
+            MYSQL_GRANT_MISSING = "mysql_grant_missing",
+            /// A grant's privileges in MariaDB are not the ones state.db derives (its set, less the write privileges while the account is over its quota).
+            MYSQL_GRANT_DIFFERS = "mysql_grant_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -12,7 +12,18 @@ use crate::declare::{family, impl_resource, operation};
 use crate::example;
 use crate::resource::AccountResource;
 
-family! { pub struct MysqlUserFamily { name: "mysql_user", module: Mysql } }
+family! {
+    pub struct MysqlUserFamily {
+        name: "mysql_user",
+        module: Mysql,
+        drift: {
+            /// A recorded MariaDB user has no account at any host.
+            MYSQL_USER_MISSING = "mysql_user_missing",
+            /// A MariaDB user's hosts are not the ones recorded.
+            MYSQL_USER_DIFFERS = "mysql_user_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -34,7 +34,16 @@ pub struct PoolInEffect {
 
 family! {
     /// The PHP version of one web domain (resource id: the web domain's id).
-    pub struct PhpVersionFamily { name: "php_version", module: Php }
+    pub struct PhpVersionFamily {
+        name: "php_version",
+        module: Php,
+        drift: {
+            /// The account's FPM pool for a PHP version its domains use is gone.
+            PHP_POOL_MISSING = "php_pool_missing",
+            /// An FPM pool of the account is not what state.db derives, or is there for a version none of its domains uses.
+            PHP_POOL_DIFFERS = "php_pool_differs",
+        },
+    }
 }
 
 family! {

@@ -13,7 +13,18 @@ use crate::declare::{family, impl_resource, operation};
 use crate::example;
 use crate::resource::AccountResource;
 
-family! { pub struct ScheduledTask { name: "scheduled_task", module: Core } }
+family! {
+    pub struct ScheduledTask {
+        name: "scheduled_task",
+        module: Core,
+        drift: {
+            /// The account has scheduled tasks recorded and no crontab in the cron spool.
+            CRONTAB_MISSING = "crontab_missing",
+            /// The account's crontab is not what state.db derives.
+            CRONTAB_DIFFERS = "crontab_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

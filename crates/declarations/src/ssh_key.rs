@@ -11,7 +11,18 @@ use crate::declare::{family, impl_resource, operation};
 use crate::example;
 use crate::resource::AccountResource;
 
-family! { pub struct SshKey { name: "ssh_key", module: Core } }
+family! {
+    pub struct SshKey {
+        name: "ssh_key",
+        module: Core,
+        drift: {
+            /// The account has SSH keys recorded and no `authorized_keys`.
+            AUTHORIZED_KEYS_MISSING = "authorized_keys_missing",
+            /// `authorized_keys` is not what state.db derives.
+            AUTHORIZED_KEYS_DIFFERS = "authorized_keys_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

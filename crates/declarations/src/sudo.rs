@@ -12,7 +12,18 @@ use serde::{Deserialize, Serialize};
 use crate::declare::{family, impl_resource, operation};
 use crate::example;
 
-family! { pub struct SudoAllowlist { name: "sudo_allowlist", module: Core } }
+family! {
+    pub struct SudoAllowlist {
+        name: "sudo_allowlist",
+        module: Core,
+        drift: {
+            /// The sudo allowlist is recorded as installed and its drop-in is gone.
+            SUDO_DROPIN_MISSING = "sudo_dropin_missing",
+            /// The sudo drop-in is not what state.db derives, or is there while the allowlist is recorded as removed.
+            SUDO_DROPIN_DIFFERS = "sudo_dropin_differs",
+        },
+    }
+}
 
 family! { pub struct SudoEvents { name: "sudo_events", module: Core } }
 

@@ -20,7 +20,18 @@ const DOMAIN: u8 = 0xc3;
 // ---------------------------------------------------------------------------------------
 // protected_directory.
 
-family! { pub struct ProtectedDirectory { name: "protected_directory", module: Web } }
+family! {
+    pub struct ProtectedDirectory {
+        name: "protected_directory",
+        module: Web,
+        drift: {
+            /// A protected directory's `AuthUserFile` is gone.
+            AUTH_USER_FILE_MISSING = "auth_user_file_missing",
+            /// A protected directory's `AuthUserFile` is not what state.db derives.
+            AUTH_USER_FILE_DIFFERS = "auth_user_file_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

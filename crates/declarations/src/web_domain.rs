@@ -18,7 +18,18 @@ use crate::declare::{family, impl_resource, operation};
 use crate::example;
 use crate::resource::AccountResource;
 
-family! { pub struct WebDomain { name: "web_domain", module: Web } }
+family! {
+    pub struct WebDomain {
+        name: "web_domain",
+        module: Web,
+        drift: {
+            /// The web domain's vhost file is gone.
+            VHOST_MISSING = "vhost_missing",
+            /// The vhost file is not what state.db derives.
+            VHOST_DIFFERS = "vhost_differs",
+        },
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -36,6 +36,8 @@ use state::Stored;
 
 use crate::context::{Ctx, provider_error, store_error};
 
+crash::points! {}
+
 /// The part of the fleet identity root relies on. The file holds more (the brokers, what the
 /// daemon needs) and may gain fields: they are not root's, so they are not refused.
 #[derive(Debug, Deserialize)]

@@ -10,7 +10,7 @@ pub use declarations::autoresponder::*;
 
 use registry::types::mail::{IsoDate, SieveBody, SieveSubject, VacationDays};
 use registry::types::{Hex32, Presence};
-use registry::{Apply, Aspects, Content, Derive, Derived, DriftAspect, Of, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -18,6 +18,10 @@ use crate::account::account_info;
 use crate::context::{Ctx, provider_error, store_error};
 use crate::mail::{AUTORESPONDER, MailState, own_row, sieve_script};
 use crate::mailbox::MailboxRow;
+
+crash::points! {
+    AFTER_SCRIPT_WRITE = "autoresponder.after_script_write",
+}
 
 /// An autoresponder as stored: its mailbox (by resource id) and the vacation it answers
 /// with; `from` and `until` are `null` when open.
@@ -116,8 +120,8 @@ pub fn render_script(id: &Hex32, req: &AutoresponderRow) -> String {
 }
 
 const SCRIPT: Aspects = Aspects::new(
-    DriftAspect::SieveScriptMissing,
-    DriftAspect::SieveScriptDiffers,
+    SIEVE_SCRIPT_MISSING,
+    SIEVE_SCRIPT_DIFFERS,
 );
 
 impl Derive<Ctx> for Autoresponder {
@@ -184,7 +188,7 @@ impl Apply<Ctx> for EnsureAutoresponder {
         provider
             .write_config_atomic(&path, script.as_bytes(), 0o644)
             .map_err(provider_error)?;
-        crash::point(crash::Point::AutoresponderAfterScriptWrite);
+        crash::point(AFTER_SCRIPT_WRITE);
         if let Err(e) = provider.sieve_compile(&path) {
             let restored = match &previous {
                 Some(old) => provider

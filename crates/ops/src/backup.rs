@@ -53,7 +53,7 @@ use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use registry::types::{BlobId, Hex32, Presence};
-use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
+use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::blobs::{self, BlobError, OutgoingBlob, VerifyingReader};
 use state::Stored;
@@ -63,6 +63,14 @@ use tenant::archive::{self, CheckedEntry, EntryKind, MAX_ENTRIES, MAX_TOTAL_BYTE
 use crate::account::{AccountRow, account_info, tenant_of};
 use crate::context::{Ctx, provider_error, store_error};
 use crate::mysql_database::MysqlDatabaseRow;
+
+crash::points! {
+    AFTER_ARCHIVE_HOME = "backup.after_archive_home",
+    AFTER_WRITE_BLOB = "backup.after_write_blob",
+    AFTER_REMOVE_BLOB = "backup.after_remove_blob",
+    AFTER_UNPACK = "backup.after_unpack",
+    AFTER_EXTRACT_HOME = "backup.after_extract_home",
+}
 
 /// One backup as stored: the archive in `blobs/out` (by its digest) and what it holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,7 +131,7 @@ impl Purge<Ctx> for Backup {
     }
 }
 
-const ARCHIVE: Aspects = Aspects::new(DriftAspect::BackupMissing, DriftAspect::BackupDiffers);
+const ARCHIVE: Aspects = Aspects::new(BACKUP_MISSING, BACKUP_DIFFERS);
 
 impl Derive<Ctx> for Backup {
     /// Each backup's archive in `blobs/out`, of the size recorded (its digest is not computed
@@ -224,7 +232,7 @@ fn release_blob(ctx: &Ctx, blob: &BlobId, except: &Hex32) -> Result<(), OpError>
         .any(|stored| &stored.id != except && &stored.row.blob == blob);
     if !shared {
         blobs::remove_outgoing(&layout(ctx)?, blob).map_err(blob_error)?;
-        crash::point(crash::Point::BackupAfterRemoveBlob);
+        crash::point(AFTER_REMOVE_BLOB);
     }
     Ok(())
 }
@@ -587,7 +595,7 @@ impl Apply<Ctx> for CreateAccountBackup {
             }
             (Ok((builder, home)), Ok(read)) => (builder, home, read),
         };
-        crash::point(crash::Point::BackupAfterArchiveHome);
+        crash::point(AFTER_ARCHIVE_HOME);
         let written = |e: io::Error| {
             if over_limit(&e) {
                 cap.exceeded()
@@ -660,7 +668,7 @@ impl Apply<Ctx> for CreateAccountBackup {
         // 3. Published in blobs/out under its SHA-256.
         let (blob, size) = blob.finish().map_err(blob_error)?;
         note_pending(&layout, &req.id, &blob)?;
-        crash::point(crash::Point::BackupAfterWriteBlob);
+        crash::point(AFTER_WRITE_BLOB);
         if let Some(previous) = previous.filter(|p| p != &blob) {
             release_blob(ctx, &previous, &req.id)?;
         }
@@ -1017,12 +1025,12 @@ impl Apply<Ctx> for RestoreAccountBackup {
         let who = tenant_of(ctx, &info)?;
         let layout = layout(ctx)?;
         let unpacked = unpack(ctx, &layout, &req.account, &req.blob)?;
-        crash::point(crash::Point::BackupAfterUnpack);
+        crash::point(AFTER_UNPACK);
         let written = ctx
             .provider
             .extract_home(&who, &mut unpacked.home.reader())
             .map_err(provider_error)?;
-        crash::point(crash::Point::BackupAfterExtractHome);
+        crash::point(AFTER_EXTRACT_HOME);
         let mut databases = Vec::new();
         let mut statements = 0;
         if !unpacked.dumps.is_empty() {

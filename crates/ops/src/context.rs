@@ -351,9 +351,9 @@ impl Ctx {
         let services: BTreeSet<Service> = self.changed.iter().map(|c| c.service).collect();
         let mut failed = BTreeSet::new();
         for service in services {
-            crash::point(crash::Point::BatchBeforeReload);
+            crash::point(crash::runner::BATCH_BEFORE_RELOAD);
             let reloaded = service.reload(&self.provider);
-            crash::point(crash::Point::BatchAfterReload);
+            crash::point(crash::runner::BATCH_AFTER_RELOAD);
             if let Err(e) = reloaded {
                 tracing::error!(service = service.name(), error = %e, "reload failed; reverting this batch's configuration changes");
                 for changed in self.changed.iter().filter(|c| c.service == service) {

@@ -12,13 +12,17 @@ pub use declarations::dkim_key::*;
 
 use registry::types::mail::{DkimKeyBits, DkimSelector};
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Apply, Aspects, Content, Derive, Derived, DriftAspect, Of, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::account_info;
 use crate::context::{Ctx, provider_error, store_error};
 use crate::mail::{DKIM_KEY, Target, derived_tables, dkim_key_dir, own_domain, purge_family, sync};
+
+crash::points! {
+    AFTER_GENKEY = "dkim_key.after_genkey",
+}
 
 /// A DKIM key as stored: its domain, selector and size (the key itself is on disk only).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,7 +71,7 @@ pub fn public_key_stub(
     dkim_key_dir(provider, id).join(format!("{selector}.txt"))
 }
 
-const PRIVATE_KEY: Aspects = Aspects::new(DriftAspect::DkimKeyMissing, DriftAspect::DkimKeyMissing);
+const PRIVATE_KEY: Aspects = Aspects::new(DKIM_KEY_MISSING, DKIM_KEY_MISSING);
 
 /// The private key of DKIM key `id` (mapped), as `opendkim-genkey` names it.
 fn private_key(ctx: &Ctx, id: &Hex32, selector: &DkimSelector) -> std::path::PathBuf {
@@ -133,7 +137,7 @@ impl Apply<Ctx> for EnsureDkimKey {
                     req.bits.bits(),
                 )
                 .map_err(provider_error)?;
-            crash::point(crash::Point::DkimKeyAfterGenkey);
+            crash::point(AFTER_GENKEY);
         }
         let stub = provider
             .read_config(&stub_path)

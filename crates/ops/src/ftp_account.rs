@@ -28,7 +28,7 @@ use std::path::PathBuf;
 
 use registry::types::{FtpLogin, Hex32, PasswordHash, Presence};
 use registry::{
-    Apply, Aspects, Derive, Derived, DerivedTable, DriftAspect, Family, Of, OpError, Operation,
+    Apply, Aspects, Derive, Derived, DerivedTable, Family, Of, OpError, Operation,
     Owner, Purge,
 };
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,14 @@ use store::StoredRow;
 use crate::account::{account_info, suspended_accounts, tenant_of};
 use crate::context::{Ctx, provider_error, store_error};
 use crate::row_fields::is_false;
+
+crash::points! {
+    AFTER_DIRECTORY = "ftp_account.after_directory",
+    AFTER_PASSWD = "ftp_account.after_passwd",
+    AFTER_INSTALL = "ftp_account.after_install",
+    AFTER_REMOVE = "ftp_account.after_remove",
+    AFTER_SUSPENSION = "ftp_account.after_suspension",
+}
 
 /// One FTP login as stored: its jail (the mapped path pure-ftpd chroots to) and its whole
 /// passwd line; `suspended` only while it is (its line is then left out of pure-ftpd's
@@ -74,7 +82,7 @@ impl Purge<Ctx> for FtpAccount {
         }
         ctx.drop_rows_of::<FtpAccountRow>(account);
         install(ctx)?;
-        crash::point(crash::Point::FtpAccountAfterInstall);
+        crash::point(AFTER_INSTALL);
         ctx.forget_rows_of::<FtpAccountRow>(account)
     }
 }
@@ -134,14 +142,14 @@ pub fn install(ctx: &Ctx) -> Result<(), OpError> {
     ctx.provider
         .write_config_atomic(&passwd, content.as_bytes(), 0o600)
         .map_err(provider_error)?;
-    crash::point(crash::Point::FtpAccountAfterPasswd);
+    crash::point(AFTER_PASSWD);
     ctx.provider
         .pure_pw_mkdb(&passwd, &pdb)
         .map_err(provider_error)?;
     Ok(())
 }
 
-const PASSWD: Aspects = Aspects::new(DriftAspect::FtpLoginMissing, DriftAspect::FtpPasswdDiffers);
+const PASSWD: Aspects = Aspects::new(FTP_LOGIN_MISSING, FTP_PASSWD_DIFFERS);
 
 impl Derive<Ctx> for FtpAccount {
     /// pure-ftpd's passwd file: each login's line (a suspended login, or a suspended
@@ -224,7 +232,7 @@ impl Apply<Ctx> for EnsureFtpAccount {
                     },
                 )
                 .map_err(provider_error)?;
-            crash::point(crash::Point::FtpAccountAfterDirectory);
+            crash::point(AFTER_DIRECTORY);
         }
         let home = ctx.provider.sysconf(&info.home);
         let jail = relative.map_or(home.clone(), |r| home.join(r));
@@ -249,7 +257,7 @@ impl Apply<Ctx> for EnsureFtpAccount {
             suspended,
         });
         install(ctx)?;
-        crash::point(crash::Point::FtpAccountAfterInstall);
+        crash::point(AFTER_INSTALL);
         let result = if suspended || account_suspended(ctx, &req.account)? {
             FtpAccountResult {
                 state: Presence::Present,
@@ -285,7 +293,7 @@ impl Apply<Ctx> for SetFtpAccountPassword {
             ..row.clone()
         });
         install(ctx)?;
-        crash::point(crash::Point::FtpAccountAfterInstall);
+        crash::point(AFTER_INSTALL);
         let result = if suspended || account_suspended(ctx, &req.account)? {
             FtpAccountResult {
                 state: Presence::Present,
@@ -346,7 +354,7 @@ impl Apply<Ctx> for RemoveFtpAccount {
     fn apply(ctx: &mut Ctx, _: &RemoveFtpAccountRequest) -> Result<FtpAccountResult, OpError> {
         ctx.forget_row();
         install(ctx)?;
-        crash::point(crash::Point::FtpAccountAfterRemove);
+        crash::point(AFTER_REMOVE);
         Ok(FtpAccountResult {
             state: Presence::Absent,
             login: None,
@@ -366,7 +374,7 @@ fn set_suspended(
     let login = row.login.to_string();
     ctx.set_row(&FtpAccountRow { suspended, ..row });
     install(ctx)?;
-    crash::point(crash::Point::FtpAccountAfterSuspension);
+    crash::point(AFTER_SUSPENSION);
     let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
     let shown = ctx
         .provider

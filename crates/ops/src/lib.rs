@@ -13,13 +13,30 @@
 //! `AuthUserFile`s), [`php::pool`] (the account's FPM pools) and [`mail`] (the Postfix,
 //! Dovecot and OpenDKIM tables); the families record their rows and call the owner.
 
-// One module per family module of the declarations, of the same name.
+// One module per family module of the declarations, of the same name; each declares its
+// crash points (`crash::points!`), which `crash_points_by_module` lists.
 macro_rules! family_modules {
     ($($module:ident),* $(,)?) => {
         $(pub mod $module;)*
+
+        /// Where each crash point is declared: `runner` for the job lifecycle's
+        /// ([`crash::RUNNER`]), then each family module's, in the order of the modules, each
+        /// point with the name of its constant.
+        pub fn crash_points_by_module() -> Vec<(&'static str, &'static [(&'static str, crash::Point)])> {
+            vec![("runner", crash::RUNNER), $((stringify!($module), $module::CRASH_POINTS),)*]
+        }
     };
 }
 declarations::family_modules!(family_modules);
+
+/// Every crash point of the node: the job lifecycle's, then each family module's, as they
+/// declare them. What the crash matrix walks and the crash-point runner can arm.
+pub fn crash_points() -> Vec<crash::Point> {
+    crash_points_by_module()
+        .into_iter()
+        .flat_map(|(_, points)| points.iter().map(|(_, point)| *point))
+        .collect()
+}
 
 pub mod context;
 pub mod drift;
@@ -103,4 +120,36 @@ pub fn field_owners(family: &str) -> &'static [(&'static str, &'static [&'static
         .into_iter()
         .find(|(name, _)| *name == family)
         .map_or(&[], |(_, owners)| owners)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each point is named once, `scope.step`, and a family module's points belong to a
+    /// declared family or module: what the crash matrix reads to know which requests can
+    /// reach them.
+    #[test]
+    fn every_crash_point_is_named_once_after_a_declared_family_or_module() {
+        let registry = declarations::registry();
+        let mut names = std::collections::BTreeSet::new();
+        for (module, points) in crash_points_by_module() {
+            for (_, point) in points {
+                assert!(names.insert(point.name()), "{point} is declared twice");
+                let (scope, step) = point.name().split_once('.').unwrap_or_default();
+                assert!(!scope.is_empty() && !step.is_empty(), "{point}");
+                if module != "runner" {
+                    assert!(
+                        registry
+                            .families()
+                            .iter()
+                            .any(|f| f.name == scope || f.module.as_str() == scope),
+                        "{point} of module {module} names no declared family or module"
+                    );
+                }
+            }
+        }
+        assert_eq!(names.len(), crash_points().len());
+        assert!(names.len() > crash::RUNNER.len());
+    }
 }

@@ -39,7 +39,7 @@ use std::path::PathBuf;
 use provider::{PostfixMap, Provider, SPAM_CLASS_STANDARD, SPAM_CLASS_STRICT};
 use registry::types::Hex32;
 use registry::types::mail::SpamLevel;
-use registry::{Aspects, Derived, DerivedTable, DriftAspect, Of, OpError, Owner};
+use registry::{Aspects, Derived, DerivedTable, Of, OpError, Owner};
 use state::{StateDb, Stored, View};
 use store::{ResourceRow, StoreError, StoredRow};
 
@@ -51,6 +51,10 @@ use crate::mail_domain::MailDomainRow;
 use crate::mail_forwarder::MailForwarderRow;
 use crate::mailbox::MailboxRow;
 use crate::spam_filter::SpamFilterRow;
+
+crash::points! {
+    AFTER_CONFIG_WRITE = "mail.after_config_write",
+}
 
 /// The group that may read Dovecot's passwd-file (it holds password hashes).
 pub const DOVECOT_GROUP: &str = "dovecot";
@@ -389,16 +393,16 @@ impl TableKind {
     fn aspects(self) -> Aspects {
         match self {
             TableKind::Postfix(_) => Aspects::new(
-                DriftAspect::PostfixEntryMissing,
-                DriftAspect::PostfixTableDiffers,
+                crate::mail_domain::POSTFIX_ENTRY_MISSING,
+                crate::mail_domain::POSTFIX_TABLE_DIFFERS,
             ),
             TableKind::Dovecot => Aspects::new(
-                DriftAspect::DovecotEntryMissing,
-                DriftAspect::DovecotPasswdDiffers,
+                crate::mailbox::DOVECOT_ENTRY_MISSING,
+                crate::mailbox::DOVECOT_PASSWD_DIFFERS,
             ),
             TableKind::OpenDkim => Aspects::new(
-                DriftAspect::OpenDkimEntryMissing,
-                DriftAspect::OpenDkimTableDiffers,
+                crate::dkim_key::OPEN_DKIM_ENTRY_MISSING,
+                crate::dkim_key::OPEN_DKIM_TABLE_DIFFERS,
             ),
         }
     }
@@ -522,7 +526,7 @@ pub fn sync(ctx: &mut Ctx, targets: &[Target]) -> Result<(), OpError> {
             return Err(e);
         }
     }
-    crash::point(crash::Point::MailAfterConfigWrite);
+    crash::point(AFTER_CONFIG_WRITE);
     Ok(())
 }
 

@@ -26,7 +26,7 @@
 use std::path::PathBuf;
 
 use registry::types::{DomainName, Hex32};
-use registry::{Aspects, Content, Derived, DriftAspect, Of, OpError};
+use registry::{Aspects, Content, Derived, Of, OpError};
 use state::Stored;
 
 use crate::context::{ConfigFile, Ctx, Service, provider_error, store_error};
@@ -58,8 +58,8 @@ pub const AUTODISCOVER_PATHS: [&str; 2] = [
 
 /// What the settings files and the vhost are, for the drift check.
 pub const SETTINGS_FILE: Aspects = Aspects::new(
-    DriftAspect::MailClientSettingsMissing,
-    DriftAspect::MailClientSettingsDiffers,
+    crate::mail_domain::MAIL_CLIENT_SETTINGS_MISSING,
+    crate::mail_domain::MAIL_CLIENT_SETTINGS_DIFFERS,
 );
 
 /// The directory of mail domain `id`'s settings files (mapped).

@@ -24,6 +24,8 @@ use crate::mail_records::domain_dns;
 use crate::web_domain::WebDomainRow;
 use crate::{mail_clients, mail_hosts, vhost};
 
+crash::points! {}
+
 /// A mail domain as stored: its name, whether it may send, and the local part of the
 /// mailbox its catch-all delivers to (`null` when none).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,6 +15,8 @@ use crate::mail::{
     MAIL_FORWARDER, Target, check_address_free, derived_tables, own_domain, purge_family, sync,
 };
 
+crash::points! {}
+
 /// A forwarder as stored: the address and where its mail goes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

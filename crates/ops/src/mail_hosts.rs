@@ -25,7 +25,7 @@
 use std::path::PathBuf;
 
 use registry::types::{DomainName, Hex32};
-use registry::{Aspects, Derived, DerivedTable, DriftAspect, Of, OpError, Owner};
+use registry::{Aspects, Derived, DerivedTable, Of, OpError, Owner};
 
 use crate::certificate::certificate_files;
 use crate::context::{ConfigFile, Ctx, Service, provider_error, store_error};
@@ -44,14 +44,14 @@ pub struct MailHost {
 
 /// What the Postfix table is, for the drift check.
 const POSTFIX_TABLE: Aspects = Aspects::new(
-    DriftAspect::PostfixEntryMissing,
-    DriftAspect::PostfixTableDiffers,
+    crate::mail_domain::POSTFIX_ENTRY_MISSING,
+    crate::mail_domain::POSTFIX_TABLE_DIFFERS,
 );
 
 /// What the Dovecot file is, for the drift check.
 const DOVECOT_FILE: Aspects = Aspects::new(
-    DriftAspect::DovecotEntryMissing,
-    DriftAspect::DovecotPasswdDiffers,
+    crate::mailbox::DOVECOT_ENTRY_MISSING,
+    crate::mailbox::DOVECOT_PASSWD_DIFFERS,
 );
 
 /// The mail host names the node serves by SNI, as the view has them, in mail domain order:

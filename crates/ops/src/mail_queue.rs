@@ -15,6 +15,8 @@ use registry::{Apply, Derive, Derived, OpError, Purge};
 
 use crate::context::{Ctx, provider_error};
 
+crash::points! {}
+
 /// How many sender domains a report names.
 const TOP_SENDER_DOMAINS: usize = 10;
 

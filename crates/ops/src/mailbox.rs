@@ -30,6 +30,8 @@ use crate::mail::{
 };
 use crate::row_fields::is_false;
 
+crash::points! {}
+
 /// A mailbox as stored: its address, hash and quota; `suspended` only while it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

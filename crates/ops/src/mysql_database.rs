@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use provider::{Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, Privilege};
 use registry::types::{Hex32, MysqlCollation, MysqlHost, MysqlName, MysqlPrivilegeSet};
 use registry::{
-    Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Operation, Purge,
+    Apply, Aspects, Derive, Derived, Family, Of, OpError, Operation, Purge,
 };
 use serde::{Deserialize, Serialize};
 use state::Stored;
@@ -35,6 +35,13 @@ use crate::account::{AccountRow, account_info};
 use crate::context::{Ctx, provider_error, store_error};
 use crate::mysql_grant::MysqlGrantRow;
 use crate::mysql_user::MysqlUserRow;
+
+crash::points! {
+    AFTER_CREATE_DATABASE = "mysql.after_create_database",
+    BEFORE_DROP_DATABASE = "mysql.before_drop_database",
+    AFTER_DROP_DATABASE = "mysql.after_drop_database",
+    AFTER_QUOTA_GRANTS = "mysql.after_quota_grants",
+}
 
 const MIB: u64 = 1024 * 1024;
 
@@ -80,7 +87,7 @@ impl Purge<Ctx> for MysqlDatabase {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for name in view.databases.values() {
                 db.drop_database(&db_name(name)?).map_err(provider_error)?;
-                crash::point(crash::Point::MysqlAfterDropDatabase);
+                crash::point(AFTER_DROP_DATABASE);
             }
         }
         ctx.forget_rows_of::<MysqlDatabaseRow>(account)
@@ -88,8 +95,8 @@ impl Purge<Ctx> for MysqlDatabase {
 }
 
 const DATABASE: Aspects = Aspects::new(
-    DriftAspect::MysqlDatabaseMissing,
-    DriftAspect::MysqlDatabaseDiffers,
+    MYSQL_DATABASE_MISSING,
+    MYSQL_DATABASE_DIFFERS,
 );
 
 impl Derive<Ctx> for MysqlDatabase {
@@ -199,7 +206,7 @@ impl Apply<Ctx> for EnsureMysqlDatabase {
         let mut db = provider.mariadb().map_err(provider_error)?;
         db.ensure_database(&name, provider_collation(collation))
             .map_err(provider_error)?;
-        crash::point(crash::Point::MysqlAfterCreateDatabase);
+        crash::point(AFTER_CREATE_DATABASE);
         let info = db.database(&name).map_err(provider_error)?.ok_or_else(|| {
             OpError::retryable(
                 "database_not_created",
@@ -246,7 +253,7 @@ impl Apply<Ctx> for RemoveMysqlDatabase {
                         .map_err(provider_error)?;
                 }
             }
-            crash::point(crash::Point::MysqlBeforeDropDatabase);
+            crash::point(BEFORE_DROP_DATABASE);
             db.drop_database(&name).map_err(provider_error)?;
         }
         ctx.forget_row();
@@ -307,7 +314,7 @@ fn enforce(
         total_bytes,
     });
     MysqlState::load(ctx, account)?.sync_grants(&mut db)?;
-    crash::point(crash::Point::MysqlAfterQuotaGrants);
+    crash::point(AFTER_QUOTA_GRANTS);
     Ok(MysqlUsageResult {
         databases,
         total_bytes,

@@ -14,12 +14,17 @@ pub use declarations::mysql_grant::*;
 use std::collections::BTreeSet;
 
 use registry::types::{Hex32, MysqlPrivilegeSet, Presence};
-use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Owner, Purge};
+use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Owner, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::context::{Ctx, provider_error};
 use crate::mysql_database::{MysqlState, db_name, effective, open};
+
+crash::points! {
+    AFTER_GRANT = "mysql.after_grant",
+    AFTER_REVOKE = "mysql.after_revoke",
+}
 
 /// One grant as stored: the account's database and user (by resource id) and the set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,7 +47,7 @@ impl Purge<Ctx> for MysqlGrant {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for grant in view.grants.values() {
                 revoke(&view, &mut db, grant)?;
-                crash::point(crash::Point::MysqlAfterRevoke);
+                crash::point(AFTER_REVOKE);
             }
         }
         ctx.forget_rows_of::<MysqlGrantRow>(account)
@@ -50,8 +55,8 @@ impl Purge<Ctx> for MysqlGrant {
 }
 
 const GRANT: Aspects = Aspects::new(
-    DriftAspect::MysqlGrantMissing,
-    DriftAspect::MysqlGrantDiffers,
+    MYSQL_GRANT_MISSING,
+    MYSQL_GRANT_DIFFERS,
 );
 
 /// A privilege list in words, in the enum's order.
@@ -161,7 +166,7 @@ impl Apply<Ctx> for EnsureMysqlGrant {
         });
         let view = MysqlState::load(ctx, &req.account)?;
         view.sync_grants(&mut db)?;
-        crash::point(crash::Point::MysqlAfterGrant);
+        crash::point(AFTER_GRANT);
         let name = db_name(&database)?;
         let shown = match user.hosts.first() {
             Some(host) => db

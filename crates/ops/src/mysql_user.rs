@@ -10,12 +10,17 @@
 pub use declarations::mysql_user::*;
 
 use registry::types::{Hex32, MysqlHost, MysqlPasswordHash, Presence};
-use registry::{Apply, Aspects, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
+use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::context::{Ctx, provider_error};
 use crate::mysql_database::{MysqlState, db_user, derive_each, full_name};
+
+crash::points! {
+    AFTER_CREATE_USER = "mysql.after_create_user",
+    AFTER_DROP_USER = "mysql.after_drop_user",
+}
 
 /// One MariaDB user as stored: its full name (`<username>_<name>`) and the hosts it has an
 /// account at.
@@ -38,14 +43,14 @@ impl Purge<Ctx> for MysqlUserFamily {
             let mut db = ctx.provider.mariadb().map_err(provider_error)?;
             for user in view.users.values() {
                 drop_all_hosts(&mut db, &user.name)?;
-                crash::point(crash::Point::MysqlAfterDropUser);
+                crash::point(AFTER_DROP_USER);
             }
         }
         ctx.forget_rows_of::<MysqlUserRow>(account)
     }
 }
 
-const USER: Aspects = Aspects::new(DriftAspect::MysqlUserMissing, DriftAspect::MysqlUserDiffers);
+const USER: Aspects = Aspects::new(MYSQL_USER_MISSING, MYSQL_USER_DIFFERS);
 
 impl Derive<Ctx> for MysqlUserFamily {
     /// Each recorded user, in MariaDB at exactly the hosts recorded (its password hash is
@@ -112,7 +117,7 @@ fn converge(
     for host in &user.hosts {
         db.ensure_account(&user.account(host)?, &hash)
             .map_err(provider_error)?;
-        crash::point(crash::Point::MysqlAfterCreateUser);
+        crash::point(AFTER_CREATE_USER);
     }
     view.sync_grants(&mut db)?;
     let mut hosts: Vec<String> = db

@@ -16,6 +16,8 @@ use registry::{Apply, Derive, Derived, OpError, Purge};
 
 use crate::context::{Ctx, provider_error};
 
+crash::points! {}
+
 impl Purge<Ctx> for Runtime {
     /// Observations leave nothing behind, for a tenant or for the node.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {

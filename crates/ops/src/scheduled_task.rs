@@ -18,7 +18,7 @@ pub use declarations::scheduled_task::*;
 
 use registry::types::{CronSchedule, Presence, TaskKind};
 use registry::{
-    Apply, Aspects, Content, Derive, Derived, DriftAspect, Family, Hex32, Of, OpError, Purge,
+    Apply, Aspects, Content, Derive, Derived, Family, Hex32, Of, OpError, Purge,
 };
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
@@ -26,6 +26,10 @@ use store::StoredRow;
 use crate::account::{AccountInfo, AccountRow, account_info, live_accounts_of};
 use crate::context::{Ctx, provider_error, store_error};
 use crate::php::require_version;
+
+crash::points! {
+    AFTER_CRONTAB = "scheduled_task.after_crontab",
+}
 
 /// One task as stored: when, and what.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,12 +144,12 @@ fn sync_crontab(ctx: &mut Ctx, account: &Hex32) -> Result<usize, OpError> {
             .install_crontab(&info.username, text.as_bytes())
             .map_err(provider_error)?;
     }
-    crash::point(crash::Point::ScheduledTaskAfterCrontab);
+    crash::point(AFTER_CRONTAB);
     Ok(lines.len())
 }
 
 const CRONTAB_FILE: Aspects =
-    Aspects::new(DriftAspect::CrontabMissing, DriftAspect::CrontabDiffers);
+    Aspects::new(CRONTAB_MISSING, CRONTAB_DIFFERS);
 
 impl Derive<Ctx> for ScheduledTask {
     /// The crontab of each account with tasks, as installed in the cron spool (read there,

@@ -20,6 +20,8 @@ use crate::account::account_info;
 use crate::context::Ctx;
 use crate::mail::{MailState, SPAM_FILTER, Target, derived_tables, own_domain, purge_family, sync};
 
+crash::points! {}
+
 /// A domain's spam filter setting as stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

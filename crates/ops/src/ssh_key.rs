@@ -11,13 +11,18 @@ use std::path::Path;
 
 use base64::Engine as _;
 use registry::types::{Hex32, Presence, SshPublicKey};
-use registry::{Apply, Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, Family, Of, OpError, Purge};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use store::StoredRow;
 
 use crate::account::{AccountInfo, account_info, live_accounts_of};
 use crate::context::{Ctx, provider_error, store_error};
+
+crash::points! {
+    AFTER_SSH_DIR = "ssh_key.after_ssh_dir",
+    AFTER_WRITE = "ssh_key.after_write",
+}
 
 /// One public key as stored, with its fingerprint.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,17 +120,17 @@ fn write_keys(ctx: &Ctx, info: &AccountInfo, keys: &[String]) -> Result<(), OpEr
     }
     dir.mkdir_all(Path::new(SSH_DIR), 0o700)
         .map_err(provider_error)?;
-    crash::point(crash::Point::SshKeyAfterSshDir);
+    crash::point(AFTER_SSH_DIR);
     let content = render_keys(keys);
     dir.write_file_atomic(Path::new(AUTHORIZED_KEYS), content.as_bytes(), 0o600)
         .map_err(provider_error)?;
-    crash::point(crash::Point::SshKeyAfterWrite);
+    crash::point(AFTER_WRITE);
     Ok(())
 }
 
 const AUTHORIZED_KEYS_FILE: Aspects = Aspects::new(
-    DriftAspect::AuthorizedKeysMissing,
-    DriftAspect::AuthorizedKeysDiffers,
+    AUTHORIZED_KEYS_MISSING,
+    AUTHORIZED_KEYS_DIFFERS,
 );
 
 impl Derive<Ctx> for SshKey {

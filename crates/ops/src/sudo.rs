@@ -34,13 +34,15 @@ pub use declarations::sudo::*;
 
 use registry::types::{Generation, Hex32, Presence, Username};
 use registry::{
-    Apply, Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Owner, Purge,
+    Apply, Aspects, Content, Derive, Derived, Family, Of, OpError, Owner, Purge,
 };
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
 use crate::account::AccountRow;
 use crate::context::{Ctx, provider_error, store_error};
+
+crash::points! {}
 
 /// The node's sudo allowlist as stored: what is installed (`absent` after
 /// `remove_sudo_allowlist`, a tombstone keeping the generation) and who it lists.
@@ -72,8 +74,8 @@ impl Purge<Ctx> for SudoEvents {
 }
 
 const DROPIN: Aspects = Aspects::new(
-    DriftAspect::SudoDropinMissing,
-    DriftAspect::SudoDropinDiffers,
+    SUDO_DROPIN_MISSING,
+    SUDO_DROPIN_DIFFERS,
 );
 
 impl Derive<Ctx> for SudoAllowlist {

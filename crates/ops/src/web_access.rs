@@ -28,6 +28,13 @@ use crate::account::account_info;
 use crate::context::{Ctx, provider_error, store_error};
 use crate::vhost::{self, user_file_path};
 
+crash::points! {
+    PROTECTED_DIRECTORY_AFTER_VHOST = "protected_directory.after_vhost",
+    PROTECTED_DIRECTORY_AFTER_VHOST_REMOVED = "protected_directory.after_vhost_removed",
+    PROTECTED_DIRECTORY_AFTER_USER_FILES_REMOVED = "protected_directory.after_user_files_removed",
+    IP_BLOCK_AFTER_VHOST = "ip_block.after_vhost",
+}
+
 /// A protected directory as stored: the web domain (by resource id), the path beneath its
 /// document root, the realm, and the users with their crypt SHA-512 hashes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,7 +75,7 @@ impl Purge<Ctx> for ProtectedDirectory {
                 .remove_config(&user_file_path(ctx, &stored.id))
                 .map_err(provider_error)?;
         }
-        crash::point(crash::Point::ProtectedDirectoryAfterUserFilesRemoved);
+        crash::point(PROTECTED_DIRECTORY_AFTER_USER_FILES_REMOVED);
         if !rows.is_empty() {
             ctx.forget_rows_of::<ProtectedDirectoryRow>(account)?;
         }
@@ -142,7 +149,7 @@ impl Apply<Ctx> for EnsureProtectedDirectory {
             vhost::sync(ctx, &req.account, &old.row.web_domain)?;
         }
         vhost::sync(ctx, &req.account, &req.web_domain)?;
-        crash::point(crash::Point::ProtectedDirectoryAfterVhost);
+        crash::point(PROTECTED_DIRECTORY_AFTER_VHOST);
         let directory = ctx
             .provider
             .sysconf(&info.home)
@@ -169,7 +176,7 @@ impl Apply<Ctx> for RemoveProtectedDirectory {
         if let Some(old) = previous {
             vhost::sync(ctx, &req.account, &old.web_domain)?;
         }
-        crash::point(crash::Point::ProtectedDirectoryAfterVhostRemoved);
+        crash::point(PROTECTED_DIRECTORY_AFTER_VHOST_REMOVED);
         ctx.provider
             .remove_config(&user_file_path(ctx, &req.id))
             .map_err(provider_error)?;
@@ -204,7 +211,7 @@ impl Apply<Ctx> for EnsureIpBlock {
             networks: req.networks.clone(),
         });
         vhost::sync(ctx, &req.account, &req.id)?;
-        crash::point(crash::Point::IpBlockAfterVhost);
+        crash::point(IP_BLOCK_AFTER_VHOST);
         Ok(IpBlockResult {
             state: Presence::Present,
             blocked: req.networks.iter().map(ToString::to_string).collect(),

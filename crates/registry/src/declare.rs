@@ -207,6 +207,9 @@ pub trait Family: 'static {
     /// The family's name, which is also the first half of every job key.
     const NAME: &'static str;
     const MODULE: Module;
+    /// What the family's derivation can find drifted, each aspect once across the node
+    /// (`Registry::check_structure`).
+    const DRIFT_ASPECTS: &'static [crate::DeclaredAspect] = &[];
 }
 
 /// One typed operation, declared once: its name, scope, family, request and result. Everything

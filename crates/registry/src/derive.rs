@@ -80,7 +80,7 @@ impl Content {
 
 /// The aspect a finding has when what is derived is not there, and when it is there but not
 /// as derived.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Aspects {
     pub missing: DriftAspect,
     pub differs: DriftAspect,
@@ -249,7 +249,7 @@ impl Found {
             Some(of) => (of.id.to_string(), of.owner.as_str().to_owned()),
             None => (Owner::NODE.to_owned(), Owner::NODE.to_owned()),
         };
-        let key = (family.to_owned(), resource_id.clone(), aspect);
+        let key = (family.to_owned(), resource_id.clone(), aspect.clone());
         if let Some(&i) = self.index.get(&key) {
             let message = &mut self.findings[i].message;
             message.push_str("; ");
@@ -280,14 +280,14 @@ fn compare_path(found: &mut Found, family: &str, item: &DerivedPath) {
     let finding = match (&item.expected, &item.actual) {
         (Content::Absent, Content::Absent) => None,
         (Content::Absent, _) => Some((
-            item.aspects.differs,
+            item.aspects.differs.clone(),
             format!("{shown} is there and state.db derives none"),
         )),
-        (_, Content::Absent) => Some((item.aspects.missing, format!("{shown} is missing"))),
+        (_, Content::Absent) => Some((item.aspects.missing.clone(), format!("{shown} is missing"))),
         (Content::Present, _) => None,
         (Content::Bytes(expected), Content::Bytes(actual)) if expected == actual => None,
         (Content::Bytes(_), _) => Some((
-            item.aspects.differs,
+            item.aspects.differs.clone(),
             format!("{shown} is not what state.db derives"),
         )),
     };
@@ -299,7 +299,7 @@ fn compare_path(found: &mut Found, family: &str, item: &DerivedPath) {
 fn compare_setting(found: &mut Found, family: &str, item: &DerivedSetting) {
     let finding = match &item.actual {
         None => Some((
-            item.aspects.missing,
+            item.aspects.missing.clone(),
             format!(
                 "{} is missing (state.db records {})",
                 item.name, item.expected
@@ -307,7 +307,7 @@ fn compare_setting(found: &mut Found, family: &str, item: &DerivedSetting) {
         )),
         Some(actual) if *actual == item.expected => None,
         Some(actual) => Some((
-            item.aspects.differs,
+            item.aspects.differs.clone(),
             format!(
                 "{} is {actual}; state.db records {}",
                 item.name, item.expected
@@ -342,7 +342,7 @@ fn compare_table(found: &mut Found, shared: &SharedTable) {
                     entry.len()
                 )
             };
-            found.add(family, Some(of), table.aspects.missing, detail);
+            found.add(family, Some(of), table.aspects.missing.clone(), detail);
         }
     }
     let derived = lines(&table.expected);
@@ -351,7 +351,7 @@ fn compare_table(found: &mut Found, shared: &SharedTable) {
         found.add(
             shared.family,
             None,
-            table.aspects.differs,
+            table.aspects.differs.clone(),
             format!("{shown} holds {unrecorded} line(s) state.db does not derive"),
         );
     }
@@ -414,7 +414,7 @@ mod tests {
     fn keys(found: &[Drift]) -> Vec<(&str, &str, DriftAspect)> {
         found
             .iter()
-            .map(|d| (d.family.as_str(), d.resource_id.as_str(), d.aspect))
+            .map(|d| (d.family.as_str(), d.resource_id.as_str(), d.aspect.clone()))
             .collect()
     }
 
@@ -426,7 +426,10 @@ mod tests {
         );
     }
 
-    const VHOST: Aspects = Aspects::new(DriftAspect::VhostMissing, DriftAspect::VhostDiffers);
+    const VHOST: Aspects = Aspects::new(
+        DriftAspect::declared("vhost_missing"),
+        DriftAspect::declared("vhost_differs"),
+    );
 
     fn file(of: Of, path: &str, expected: Content, actual: Content) -> Derived {
         Derived::path(of, path.into(), expected, actual, VHOST)
@@ -488,13 +491,20 @@ mod tests {
         let d = hex('d').to_string();
         assert_eq!(
             keys(&found),
-            [("web_domain", d.as_str(), DriftAspect::VhostMissing)]
+            [(
+                "web_domain",
+                d.as_str(),
+                DriftAspect::declared("vhost_missing")
+            )]
         );
     }
 
     #[test]
     fn a_shared_table_reports_each_resources_missing_lines_and_once_what_no_resource_derives() {
-        let aspects = Aspects::new(DriftAspect::FtpLoginMissing, DriftAspect::FtpPasswdDiffers);
+        let aspects = Aspects::new(
+            DriftAspect::declared("ftp_login_missing"),
+            DriftAspect::declared("ftp_passwd_differs"),
+        );
         let owner = Owner::Tenant(hex('a'));
         let table = |entries: Vec<(Of, Vec<String>)>, actual: Option<&str>| {
             Derived::Table(DerivedTable {
@@ -502,7 +512,7 @@ mod tests {
                 expected: b"one\ntwo\n".to_vec(),
                 actual: actual.map(|a| a.as_bytes().to_vec()),
                 entries,
-                aspects,
+                aspects: aspects.clone(),
             })
         };
         let one = (Of::new(&hex('1'), &owner), vec!["one".to_owned()]);
@@ -522,8 +532,16 @@ mod tests {
         assert_eq!(
             keys(&found),
             [
-                ("ftp_account", h1.as_str(), DriftAspect::FtpLoginMissing),
-                ("ftp_account", h2.as_str(), DriftAspect::FtpLoginMissing),
+                (
+                    "ftp_account",
+                    h1.as_str(),
+                    DriftAspect::declared("ftp_login_missing")
+                ),
+                (
+                    "ftp_account",
+                    h2.as_str(),
+                    DriftAspect::declared("ftp_login_missing")
+                ),
             ]
         );
         // Listed by two families, each with its entries: one line changed is that resource's
@@ -538,8 +556,16 @@ mod tests {
         assert_eq!(
             keys(&found),
             [
-                ("mailbox", h2.as_str(), DriftAspect::FtpLoginMissing),
-                ("mail_domain", Owner::NODE, DriftAspect::FtpPasswdDiffers),
+                (
+                    "mailbox",
+                    h2.as_str(),
+                    DriftAspect::declared("ftp_login_missing")
+                ),
+                (
+                    "mail_domain",
+                    Owner::NODE,
+                    DriftAspect::declared("ftp_passwd_differs")
+                ),
             ]
         );
         assert_eq!(found[1].owner, Owner::NODE);
@@ -553,8 +579,8 @@ mod tests {
     fn a_setting_is_missing_or_differs_in_words() {
         let of = Of::new(&hex('c'), &Owner::Tenant(hex('a')));
         let aspects = Aspects::new(
-            DriftAspect::MysqlGrantMissing,
-            DriftAspect::MysqlGrantDiffers,
+            DriftAspect::declared("mysql_grant_missing"),
+            DriftAspect::declared("mysql_grant_differs"),
         );
         let setting = |actual: Option<&str>| {
             Derived::setting(
@@ -562,7 +588,7 @@ mod tests {
                 "privileges of u@localhost on d",
                 "SELECT,INSERT",
                 actual.map(str::to_owned),
-                aspects,
+                aspects.clone(),
             )
         };
         let found = findings(vec![(

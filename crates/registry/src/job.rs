@@ -2,6 +2,8 @@
 //! definition, shared by the store that produces it, the API that serves it and the client
 //! that reads it.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -244,114 +246,65 @@ pub struct Drift {
     pub message: String,
 }
 
-/// Declares [`DriftAspect`] from one list: each variant with its description (which the
-/// events feed's schema carries) and its name, which serde writes on the wire and `as_str`
-/// returns; `ALL` from the same list.
-macro_rules! drift_aspects {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
-        /// What about a resource drifted: a closed list, each with what it means. A new kind of
-        /// derived file or setting adds its variants here, so the events feed's schema (and the
-        /// OpenAPI document derived from it) lists it.
-        #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-        )]
-        pub enum DriftAspect {
-            $($(#[$doc])* #[serde(rename = $name)] $variant,)*
-        }
+/// What about a resource drifted, by its stable name (`vhost_missing`), which the events feed
+/// carries. Each family declares the aspects its derivation can find, with what each means
+/// (`family!` in the declarations: [`crate::Family::DRIFT_ASPECTS`]), so a new family's are in
+/// its own file; the events feed's schema in the OpenAPI document lists the declared ones
+/// ([`crate::Registry::drift_aspects`]). A client reads any name, so a newer node's aspect is
+/// not an error to an older client.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct DriftAspect(Cow<'static, str>);
 
-        impl DriftAspect {
-            /// Every aspect, in declaration order.
-            pub const ALL: &'static [DriftAspect] = &[$(DriftAspect::$variant,)*];
+impl DriftAspect {
+    /// The aspect named `name`, as a family declares it.
+    pub const fn declared(name: &'static str) -> DriftAspect {
+        DriftAspect(Cow::Borrowed(name))
+    }
 
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(DriftAspect::$variant => $name,)*
-                }
-            }
-        }
-    };
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
-drift_aspects! {
-    /// The account's user is not in passwd (or no longer carries the node's marker).
-    UserMissing = "user_missing",
-    /// The account's home is gone.
-    HomeMissing = "home_missing",
-    /// The web domain's vhost file is gone.
-    VhostMissing = "vhost_missing",
-    /// The vhost file is not what state.db derives.
-    VhostDiffers = "vhost_differs",
-    /// The account has SSH keys recorded and no `authorized_keys`.
-    AuthorizedKeysMissing = "authorized_keys_missing",
-    /// `authorized_keys` is not what state.db derives.
-    AuthorizedKeysDiffers = "authorized_keys_differs",
-    /// The sudo allowlist is recorded as installed and its drop-in is gone.
-    SudoDropinMissing = "sudo_dropin_missing",
-    /// pure-ftpd's passwd file does not hold the FTP account's line as recorded.
-    FtpLoginMissing = "ftp_login_missing",
-    /// The sudo drop-in is not what state.db derives, or is there while the allowlist is recorded as removed.
-    SudoDropinDiffers = "sudo_dropin_differs",
-    /// pure-ftpd's passwd file holds a line no FTP account derives (a suspended login's among them).
-    FtpPasswdDiffers = "ftp_passwd_differs",
-    /// A protected directory's `AuthUserFile` is gone.
-    AuthUserFileMissing = "auth_user_file_missing",
-    /// A protected directory's `AuthUserFile` is not what state.db derives.
-    AuthUserFileDiffers = "auth_user_file_differs",
-    /// The account's FPM pool for a PHP version its domains use is gone.
-    PhpPoolMissing = "php_pool_missing",
-    /// An FPM pool of the account is not what state.db derives, or is there for a version none of its domains uses.
-    PhpPoolDiffers = "php_pool_differs",
-    /// The account has scheduled tasks recorded and no crontab in the cron spool.
-    CrontabMissing = "crontab_missing",
-    /// The account's crontab is not what state.db derives.
-    CrontabDiffers = "crontab_differs",
-    /// A certificate's chain file is gone.
-    CertificateChainMissing = "certificate_chain_missing",
-    /// A certificate's private key file is gone.
-    CertificateKeyMissing = "certificate_key_missing",
-    /// A certificate's chain and key in place are not a pair for its web domain (the key is another's, or the chain does not parse or name the domain).
-    CertificateDiffers = "certificate_differs",
-    /// A listener serving a certificate's name (Apache on 443, Dovecot on 993 and 995,
-    /// Postfix on 587 for its mail host) presents another certificate than the one recorded.
-    ListenerCertificateStale = "listener_certificate_stale",
-    /// A Postfix table lacks a line the resource derives.
-    PostfixEntryMissing = "postfix_entry_missing",
-    /// A Postfix table holds a line state.db does not derive.
-    PostfixTableDiffers = "postfix_table_differs",
-    /// Dovecot's passwd-file lacks the mailbox's line as state.db derives it.
-    DovecotEntryMissing = "dovecot_entry_missing",
-    /// Dovecot's passwd-file holds a line state.db does not derive.
-    DovecotPasswdDiffers = "dovecot_passwd_differs",
-    /// OpenDKIM's KeyTable or SigningTable lacks the DKIM key's line.
-    OpenDkimEntryMissing = "open_dkim_entry_missing",
-    /// OpenDKIM's KeyTable or SigningTable holds a line state.db does not derive.
-    OpenDkimTableDiffers = "open_dkim_table_differs",
-    /// A DKIM key's private key file is gone.
-    DkimKeyMissing = "dkim_key_missing",
-    /// An autoresponder's Sieve script is gone.
-    SieveScriptMissing = "sieve_script_missing",
-    /// An autoresponder's Sieve script is not what state.db derives.
-    SieveScriptDiffers = "sieve_script_differs",
-    /// A mail domain's client settings (autoconfig, autodiscover) or their vhost are gone.
-    MailClientSettingsMissing = "mail_client_settings_missing",
-    /// A mail domain's client settings or their vhost are not what state.db derives.
-    MailClientSettingsDiffers = "mail_client_settings_differs",
-    /// A recorded database is not in MariaDB.
-    MysqlDatabaseMissing = "mysql_database_missing",
-    /// A database's character set or collation is not the one recorded.
-    MysqlDatabaseDiffers = "mysql_database_differs",
-    /// A recorded MariaDB user has no account at any host.
-    MysqlUserMissing = "mysql_user_missing",
-    /// A MariaDB user's hosts are not the ones recorded.
-    MysqlUserDiffers = "mysql_user_differs",
-    /// A recorded grant's user has no privilege on its database at one of its hosts.
-    MysqlGrantMissing = "mysql_grant_missing",
-    /// A grant's privileges in MariaDB are not the ones state.db derives (its set, less the write privileges while the account is over its quota).
-    MysqlGrantDiffers = "mysql_grant_differs",
-    /// A backup's archive is gone from `blobs/out`.
-    BackupMissing = "backup_missing",
-    /// A backup's archive in `blobs/out` is not the size recorded.
-    BackupDiffers = "backup_differs",
+impl std::fmt::Display for DriftAspect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl JsonSchema for DriftAspect {
+    fn schema_name() -> Cow<'static, str> {
+        "DriftAspect".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    /// A name; the OpenAPI document narrows it to the declared ones.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "What drifted: one of the aspects the families declare."
+        })
+    }
+}
+
+/// A drift aspect as its family declares it: the aspect and what it means, for an operator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclaredAspect {
+    pub aspect: DriftAspect,
+    /// Its doc comment's lines, each as written (`family!`).
+    pub lines: &'static str,
+}
+
+impl DeclaredAspect {
+    /// What it means: its doc comment's lines, trimmed, one per line.
+    pub fn description(&self) -> String {
+        let lines: Vec<&str> = self.lines.lines().map(str::trim).collect();
+        lines.join("\n").trim().to_owned()
+    }
 }
 
 /// A page of the events feed.
@@ -365,43 +318,4 @@ pub struct EventPage {
     /// already, from `next`.
     #[serde(default)]
     pub truncated: bool,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The aspects are a closed list the events feed's schema states: every one serializes
-    /// as its `as_str`, `ALL` holds each once, and the schema (which the OpenAPI document's
-    /// `EventPage` is) lists exactly those.
-    #[test]
-    fn every_drift_aspect_is_in_the_events_schema_under_its_name() {
-        let names: Vec<&str> = DriftAspect::ALL.iter().map(|a| a.as_str()).collect();
-        for aspect in DriftAspect::ALL {
-            assert_eq!(
-                serde_json::to_value(aspect).unwrap(),
-                Value::from(aspect.as_str())
-            );
-        }
-        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
-        assert_eq!(unique.len(), names.len(), "an aspect is listed twice");
-        let schema = crate::registry::schema_of::<EventPage>();
-        let aspect =
-            &schema["properties"]["events"]["items"]["properties"]["drift"]["properties"]["aspect"];
-        let listed: std::collections::BTreeSet<&str> = aspect["oneOf"]
-            .as_array()
-            .unwrap_or_else(|| panic!("documented variants are a oneOf: {schema}"))
-            .iter()
-            .map(|variant| {
-                assert!(
-                    variant["description"]
-                        .as_str()
-                        .is_some_and(|d| !d.is_empty()),
-                    "an aspect without a description: {variant}"
-                );
-                variant["const"].as_str().expect("a unit variant's name")
-            })
-            .collect();
-        assert_eq!(listed, unique, "the schema and DriftAspect::ALL differ");
-    }
 }

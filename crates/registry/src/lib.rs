@@ -31,8 +31,8 @@ pub use envelope::{Envelope, ValidatedJob, stored_resource};
 pub use error::{FieldError, OpError};
 pub use handlers::{FamilyHandler, Handlers, HandlersBuilder, OperationHandler};
 pub use job::{
-    DiskCondition, Drift, DriftAspect, EVENTS_PAGE_RESULT_BYTES, Event, EventKind, EventPage,
-    FileSystem, JobState, JobView, Timings,
+    DeclaredAspect, DiskCondition, Drift, DriftAspect, EVENTS_PAGE_RESULT_BYTES, Event, EventKind,
+    EventPage, FileSystem, JobState, JobView, Timings,
 };
 pub use registry::{CatalogueEntry, FamilyEntry, OperationEntry, Parsed, Registry, RegistryError};
 pub use types::{BlobId, Hex32};

@@ -47,6 +47,25 @@ fn job_of(job: &Value, operation: &str, result: &str) -> Value {
     job
 }
 
+/// A drift finding's `aspect`: one of the aspects the families declare, each with what it
+/// means.
+fn drift_aspects(registry: &Registry) -> Value {
+    let aspects: Vec<Value> = registry
+        .drift_aspects()
+        .map(|declared| {
+            json!({
+                "type": "string",
+                "const": declared.aspect.as_str(),
+                "description": declared.description(),
+            })
+        })
+        .collect();
+    json!({
+        "description": "What about a resource drifted: one of the aspects the families declare, each with what it means.",
+        "oneOf": aspects
+    })
+}
+
 fn error_response(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": reference("Error")}}})
 }
@@ -108,10 +127,11 @@ pub fn document(registry: &Registry, version: &str) -> Value {
             "discriminator": {"propertyName": "operation", "mapping": mapping},
         }),
     );
-    schemas.insert(
-        "EventPage".into(),
-        component(schema_of::<EventPage>(), "EventPage"),
-    );
+    let mut events = component(schema_of::<EventPage>(), "EventPage");
+    *events
+        .pointer_mut("/properties/events/items/properties/drift/properties/aspect")
+        .expect("an event's drift has an aspect") = drift_aspects(registry);
+    schemas.insert("EventPage".into(), events);
     schemas.insert(
         "AuditPage".into(),
         component(schema_of::<AuditPage>(), "AuditPage"),

@@ -190,10 +190,11 @@ impl<O: Operation> OperationEntry for Entry<O> {
     }
 }
 
-/// A declared family: its name and module.
+/// A declared family: its name, its module and the drift aspects it declares.
 pub struct FamilyEntry {
     pub name: &'static str,
     pub module: Module,
+    pub drift_aspects: &'static [crate::DeclaredAspect],
 }
 
 /// Why a registry is refused at start-up.
@@ -205,6 +206,8 @@ pub enum RegistryError {
     FamilyModuleConflict { family: &'static str },
     #[error("family name {0} is used by two different family types")]
     DuplicateFamily(&'static str),
+    #[error("drift aspect {0} is declared twice")]
+    DuplicateDriftAspect(String),
     #[error("the {which} schema of {operation} is not a closed object: {reason}")]
     BadSchema {
         operation: &'static str,
@@ -282,6 +285,7 @@ impl RegistryBuilder {
             self.registry.families.push(FamilyEntry {
                 name: <O::Family as Family>::NAME,
                 module: <O::Family as Family>::MODULE,
+                drift_aspects: <O::Family as Family>::DRIFT_ASPECTS,
             });
         }
         self.registry.ops.push(Box::new(Entry::<O> {
@@ -460,6 +464,11 @@ impl Registry {
         &self.families
     }
 
+    /// Every drift aspect the families declare, in the order of the families.
+    pub fn drift_aspects(&self) -> impl Iterator<Item = &'static crate::DeclaredAspect> + '_ {
+        self.families.iter().flat_map(|f| f.drift_aspects.iter())
+    }
+
     /// Everything that cannot be checked by the compiler and compiles nothing: unique names,
     /// one module per family, schemas that generate as closed objects, no `resource_id` in a
     /// result, examples that parse. `layerone catalogue` and the unit tests run it; the
@@ -517,6 +526,14 @@ impl Registry {
         for (i, fam) in self.families.iter().enumerate() {
             if self.families[..i].iter().any(|f| f.name == fam.name) {
                 return Err(RegistryError::DuplicateFamily(fam.name));
+            }
+        }
+        let mut aspects = std::collections::BTreeSet::new();
+        for declared in self.drift_aspects() {
+            if !aspects.insert(declared.aspect.as_str()) {
+                return Err(RegistryError::DuplicateDriftAspect(
+                    declared.aspect.to_string(),
+                ));
             }
         }
         for op in self.operations() {

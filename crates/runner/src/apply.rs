@@ -225,7 +225,7 @@ fn checked_apply(
         .ok_or_else(|| OpError::permanent("state_corrupt", "no handler for the operation"))?;
     let resource = registry::stored_resource(&job.body)
         .ok_or_else(|| OpError::permanent("state_corrupt", "the admitted body has no resource"))?;
-    crash::point(crash::Point::ApplyBeforeHandler);
+    crash::point(crash::runner::APPLY_BEFORE_HANDLER);
     let applied = catch_unwind(AssertUnwindSafe(|| handler.apply(ctx, resource))).unwrap_or_else(
         |panic| {
             if crash::is_death(&*panic) {

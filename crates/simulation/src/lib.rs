@@ -214,7 +214,8 @@ impl std::fmt::Display for Summary {
     /// The run's figures, and the crash points this process reached and did not.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let reached = node::reached();
-        let unreached: Vec<&str> = crash::ALL
+        let every = ops::crash_points();
+        let unreached: Vec<&str> = every
             .iter()
             .filter(|p| !reached.contains_key(p))
             .map(|p| p.name())
@@ -234,7 +235,7 @@ impl std::fmt::Display for Summary {
             self.sectors_lost,
             self.sql_clock_readings,
             reached.len(),
-            crash::ALL.len(),
+            every.len(),
         )
     }
 }

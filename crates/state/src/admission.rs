@@ -59,9 +59,9 @@ impl StateDb {
             params![report.watermark],
         )
         .map_err(StoreError::sqlite("move the watermark"))?;
-        crash::point(crash::Point::IngestBeforeCommit);
+        crash::point(crash::runner::INGEST_BEFORE_COMMIT);
         tx.commit().map_err(StoreError::sqlite("commit ingest"))?;
-        crash::point(crash::Point::IngestAfterCommit);
+        crash::point(crash::runner::INGEST_AFTER_COMMIT);
         Ok(report)
     }
 

@@ -155,7 +155,7 @@ impl StateDb {
         else {
             return Ok(None);
         };
-        crash::point(crash::Point::ClaimAfterCommit);
+        crash::point(crash::runner::CLAIM_AFTER_COMMIT);
         // Root wrote these columns itself from validated values; a value that does not parse
         // means state.db was changed behind its back.
         let resource_id = resource_id

@@ -98,10 +98,10 @@ impl StateDb {
                     .map_err(StoreError::sqlite("record a node-scope request"))?;
             }
         }
-        crash::point(crash::Point::CompleteBeforeCommit);
+        crash::point(crash::runner::COMPLETE_BEFORE_COMMIT);
         tx.commit()
             .map_err(StoreError::sqlite("commit completion"))?;
-        crash::point(crash::Point::CompleteAfterCommit);
+        crash::point(crash::runner::COMPLETE_AFTER_COMMIT);
         Ok(())
     }
 }

@@ -116,8 +116,8 @@ mod tests {
     fn a_family_the_check_could_not_look_at_keeps_its_recorded_drift() {
         let dir = tempfile::tempdir().unwrap();
         let mut state = StateDb::open(&dir.path().join("state.db")).unwrap();
-        let grant = drift("mysql_grant", DriftAspect::MysqlGrantDiffers);
-        let vhost = drift("web_domain", DriftAspect::VhostMissing);
+        let grant = drift("mysql_grant", DriftAspect::declared("mysql_grant_differs"));
+        let vhost = drift("web_domain", DriftAspect::declared("vhost_missing"));
         assert_eq!(state.record_drift(&[grant, vhost], &[]).unwrap(), (2, 0));
         // MariaDB unreachable: its grant's drift stands, the vhost's is resolved.
         assert_eq!(state.record_drift(&[], &["mysql_grant"]).unwrap(), (0, 1));

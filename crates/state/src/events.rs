@@ -102,7 +102,7 @@ mod tests {
             family: "probe".into(),
             resource_id: hex.clone(),
             owner: hex.clone(),
-            aspect: DriftAspect::UserMissing,
+            aspect: DriftAspect::declared("user_missing"),
             message: "gone".into(),
         };
         at(5_000);

@@ -17,14 +17,15 @@ pub const ENV: &str = "LAYERONE_CRASH_AT";
 
 static ARMED: OnceLock<Point> = OnceLock::new();
 
-/// Arms the crash point named by `LAYERONE_CRASH_AT`, if any; later calls change nothing.
-/// Exits with status 2 when the variable names no crash point.
-pub fn arm_from_env() {
+/// Arms the crash point named by `LAYERONE_CRASH_AT`, if any, of the `known` ones
+/// (`ops::crash_points`); later calls change nothing. Exits with status 2 when the variable
+/// names no known crash point.
+pub fn arm_from_env(known: &[Point]) {
     let Some(name) = std::env::var(ENV).ok().filter(|name| !name.is_empty()) else {
         return;
     };
-    let Some(point) = Point::from_name(&name) else {
-        eprintln!("{ENV}={name} names no crash point (crash::ALL lists them)");
+    let Some(point) = known.iter().copied().find(|point| point.name() == name) else {
+        eprintln!("{ENV}={name} names no crash point (ops::crash_points lists them)");
         std::process::exit(2);
     };
     if ARMED.set(point).is_ok() {

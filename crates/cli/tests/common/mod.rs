@@ -103,9 +103,9 @@ pub fn drift_as(
 ) -> Vec<DriftEvent> {
     let mut events: Vec<DriftEvent> = found
         .iter()
-        .map(|(family, id, aspect)| (kind, family.to_string(), id.clone(), *aspect))
+        .map(|(family, id, aspect)| (kind, family.to_string(), id.clone(), aspect.clone()))
         .collect();
-    events.sort_by(|a, b| (&a.1, &a.2, a.3).cmp(&(&b.1, &b.2, b.3)));
+    events.sort_by(|a, b| (&a.1, &a.2, &a.3).cmp(&(&b.1, &b.2, &b.3)));
     events
 }
 
@@ -935,7 +935,7 @@ impl Node {
                 (e.kind, d.family, d.resource_id, d.aspect)
             })
             .collect();
-        seen.sort_by(|a, b| (&a.1, &a.2, a.3).cmp(&(&b.1, &b.2, b.3)));
+        seen.sort_by(|a, b| (&a.1, &a.2, &a.3).cmp(&(&b.1, &b.2, &b.3)));
         seen
     }
 
@@ -1083,11 +1083,14 @@ pub fn tamper_mariadb(node: &Node) {
 
 /// What [`tamper_mariadb`] is found as: (family, resource, aspect).
 pub fn mariadb_drift() -> [(&'static str, String, registry::DriftAspect); 3] {
-    use registry::DriftAspect;
     [
-        ("mysql_database", id(51), DriftAspect::MysqlDatabaseMissing),
-        ("mysql_grant", id(70), DriftAspect::MysqlGrantDiffers),
-        ("mysql_user", id(60), DriftAspect::MysqlUserDiffers),
+        (
+            "mysql_database",
+            id(51),
+            ops::mysql_database::MYSQL_DATABASE_MISSING,
+        ),
+        ("mysql_grant", id(70), ops::mysql_grant::MYSQL_GRANT_DIFFERS),
+        ("mysql_user", id(60), ops::mysql_user::MYSQL_USER_DIFFERS),
     ]
 }
 

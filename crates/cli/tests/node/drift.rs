@@ -59,18 +59,26 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
             assert_eq!(e.kind, EventKind::Drift);
             assert!(e.request_id.is_none() && e.state.is_none());
             let d = e.drift.as_ref().unwrap();
-            (d.family.clone(), d.resource_id.clone(), d.aspect)
+            (d.family.clone(), d.resource_id.clone(), d.aspect.clone())
         })
         .collect();
     seen.sort();
     assert_eq!(
         seen,
         vec![
-            ("account".into(), id(11), DriftAspect::UserMissing),
-            ("ftp_account".into(), id(50), DriftAspect::FtpLoginMissing),
-            ("ssh_key".into(), id(10), DriftAspect::AuthorizedKeysDiffers),
-            ("web_domain".into(), id(30), DriftAspect::VhostMissing),
-            ("web_domain".into(), id(31), DriftAspect::VhostDiffers),
+            ("account".into(), id(11), ops::account::USER_MISSING),
+            (
+                "ftp_account".into(),
+                id(50),
+                ops::ftp_account::FTP_LOGIN_MISSING
+            ),
+            (
+                "ssh_key".into(),
+                id(10),
+                ops::ssh_key::AUTHORIZED_KEYS_DIFFERS
+            ),
+            ("web_domain".into(), id(30), ops::web_domain::VHOST_MISSING),
+            ("web_domain".into(), id(31), ops::web_domain::VHOST_DIFFERS),
         ]
     );
     // Reported, not repaired.
@@ -96,10 +104,13 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
     let changed = node.drift_events(cursor);
     let kinds: Vec<(EventKind, DriftAspect)> = changed
         .iter()
-        .map(|e| (e.kind, e.drift.as_ref().unwrap().aspect))
+        .map(|e| (e.kind, e.drift.as_ref().unwrap().aspect.clone()))
         .collect();
-    assert!(kinds.contains(&(EventKind::Drift, DriftAspect::AuthorizedKeysMissing)));
-    assert!(kinds.contains(&(EventKind::DriftResolved, DriftAspect::AuthorizedKeysDiffers)));
+    assert!(kinds.contains(&(EventKind::Drift, ops::ssh_key::AUTHORIZED_KEYS_MISSING)));
+    assert!(kinds.contains(&(
+        EventKind::DriftResolved,
+        ops::ssh_key::AUTHORIZED_KEYS_DIFFERS
+    )));
     assert_eq!(kinds.len(), 2, "{kinds:?}");
 
     // The repair: rebuild_account re-derives shop1's files; the next check resolves them.
@@ -113,17 +124,17 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
         .iter()
         .map(|e| {
             assert_eq!(e.kind, EventKind::DriftResolved);
-            e.drift.as_ref().unwrap().aspect
+            e.drift.as_ref().unwrap().aspect.clone()
         })
         .collect();
     resolved.sort();
     assert_eq!(
         resolved,
         [
-            DriftAspect::VhostMissing,
-            DriftAspect::VhostDiffers,
-            DriftAspect::AuthorizedKeysMissing,
-            DriftAspect::FtpLoginMissing
+            ops::web_domain::VHOST_MISSING,
+            ops::web_domain::VHOST_DIFFERS,
+            ops::ssh_key::AUTHORIZED_KEYS_MISSING,
+            ops::ftp_account::FTP_LOGIN_MISSING
         ]
     );
     // shop2's drift lasts until shop2 is rebuilt: its user comes back.
@@ -138,7 +149,7 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
     assert_eq!(last[0].kind, EventKind::DriftResolved);
     assert_eq!(
         last[0].drift.as_ref().unwrap().aspect,
-        DriftAspect::UserMissing
+        ops::account::USER_MISSING
     );
     node.check_converged();
 }
@@ -340,15 +351,23 @@ fn edited_pools_crontabs_user_files_and_certificates_are_drift_until_the_rebuild
     )
     .unwrap();
     let found = [
-        ("certificate", id(60), DriftAspect::CertificateChainMissing),
-        ("certificate", id(61), DriftAspect::CertificateDiffers),
-        ("php_version", id(10), DriftAspect::PhpPoolDiffers),
+        (
+            "certificate",
+            id(60),
+            ops::certificate::CERTIFICATE_CHAIN_MISSING,
+        ),
+        ("certificate", id(61), ops::certificate::CERTIFICATE_DIFFERS),
+        ("php_version", id(10), ops::php::PHP_POOL_DIFFERS),
         (
             "protected_directory",
             id(40),
-            DriftAspect::AuthUserFileMissing,
+            ops::web_access::AUTH_USER_FILE_MISSING,
         ),
-        ("scheduled_task", id(10), DriftAspect::CrontabDiffers),
+        (
+            "scheduled_task",
+            id(10),
+            ops::scheduled_task::CRONTAB_DIFFERS,
+        ),
     ];
     assert_eq!(node.check_drift(), drift_as(EventKind::Drift, &found));
     // Reported, not repaired.
@@ -398,18 +417,26 @@ fn edited_mail_tables_keys_and_scripts_are_drift_until_the_rebuild() {
     edit(&script, |t| t.replace(":days 3", ":days 1"));
     let node_wide = Owner::NODE.to_owned();
     let found = [
-        ("autoresponder", id(153), DriftAspect::SieveScriptDiffers),
-        ("dkim_key", id(154), DriftAspect::OpenDkimEntryMissing),
-        ("dkim_key", id(154), DriftAspect::DkimKeyMissing),
+        (
+            "autoresponder",
+            id(153),
+            ops::autoresponder::SIEVE_SCRIPT_DIFFERS,
+        ),
+        ("dkim_key", id(154), ops::dkim_key::OPEN_DKIM_ENTRY_MISSING),
+        ("dkim_key", id(154), ops::dkim_key::DKIM_KEY_MISSING),
         (
             "mail_domain",
             node_wide.clone(),
-            DriftAspect::PostfixTableDiffers,
+            ops::mail_domain::POSTFIX_TABLE_DIFFERS,
         ),
-        ("mailbox", id(151), DriftAspect::PostfixEntryMissing),
-        ("mailbox", id(151), DriftAspect::DovecotEntryMissing),
-        ("mailbox", node_wide, DriftAspect::DovecotPasswdDiffers),
-        ("spam_filter", id(155), DriftAspect::PostfixEntryMissing),
+        ("mailbox", id(151), ops::mail_domain::POSTFIX_ENTRY_MISSING),
+        ("mailbox", id(151), ops::mailbox::DOVECOT_ENTRY_MISSING),
+        ("mailbox", node_wide, ops::mailbox::DOVECOT_PASSWD_DIFFERS),
+        (
+            "spam_filter",
+            id(155),
+            ops::mail_domain::POSTFIX_ENTRY_MISSING,
+        ),
     ];
     let reported = node.check_drift();
     assert_eq!(reported, drift_as(EventKind::Drift, &found));
@@ -417,7 +444,7 @@ fn edited_mail_tables_keys_and_scripts_are_drift_until_the_rebuild() {
     let node_finding = events
         .iter()
         .filter_map(|e| e.drift.as_ref())
-        .find(|d| d.aspect == DriftAspect::PostfixTableDiffers)
+        .find(|d| d.aspect == ops::mail_domain::POSTFIX_TABLE_DIFFERS)
         .unwrap();
     assert_eq!(node_finding.owner, Owner::NODE, "{node_finding:?}");
     assert!(
@@ -486,13 +513,13 @@ fn an_unrecorded_ftp_login_a_changed_sudo_drop_in_and_a_lost_archive_are_drift_u
         .join(row("backup", 60)["blob"].as_str().unwrap());
     std::fs::remove_file(&archive).unwrap();
     let found = [
-        ("backup", id(60), DriftAspect::BackupMissing),
+        ("backup", id(60), ops::backup::BACKUP_MISSING),
         (
             "ftp_account",
             Owner::NODE.to_owned(),
-            DriftAspect::FtpPasswdDiffers,
+            ops::ftp_account::FTP_PASSWD_DIFFERS,
         ),
-        ("sudo_allowlist", id(0x5d), DriftAspect::SudoDropinDiffers),
+        ("sudo_allowlist", id(0x5d), ops::sudo::SUDO_DROPIN_DIFFERS),
     ];
     assert_eq!(node.check_drift(), drift_as(EventKind::Drift, &found));
 

@@ -308,9 +308,8 @@ impl Scenario {
             name,
             setup: examples_of(before),
             target: envelope(op, 0x100, resource),
-            points: crash::ALL
-                .iter()
-                .copied()
+            points: ops::crash_points()
+                .into_iter()
                 .filter(|p| can_reach(op, p.name()))
                 .collect(),
             cloudlinux: false,
@@ -572,8 +571,8 @@ fn crash_matrix_converges_at_every_point() {
     for scenario in whole_account_scenarios(&matrix.refused_on_debian.clone()) {
         matrix.crash(&scenario);
     }
-    let missed: Vec<_> = crash::ALL
-        .iter()
+    let missed: Vec<_> = ops::crash_points()
+        .into_iter()
         .filter(|p| !matrix.reached.contains(p))
         .collect();
     assert!(
@@ -672,6 +671,7 @@ fn every_operation_is_in_the_crash_matrix_and_the_random_simulation() {
 
 fn run_history(seed: u64) {
     let mut rng = SplitMix(seed);
+    let points = ops::crash_points();
     let draws = draws();
     // Odd seeds run on the cloudlinux profile (with MySQL Governor), where limits and CageFS
     // exist; on debian they fail unsupported_on_platform and must leave nothing behind. The
@@ -701,7 +701,7 @@ fn run_history(seed: u64) {
             }
             // A crash somewhere, then whatever the next step does.
             4 => {
-                let point = crash::ALL[rng.below(crash::ALL.len() as u64) as usize];
+                let point = points[rng.below(points.len() as u64) as usize];
                 node.run(Some(point));
                 assert_eq!(
                     node.state().integrity_check().unwrap(),
@@ -798,7 +798,7 @@ fn supersession_and_idempotency() {
     assert_eq!(new.result.unwrap()["shell"], "/bin/sh");
     // A running job is never interrupted: a newer request waits for it, then runs.
     node.submit(&ensure_account(3, 10, "shop1"));
-    node.run(Some(crash::Point::ApplyBeforeHandler));
+    node.run(Some(crash::runner::APPLY_BEFORE_HANDLER));
     node.submit(&account_op(4, "suspend_account", 10));
     node.pass();
     assert_eq!(node.job_state(&id(3)), Some(JobState::Succeeded));

@@ -494,14 +494,14 @@ fn a_changed_dovecot_login_and_a_lost_dkim_key_are_drift_until_the_rebuild() {
         .join(id(54))
         .join("mail2026.private");
     std::fs::remove_file(&private).unwrap();
-    use registry::{DriftAspect, EventKind, Owner};
+    use registry::{EventKind, Owner};
     let found = [
-        ("dkim_key", id(54), DriftAspect::DkimKeyMissing),
-        ("mailbox", id(51), DriftAspect::DovecotEntryMissing),
+        ("dkim_key", id(54), ops::dkim_key::DKIM_KEY_MISSING),
+        ("mailbox", id(51), ops::mailbox::DOVECOT_ENTRY_MISSING),
         (
             "mailbox",
             Owner::NODE.to_owned(),
-            DriftAspect::DovecotPasswdDiffers,
+            ops::mailbox::DOVECOT_PASSWD_DIFFERS,
         ),
     ];
     assert_eq!(node.check_drift(), drift_as(EventKind::Drift, &found));

@@ -347,7 +347,7 @@ fn a_known_history_reads_back_from_the_metrics_through_an_independent_parser() {
         .submit(&account_op(7, "observe_account_usage", 10))
         .unwrap();
     let before_ingest = Instant::now();
-    assert!(!node.run(Some(crash::Point::IngestAfterCommit)).success());
+    assert!(!node.run(Some(crash::runner::INGEST_AFTER_COMMIT)).success());
     let ingested = Instant::now();
     std::thread::sleep(WAITING);
     let queue = |ingested: Instant| {
@@ -390,7 +390,7 @@ fn a_known_history_reads_back_from_the_metrics_through_an_independent_parser() {
     );
     // A pass that stops right after its first claim: key 5 is running (the usage walk waits
     // for the account's older jobs); the oldest queued is still one queued at that ingest.
-    assert!(!node.run(Some(crash::Point::ClaimAfterCommit)).success());
+    assert!(!node.run(Some(crash::runner::CLAIM_AFTER_COMMIT)).success());
     assert_eq!(api.client.job(&id(5)).unwrap().state, JobState::Running);
     assert_eq!(
         queue(ingested),

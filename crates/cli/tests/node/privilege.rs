@@ -183,7 +183,7 @@ fn hot_journal_gives_503_then_recovers() {
             "resource": {"id": id(5000 + i), "account": id(10), "domain": format!("d{i}.example.com"), "aliases": aliases}});
         node.submit(&body);
     }
-    let crashed = node.run(Some(crash::Point::IngestBeforeCommit));
+    let crashed = node.run(Some(crash::runner::INGEST_BEFORE_COMMIT));
     assert!(!crashed.success(), "the runner did not crash mid-commit");
     let journal = node.layout.state_dir().join("state.db-journal");
     assert!(journal.exists(), "the crash left no journal");

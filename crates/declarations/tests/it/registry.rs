@@ -208,3 +208,40 @@ fn each_operation_and_the_catalogue_have_a_version_of_what_callers_depend_on() {
     };
     assert_eq!(ensure(&fewer.catalogue()), ensure(&catalogue));
 }
+
+/// Each family's drift aspects are declared with it (`family!`), each once across the node,
+/// and the events feed's schema in the OpenAPI document lists exactly those, each with what
+/// it means: a new family's aspects reach the schema from its own file.
+#[test]
+fn every_declared_drift_aspect_is_in_the_events_schema_under_its_name() {
+    let registry = declarations::registry();
+    let declared: Vec<&str> = registry
+        .drift_aspects()
+        .map(|d| d.aspect.as_str())
+        .collect();
+    let unique: BTreeSet<&str> = declared.iter().copied().collect();
+    assert_eq!(unique.len(), declared.len(), "an aspect is declared twice");
+    assert!(unique.contains("vhost_missing") && unique.contains("backup_differs"));
+    assert_eq!(
+        serde_json::to_value(declarations::web_domain::VHOST_MISSING).unwrap(),
+        serde_json::Value::from("vhost_missing")
+    );
+    let document = registry::openapi::document(registry, "test");
+    let aspect = document
+        .pointer("/components/schemas/EventPage/properties/events/items/properties/drift/properties/aspect")
+        .unwrap_or_else(|| panic!("no aspect in the events schema"));
+    let listed: BTreeSet<&str> = aspect["oneOf"]
+        .as_array()
+        .expect("the aspects are a oneOf")
+        .iter()
+        .map(|variant| {
+            let description = variant["description"].as_str().unwrap_or_default();
+            assert!(
+                !description.is_empty() && description == description.trim(),
+                "an aspect without a description: {variant}"
+            );
+            variant["const"].as_str().expect("each aspect is a const")
+        })
+        .collect();
+    assert_eq!(listed, unique, "the schema and the declared aspects differ");
+}

@@ -3,5 +3,7 @@
 //! The only binary that installs a crash-point hook; not shipped by the packages.
 
 fn main() -> anyhow::Result<()> {
-    devnode::sim_runner::main(Some(testkit::crash_points::arm_from_env))
+    devnode::sim_runner::main(Some(|| {
+        testkit::crash_points::arm_from_env(&ops::crash_points())
+    }))
 }

@@ -304,7 +304,7 @@ impl Apply<Ctx> for EnsureAccount {
                 )));
             }
         }
-        crash::point(crash::Point::AccountAfterGroupadd);
+        crash::point(super::AFTER_GROUPADD);
         let user = match ctx.provider.lookup_user(name).map_err(provider_error)? {
             Some(user) if user.uid == rec.uid => user,
             Some(user) => {
@@ -340,7 +340,7 @@ impl Apply<Ctx> for EnsureAccount {
                         rec.uid,
                     )
                     .map_err(provider_error)?;
-                crash::point(crash::Point::AccountAfterUseradd);
+                crash::point(super::AFTER_USERADD);
                 user_of(ctx, &rec)?.ok_or_else(|| {
                     OpError::retryable(
                         "user_not_created",
@@ -360,10 +360,10 @@ impl Apply<Ctx> for EnsureAccount {
                     ..UserMod::default()
                 })
                 .map_err(provider_error)?;
-            crash::point(crash::Point::AccountAfterUsermod);
+            crash::point(super::AFTER_USERMOD);
         }
         let quota = quota::apply(ctx, &fs, &user.home, user.uid, req)?;
-        crash::point(crash::Point::AccountAfterQuota);
+        crash::point(super::AFTER_QUOTA);
         let suspended = previous.as_ref().is_some_and(|p| p.suspended);
         // ensure_account owns the identity, the shell and the quotas; suspension, limits and
         // isolation belong to their own operations and are kept as they recorded them.
@@ -406,7 +406,7 @@ fn new_identity(ctx: &mut Ctx, account: &Hex32, name: &str) -> Result<Recorded, 
     ctx.state
         .record_account_identity(account, name, id, id)
         .map_err(store_error)?;
-    crash::point(crash::Point::AccountAfterIdentityRecorded);
+    crash::point(super::AFTER_IDENTITY_RECORDED);
     Ok(Recorded {
         name: name.to_owned(),
         uid: id,

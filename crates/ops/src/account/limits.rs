@@ -90,7 +90,7 @@ impl Apply<Ctx> for SetAccountLimits {
         ctx.provider
             .lvectl_set_user(&info.username, &wanted)
             .map_err(provider_error)?;
-        crash::point(crash::Point::AccountAfterLvectlSet);
+        crash::point(super::AFTER_LVECTL_SET);
         let limits = lve_limits_of(ctx, &info.username)?;
         if limits != Some(as_limits(wanted)) {
             return Err(OpError::retryable(
@@ -166,7 +166,7 @@ impl Apply<Ctx> for SetAccountIsolation {
         ctx.provider
             .cagefs_set(&info.username, req.cagefs)
             .map_err(provider_error)?;
-        crash::point(crash::Point::AccountAfterCagefsctl);
+        crash::point(super::AFTER_CAGEFSCTL);
         let cagefs = cagefs_of(ctx, &info.username)?;
         if cagefs != req.cagefs {
             return Err(OpError::retryable(

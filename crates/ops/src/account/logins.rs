@@ -54,7 +54,7 @@ fn set_suspended(
         ..account_row(ctx, &req.id)?
     };
     ctx.set_row(&row);
-    crash::point(crash::Point::AccountAfterSuspensionUser);
+    crash::point(super::AFTER_SUSPENSION_USER);
     derive_served(ctx, &req.id)?;
     refused(ctx, &req.id, &info, suspended)
 }

@@ -22,6 +22,22 @@
 
 pub use declarations::account::*;
 
+crash::points! {
+    AFTER_IDENTITY_RECORDED = "account.after_identity_recorded",
+    AFTER_GROUPADD = "account.after_groupadd",
+    AFTER_USERADD = "account.after_useradd",
+    AFTER_USERMOD = "account.after_usermod",
+    AFTER_QUOTA = "account.after_quota",
+    PURGE_AFTER_FAMILY = "account.purge.after_family",
+    AFTER_PROCESSES_STOPPED = "account.after_processes_stopped",
+    AFTER_QUOTA_RELEASED = "account.after_quota_released",
+    BEFORE_USERDEL = "account.before_userdel",
+    AFTER_LVECTL_SET = "account.after_lvectl_set",
+    AFTER_CAGEFSCTL = "account.after_cagefsctl",
+    REBUILD_AFTER_REPLAY = "account.rebuild.after_replay",
+    AFTER_SUSPENSION_USER = "account.after_suspension_user",
+}
+
 mod identity;
 mod limits;
 mod logins;
@@ -40,7 +56,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use registry::types::Hex32;
-use registry::{Aspects, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Operation};
+use registry::{Aspects, Content, Derive, Derived, Family, Of, OpError, Operation};
 use serde::{Deserialize, Serialize};
 use state::View;
 use store::{StoreError, StoredRow};
@@ -179,8 +195,8 @@ pub fn live_accounts_of<T: StoredRow>(ctx: &Ctx) -> Result<Vec<(Hex32, AccountIn
     Ok(live)
 }
 
-const USER: Aspects = Aspects::new(DriftAspect::UserMissing, DriftAspect::UserMissing);
-const HOME: Aspects = Aspects::new(DriftAspect::HomeMissing, DriftAspect::HomeMissing);
+const USER: Aspects = Aspects::new(USER_MISSING, USER_MISSING);
+const HOME: Aspects = Aspects::new(HOME_MISSING, HOME_MISSING);
 
 impl Derive<Ctx> for Account {
     /// Each account's user as recorded (its name with its uid in passwd) and, while the user

@@ -127,7 +127,7 @@ pub fn rebuild(ctx: &mut Ctx, account: &Hex32) -> Result<RebuildResult, OpError>
             }
         }
     }
-    crash::point(crash::Point::AccountRebuildAfterReplay);
+    crash::point(super::REBUILD_AFTER_REPLAY);
     let info = account_info(ctx, account)?;
     ctx.set_row(&AccountRow {
         uid: info.uid,

@@ -56,7 +56,7 @@ impl Purge<Ctx> for Account {
         let uid_now = uid_holder(ctx, rec.uid)?;
         if uid_now.as_ref().is_none_or(|u| u.name == rec.name) {
             stop_processes(ctx, &rec, home.clone())?;
-            crash::point(crash::Point::AccountAfterProcessesStopped);
+            crash::point(super::AFTER_PROCESSES_STOPPED);
             let left = ctx
                 .provider
                 .remove_files_of_uid(rec.uid)
@@ -100,8 +100,8 @@ impl Purge<Ctx> for Account {
         ctx.provider
             .release_home_quota(&fs, &home, rec.uid)
             .map_err(provider_error)?;
-        crash::point(crash::Point::AccountAfterQuotaReleased);
-        crash::point(crash::Point::AccountBeforeUserdel);
+        crash::point(super::AFTER_QUOTA_RELEASED);
+        crash::point(super::BEFORE_USERDEL);
         let home_left = ctx.provider.sysconf(&home).symlink_metadata().is_ok();
         if let Some(user) = user_of(ctx, &rec)? {
             if !rec.group_created && user.gid == rec.gid {
@@ -223,7 +223,7 @@ impl Apply<Ctx> for RemoveAccount {
 pub fn purge_account(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
     for family in crate::handlers().families().iter().rev() {
         (family.purge)(ctx, account)?;
-        crash::point(crash::Point::AccountPurgeAfterFamily);
+        crash::point(super::PURGE_AFTER_FAMILY);
     }
     Ok(())
 }

@@ -31,7 +31,7 @@ pub(super) fn unbind_and_delete(
     // The mail hosts stop naming the files before they go (Dovecot's test reads them).
     let affected = mail_domains_served(ctx, account, &row.web_domain)?;
     mail_hosts::sync(ctx, false)?;
-    crash::point(crash::Point::CertificateAfterUnbind);
+    crash::point(super::AFTER_UNBIND);
     let (chain, key) = certificate_files(ctx, id);
     for path in [chain, key] {
         ctx.provider.remove_config(&path).map_err(provider_error)?;
@@ -112,13 +112,13 @@ fn install_files(ctx: &Ctx, id: &Hex32, key: &str, chain: &str) -> Result<(), Op
             .write_config_atomic(&key_path, key.as_bytes(), 0o600)
             .map_err(provider_error)?;
     }
-    crash::point(crash::Point::CertificateAfterKey);
+    crash::point(super::AFTER_KEY);
     if chain_now.as_deref() != Some(chain) {
         ctx.provider
             .write_config_atomic(&chain_path, chain.as_bytes(), 0o644)
             .map_err(provider_error)?;
     }
-    crash::point(crash::Point::CertificateAfterChain);
+    crash::point(super::AFTER_CHAIN);
     Ok(())
 }
 
@@ -151,7 +151,7 @@ fn bind(
     // Rewritten and tested even when the text is the same: Apache reloads the new chain.
     vhost::sync(ctx, account, web_domain)?;
     follow_mail_hosts(ctx, account, web_domain)?;
-    crash::point(crash::Point::CertificateAfterVhost);
+    crash::point(super::AFTER_VHOST);
     Ok(CertificateResult {
         state: Presence::Present,
         domain: Some(domain.to_string()),

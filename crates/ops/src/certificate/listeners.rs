@@ -16,7 +16,7 @@ use std::time::Duration;
 use acme::probe::Hello;
 use provider::ServiceUnit;
 use registry::types::{DomainName, Hex32};
-use registry::{Aspects, Derived, DriftAspect, Of, OpError, Owner};
+use registry::{Aspects, Derived, Of, OpError, Owner};
 
 use super::{CertificateRow, certificate_files};
 use crate::context::{Ctx, Service, store_error};
@@ -38,8 +38,8 @@ const RESTARTED: Duration = Duration::from_secs(8);
 
 /// What a listener presenting another certificate is, for the drift check.
 const STALE: Aspects = Aspects::new(
-    DriftAspect::ListenerCertificateStale,
-    DriftAspect::ListenerCertificateStale,
+    super::LISTENER_CERTIFICATE_STALE,
+    super::LISTENER_CERTIFICATE_STALE,
 );
 
 /// One place a certificate is presented: the service, the name asked for (SNI), the port on

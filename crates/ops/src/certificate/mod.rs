@@ -51,6 +51,13 @@
 
 pub use declarations::certificate::*;
 
+crash::points! {
+    AFTER_UNBIND = "certificate.after_unbind",
+    AFTER_KEY = "certificate.after_key",
+    AFTER_CHAIN = "certificate.after_chain",
+    AFTER_VHOST = "certificate.after_vhost",
+}
+
 mod binding;
 mod bundle;
 mod chain;
@@ -67,7 +74,7 @@ use std::time::Duration;
 
 use registry::types::Hex32;
 use registry::{
-    Aspects, BlobId, Content, Derive, Derived, DriftAspect, Family, Of, OpError, Operation, Owner,
+    Aspects, BlobId, Content, Derive, Derived, Family, Of, OpError, Operation, Owner,
     Purge,
 };
 use serde::{Deserialize, Serialize};
@@ -151,16 +158,16 @@ impl Purge<Ctx> for Certificate {
 }
 
 const CHAIN_FILE: Aspects = Aspects::new(
-    DriftAspect::CertificateChainMissing,
-    DriftAspect::CertificateChainMissing,
+    CERTIFICATE_CHAIN_MISSING,
+    CERTIFICATE_CHAIN_MISSING,
 );
 const KEY_FILE: Aspects = Aspects::new(
-    DriftAspect::CertificateKeyMissing,
-    DriftAspect::CertificateKeyMissing,
+    CERTIFICATE_KEY_MISSING,
+    CERTIFICATE_KEY_MISSING,
 );
 const PAIR: Aspects = Aspects::new(
-    DriftAspect::CertificateDiffers,
-    DriftAspect::CertificateDiffers,
+    CERTIFICATE_DIFFERS,
+    CERTIFICATE_DIFFERS,
 );
 
 impl Derive<Ctx> for Certificate {

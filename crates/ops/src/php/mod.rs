@@ -33,6 +33,11 @@
 
 pub use declarations::php::*;
 
+crash::points! {
+    AFTER_POOLS = "php.after_pools",
+    AFTER_VHOST = "php.after_vhost",
+}
+
 pub mod pool;
 
 use registry::types::{PhpOptions, PhpVersion, Presence};
@@ -201,7 +206,7 @@ impl Apply<Ctx> for SetPhpVersion {
         });
         let pools = pool::sync(ctx, &req.account, PoolSync::Update)?;
         vhost::sync(ctx, &req.account, &req.id)?;
-        crash::point(crash::Point::PhpAfterVhost);
+        crash::point(AFTER_VHOST);
         let extensions = pools
             .iter()
             .find(|p| p.version == req.version.as_str())

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use registry::types::{PhpOptions, PhpVersion};
-use registry::{Aspects, Content, Derived, DriftAspect, Hex32, Of, OpError};
+use registry::{Aspects, Content, Derived, Hex32, Of, OpError};
 
 use super::{
     PhpExtensionsRow, PhpOptionsRow, PhpVersionRow, PoolInEffect, require_version,
@@ -350,7 +350,7 @@ pub fn sync(
             ctx.remove_service_config(Service::PhpFpm(version), &path)?;
         }
     }
-    crash::point(crash::Point::PhpAfterPools);
+    crash::point(super::AFTER_POOLS);
     Ok(in_effect)
 }
 
@@ -374,7 +374,7 @@ fn pool_text(
     render_pool(account, info, &home, &socket, version, options, limits)
 }
 
-const POOL_FILE: Aspects = Aspects::new(DriftAspect::PhpPoolMissing, DriftAspect::PhpPoolDiffers);
+const POOL_FILE: Aspects = Aspects::new(super::PHP_POOL_MISSING, super::PHP_POOL_DIFFERS);
 
 /// The account's pool files as [`sync`] leaves them, each with what is there: the pool of
 /// every version its domains use, and no pool of any other version. Empty while the

@@ -30,7 +30,7 @@ pub use render::{
 use std::path::PathBuf;
 
 use registry::types::Hex32;
-use registry::{Aspects, Content, Derived, DriftAspect, Of, OpError, Owner};
+use registry::{Aspects, Content, Derived, Of, OpError, Owner};
 use state::{Stored, View};
 use store::StoredRow;
 
@@ -186,12 +186,15 @@ fn files(ctx: &Ctx, domain: &Domain<'_>) -> Vec<(Hex32, ConfigFile)> {
 }
 
 /// What a vhost's file is, for the drift check.
-pub const VHOST_FILE: Aspects = Aspects::new(DriftAspect::VhostMissing, DriftAspect::VhostDiffers);
+pub const VHOST_FILE: Aspects = Aspects::new(
+    crate::web_domain::VHOST_MISSING,
+    crate::web_domain::VHOST_DIFFERS,
+);
 
 /// What an `AuthUserFile` is, for the drift check.
 pub const USER_FILE: Aspects = Aspects::new(
-    DriftAspect::AuthUserFileMissing,
-    DriftAspect::AuthUserFileDiffers,
+    crate::web_access::AUTH_USER_FILE_MISSING,
+    crate::web_access::AUTH_USER_FILE_DIFFERS,
 );
 
 /// One domain's files as [`sync`] would install them now, each with what is there: for the

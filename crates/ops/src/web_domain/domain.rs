@@ -79,7 +79,7 @@ impl Apply<Ctx> for EnsureWebDomain {
                 },
             )
             .map_err(provider_error)?;
-        crash::point(crash::Point::WebDomainAfterDocroot);
+        crash::point(super::AFTER_DOCROOT);
         // Suspension belongs to the domain, not to this request: a changed domain stays
         // suspended until unsuspended.
         let suspended = ctx
@@ -96,7 +96,7 @@ impl Apply<Ctx> for EnsureWebDomain {
         // A PHP version recorded for this domain id gets its pool back with the domain.
         pool::sync(ctx, &req.account, PoolSync::Update)?;
         vhost::sync(ctx, &req.account, &req.id)?;
-        crash::point(crash::Point::WebDomainAfterVhostWrite);
+        crash::point(super::AFTER_VHOST_WRITE);
         Ok(WebDomainResult {
             state: Presence::Present,
             domain: Some(req.domain.to_string()),
@@ -141,7 +141,7 @@ fn check_names_free(ctx: &Ctx, req: &EnsureWebDomainRequest) -> Result<(), OpErr
 impl Apply<Ctx> for RemoveWebDomain {
     fn apply(ctx: &mut Ctx, req: &RemoveWebDomainRequest) -> Result<WebDomainResult, OpError> {
         ctx.remove_service_config(Service::Apache, &vhost::path(ctx, &req.id))?;
-        crash::point(crash::Point::WebDomainAfterOldVhostRemoved);
+        crash::point(super::AFTER_OLD_VHOST_REMOVED);
         ctx.forget_row();
         // The account's pool of this domain's version goes if no other domain uses it. The
         // PHP version and redirects recorded for the domain stay (inert) until removed or the

@@ -58,7 +58,7 @@ impl Apply<Ctx> for SetHttpsPolicy {
             hsts: req.hsts.clone(),
         });
         vhost::sync(ctx, &req.account, &req.id)?;
-        crash::point(crash::Point::HttpsPolicyAfterVhost);
+        crash::point(super::HTTPS_POLICY_AFTER_VHOST);
         Ok(HttpsPolicyResult {
             state: Presence::Present,
             force_https: req.force_https,

@@ -14,6 +14,15 @@
 
 pub use declarations::web_domain::*;
 
+crash::points! {
+    AFTER_DOCROOT = "web_domain.after_docroot",
+    AFTER_VHOST_WRITE = "web_domain.after_vhost_write",
+    AFTER_OLD_VHOST_REMOVED = "web_domain.after_old_vhost_removed",
+    AFTER_SUSPENSION_VHOST = "web_domain.after_suspension_vhost",
+    REDIRECT_AFTER_VHOST = "redirect.after_vhost",
+    HTTPS_POLICY_AFTER_VHOST = "https_policy.after_vhost",
+}
+
 mod domain;
 mod https_policy;
 mod redirect;

@@ -81,7 +81,7 @@ impl Apply<Ctx> for EnsureRedirect {
             vhost::sync(ctx, &req.account, &old.row.web_domain)?;
         }
         vhost::sync(ctx, &req.account, &req.web_domain)?;
-        crash::point(crash::Point::RedirectAfterVhost);
+        crash::point(super::REDIRECT_AFTER_VHOST);
         Ok(RedirectResult {
             state: Presence::Present,
             directive: Some(format!(

@@ -20,7 +20,7 @@ fn set_suspended(
     let domain = row.domain.to_string();
     ctx.set_row(&WebDomainRow { suspended, ..row });
     vhost::sync(ctx, &req.account, &req.id)?;
-    crash::point(crash::Point::WebDomainAfterSuspensionVhost);
+    crash::point(super::AFTER_SUSPENSION_VHOST);
     Ok(WebDomainSuspensionResult {
         state: Presence::Present,
         domain,
