@@ -576,6 +576,10 @@ pub fn reference() -> String {
         JoinReply
     );
     for (name, schema) in schemas {
+        let mut schema = schema.to_value();
+        registry::openapi::with_declared_aspects(&mut schema, declarations::registry());
+        // Written as a schema: its well-known keywords first, as schemars orders them.
+        let schema = schemars::Schema::try_from(schema).expect("still an object");
         let _ = writeln!(
             out,
             "#### `{name}`\n\n```json\n{}\n```\n",

@@ -265,6 +265,14 @@ impl DriftAspect {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Its schema as this type knows it: a name.
+    pub(crate) fn name_only_schema() -> Value {
+        serde_json::json!({
+            "type": "string",
+            "description": "What drifted: one of the aspects the families declare."
+        })
+    }
 }
 
 impl std::fmt::Display for DriftAspect {
@@ -282,12 +290,10 @@ impl JsonSchema for DriftAspect {
         true
     }
 
-    /// A name; the OpenAPI document narrows it to the declared ones.
+    /// A name; the OpenAPI document narrows it to the declared ones
+    /// ([`crate::openapi::with_declared_aspects`]).
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "type": "string",
-            "description": "What drifted: one of the aspects the families declare."
-        })
+        schemars::Schema::try_from(DriftAspect::name_only_schema()).expect("an object")
     }
 }
 

@@ -47,6 +47,25 @@ fn job_of(job: &Value, operation: &str, result: &str) -> Value {
     job
 }
 
+/// Narrows every drift aspect in `schema` (a `DriftAspect`, a name) to the aspects the
+/// families of `registry` declare, each with what it means: the events feed's schema here,
+/// the fleet's events in `docs/fleet.md`.
+pub fn with_declared_aspects(schema: &mut Value, registry: &Registry) {
+    let name_only = crate::DriftAspect::name_only_schema();
+    fn walk(value: &mut Value, name_only: &Value, declared: &Value) {
+        if value == name_only {
+            *value = declared.clone();
+            return;
+        }
+        match value {
+            Value::Object(map) => map.values_mut().for_each(|v| walk(v, name_only, declared)),
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, name_only, declared)),
+            _ => {}
+        }
+    }
+    walk(schema, &name_only, &drift_aspects(registry));
+}
+
 /// A drift finding's `aspect`: one of the aspects the families declare, each with what it
 /// means.
 fn drift_aspects(registry: &Registry) -> Value {
@@ -128,9 +147,7 @@ pub fn document(registry: &Registry, version: &str) -> Value {
         }),
     );
     let mut events = component(schema_of::<EventPage>(), "EventPage");
-    *events
-        .pointer_mut("/properties/events/items/properties/drift/properties/aspect")
-        .expect("an event's drift has an aspect") = drift_aspects(registry);
+    with_declared_aspects(&mut events, registry);
     schemas.insert("EventPage".into(), events);
     schemas.insert(
         "AuditPage".into(),
