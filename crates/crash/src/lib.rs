@@ -2,8 +2,8 @@
 //!
 //! The crash tests (docs/design.md section 11) kill the real runner code at a named point between
 //! two steps of the job lifecycle, or inside a multi-step handler, and then check that the next
-//! normal pass converges. A point is a variant of the closed enum [`Point`], reached by a call
-//! to [`point`] with it. It does nothing unless a hook was installed with [`install`], in which
+//! normal pass converges. A point is a [`Point`], a constant declared with [`points!`],
+//! reached by a call to [`point`] with it. It does nothing unless a hook was installed with [`install`], in which
 //! case the hook decides: the crash-point runner (`layerone-crash-runner`, `crates/devnode`)
 //! installs one (`testkit::crash_points`) that aborts the process at once, as `kill -9` would,
 //! at the point its environment names. This crate holds no way to arm a point: the packaged
@@ -14,9 +14,10 @@
 //! `LAYERONE_CRASH_AT` says and the tests print. The points of the job lifecycle's runner
 //! steps are declared here ([`RUNNER`]); each family module of the handlers declares its own
 //! with [`points!`], beside the code that reaches them, and the handlers list every one
-//! (`ops::crash_points`), so a new family's points are in the family's own file. The compiler
-//! holds that every call site names a declared point, `every_crash_point_has_a_call_site_in_the_code`
-//! (cli `architecture.rs`) that every declared point has a call site in its module, and
+//! (`ops::crash_points`), so a new family's points are in the family's own file.
+//! `every_crash_point_has_a_call_site_in_the_code` (cli `architecture.rs`) holds every call
+//! site to a constant of its own module (or of [`runner`]) and every declared point to a call
+//! site there, and
 //! `crash_matrix_converges_at_every_point` (cli `lifecycle.rs`) that the crash matrix reaches
 //! every one.
 //!
@@ -33,7 +34,9 @@ use std::sync::OnceLock;
 pub struct Point(&'static str);
 
 impl Point {
-    /// The point named `name` (`scope.step`); [`points!`] declares them.
+    /// The point named `name` (`scope.step`): for [`points!`] only, which declares each as a
+    /// constant the call sites name.
+    #[doc(hidden)]
     pub const fn new(name: &'static str) -> Point {
         Point(name)
     }

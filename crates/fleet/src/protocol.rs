@@ -575,9 +575,10 @@ pub fn reference() -> String {
         JoinRequest,
         JoinReply
     );
+    let mut narrowed = 0;
     for (name, schema) in schemas {
         let mut schema = schema.to_value();
-        registry::openapi::with_declared_aspects(&mut schema, declarations::registry());
+        narrowed += registry::openapi::with_declared_aspects(&mut schema, declarations::registry());
         // Written as a schema: its well-known keywords first, as schemars orders them.
         let schema = schemars::Schema::try_from(schema).expect("still an object");
         let _ = writeln!(
@@ -586,6 +587,7 @@ pub fn reference() -> String {
             serde_json::to_string_pretty(&schema).expect("a schema serialises")
         );
     }
+    assert_eq!(narrowed, 1, "a fleet event's drift has its aspects listed");
     out
 }
 

@@ -250,8 +250,8 @@ pub struct Drift {
 /// carries. Each family declares the aspects its derivation can find, with what each means
 /// (`family!` in the declarations: [`crate::Family::DRIFT_ASPECTS`]), so a new family's are in
 /// its own file; the events feed's schema in the OpenAPI document lists the declared ones
-/// ([`crate::Registry::drift_aspects`]). A client reads any name, so a newer node's aspect is
-/// not an error to an older client.
+/// ([`crate::Registry::drift_aspects`]). The Rust client reads any name; a client generated
+/// from the OpenAPI document knows the aspects of its version.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct DriftAspect(Cow<'static, str>);

@@ -49,21 +49,21 @@ fn job_of(job: &Value, operation: &str, result: &str) -> Value {
 
 /// Narrows every drift aspect in `schema` (a `DriftAspect`, a name) to the aspects the
 /// families of `registry` declare, each with what it means: the events feed's schema here,
-/// the fleet's events in `docs/fleet.md`.
-pub fn with_declared_aspects(schema: &mut Value, registry: &Registry) {
+/// the fleet's events in `docs/fleet.md`. Returns how many it narrowed.
+pub fn with_declared_aspects(schema: &mut Value, registry: &Registry) -> usize {
     let name_only = crate::DriftAspect::name_only_schema();
-    fn walk(value: &mut Value, name_only: &Value, declared: &Value) {
+    fn walk(value: &mut Value, name_only: &Value, declared: &Value) -> usize {
         if value == name_only {
             *value = declared.clone();
-            return;
+            return 1;
         }
         match value {
-            Value::Object(map) => map.values_mut().for_each(|v| walk(v, name_only, declared)),
-            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, name_only, declared)),
-            _ => {}
+            Value::Object(map) => map.values_mut().map(|v| walk(v, name_only, declared)).sum(),
+            Value::Array(items) => items.iter_mut().map(|v| walk(v, name_only, declared)).sum(),
+            _ => 0,
         }
     }
-    walk(schema, &name_only, &drift_aspects(registry));
+    walk(schema, &name_only, &drift_aspects(registry))
 }
 
 /// A drift finding's `aspect`: one of the aspects the families declare, each with what it
@@ -147,7 +147,13 @@ pub fn document(registry: &Registry, version: &str) -> Value {
         }),
     );
     let mut events = component(schema_of::<EventPage>(), "EventPage");
-    with_declared_aspects(&mut events, registry);
+    // None narrowed would mean the aspect's schema is no longer the name alone (a doc comment
+    // on the field merges into it): the document would not list the aspects.
+    assert_eq!(
+        with_declared_aspects(&mut events, registry),
+        1,
+        "the events schema has one drift aspect"
+    );
     schemas.insert("EventPage".into(), events);
     schemas.insert(
         "AuditPage".into(),

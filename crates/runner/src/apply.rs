@@ -47,7 +47,8 @@ pub struct Applied {
 }
 
 /// Applies queued jobs until none is claimable or `budget` has passed on the context's clock
-/// (`Ctx::clock`, the runner's). Returns how many ran, and whether it stopped at the budget. `between_batches` runs after each
+/// (`Ctx::clock`, the runner's). Returns how many ran, and whether it stopped at the
+/// budget. `between_batches` runs after each
 /// completed batch, when no job of the main lane is running: the pass admits there what
 /// arrived since it began, so a request of another account waits for one batch, not for the
 /// whole backlog the pass found.
@@ -60,9 +61,11 @@ pub fn apply_pending(
     mut between_batches: impl FnMut(&mut Ctx),
 ) -> anyhow::Result<Applied> {
     let deadline = ctx.clock().monotonic() + budget;
-    let done = |ctx: &Ctx, jobs: usize| Applied {
+    // Whether the last claim found nothing: then nothing is left, whatever the clock says.
+    let mut drained = false;
+    let done = |ctx: &Ctx, jobs: usize, drained: bool| Applied {
         jobs,
-        stopped_at_budget: jobs > 0 && ctx.clock().monotonic() >= deadline,
+        stopped_at_budget: jobs > 0 && !drained && ctx.clock().monotonic() >= deadline,
     };
     let long = LongOperations::of(registry);
     // Under the pass lock no main-lane job can be running: any found is a dead runner's.
@@ -76,6 +79,7 @@ pub fn apply_pending(
             // Accounts in turn, each by its oldest job. None when every account with a job
             // to take now has had one in this batch.
             let Some(job) = ctx.state.claim_main(&long, &served)? else {
+                drained = true;
                 break;
             };
             served.push(job.owner.as_str().to_owned());
@@ -92,7 +96,7 @@ pub fn apply_pending(
             }
         }
         if served.is_empty() {
-            return Ok(done(ctx, applied));
+            return Ok(done(ctx, applied, drained));
         }
         let failed = ctx.finish_batch();
         // The reloads belong to the batch, not to one job: recorded on their own.
@@ -103,7 +107,7 @@ pub fn apply_pending(
             applied += 1;
         }
         if ctx.clock().monotonic() >= deadline {
-            return Ok(done(ctx, applied));
+            return Ok(done(ctx, applied, drained));
         }
         between_batches(ctx);
     }

@@ -4,7 +4,8 @@
 //! place that catches an error or a panic, logs it, records the step's failure in state.db and
 //! moves on. A failing step never stops the others, and a failing job never stops a step
 //! (ARCHITECTURE.md invariant 5). [`watch::watch`] runs passes on an inotify watch of the inbox plus
-//! the 15 s tick.
+//! the 15 s tick, and the next pass at once after one that stopped at its budget with jobs
+//! left.
 //!
 //! A pass with nothing to do runs every 15 s forever: it reads a few rows, starts no program
 //! and commits nothing. What reads the whole node (`quick_check`, the orphan sweep, the drift
@@ -148,8 +149,9 @@ pub(crate) fn try_lock(path: &Path) -> anyhow::Result<Option<File>> {
     }
 }
 
-/// How many more passes `--once` runs after one that found new requests.
-const ONCE_MORE_PASSES: usize = 32;
+/// How many more passes `--once` runs in a row after one that found new requests or stopped
+/// at its budget with jobs left.
+pub(crate) const ONCE_MORE_PASSES: usize = 32;
 
 /// One pass of the runner and, when it started long work, the passes that follow until the
 /// long lane is idle (see the crate documentation): what `--once` runs.

@@ -80,6 +80,8 @@ pub fn serve(
     };
     let mut watching = false;
     let mut settle: Option<usize> = None;
+    // Passes run in a row because each stopped at its budget.
+    let mut chained = 0;
     let mut buffer = [0u8; 4096];
     while !stop.load(Ordering::Relaxed) {
         if let Some(inotify) = &mut inotify
@@ -116,11 +118,17 @@ pub fn serve(
             }
             Err(e) => tracing::error!(error = format!("{e:#}"), "pass failed"),
         }
-        if more {
-            // The pass stopped at its budget with jobs left: the next one follows at once,
-            // since no wake will come for jobs already admitted.
+        if found {
+            settle = Some(0);
+        }
+        // The pass stopped at its budget with jobs left: the next one follows at once, since
+        // no wake will come for jobs already admitted. Under `--once` (the long lane busy), at
+        // most `ONCE_MORE_PASSES` in a row: the next start goes on.
+        if more && (until == Until::Stopped || chained < crate::ONCE_MORE_PASSES) {
+            chained += 1;
             continue;
         }
+        chained = 0;
         // Read before the count: a lane seen idle here completes nothing more.
         let busy = lane.busy();
         if lane.completed() != seen {
@@ -134,10 +142,7 @@ pub fn serve(
         // A wake whose pass found nothing may have come before the commit it announced was
         // visible: look again after a short delay, a few times, then wait for the tick. So
         // may a commit that followed the one a pass found, its event already drained by the
-        // wake: after a pass that found something, look again the same way.
-        if found {
-            settle = Some(0);
-        }
+        // wake: after a pass that found something, look again the same way (set above).
         let next_tick = match settle {
             Some(i) if i < SETTLE.len() => {
                 settle = Some(i + 1);

@@ -838,58 +838,89 @@ fn nothing_a_simulation_drives_reads_the_system_clock() {
     );
 }
 
-/// Every crash point is placed in the code: each point a family module declares
-/// (`crash::points!`, listed by `ops::crash_points_by_module`) is named by its constant at a
-/// call `crash::point(...)` in that module's own files, and each of the runner's
-/// (`crash::runner`) at one outside `crates/crash`. The compiler holds the other way round,
-/// that every call site names a declared point; the crash matrix walks `ops::crash_points` and
-/// proves each one is reached (`crash_matrix_converges_at_every_point`).
+/// Every crash point is placed in the code, and every call names a point of its own module:
+/// each point a family module declares (`crash::points!`, listed by
+/// `ops::crash_points_by_module`) is named by its constant at a call `crash::point(...)` in
+/// that module's own files (`NAME`, `super::NAME` or `crate::<module>::NAME`), each of the
+/// runner's at a call `crash::point(crash::runner::NAME)` outside `crates/crash`; a call in a
+/// module's files that names anything else fails. The crash matrix walks `ops::crash_points`
+/// and proves each one is reached (`crash_matrix_converges_at_every_point`).
 #[test]
 fn every_crash_point_has_a_call_site_in_the_code() {
     let root = workspace();
+    let ops_src = root.join("crates/ops/src");
     let mut files = Vec::new();
     rust_files(&root.join("crates"), &mut files);
-    let mut unplaced = Vec::new();
+    let modules = ops::crash_points_by_module();
+    // The family module a file of `crates/ops/src` belongs to, if any.
+    let module_of = |file: &Path| -> Option<&'static str> {
+        let rel = file.strip_prefix(&ops_src).ok()?;
+        let first = rel.components().next()?.as_os_str().to_str()?;
+        let name = first.strip_suffix(".rs").unwrap_or(first);
+        modules.iter().map(|(m, _)| *m).find(|m| *m == name)
+    };
+    let mut named: BTreeSet<(&str, String)> = BTreeSet::new();
+    let mut strays = Vec::new();
     let mut calls = 0;
-    for (module, points) in ops::crash_points_by_module() {
-        let ops_src = root.join("crates/ops/src");
-        let in_module = |file: &Path| {
-            if module == "runner" {
-                !file.starts_with(root.join("crates/crash"))
-            } else {
-                file == ops_src.join(format!("{module}.rs"))
-                    || file.starts_with(ops_src.join(module))
-            }
-        };
-        let mut named = BTreeSet::new();
-        for file in files.iter().filter(|f| in_module(f)) {
-            let text = std::fs::read_to_string(file).unwrap();
-            for line in text
-                .lines()
-                .map(str::trim_start)
-                .filter(|l| !l.starts_with("//"))
-            {
-                for call in line.split("crash::point(").skip(1) {
-                    let path: String = call
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
-                        .collect();
-                    named.insert(path.rsplit("::").next().unwrap_or_default().to_owned());
-                    calls += 1;
+    for file in files
+        .iter()
+        .filter(|f| !f.starts_with(root.join("crates/crash")))
+    {
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in text
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| !l.starts_with("//"))
+        {
+            for call in line.split("crash::point(").skip(1) {
+                let path: String = call
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
+                if path.is_empty() {
+                    // Not a call: this test's own text.
+                    continue;
+                }
+                calls += 1;
+                let resolved = if let Some(name) = path.strip_prefix("crash::runner::") {
+                    Some(("runner", name))
+                } else {
+                    module_of(file).and_then(|module| {
+                        let own = format!("crate::{module}::");
+                        let name = path
+                            .strip_prefix(&own)
+                            .or_else(|| path.strip_prefix("super::"))
+                            .unwrap_or(&path);
+                        (!name.contains("::")).then_some((module, name))
+                    })
+                };
+                match resolved {
+                    Some((module, name)) => {
+                        named.insert((module, name.to_owned()));
+                    }
+                    None => strays.push(format!("{}: {path}", file.display())),
                 }
             }
         }
-        unplaced.extend(
-            points
-                .iter()
-                .filter(|(constant, _)| !named.contains(*constant))
-                .map(|(_, point)| point.name()),
-        );
     }
     assert!(
         calls > 10,
         "only {calls} crash point calls found: the scan no longer sees the call sites"
     );
+    let declared: BTreeSet<(&str, String)> = modules
+        .iter()
+        .flat_map(|(module, points)| points.iter().map(|(c, _)| (*module, (*c).to_owned())))
+        .collect();
+    strays.extend(
+        named
+            .difference(&declared)
+            .map(|(module, name)| format!("{module}: {name} is no point of the module")),
+    );
+    assert!(
+        strays.is_empty(),
+        "calls naming no point of their module: {strays:?}"
+    );
+    let unplaced: Vec<_> = declared.difference(&named).collect();
     assert!(
         unplaced.is_empty(),
         "crash points without a call site in their module: {unplaced:?}"

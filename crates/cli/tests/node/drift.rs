@@ -128,13 +128,14 @@ fn drift_becomes_one_event_per_finding_and_is_resolved_by_rebuild() {
         })
         .collect();
     resolved.sort();
+    // By name: an aspect is its name.
     assert_eq!(
         resolved,
         [
-            ops::web_domain::VHOST_MISSING,
-            ops::web_domain::VHOST_DIFFERS,
             ops::ssh_key::AUTHORIZED_KEYS_MISSING,
-            ops::ftp_account::FTP_LOGIN_MISSING
+            ops::ftp_account::FTP_LOGIN_MISSING,
+            ops::web_domain::VHOST_DIFFERS,
+            ops::web_domain::VHOST_MISSING,
         ]
     );
     // shop2's drift lasts until shop2 is rebuilt: its user comes back.

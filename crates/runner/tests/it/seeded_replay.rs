@@ -571,11 +571,11 @@ fn a_pass_stopped_at_its_budget_is_followed_at_once() {
         })
         .collect();
     node.config.clock = Arc::new(Ticking(node.clock.clone()));
-    node.config.budget = Duration::from_millis(40);
+    node.config.budget = Duration::from_millis(10);
     let first = runner::pass(&node.config, &mut runner::LongLane::new()).unwrap();
     assert!(
-        first.stopped_at_budget && first.applied > 0 && first.applied < ACCOUNTS as usize,
-        "the first pass stops at its budget with jobs left: {first:?}"
+        first.stopped_at_budget && first.applied > 0 && first.applied <= ACCOUNTS as usize / 3,
+        "the first pass stops at its budget with most jobs left: {first:?}"
     );
     let rest = runner::run_once(&node.config).unwrap();
     assert_eq!(first.applied + rest.applied, ACCOUNTS as usize, "{rest:?}");
