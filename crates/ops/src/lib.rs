@@ -14,7 +14,7 @@
 //! Dovecot and OpenDKIM tables); the families record their rows and call the owner.
 
 // One module per family module of the declarations, of the same name; each declares its
-// crash points (`crash::points!`), which `crash_points_by_module` lists.
+// crash points (`crash::points!`), which `CRASH_POINTS_BY_MODULE` lists.
 macro_rules! family_modules {
     ($($module:ident),* $(,)?) => {
         $(pub mod $module;)*
@@ -22,9 +22,8 @@ macro_rules! family_modules {
         /// Where each crash point is declared: `runner` for the job lifecycle's
         /// ([`crash::RUNNER`]), then each family module's, in the order of the modules, each
         /// point with the name of its constant.
-        pub fn crash_points_by_module() -> Vec<(&'static str, &'static [(&'static str, crash::Point)])> {
-            vec![("runner", crash::RUNNER), $((stringify!($module), $module::CRASH_POINTS),)*]
-        }
+        pub const CRASH_POINTS_BY_MODULE: &[(&str, &[(&str, crash::Point)])] =
+            &[("runner", crash::RUNNER), $((stringify!($module), $module::CRASH_POINTS),)*];
     };
 }
 declarations::family_modules!(family_modules);
@@ -32,8 +31,8 @@ declarations::family_modules!(family_modules);
 /// Every crash point of the node: the job lifecycle's, then each family module's, as they
 /// declare them. What the crash matrix walks and the crash-point runner can arm.
 pub fn crash_points() -> Vec<crash::Point> {
-    crash_points_by_module()
-        .into_iter()
+    CRASH_POINTS_BY_MODULE
+        .iter()
         .flat_map(|(_, points)| points.iter().map(|(_, point)| *point))
         .collect()
 }
@@ -133,7 +132,7 @@ mod tests {
     fn every_crash_point_is_named_once_after_a_declared_family_or_module() {
         let registry = declarations::registry();
         let mut names = std::collections::BTreeSet::new();
-        for (module, points) in crash_points_by_module() {
+        for &(module, points) in CRASH_POINTS_BY_MODULE {
             for (_, point) in points {
                 assert!(names.insert(point.name()), "{point} is declared twice");
                 let (scope, step) = point.name().split_once('.').unwrap_or_default();

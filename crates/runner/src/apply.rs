@@ -47,11 +47,10 @@ pub struct Applied {
 }
 
 /// Applies queued jobs until none is claimable or `budget` has passed on the context's clock
-/// (`Ctx::clock`, the runner's). Returns how many ran, and whether it stopped at the
-/// budget. `between_batches` runs after each
-/// completed batch, when no job of the main lane is running: the pass admits there what
-/// arrived since it began, so a request of another account waits for one batch, not for the
-/// whole backlog the pass found.
+/// (`Ctx::clock`, the runner's). Returns how many ran, and whether it stopped at the budget.
+/// `between_batches` runs after each completed batch, when no job of the main lane is
+/// running: the pass admits there what arrived since it began, so a request of another
+/// account waits for one batch, not for the whole backlog the pass found.
 pub fn apply_pending(
     ctx: &mut Ctx,
     registry: &Registry,

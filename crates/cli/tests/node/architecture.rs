@@ -840,7 +840,7 @@ fn nothing_a_simulation_drives_reads_the_system_clock() {
 
 /// Every crash point is placed in the code, and every call names a point of its own module:
 /// each point a family module declares (`crash::points!`, listed by
-/// `ops::crash_points_by_module`) is named by its constant at a call `crash::point(...)` in
+/// `ops::CRASH_POINTS_BY_MODULE`) is named by its constant at a call `crash::point(...)` in
 /// that module's own files (`NAME`, `super::NAME` or `crate::<module>::NAME`), each of the
 /// runner's at a call `crash::point(crash::runner::NAME)` outside `crates/crash`; a call in a
 /// module's files that names anything else fails. The crash matrix walks `ops::crash_points`
@@ -851,7 +851,7 @@ fn every_crash_point_has_a_call_site_in_the_code() {
     let ops_src = root.join("crates/ops/src");
     let mut files = Vec::new();
     rust_files(&root.join("crates"), &mut files);
-    let modules = ops::crash_points_by_module();
+    let modules = ops::CRASH_POINTS_BY_MODULE;
     // The family module a file of `crates/ops/src` belongs to, if any.
     let module_of = |file: &Path| -> Option<&'static str> {
         let rel = file.strip_prefix(&ops_src).ok()?;
