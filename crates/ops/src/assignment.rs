@@ -30,7 +30,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use nkeys::{KeyPair, KeyPairType};
 use provider::{PostfixTool, Program, Provider};
 use registry::types::{Hex32, NodeName};
-use registry::{Apply, Derive, Derived, Module, OpError, Owner, Purge};
+use registry::{Apply, Derive, Derived, Module, OpError, Owner, Purge, RowType};
 use serde::Deserialize;
 use state::Stored;
 
@@ -49,6 +49,8 @@ struct FleetIdentity {
 }
 
 impl Purge<Ctx> for Assignment {
+    const ROW: Option<RowType> = Some(store::row_type::<AssignmentRow>());
+
     /// Nothing of a tenant's: the assignment is the node's (owner `node:`).
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {
         Ok(())

@@ -10,7 +10,7 @@ pub use declarations::autoresponder::*;
 
 use registry::types::mail::{IsoDate, SieveBody, SieveSubject, VacationDays};
 use registry::types::{Hex32, Presence};
-use registry::{Apply, Aspects, Content, Derive, Derived, Of, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, Of, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -55,6 +55,8 @@ impl AutoresponderRow {
 }
 
 impl Purge<Ctx> for Autoresponder {
+    const ROW: Option<RowType> = Some(store::row_type::<AutoresponderRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = ctx
             .view()

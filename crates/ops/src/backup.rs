@@ -53,7 +53,7 @@ use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use registry::types::{BlobId, Hex32, Presence};
-use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Purge};
+use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::blobs::{self, BlobError, OutgoingBlob, VerifyingReader};
 use state::Stored;
@@ -117,6 +117,8 @@ const DB_PREFIX: &str = "databases/";
 const DB_SUFFIX: &str = ".sql";
 
 impl Purge<Ctx> for Backup {
+    const ROW: Option<RowType> = Some(store::row_type::<BackupRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = ctx
             .view()

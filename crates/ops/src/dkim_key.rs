@@ -12,7 +12,7 @@ pub use declarations::dkim_key::*;
 
 use registry::types::mail::{DkimKeyBits, DkimSelector};
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Apply, Aspects, Content, Derive, Derived, Of, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, Of, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -38,6 +38,8 @@ impl StoredRow for DkimKeyRow {
 }
 
 impl Purge<Ctx> for DkimKey {
+    const ROW: Option<RowType> = Some(store::row_type::<DkimKeyRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = purge_family::<DkimKeyRow>(ctx, account, &[Target::Dkim])?;
         for stored in &rows {

@@ -27,10 +27,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use registry::types::{FtpLogin, Hex32, PasswordHash, Presence};
-use registry::{
-    Apply, Aspects, Derive, Derived, DerivedTable, Family, Of, OpError, Operation,
-    Owner, Purge,
-};
+use registry::{Apply, Aspects, Derive, Derived, DerivedTable, Family, Of, OpError, Operation, Owner, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use state::Stored;
 use store::StoredRow;
@@ -64,13 +61,15 @@ impl StoredRow for FtpAccountRow {
     const FAMILY: &'static str = FtpAccount::NAME;
     /// The password is in the line, and both `ensure_ftp_account` and
     /// `set_ftp_account_password` state it whole: the later request's is the one in force.
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+    const FIELD_OWNERS: registry::FieldOwners = &[
         ("line", &[EnsureFtpAccount::NAME, SetFtpAccountPassword::NAME]),
         ("suspended", &[SuspendFtpAccount::NAME, UnsuspendFtpAccount::NAME]),
     ];
 }
 
 impl Purge<Ctx> for FtpAccount {
+    const ROW: Option<RowType> = Some(store::row_type::<FtpAccountRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         if ctx
             .view()

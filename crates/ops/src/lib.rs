@@ -65,60 +65,17 @@ pub fn handlers() -> &'static Handlers<Ctx> {
     HANDLERS.get_or_init(|| declarations::operations!(handlers_of))
 }
 
-/// The owners of the fields of one family's stored rows: the family and its row type's
-/// [`store::StoredRow::FIELD_OWNERS`].
-type RowOwners = (
-    &'static str,
-    &'static [(&'static str, &'static [&'static str])],
-);
-
-/// Every stored row type of the node, by family.
-fn row_owners() -> [RowOwners; 25] {
-    fn of<R: store::StoredRow>() -> RowOwners {
-        (R::FAMILY, R::FIELD_OWNERS)
-    }
-    [
-        of::<account::AccountRow>(),
-        of::<autoresponder::AutoresponderRow>(),
-        of::<backup::BackupRow>(),
-        of::<certificate::CertificateRow>(),
-        of::<dkim_key::DkimKeyRow>(),
-        of::<ftp_account::FtpAccountRow>(),
-        of::<mail_domain::MailDomainRow>(),
-        of::<mail_forwarder::MailForwarderRow>(),
-        of::<mailbox::MailboxRow>(),
-        of::<mysql_database::MysqlDatabaseRow>(),
-        of::<mysql_grant::MysqlGrantRow>(),
-        of::<mysql_user::MysqlUserRow>(),
-        of::<php::PhpExtensionsRow>(),
-        of::<php::PhpOptionsRow>(),
-        of::<php::PhpVersionRow>(),
-        of::<scheduled_task::ScheduledTaskRow>(),
-        of::<spam_filter::SpamFilterRow>(),
-        of::<ssh_key::SshKeyRow>(),
-        of::<sudo::SudoAllowlistRow>(),
-        of::<web_access::IpBlockRow>(),
-        of::<web_access::ProtectedDirectoryRow>(),
-        of::<web_domain::HttpsPolicyRow>(),
-        of::<web_domain::RedirectRow>(),
-        of::<web_domain::WebDomainRow>(),
-        of::<store::AssignmentRow>(),
-    ]
-}
-
-/// The families whose stored row types [`field_owners`] reads.
+/// The families that keep rows, each named by its purge hook's row type
+/// ([`registry::Purge::ROW`]).
 pub fn stored_families() -> impl Iterator<Item = &'static str> {
-    row_owners().into_iter().map(|(family, _)| family)
+    handlers().stored_rows().map(|(family, _)| family)
 }
 
 /// Which operations own each field of `family`'s stored rows besides its declaring
 /// operation ([`store::StoredRow::FIELD_OWNERS`]); empty for a family whose every field is the
 /// declaring operation's, or that stores no row.
-pub fn field_owners(family: &str) -> &'static [(&'static str, &'static [&'static str])] {
-    row_owners()
-        .into_iter()
-        .find(|(name, _)| *name == family)
-        .map_or(&[], |(_, owners)| owners)
+pub fn field_owners(family: &str) -> registry::FieldOwners {
+    handlers().field_owners(family)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ pub use declarations::mail_domain::*;
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, Presence};
-use registry::{Apply, Derive, Derived, OpError, Operation, Owner, Purge};
+use registry::{Apply, Derive, Derived, OpError, Operation, Owner, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -40,13 +40,15 @@ pub struct MailDomainRow {
 
 impl StoredRow for MailDomainRow {
     const FAMILY: &'static str = MAIL_DOMAIN;
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+    const FIELD_OWNERS: registry::FieldOwners = &[
         ("sending_open", &[SetMailSendingGate::NAME]),
         ("catch_all", &[SetMailCatchAll::NAME]),
     ];
 }
 
 impl Purge<Ctx> for MailDomain {
+    const ROW: Option<RowType> = Some(store::row_type::<MailDomainRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = purge_family::<MailDomainRow>(ctx, account, &[Target::Postfix, Target::Dkim])?;
         for stored in &rows {

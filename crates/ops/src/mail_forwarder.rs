@@ -5,7 +5,7 @@ pub use declarations::mail_forwarder::*;
 
 use registry::types::mail::{MailAddress, MailDestinations};
 use registry::types::{Hex32, Presence};
-use registry::{Apply, Derive, Derived, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -30,6 +30,8 @@ impl StoredRow for MailForwarderRow {
 }
 
 impl Purge<Ctx> for MailForwarder {
+    const ROW: Option<RowType> = Some(store::row_type::<MailForwarderRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         purge_family::<MailForwarderRow>(ctx, account, &[Target::Postfix])?;
         ctx.forget_rows_of::<MailForwarderRow>(account)

@@ -18,7 +18,7 @@ pub use declarations::mailbox::*;
 
 use registry::types::mail::MailLocalPart;
 use registry::types::{DomainName, Hex32, PasswordHash, Presence};
-use registry::{Apply, Derive, Derived, OpError, Operation, Purge};
+use registry::{Apply, Derive, Derived, OpError, Operation, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -48,7 +48,7 @@ impl StoredRow for MailboxRow {
     const FAMILY: &'static str = MAILBOX;
     /// Both `ensure_mailbox` and `set_mailbox_password` state the password whole: the later
     /// request's is the one in force.
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+    const FIELD_OWNERS: registry::FieldOwners = &[
         ("password", &[EnsureMailbox::NAME, SetMailboxPassword::NAME]),
         ("suspended", &[SuspendMailbox::NAME, UnsuspendMailbox::NAME]),
     ];
@@ -62,6 +62,8 @@ impl MailboxRow {
 }
 
 impl Purge<Ctx> for Mailbox {
+    const ROW: Option<RowType> = Some(store::row_type::<MailboxRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = purge_family::<MailboxRow>(ctx, account, &[Target::Postfix, Target::Dovecot])?;
         for stored in &rows {

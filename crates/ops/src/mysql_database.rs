@@ -24,9 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use provider::{Collation, DbAccount, DbHost, DbName, DbUser, Mariadb, Privilege};
 use registry::types::{Hex32, MysqlCollation, MysqlHost, MysqlName, MysqlPrivilegeSet};
-use registry::{
-    Apply, Aspects, Derive, Derived, Family, Of, OpError, Operation, Purge,
-};
+use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Operation, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use state::Stored;
 use store::{StoreError, StoredRow};
@@ -70,7 +68,7 @@ impl StoredRow for MysqlDatabaseRow {
     const FAMILY: &'static str = MysqlDatabase::NAME;
     /// The quota's row is `set_mysql_quota`'s; an observation measures again and enforces
     /// the quota already declared.
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+    const FIELD_OWNERS: registry::FieldOwners = &[
         ("kind", &[EnsureMysqlDatabase::NAME, SetMysqlQuota::NAME]),
         ("quota_mib", &[SetMysqlQuota::NAME]),
         ("writes_revoked", &[SetMysqlQuota::NAME, ObserveMysqlUsage::NAME]),
@@ -79,6 +77,8 @@ impl StoredRow for MysqlDatabaseRow {
 }
 
 impl Purge<Ctx> for MysqlDatabase {
+    const ROW: Option<RowType> = Some(store::row_type::<MysqlDatabaseRow>());
+
     /// Drops every database of the account (its users and grants went first: those
     /// families are declared after this one), and forgets the quota.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {

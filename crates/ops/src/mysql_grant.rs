@@ -14,7 +14,7 @@ pub use declarations::mysql_grant::*;
 use std::collections::BTreeSet;
 
 use registry::types::{Hex32, MysqlPrivilegeSet, Presence};
-use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Owner, Purge};
+use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Owner, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -40,6 +40,8 @@ impl StoredRow for MysqlGrantRow {
 }
 
 impl Purge<Ctx> for MysqlGrant {
+    const ROW: Option<RowType> = Some(store::row_type::<MysqlGrantRow>());
+
     /// Revokes every recorded grant (the users' purge drops the users after this).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let view = MysqlState::load(ctx, account)?;

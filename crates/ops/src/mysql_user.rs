@@ -10,7 +10,7 @@
 pub use declarations::mysql_user::*;
 
 use registry::types::{Hex32, MysqlHost, MysqlPasswordHash, Presence};
-use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Purge};
+use registry::{Apply, Aspects, Derive, Derived, Family, Of, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -36,6 +36,8 @@ impl StoredRow for MysqlUserRow {
 }
 
 impl Purge<Ctx> for MysqlUserFamily {
+    const ROW: Option<RowType> = Some(store::row_type::<MysqlUserRow>());
+
     /// Drops every MariaDB account of the account's users (their grants go with them).
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let view = MysqlState::load(ctx, account)?;

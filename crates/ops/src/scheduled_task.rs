@@ -17,9 +17,7 @@
 pub use declarations::scheduled_task::*;
 
 use registry::types::{CronSchedule, Presence, TaskKind};
-use registry::{
-    Apply, Aspects, Content, Derive, Derived, Family, Hex32, Of, OpError, Purge,
-};
+use registry::{Apply, Aspects, Content, Derive, Derived, Family, Hex32, Of, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -176,6 +174,8 @@ impl Derive<Ctx> for ScheduledTask {
 }
 
 impl Purge<Ctx> for ScheduledTask {
+    const ROW: Option<RowType> = Some(store::row_type::<ScheduledTaskRow>());
+
     /// Removes the account's crontab and forgets its tasks. Runs before the account's own
     /// purge, while the user still exists.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {

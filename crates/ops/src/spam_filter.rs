@@ -12,7 +12,7 @@ pub use declarations::spam_filter::*;
 
 use registry::types::mail::SpamLevel;
 use registry::types::{DomainName, Hex32};
-use registry::{Apply, Derive, Derived, OpError, Purge};
+use registry::{Apply, Derive, Derived, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -35,6 +35,8 @@ impl StoredRow for SpamFilterRow {
 }
 
 impl Purge<Ctx> for SpamFilter {
+    const ROW: Option<RowType> = Some(store::row_type::<SpamFilterRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         purge_family::<SpamFilterRow>(ctx, account, &[Target::Postfix])?;
         ctx.forget_rows_of::<SpamFilterRow>(account)

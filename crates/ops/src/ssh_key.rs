@@ -11,7 +11,7 @@ use std::path::Path;
 
 use base64::Engine as _;
 use registry::types::{Hex32, Presence, SshPublicKey};
-use registry::{Apply, Aspects, Content, Derive, Derived, Family, Of, OpError, Purge};
+use registry::{Apply, Aspects, Content, Derive, Derived, Family, Of, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use store::StoredRow;
@@ -40,6 +40,8 @@ const SSH_DIR: &str = ".ssh";
 const AUTHORIZED_KEYS: &str = ".ssh/authorized_keys";
 
 impl Purge<Ctx> for SshKey {
+    const ROW: Option<RowType> = Some(store::row_type::<SshKeyRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         if ctx
             .view()

@@ -33,9 +33,7 @@
 pub use declarations::sudo::*;
 
 use registry::types::{Generation, Hex32, Presence, Username};
-use registry::{
-    Apply, Aspects, Content, Derive, Derived, Family, Of, OpError, Owner, Purge,
-};
+use registry::{Apply, Aspects, Content, Derive, Derived, Family, Of, OpError, Owner, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -59,6 +57,8 @@ impl StoredRow for SudoAllowlistRow {
 }
 
 impl Purge<Ctx> for SudoAllowlist {
+    const ROW: Option<RowType> = Some(store::row_type::<SudoAllowlistRow>());
+
     /// Nothing of a tenant's: the allowlist is the node's (owner `node:`), and a tenant purge
     /// never touches it. It is removed by `remove_sudo_allowlist`.
     fn purge(_: &mut Ctx, _: &Hex32) -> Result<(), OpError> {

@@ -20,7 +20,7 @@
 pub use declarations::web_access::*;
 
 use registry::types::{AuthRealm, AuthUsers, Hex32, IpNetworks, Presence, ProtectedPath};
-use registry::{Apply, Derive, Derived, Family, OpError, Owner, Purge};
+use registry::{Apply, Derive, Derived, Family, OpError, Owner, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -62,6 +62,8 @@ impl StoredRow for IpBlockRow {
 }
 
 impl Purge<Ctx> for ProtectedDirectory {
+    const ROW: Option<RowType> = Some(store::row_type::<ProtectedDirectoryRow>());
+
     /// Removes the account's `AuthUserFile`s and forgets the rows. Runs before `web_domain`'s
     /// purge, which removes the vhosts that name them (a vhost left by a crash in between
     /// names a missing file: Apache refuses the login, it does not open the directory).
@@ -197,6 +199,8 @@ impl Derive<Ctx> for IpBlock {
 }
 
 impl Purge<Ctx> for IpBlock {
+    const ROW: Option<RowType> = Some(store::row_type::<IpBlockRow>());
+
     /// Forgets the account's blocks. Runs before `web_domain`'s purge, which removes the
     /// vhosts they were rendered into.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {

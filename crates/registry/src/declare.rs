@@ -269,6 +269,18 @@ pub trait Apply<C>: Operation {
     fn apply(ctx: &mut C, request: &Self::Request) -> Result<Self::Result, OpError>;
 }
 
+/// The fields of a family's stored row that operations other than its declaring one set, each
+/// by its JSON key with every operation that sets it.
+pub type FieldOwners = &'static [(&'static str, &'static [&'static str])];
+
+/// A family's stored row type as the handler table knows it ([`Purge::ROW`]): the family it is
+/// the row of, and the owners of its fields besides the declaring operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowType {
+    pub family: &'static str,
+    pub field_owners: FieldOwners,
+}
+
 /// The purge hook of a declared family, working with the context `C`.
 ///
 /// A handler table ([`crate::Handlers`]) takes an operation only if its family has a purge
@@ -355,6 +367,12 @@ pub trait Apply<C>: Operation {
 /// assert_eq!(handlers.families()[0].name, "purgeable");
 /// ```
 pub trait Purge<C>: Family {
+    /// The family's stored row type, for a family that keeps rows (`store::row_type::<R>()`);
+    /// `None`, the default, for one that records nothing. The handler table reads the owners
+    /// of the row's fields from it, and [`crate::Handlers::check`] holds it to the family and
+    /// to the family's declaring operation.
+    const ROW: Option<RowType> = None;
+
     /// Removes every resource of this family that `account` owns, from the OS and from
     /// state.db. Runs as part of `remove_account`; must be idempotent (a crash may run it
     /// again) and must succeed when the account has nothing of this family.

@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use crate::declare::{Apply, Family, Kind, Purge};
+use crate::declare::{Apply, Family, FieldOwners, Kind, Purge, RowType};
 use crate::derive::{Derive, Derived};
 use crate::envelope::from_value;
 use crate::error::OpError;
@@ -40,6 +40,8 @@ impl<C> OperationHandler<C> {
 pub struct FamilyHandler<C> {
     pub name: &'static str,
     pub purge: fn(&mut C, &Hex32) -> Result<(), OpError>,
+    /// Its stored row type, for a family that keeps rows ([`Purge::ROW`]).
+    pub row: Option<RowType>,
     /// What the family derives now, with what is there ([`Derive`]).
     pub derive: fn(&C) -> Result<Vec<Derived>, OpError>,
 }
@@ -80,6 +82,7 @@ impl<C: 'static> HandlersBuilder<C> {
             self.handlers.families.push(FamilyHandler {
                 name: <O::Family as Family>::NAME,
                 purge: <O::Family as Purge<C>>::purge,
+                row: <O::Family as Purge<C>>::ROW,
                 derive: <O::Family as Derive<C>>::derive,
             });
         }
@@ -127,9 +130,26 @@ impl<C: 'static> Handlers<C> {
         self.families.iter().find(|f| f.name == name)
     }
 
+    /// The families that keep rows, each with its stored row type.
+    pub fn stored_rows(&self) -> impl Iterator<Item = (&'static str, RowType)> + '_ {
+        self.families
+            .iter()
+            .filter_map(|f| f.row.map(|row| (f.name, row)))
+    }
+
+    /// Which operations own each field of `family`'s stored rows besides its declaring
+    /// operation; empty for a family whose every field is the declaring operation's, or that
+    /// keeps no row.
+    pub fn field_owners(&self, family: &str) -> FieldOwners {
+        self.family(family)
+            .and_then(|f| f.row)
+            .map_or(&[], |row| row.field_owners)
+    }
+
     /// The table covers exactly the declared operations: none missing, none extra, each with
     /// its declared family, in the declared order (so the families, and the purge sweep, are
-    /// in the declared order too).
+    /// in the declared order too); a family keeps rows of its own type exactly when it has a
+    /// declaring operation.
     pub fn check(&self, registry: &Registry) -> Result<(), RegistryError> {
         for declared in registry.operations() {
             if self.operation(declared.name()).is_none() {
@@ -156,6 +176,153 @@ impl<C: 'static> Handlers<C> {
                 });
             }
         }
+        for family in &self.families {
+            let declared = registry.declaring(family.name).is_some();
+            match family.row {
+                Some(row) if row.family != family.name => {
+                    return Err(RegistryError::RowOfAnotherFamily {
+                        family: family.name,
+                        row: row.family,
+                    });
+                }
+                None if declared => return Err(RegistryError::NoRowType(family.name)),
+                Some(_) if !declared => {
+                    return Err(RegistryError::RowTypeWithoutDeclaring(family.name));
+                }
+                _ => {}
+            }
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::declare::{Module, Operation, Owner, Resource, Scope};
+
+    #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    struct Req {
+        id: Hex32,
+    }
+    impl Resource for Req {
+        fn resource_id(&self) -> &Hex32 {
+            &self.id
+        }
+        fn owner(&self) -> Owner {
+            Owner::Tenant(self.id.clone())
+        }
+    }
+
+    /// A family of one operation of kind `$kind`, whose purge hook names `$row`.
+    macro_rules! family_with_row {
+        ($family:ident = $family_name:literal, $op:ident = $op_name:literal, $kind:ident, $row:expr) => {
+            struct $family;
+            impl Family for $family {
+                const NAME: &'static str = $family_name;
+                const MODULE: Module = Module::Core;
+            }
+            impl Purge<()> for $family {
+                const ROW: Option<RowType> = $row;
+                fn purge(_: &mut (), _: &Hex32) -> Result<(), OpError> {
+                    Ok(())
+                }
+            }
+            impl Derive<()> for $family {
+                fn derive(_: &()) -> Result<Vec<Derived>, OpError> {
+                    Ok(Vec::new())
+                }
+            }
+            struct $op;
+            impl Operation for $op {
+                const NAME: &'static str = $op_name;
+                const SCOPE: Scope = Scope::Tenant;
+                const SUMMARY: &'static str = "a test operation";
+                const KIND: Kind = Kind::$kind;
+                type Family = $family;
+                type Request = Req;
+                type Result = Req;
+                fn example() -> Req {
+                    Req {
+                        id: "0".repeat(32).parse().unwrap(),
+                    }
+                }
+            }
+            impl Apply<()> for $op {
+                fn apply(_: &mut (), req: &Req) -> Result<Req, OpError> {
+                    Ok(Req { id: req.id.clone() })
+                }
+            }
+        };
+    }
+
+    const fn row(family: &'static str) -> Option<RowType> {
+        Some(RowType {
+            family,
+            field_owners: &[("note", &["set_note"])],
+        })
+    }
+
+    family_with_row!(
+        Kept = "kept",
+        EnsureKept = "ensure_kept",
+        Declare,
+        row("kept")
+    );
+    family_with_row!(
+        Unnamed = "unnamed",
+        EnsureUnnamed = "ensure_unnamed",
+        Declare,
+        None
+    );
+    family_with_row!(
+        Borrowed = "borrowed",
+        EnsureBorrowed = "ensure_borrowed",
+        Declare,
+        row("kept")
+    );
+    family_with_row!(
+        Observed = "observed",
+        ObserveObserved = "observe_observed",
+        Observe,
+        row("observed")
+    );
+
+    fn checked<O: Apply<()>>() -> Result<Handlers<()>, RegistryError>
+    where
+        O::Family: Purge<()> + Derive<()>,
+    {
+        let handlers = Handlers::<()>::builder().op::<O>().build();
+        handlers
+            .check(&Registry::builder().op::<O>().build())
+            .map(|()| handlers)
+    }
+
+    /// A family keeps rows of its own type exactly when it has a declaring operation, and the
+    /// owners of its fields are read from that type.
+    #[test]
+    fn a_purge_hook_names_its_own_row_type_exactly_when_its_family_declares() {
+        let kept = checked::<EnsureKept>().unwrap();
+        assert_eq!(kept.field_owners("kept"), &[("note", &["set_note"][..])]);
+        assert_eq!(kept.field_owners("other"), &[]);
+        assert_eq!(
+            kept.stored_rows().map(|(f, _)| f).collect::<Vec<_>>(),
+            ["kept"]
+        );
+        assert_eq!(
+            checked::<EnsureUnnamed>().err(),
+            Some(RegistryError::NoRowType("unnamed"))
+        );
+        assert_eq!(
+            checked::<EnsureBorrowed>().err(),
+            Some(RegistryError::RowOfAnotherFamily {
+                family: "borrowed",
+                row: "kept",
+            })
+        );
+        assert_eq!(
+            checked::<ObserveObserved>().err(),
+            Some(RegistryError::RowTypeWithoutDeclaring("observed"))
+        );
     }
 }

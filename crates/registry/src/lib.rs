@@ -23,7 +23,10 @@ pub mod registry;
 pub mod types;
 
 pub use audit::{AuditDetail, AuditEntry, AuditPage, NodeRequestStage, Origin, RequestStage};
-pub use declare::{Apply, Family, Kind, Lane, Module, Operation, Owner, Purge, Resource, Scope};
+pub use declare::{
+    Apply, Family, FieldOwners, Kind, Lane, Module, Operation, Owner, Purge, Resource, RowType,
+    Scope,
+};
 pub use derive::{
     Aspects, Content, Derive, Derived, DerivedPath, DerivedSetting, DerivedTable, DriftCheck, Of,
 };

@@ -234,6 +234,15 @@ pub enum RegistryError {
         declared: &'static str,
         handler: &'static str,
     },
+    #[error("the purge hook of family {family} names the row type of family {row}")]
+    RowOfAnotherFamily {
+        family: &'static str,
+        row: &'static str,
+    },
+    #[error("family {0} has a declaring operation, but its purge hook names no row type")]
+    NoRowType(&'static str),
+    #[error("family {0} has no declaring operation, but its purge hook names a row type")]
+    RowTypeWithoutDeclaring(&'static str),
     #[error("family {family} has two declaring operations, {first} and {second}")]
     TwoDeclaringOperations {
         family: &'static str,

@@ -30,7 +30,7 @@ pub mod sqlite;
 pub use assignment::{AssignedModule, AssignmentRow};
 pub use layout::{ApiIdentity, Layout, LayoutEntry, LayoutOwner, Side};
 pub use read::{ReadError, StateReader};
-pub use rows::{Backlog, FullFileSystem, ResourceRow, StoredRow};
+pub use rows::{Backlog, FullFileSystem, ResourceRow, StoredRow, row_type};
 
 use std::path::PathBuf;
 

@@ -3,7 +3,7 @@
 //! ([`FullFileSystem`]), and the queue as root holds it ([`Backlog`]). Root's `state` crate writes them; the API's [`crate::StateReader`]
 //! and `layerone status` read them.
 
-use registry::{FileSystem, Hex32, Owner};
+use registry::{FieldOwners, FileSystem, Hex32, Owner, RowType};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -21,7 +21,16 @@ pub trait StoredRow: Serialize + DeserializeOwned {
     /// and `set_mailbox_password`, the later request's in force), and no operation changes a
     /// field it does not own, so re-sending the declaring operation keeps the fields it does
     /// not own.
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[];
+    const FIELD_OWNERS: FieldOwners = &[];
+}
+
+/// `R` as a family's purge hook names it ([`registry::Purge::ROW`]):
+/// `const ROW: Option<RowType> = Some(store::row_type::<MyRow>());`.
+pub const fn row_type<R: StoredRow>() -> RowType {
+    RowType {
+        family: R::FAMILY,
+        field_owners: R::FIELD_OWNERS,
+    }
 }
 
 /// Root's side of the queue at one moment ([`crate::StateReader::backlog`]): the inbox rows it

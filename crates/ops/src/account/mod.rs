@@ -94,7 +94,7 @@ pub struct AccountRow {
 
 impl StoredRow for AccountRow {
     const FAMILY: &'static str = Account::NAME;
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+    const FIELD_OWNERS: registry::FieldOwners = &[
         ("suspended", &[SuspendAccount::NAME, UnsuspendAccount::NAME]),
         ("limits", &[SetAccountLimits::NAME]),
         ("mysql_limits", &[SetAccountLimits::NAME]),

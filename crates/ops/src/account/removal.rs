@@ -12,13 +12,15 @@ use std::path::PathBuf;
 
 use provider::{Expire, PasswdEntry, UserMod};
 use registry::types::{Hex32, Shell};
-use registry::{Apply, OpError, Purge};
+use registry::{Apply, OpError, Purge, RowType};
 
 use super::identity::{Recorded, recorded, uid_holder, user_of};
 use super::{Account, AccountRef, AccountResult, AccountRow, RemoveAccount, store_error};
 use crate::context::{Ctx, Service, provider_error};
 
 impl Purge<Ctx> for Account {
+    const ROW: Option<RowType> = Some(store::row_type::<AccountRow>());
+
     /// The account's own purge: its processes, its files outside the home, the user, the
     /// group the node created and the home. The other families' hooks have run before this
     /// one (see [`purge_account`]), so its crontab and PHP pools are gone.

@@ -73,10 +73,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use registry::types::Hex32;
-use registry::{
-    Aspects, BlobId, Content, Derive, Derived, Family, Of, OpError, Operation, Owner,
-    Purge,
-};
+use registry::{Aspects, BlobId, Content, Derive, Derived, Family, Of, OpError, Operation, Owner, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -104,7 +101,7 @@ pub struct CertificateRow {
 impl StoredRow for CertificateRow {
     const FAMILY: &'static str = Certificate::NAME;
     /// A renewal replaces what an issuance recorded of the certificate it serves.
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[
+    const FIELD_OWNERS: registry::FieldOwners = &[
         ("not_after", &[EnsureCertificate::NAME, RenewCertificate::NAME]),
         ("fingerprint_sha256", &[EnsureCertificate::NAME, RenewCertificate::NAME]),
     ];
@@ -138,6 +135,8 @@ pub const MAX_KEY_BYTES: usize = 16 * 1024;
 pub const MAX_BUNDLE_BYTES: usize = MAX_CHAIN_BYTES + MAX_KEY_BYTES;
 
 impl Purge<Ctx> for Certificate {
+    const ROW: Option<RowType> = Some(store::row_type::<CertificateRow>());
+
     /// Unbinds the account's certificates from their vhosts, then removes their files and
     /// rows. Runs before `web_domain`'s purge (registered later), so every vhost still passes
     /// the configuration test while files go.

@@ -41,7 +41,7 @@ crash::points! {
 pub mod pool;
 
 use registry::types::{PhpOptions, PhpVersion, Presence};
-use registry::{Apply, Derive, Derived, Family, Hex32, OpError, Purge};
+use registry::{Apply, Derive, Derived, Family, Hex32, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -116,6 +116,8 @@ pub fn require_version(ctx: &Ctx, version: PhpVersion) -> Result<(), OpError> {
 }
 
 impl Purge<Ctx> for PhpVersionFamily {
+    const ROW: Option<RowType> = Some(store::row_type::<PhpVersionRow>());
+
     /// Removes the account's pools (every version) and forgets its version choices. Runs
     /// before `web_domain`'s purge, so the vhosts still naming the sockets go right after.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
@@ -125,6 +127,8 @@ impl Purge<Ctx> for PhpVersionFamily {
 }
 
 impl Purge<Ctx> for PhpOptionsFamily {
+    const ROW: Option<RowType> = Some(store::row_type::<PhpOptionsRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         pool::remove_all(ctx, account)?;
         ctx.forget_rows_of::<PhpOptionsRow>(account)
@@ -132,6 +136,8 @@ impl Purge<Ctx> for PhpOptionsFamily {
 }
 
 impl Purge<Ctx> for PhpExtensionsFamily {
+    const ROW: Option<RowType> = Some(store::row_type::<PhpExtensionsRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         ctx.forget_rows_of::<PhpExtensionsRow>(account)
     }

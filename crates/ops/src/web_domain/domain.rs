@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use registry::types::{DomainName, HomePath, Presence};
-use registry::{Apply, Derive, Derived, Hex32, OpError, Owner, Purge};
+use registry::{Apply, Derive, Derived, Hex32, OpError, Owner, Purge, RowType};
 
 use super::{
     EnsureWebDomain, EnsureWebDomainRequest, RemoveWebDomain, RemoveWebDomainRequest, WebDomain,
@@ -17,6 +17,8 @@ use crate::php::pool::{self, PoolSync};
 use crate::vhost;
 
 impl Purge<Ctx> for WebDomain {
+    const ROW: Option<RowType> = Some(store::row_type::<WebDomainRow>());
+
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
         let rows = ctx
             .view()

@@ -12,7 +12,7 @@
 //! an HTTPS virtual host that does not exist.
 
 use registry::types::{Hex32, Presence};
-use registry::{Apply, Derive, Derived, Family, OpError, Purge};
+use registry::{Apply, Derive, Derived, Family, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -36,6 +36,8 @@ impl StoredRow for HttpsPolicyRow {
 }
 
 impl Purge<Ctx> for HttpsPolicy {
+    const ROW: Option<RowType> = Some(store::row_type::<HttpsPolicyRow>());
+
     /// Forgets the account's policies. Runs before `certificate`'s and `web_domain`'s purges,
     /// which rewrite and then remove the vhosts they were rendered into.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {

@@ -50,7 +50,7 @@ pub struct WebDomainRow {
 
 impl StoredRow for WebDomainRow {
     const FAMILY: &'static str = WebDomain::NAME;
-    const FIELD_OWNERS: &'static [(&'static str, &'static [&'static str])] = &[(
+    const FIELD_OWNERS: registry::FieldOwners = &[(
         "suspended",
         &[SuspendWebDomain::NAME, UnsuspendWebDomain::NAME],
     )];

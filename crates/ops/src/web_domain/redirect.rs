@@ -5,7 +5,7 @@
 //! the vhost is rendered because aliases, a certificate or forced HTTPS may change it later.
 
 use registry::types::{Hex32, HttpUrl, Presence, RedirectSource, RedirectStatus};
-use registry::{Apply, Derive, Derived, Family, OpError, Purge};
+use registry::{Apply, Derive, Derived, Family, OpError, Purge, RowType};
 use serde::{Deserialize, Serialize};
 use store::StoredRow;
 
@@ -31,6 +31,8 @@ impl StoredRow for RedirectRow {
 }
 
 impl Purge<Ctx> for Redirect {
+    const ROW: Option<RowType> = Some(store::row_type::<RedirectRow>());
+
     /// Forgets the account's redirects. Runs before `web_domain`'s purge, which removes the
     /// vhosts they were rendered into.
     fn purge(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
