@@ -1,7 +1,8 @@
 //! Every operation of the node, declared once, and nothing that touches the OS.
 //!
 //! One module per family, each holding its operations' request and result types (built only
-//! from the validated types of `registry::types`), the operation types implementing
+//! from validated types: `registry::types`', or the family's own made with
+//! `registry::string_type!`), the operation types implementing
 //! [`registry::Operation`] (name, kind, scope, summary, lane, family, needs, examples) and the
 //! family types implementing [`registry::Family`] (name, module), written with the macros of
 //! `declare.rs`. The request shapes several operations share are in [`resource`], what the
@@ -36,6 +37,7 @@ macro_rules! family_modules {
             backup,
             certificate,
             dkim_key,
+            error_pages,
             ftp_account,
             mail,
             mail_domain,
@@ -150,6 +152,8 @@ macro_rules! operations {
             $crate::web_access::RemoveProtectedDirectory,
             $crate::web_access::EnsureIpBlock,
             $crate::web_access::RemoveIpBlock,
+            $crate::error_pages::SetErrorPages,
+            $crate::error_pages::RemoveErrorPages,
             $crate::assignment::ApplyAssignment,
         }
     };

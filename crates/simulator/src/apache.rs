@@ -56,6 +56,7 @@ const DIRECTIVES: &[&str] = &[
     "LogLevel",
     "Redirect",
     "RedirectMatch",
+    "ErrorDocument",
     "RedirectPermanent",
     "RewriteEngine",
     "RewriteCond",

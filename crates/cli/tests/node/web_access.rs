@@ -2,7 +2,8 @@
 //! `AuthUserFile` (every write checked by the real `apachectl -t`), then a real Apache serves
 //! exactly those vhosts (only their port changed to a free loopback one) and answers 401
 //! without credentials, 200 with the right password, 403 to a blocked address and to a
-//! suspended account's site, and the ACME challenge path throughout.
+//! suspended account's site, and the ACME challenge path throughout; error pages answer from
+//! the tenant's site.
 
 use crate::common;
 
@@ -354,6 +355,70 @@ fn a_suspended_accounts_site_gets_403_from_real_apache_but_the_challenge_until_u
     assert_eq!(back["web_domains"], json!([]));
     let served = Served::start(&node);
     assert_eq!(served.status("/", None), 200);
+    drop(served);
+    node.check_converged();
+}
+
+/// `set_error_pages` on the real Apache: a missing page and a page the tenant may not read
+/// answer with the tenant's own pages under their own statuses; a suspended domain answers
+/// with the node's 403 alone; removed, Apache's pages are back.
+#[test]
+fn error_pages_answer_from_the_tenants_site_and_never_while_suspended() {
+    let mut node = web_node();
+    let docroot = node.path(&format!("/home/shop1/web/{DOMAIN}/public_html"));
+    std::fs::create_dir_all(docroot.join("errors")).unwrap();
+    std::fs::write(docroot.join("errors/404.html"), "shop1 has no such page").unwrap();
+    std::fs::write(docroot.join("errors/403.html"), "shop1 keeps this private").unwrap();
+    // Root's and 0600: the tenant's requests (mpm-itk, as shop1) cannot read it.
+    let private = docroot.join("private.html");
+    std::fs::write(&private, "root only").unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let set = json!({"request_id": id(3), "operation": "set_error_pages",
+                     "resource": {"id": id(30), "account": id(10),
+                                  "pages": {"404": "/errors/404.html", "403": "/errors/403.html"}}});
+    let result = ok(&mut node, &set);
+    assert_eq!(result["state"], "present");
+    assert_eq!(result["pages"]["404"], "/errors/404.html");
+    node.check_converged();
+    let served = Served::start(&node);
+    let missing = served.web.get(DOMAIN, "/no/such/page.html", &[]);
+    assert_eq!(missing.status, 404, "{missing:?}");
+    assert_eq!(missing.body, "shop1 has no such page", "{missing:?}");
+    let denied = served.web.get(DOMAIN, "/private.html", &[]);
+    assert_eq!(denied.status, 403, "{denied:?}");
+    assert_eq!(denied.body, "shop1 keeps this private", "{denied:?}");
+    assert_eq!(served.status("/", None), 200);
+    drop(served);
+
+    ok(
+        &mut node,
+        &domain_suspension(4, "suspend_web_domain", 30, 10),
+    );
+    let served = Served::start(&node);
+    let suspended = served.web.get(DOMAIN, "/", &[]);
+    assert_eq!(suspended.status, 403, "{suspended:?}");
+    assert!(!suspended.body.contains("shop1"), "{suspended:?}");
+    drop(served);
+    node.check_converged();
+
+    ok(
+        &mut node,
+        &domain_suspension(5, "unsuspend_web_domain", 30, 10),
+    );
+    let removed = ok(
+        &mut node,
+        &json!({"request_id": id(6), "operation": "remove_error_pages",
+                "resource": {"id": id(30), "account": id(10)}}),
+    );
+    assert_eq!(removed["state"], "absent");
+    let served = Served::start(&node);
+    let missing = served.web.get(DOMAIN, "/no/such/page.html", &[]);
+    assert_eq!(missing.status, 404, "{missing:?}");
+    assert!(
+        !missing.body.contains("shop1"),
+        "Apache's own page: {missing:?}"
+    );
     drop(served);
     node.check_converged();
 }

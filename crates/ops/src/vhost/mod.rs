@@ -5,8 +5,9 @@
 //! else: `web_domain` (names, document root, suspension), `account` (a suspended account's
 //! domains answer 403 too), `php_version` (the FastCGI handler of the account's pool),
 //! `redirect`, `protected_directory` and `ip_block` (access rules), `certificate` (the HTTPS
-//! virtual host) and `https_policy` (forced HTTPS and the HSTS header, applied while a
-//! certificate is bound) and `mail_domain` (the mail clients' settings of a mail domain of
+//! virtual host), `https_policy` (forced HTTPS and the HSTS header, applied while a
+//! certificate is bound), `error_pages` (`ErrorDocument`s, left out while suspended) and
+//! `mail_domain` (the mail clients' settings of a mail domain of
 //! the same name, `crate::mail_clients`). A family's handler records its row
 //! ([`Ctx::set_row`], [`Ctx::forget_row`]) and calls [`sync`] for the domain it touched;
 //! families never call each other to change a vhost, and this module is the only one that
@@ -37,6 +38,7 @@ use store::StoredRow;
 use crate::account::{AccountInfo, AccountRow, account_info, live_account_info};
 use crate::certificate::{CertificateRow, certificate_files, challenge_dir};
 use crate::context::{ConfigFile, Ctx, SecretGroup, Service, provider_error, store_error};
+use crate::error_pages::ErrorPagesRow;
 use crate::mail_domain::MailDomainRow;
 use crate::php::PhpVersionRow;
 use crate::php::pool::socket_path;
@@ -265,6 +267,7 @@ struct Parts {
     ip_block: Option<IpBlockRow>,
     certificate: Option<Hex32>,
     https_policy: Option<HttpsPolicyRow>,
+    error_pages: Option<ErrorPagesRow>,
     /// The account's mail domain named as the web domain (or one of its aliases).
     mail_domain: Option<Hex32>,
 }
@@ -292,6 +295,9 @@ impl Parts {
                 .map(|c| c.id),
             https_policy: view
                 .get_owned::<HttpsPolicyRow>(account, id)
+                .map_err(store_error)?,
+            error_pages: view
+                .get_owned::<ErrorPagesRow>(account, id)
                 .map_err(store_error)?,
             mail_domain: mail_domain_of(&view, account, id)?,
         })
@@ -376,6 +382,13 @@ fn text(ctx: &Ctx, of: &Domain<'_>) -> String {
                 hsts: p.hsts.clone(),
             })
             .unwrap_or_default(),
+        error_pages: parts.error_pages.as_ref().map_or_else(Vec::new, |e| {
+            e.pages
+                .pages()
+                .into_iter()
+                .map(|(status, page)| (status, page.clone()))
+                .collect()
+        }),
         acme_challenges: Some(challenge_dir(ctx)),
         mail_clients: parts
             .mail_domain

@@ -1,7 +1,7 @@
 //! The text of a tenant vhost: its names, document root, the isolation every tenant vhost
 //! carries (`crate::web_isolation`), the ACME challenge alias, the mail clients' settings
 //! aliases, the PHP handler, protected
-//! directories, redirects, the IP block, suspension and, with a certificate, the same site
+//! directories, redirects, the IP block, the error pages, suspension and, with a certificate, the same site
 //! over HTTPS with its HTTPS policy (forced HTTPS, HSTS); and the `AuthUserFile` of each
 //! protected directory. Pure functions of typed values: [`crate::vhost`] gathers those values
 //! from the view.
@@ -13,6 +13,7 @@ use registry::types::{
     RedirectSource, RedirectStatus,
 };
 
+use crate::error_pages::ErrorPagePath;
 use crate::web_domain::Hsts;
 use crate::web_isolation::{self, WebTenant};
 
@@ -44,6 +45,9 @@ pub struct VhostExtras {
     pub tls: Option<TlsFiles>,
     /// The domain's HTTPS policy, applied only with [`Self::tls`].
     pub https: HttpsRules,
+    /// The page of the site that answers each error status, lowest status first; left out
+    /// of a suspended vhost.
+    pub error_pages: Vec<(u16, ErrorPagePath)>,
     /// The node's directory of HTTP-01 challenge responses (mapped path): answers
     /// `/.well-known/acme-challenge/` from outside the tenant's document root, so neither a
     /// redirect nor the tenant's `.htaccess` can stand in the way of an ACME certificate.
@@ -261,6 +265,11 @@ fn render_site(
     }
     if !extras.blocked.is_empty() {
         out.push_str(&render_ip_block(&extras.blocked));
+    }
+    // A path of the site (`/` then plain segments): Apache serves it as an internal request
+    // of this virtual host, as the tenant.
+    for (status, page) in &extras.error_pages {
+        out.push_str(&format!("    ErrorDocument {status} {page}\n"));
     }
     out
 }

@@ -48,6 +48,10 @@ fn extras_full() -> VhostExtras {
         mail_clients: Some(PathBuf::from("/var/lib/layerone/mail-clients/aaaa")),
         protected: vec![],
         blocked: vec![],
+        error_pages: vec![
+            (404, "/errors/404.html".parse().unwrap()),
+            (503, "/errors/maintenance.php".parse().unwrap()),
+        ],
     }
 }
 
@@ -116,6 +120,8 @@ fn vhost_with_php_and_redirects_snapshot() {
     </FilesMatch>
     RedirectMatch 301 "^(?!/\.well-known/acme-challenge/)/old\.html(/.*)?$" "https://new.example.com/x?a=1\&b=%20$1"
     RedirectMatch 302 "^(?!/\.well-known/acme-challenge/)/(.*)$" "https://new.example.com/$1"
+    ErrorDocument 404 /errors/404.html
+    ErrorDocument 503 /errors/maintenance.php
 </VirtualHost>
 "#;
     assert_eq!(got, expect);
@@ -139,6 +145,10 @@ fn suspended_vhost_snapshot_denies_all_but_the_challenge() {
     assert!(
         !got.contains("    RedirectMatch "),
         "a suspended domain redirects nothing"
+    );
+    assert!(
+        !got.contains("    ErrorDocument "),
+        "a suspended domain answers with the node's 403 alone"
     );
     assert!(got.contains("DocumentRoot \"/home/shop1/public_html\""));
 }
@@ -175,7 +185,7 @@ fn real_apache_accepts_vhosts_with_php_redirects_and_suspension() {
     let mut extras = extras_full();
     std::fs::write(conf.vhosts_dir.join("a.conf"), vhost(&extras, dir.path())).unwrap();
     p.apache_configtest()
-        .expect("apache2ctl -t accepts PHP and redirects");
+        .expect("apache2ctl -t accepts PHP, redirects and error pages");
     extras.suspended = true;
     std::fs::write(conf.vhosts_dir.join("a.conf"), vhost(&extras, dir.path())).unwrap();
     p.apache_configtest()

@@ -14,6 +14,7 @@ use ops::autoresponder::{AutoresponderRow, EnsureAutoresponder};
 use ops::backup::BackupRow;
 use ops::certificate::CertificateRow;
 use ops::dkim_key::{DkimKeyRow, EnsureDkimKey};
+use ops::error_pages::{ErrorPagesRow, SetErrorPages};
 use ops::ftp_account::FtpAccountRow;
 use ops::mail_domain::MailDomainRow;
 use ops::mail_forwarder::{EnsureMailForwarder, MailForwarderRow};
@@ -123,6 +124,8 @@ fn every_familys_stored_row_reads_and_writes_the_json_its_handlers_store() {
         "force_https": true, "hsts": value(&SetHttpsPolicy::example().hsts),
     }));
     round_trips::<HttpsPolicyRow>(json!({"force_https": false, "hsts": null}));
+    round_trips::<ErrorPagesRow>(json!({"pages": value(&SetErrorPages::example().pages)}));
+    round_trips::<ErrorPagesRow>(json!({"pages": {}}));
 
     let web_domain = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1";
     let blob = "ab".repeat(32);

@@ -421,6 +421,15 @@ from .remove_dkim_key_result_dkim_type_0 import RemoveDkimKeyResultDkimType0
 from .remove_dkim_key_result_dmarc_type_0 import RemoveDkimKeyResultDmarcType0
 from .remove_dkim_key_result_spf_type_0 import RemoveDkimKeyResultSpfType0
 from .remove_dkim_key_result_state import RemoveDkimKeyResultState
+from .remove_error_pages_envelope import RemoveErrorPagesEnvelope
+from .remove_error_pages_job import RemoveErrorPagesJob
+from .remove_error_pages_job_error_type_0 import RemoveErrorPagesJobErrorType0
+from .remove_error_pages_job_state import RemoveErrorPagesJobState
+from .remove_error_pages_job_timings import RemoveErrorPagesJobTimings
+from .remove_error_pages_request import RemoveErrorPagesRequest
+from .remove_error_pages_result import RemoveErrorPagesResult
+from .remove_error_pages_result_pages import RemoveErrorPagesResultPages
+from .remove_error_pages_result_state import RemoveErrorPagesResultState
 from .remove_ftp_account_envelope import RemoveFtpAccountEnvelope
 from .remove_ftp_account_job import RemoveFtpAccountJob
 from .remove_ftp_account_job_error_type_0 import RemoveFtpAccountJobErrorType0
@@ -607,6 +616,16 @@ from .set_account_password_result_quota_type_0_mechanism import (
     SetAccountPasswordResultQuotaType0Mechanism,
 )
 from .set_account_password_result_state import SetAccountPasswordResultState
+from .set_error_pages_envelope import SetErrorPagesEnvelope
+from .set_error_pages_job import SetErrorPagesJob
+from .set_error_pages_job_error_type_0 import SetErrorPagesJobErrorType0
+from .set_error_pages_job_state import SetErrorPagesJobState
+from .set_error_pages_job_timings import SetErrorPagesJobTimings
+from .set_error_pages_request import SetErrorPagesRequest
+from .set_error_pages_request_pages import SetErrorPagesRequestPages
+from .set_error_pages_result import SetErrorPagesResult
+from .set_error_pages_result_pages import SetErrorPagesResultPages
+from .set_error_pages_result_state import SetErrorPagesResultState
 from .set_ftp_account_password_envelope import SetFtpAccountPasswordEnvelope
 from .set_ftp_account_password_job import SetFtpAccountPasswordJob
 from .set_ftp_account_password_job_error_type_0 import (
@@ -1135,6 +1154,15 @@ __all__ = (
     "RemoveDkimKeyResultDmarcType0",
     "RemoveDkimKeyResultSpfType0",
     "RemoveDkimKeyResultState",
+    "RemoveErrorPagesEnvelope",
+    "RemoveErrorPagesJob",
+    "RemoveErrorPagesJobErrorType0",
+    "RemoveErrorPagesJobState",
+    "RemoveErrorPagesJobTimings",
+    "RemoveErrorPagesRequest",
+    "RemoveErrorPagesResult",
+    "RemoveErrorPagesResultPages",
+    "RemoveErrorPagesResultState",
     "RemoveFtpAccountEnvelope",
     "RemoveFtpAccountJob",
     "RemoveFtpAccountJobErrorType0",
@@ -1311,6 +1339,16 @@ __all__ = (
     "SetAccountPasswordResultQuotaType0",
     "SetAccountPasswordResultQuotaType0Mechanism",
     "SetAccountPasswordResultState",
+    "SetErrorPagesEnvelope",
+    "SetErrorPagesJob",
+    "SetErrorPagesJobErrorType0",
+    "SetErrorPagesJobState",
+    "SetErrorPagesJobTimings",
+    "SetErrorPagesRequest",
+    "SetErrorPagesRequestPages",
+    "SetErrorPagesResult",
+    "SetErrorPagesResultPages",
+    "SetErrorPagesResultState",
     "SetFtpAccountPasswordEnvelope",
     "SetFtpAccountPasswordJob",
     "SetFtpAccountPasswordJobErrorType0",
