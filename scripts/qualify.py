@@ -733,6 +733,7 @@ def qualify(deb):
 
     certificate_step(api, shop)
     quota_step(api, shop)
+    limits_step(api, shop)
     backup_step(api, shop)
     suspend_step(api, shop)
     removal_step(api, shop, other, sink)
@@ -1014,6 +1015,45 @@ def quota_step(api, shop):
         fill.unlink()
 
 
+def cgroup_controllers():
+    """The controllers this node's kernel gives systemd, read independently of the node."""
+    unified = pathlib.Path("/sys/fs/cgroup/cgroup.controllers")
+    if unified.exists():
+        names = set(unified.read_text().split())
+        return {"cpu": "cpu" in names, "memory": "memory" in names, "pids": "pids" in names,
+                "io": "io" in names}
+    v1 = lambda name: (pathlib.Path("/sys/fs/cgroup") / name / "tasks").is_file()
+    return {"cpu": v1("cpu"), "memory": v1("memory"), "pids": v1("pids"), "io": v1("blkio")}
+
+
+def limits_step(api, shop):
+    step("limits: the tenant's systemd slice, read back from systemd")
+    uid = pwd.getpwnam(shop.username).pw_uid
+    slice_unit = f"user-{uid}.slice"
+    wanted = {"cpu_percent": 150, "memory_mib": 512, "io_kib_per_sec": 2048, "processes": 200,
+              "entry_processes": 10}
+    result = api.run("set_account_limits", {"id": shop.ids["account"], **wanted})
+    check(result["limits"] == wanted, "set_account_limits reports the limits systemd holds", result)
+    drop_in = pathlib.Path(f"/etc/systemd/system/{slice_unit}.d/50-layerone-limits.conf")
+    check(drop_in.exists(), f"the node's drop-in of {slice_unit}", drop_in)
+    shown = dict(l.split("=", 1) for l in sh(
+        "systemctl", "show", "--property=TasksMax,MemoryMax,CPUQuotaPerSecUSec,IOWriteBandwidthMax",
+        "--", slice_unit).splitlines() if "=" in l)
+    print(f"   | systemctl show {slice_unit}: {shown}")
+    check(shown.get("TasksMax") == "200" and shown.get("MemoryMax") == str(512 * 1024 * 1024)
+          and shown.get("IOWriteBandwidthMax") == f"{shop.home} {2048 * 1024}",
+          "systemd itself shows them for the slice", shown)
+    have = cgroup_controllers()
+    enforced = {"cpu_percent": have["cpu"], "memory_mib": have["memory"],
+                "io_kib_per_sec": have["io"], "processes": have["pids"], "entry_processes": True}
+    check(result["enforced"] == enforced,
+          f"`enforced` is what this host's cgroup controllers allow: {enforced}", result)
+    usage = api.run("observe_account_usage", {"id": shop.ids["account"]})
+    check(usage["limits_in_effect"] == wanted, "observe_account_usage reads them back", usage)
+    pool = pathlib.Path(f"/etc/php/8.2/fpm/pool.d/layerone-{shop.ids['account']}.conf").read_text()
+    check("pm.max_children = 10\n" in pool, "the tenant's PHP pool takes entry_processes as its children")
+
+
 def backup_step(api, shop):
     step("backup, damage, restore")
     backup = api.run("create_account_backup", {"id": shop.ids["backup"], "account": shop.ids["account"]})
@@ -1080,7 +1120,7 @@ def removal_step(api, shop, other, sink):
     check(not [s for s in subvolumes if s == shop.username or s.startswith(f"{shop.username}/")],
           "no subvolume of its home is left (the nested one and the snapshot deleted first)", subvolumes)
     for tree in ("/etc/apache2", "/etc/php", "/etc/postfix", "/etc/dovecot", "/etc/opendkim",
-                 "/etc/pure-ftpd", "/var/spool/cron"):
+                 "/etc/pure-ftpd", "/var/spool/cron", "/etc/systemd/system"):
         hits = grep_tree(tree, SHOP.encode()) + grep_tree(tree, shop.username.encode())
         check(not hits, f"nothing in {tree} names the tenant", hits)
     check(not (pathlib.Path("/var/vmail") / SHOP).exists(), "no mail store")

@@ -25,6 +25,11 @@ family! {
             USER_MISSING = "user_missing",
             /// The account's home is gone.
             HOME_MISSING = "home_missing",
+            /// The drop-in of the account's systemd slice, which carries its limits on
+            /// `debian`, is gone.
+            SLICE_LIMITS_MISSING = "slice_limits_missing",
+            /// The slice's drop-in is not what state.db derives.
+            SLICE_LIMITS_DIFFERS = "slice_limits_differs",
         },
     }
 }
@@ -221,7 +226,8 @@ operation! {
     }
 }
 
-/// An account's resource limits (CloudLinux LVE).
+/// An account's resource limits: CloudLinux's LVE on `cloudlinux`, the account's systemd
+/// slice (`user-<uid>.slice`) on `debian`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetAccountLimitsRequest {
@@ -234,7 +240,9 @@ pub struct SetAccountLimitsRequest {
     pub io_kib_per_sec: IoKibPerSec,
     /// Processes; 0 = unlimited.
     pub processes: ProcessCount,
-    /// Concurrent entry processes (web requests entering the account's LVE); 0 = unlimited.
+    /// Concurrent entry processes (web requests entering the account's LVE; on `debian` the
+    /// PHP requests the account's pools serve at once, their `pm.max_children`); 0 =
+    /// unlimited.
     pub entry_processes: ProcessCount,
     /// The account's database limits, through MySQL Governor (`dbctl set`). Only where the
     /// governor is installed: elsewhere a request with them fails `unsupported_on_platform`
@@ -310,13 +318,35 @@ pub struct Limits {
     pub entry_processes: u64,
 }
 
+/// Whether the host's kernel enforces each limit of a systemd slice: systemd accepts and
+/// shows a limit whose cgroup controller the host lacks, and nothing enforces it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnforcedLimits {
+    /// The `cpu` controller.
+    pub cpu_percent: bool,
+    /// The `memory` controller.
+    pub memory_mib: bool,
+    /// The `io` controller (`blkio` on a v1 hierarchy, which throttles direct IO only).
+    pub io_kib_per_sec: bool,
+    /// The `pids` controller.
+    pub processes: bool,
+    /// PHP-FPM's `pm.max_children` of the account's pools: always.
+    pub entry_processes: bool,
+}
+
 /// The account's limits and isolation after the change, read back from the platform.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AccountLimitsResult {
     pub username: String,
-    /// The limits `lvectl list-user` shows for the user.
+    /// The limits `lvectl list-user` shows for the user (`cloudlinux`), or `systemctl show`
+    /// for its slice (`debian`: `entry_processes` is its pools' `pm.max_children`).
     pub limits: Option<Limits>,
+    /// On `debian`, whether this host enforces each limit; absent under LVE, which enforces
+    /// them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enforced: Option<EnforcedLimits>,
     /// Whether `cagefsctl --list-enabled` lists the user.
     pub cagefs: Option<bool>,
     /// The database limits `dbctl list --bb` shows for the user, when the request set them.
@@ -329,22 +359,28 @@ operation! {
         name: "set_account_limits",
         kind: Set,
         family: Account,
-        summary: "Set the account's CPU, memory, I/O, process and entry-process limits (cloudlinux: lvectl; debian: unsupported_on_platform)",
+        summary: "Set the account's CPU, memory, I/O, process and entry-process limits (cloudlinux: lvectl; debian: its systemd slice, and its PHP pools' children)",
         request: SetAccountLimitsRequest,
         result: AccountLimitsResult,
-        example: SetAccountLimitsRequest {
-            id: example::account(),
+        example: example_limits(false),
+        other_examples: [example_limits(true)],
+    }
+}
+
+/// The example account's limits, with database limits (MySQL Governor's) when `mysql`.
+fn example_limits(mysql: bool) -> SetAccountLimitsRequest {
+    SetAccountLimitsRequest {
+        id: example::account(),
+        cpu_percent: example::number(100),
+        memory_mib: example::number(1024),
+        io_kib_per_sec: example::number(1024),
+        processes: example::number(100),
+        entry_processes: example::number(20),
+        mysql: mysql.then(|| MysqlLimitsRequest {
             cpu_percent: example::number(100),
-            memory_mib: example::number(1024),
-            io_kib_per_sec: example::number(1024),
-            processes: example::number(100),
-            entry_processes: example::number(20),
-            mysql: Some(MysqlLimitsRequest {
-                cpu_percent: example::number(100),
-                read_kib_per_sec: example::number(1024),
-                write_kib_per_sec: example::number(1024),
-            }),
-        },
+            read_kib_per_sec: example::number(1024),
+            write_kib_per_sec: example::number(1024),
+        }),
     }
 }
 
@@ -400,7 +436,9 @@ pub struct AccountUsageResult {
     pub quota: QuotaStatus,
     /// The limits recorded in state.db by `set_account_limits`.
     pub limits_recorded: Option<Limits>,
-    /// The limits the platform reports (`lvectl list-user`); `None` on debian.
+    /// The limits the platform reports: `lvectl list-user` (`cloudlinux`); `systemctl show`
+    /// of the account's slice once limits were set (`debian`, with the recorded entry
+    /// processes, which its pools carry).
     pub limits_in_effect: Option<Limits>,
     /// Whether the account is in CageFS (`cagefsctl --list-enabled`); `None` on debian.
     pub cagefs: Option<bool>,

@@ -43,6 +43,10 @@ pub enum Service {
     /// OpenDKIM's KeyTable and SigningTable: no configuration test exists for them (they are
     /// derived whole from validated values); reloaded with `systemctl reload` when running.
     OpenDkim,
+    /// systemd's own unit files (a tenant's slice limits): derived whole from validated
+    /// numbers, so no test; `systemctl daemon-reload` makes systemd read them (skipped on a
+    /// sysroot, which no service manager looks after).
+    Systemd,
 }
 
 impl Service {
@@ -53,6 +57,7 @@ impl Service {
             Service::Postfix => "postfix",
             Service::Dovecot => "dovecot",
             Service::OpenDkim => "opendkim",
+            Service::Systemd => "systemd",
         }
     }
 
@@ -62,7 +67,7 @@ impl Service {
             Service::PhpFpm(version) => provider.php_fpm_configtest(version),
             Service::Postfix => provider.postfix_check(),
             Service::Dovecot => provider.doveconf_check(),
-            Service::OpenDkim => Ok(()),
+            Service::OpenDkim | Service::Systemd => Ok(()),
         }
     }
 
@@ -83,6 +88,7 @@ impl Service {
             Service::Postfix => provider.postfix_reload(),
             Service::Dovecot => provider.dovecot_reload(),
             Service::OpenDkim => provider.opendkim_reload().map(|_| ()),
+            Service::Systemd => provider.systemd_daemon_reload().map(|_| ()),
         }
     }
 }

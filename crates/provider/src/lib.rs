@@ -80,6 +80,9 @@ pub use programs::pure_pw::{FTP_LAYOUT, FtpLayout, FtpUserShown};
 pub use programs::quota_tools::{UserQuotaShown, parse_repquota_csv};
 pub use programs::selectorctl::{SelectorState, parse_extension_list};
 pub use programs::service_state::{ServiceUnit, UnitState};
+pub use programs::slice_limits::{
+    CgroupControllers, SLICE_LIMIT_PROPERTIES, SliceLimits, slice_drop_in, slice_unit,
+};
 pub use programs::systemctl::Managed;
 pub use programs::tenant_worker::{TENANT_WORKER_NAME, TenantIsolation};
 pub use programs::useradd::{HOME_MODE, SystemUserAdd, UserAdd};

@@ -69,7 +69,7 @@ fn post_json(client: &client::NodeClient, value: &Value) -> Response {
 // ---------------------------------------------------------------------------------------
 // Bad input, derived from the registry.
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 enum Seg {
     Key(String),
     Index(usize),
@@ -214,22 +214,34 @@ fn bad_input_for_every_field_of_every_request_is_a_4xx_naming_the_field() {
             }
         };
 
-        // Every field of the example, and every property of the schema the example leaves out.
-        let mut fields = Vec::new();
-        paths(&example, &[], &mut fields);
+        // Every field of the example and of its other examples (each mutated in the example
+        // that has it), and every property of the schema they all leave out.
+        let examples: Vec<Value> = std::iter::once(example.clone())
+            .chain(op.other_examples())
+            .collect();
+        let mut fields: Vec<(&Value, Vec<Seg>)> = Vec::new();
+        for base in &examples {
+            let mut of_base = Vec::new();
+            paths(base, &[], &mut of_base);
+            for path in of_base {
+                if !fields.iter().any(|(_, known)| *known == path) {
+                    fields.push((base, path));
+                }
+            }
+        }
         let properties = schema["properties"]
             .as_object()
             .expect("a request schema lists its properties");
         for name in properties.keys() {
-            if example.get(name).is_none() {
-                fields.push(vec![Seg::Key(name.clone())]);
+            if examples.iter().all(|e| e.get(name).is_none()) {
+                fields.push((&example, vec![Seg::Key(name.clone())]));
             }
         }
         assert!(!fields.is_empty(), "{} has no fields to check", op.name());
-        for path in &fields {
+        for (base, path) in &fields {
             let field = render("resource", path);
-            for (what, value) in mutations(get(&example, path)) {
-                let mut resource = example.clone();
+            for (what, value) in mutations(get(base, path)) {
+                let mut resource = (*base).clone();
                 set(&mut resource, path, value);
                 let schema_allows = validator.is_valid(&resource);
                 expect_field_error(op.name(), what, &envelope(resource), &field, schema_allows);

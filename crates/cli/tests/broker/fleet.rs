@@ -61,7 +61,12 @@ fn three_dev_nodes_join_take_requests_over_the_broker_and_report_on_the_events_s
     let over_https = nodes[0].submit_https(&request);
     assert_eq!(over_https["state"], "succeeded", "{over_https}");
     let over_broker = fleet.submit_wait("n1", &request);
-    assert_eq!(over_broker["kind"], "accepted", "{over_broker}");
+    // The node's answer that it has the job, or the job's final event when the node's outbox
+    // publishes the HTTPS job's only after the wait began listening: either is that one job.
+    assert!(
+        over_broker["kind"] == "accepted" || over_broker["kind"] == "job",
+        "{over_broker}"
+    );
     assert_eq!(
         over_broker["job"]["timings"], over_https["timings"],
         "one job: {over_broker}"

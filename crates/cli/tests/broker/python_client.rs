@@ -418,9 +418,9 @@ fn seed_local_administrator(sysroot: &Path) {
     }
 }
 
-/// The operations whose examples need a CloudLinux node (LVE, CageFS): they run on a second
-/// dev node, started with `--platform cloudlinux`.
-const CLOUDLINUX_ONLY: [&str; 2] = ["set_account_limits", "set_account_isolation"];
+/// The operations whose examples need a CloudLinux node (CageFS): they run on a second dev
+/// node, started with `--platform cloudlinux`.
+const CLOUDLINUX_ONLY: [&str; 1] = ["set_account_isolation"];
 
 #[test]
 fn the_python_client_submits_every_operations_example_and_parses_its_typed_result() {

@@ -36,7 +36,8 @@
 //! simulation (`crates/simulation`) checks their histories against its serial model.
 //!
 //! The node runs the `cloudlinux` profile, where every tenant operation applies
-//! (`set_account_limits` and `set_account_isolation` are refused on `debian`).
+//! (`set_account_isolation`, and `set_account_limits` with database limits, are refused on
+//! `debian`).
 
 use crate::common;
 use crate::fleet_support;

@@ -427,14 +427,17 @@ impl Node {
         );
         self.check_certificates_converged(&rows);
         // CloudLinux: the LVE limits and the CageFS list the Sim keeps are exactly what the
-        // account rows record (empty on Debian, where neither exists).
+        // account rows record (empty on Debian, where neither exists: its limits are the
+        // slices' drop-ins, which the drift check below holds to the rows).
         let lve: BTreeSet<String> = std::fs::read_to_string(self.path(simulator::SIM_LVE_FILE))
             .unwrap_or_default()
             .lines()
             .map(str::to_owned)
             .collect();
         let recorded: BTreeSet<String> = of("account")
-            .filter(|a| !a.data["limits"].is_null())
+            .filter(|a| {
+                !a.data["limits"].is_null() && self.platform == provider::Platform::CloudLinux
+            })
             .map(|a| {
                 let l = &a.data["limits"];
                 format!(

@@ -116,8 +116,11 @@ fn limits_out_of_bounds_are_refused_naming_the_field() {
     node.pass();
 }
 
+/// On `debian` the limits are the account's slice (`hosting.rs` checks them end to end);
+/// CageFS and MySQL Governor's database limits do not exist there: refused, nothing recorded,
+/// no LVE or CageFS program started.
 #[test]
-fn limits_and_isolation_are_unsupported_on_debian_and_change_nothing() {
+fn isolation_and_database_limits_are_unsupported_on_debian_and_change_nothing() {
     let mut node = Node::new();
     node.submit(&ensure_account(1, 10, "shop1"));
     node.pass();
@@ -125,7 +128,10 @@ fn limits_and_isolation_are_unsupported_on_debian_and_change_nothing() {
         .state()
         .resource("account", &id(10).parse().unwrap())
         .unwrap();
-    node.submit(&set_limits(2, 10, 100));
+    let mut with_mysql = set_limits(2, 10, 100);
+    with_mysql["resource"]["mysql"] = serde_json::json!(
+        {"cpu_percent": 100, "read_kib_per_sec": 1024, "write_kib_per_sec": 1024});
+    node.submit(&with_mysql);
     node.pass();
     node.submit(&set_isolation(3, 10, true));
     node.pass();
@@ -145,8 +151,22 @@ fn limits_and_isolation_are_unsupported_on_debian_and_change_nothing() {
     node.submit(&account_op(4, "observe_account_usage", 10));
     node.pass();
     let usage = result(&node, 4);
-    assert!(usage["limits_in_effect"].is_null());
+    assert!(
+        usage["limits_in_effect"].is_null(),
+        "no limits set: {usage}"
+    );
     assert!(usage["cagefs"].is_null());
+    // Set without database limits, they are the slice's, and the usage reads them back.
+    node.submit(&set_limits(5, 10, 100));
+    node.pass();
+    node.submit(&account_op(6, "observe_account_usage", 10));
+    node.pass();
+    let usage = result(&node, 6);
+    assert_eq!(
+        usage["limits_in_effect"], usage["limits_recorded"],
+        "{usage}"
+    );
+    assert_eq!(usage["limits_in_effect"]["cpu_percent"], 100);
     node.check_converged();
 }
 

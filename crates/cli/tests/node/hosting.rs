@@ -212,9 +212,107 @@ fn scheduled_tasks_become_the_tenants_crontab_and_pass_the_real_cron_parser() {
     node.check_converged();
 }
 
+/// `set_account_limits` on a Debian node: the account's slice gets the node's drop-in, the
+/// limits are read back from `systemctl show` (the simulated systemd reads the drop-in), the
+/// pools take their children from them, the result says which limits this host enforces (a
+/// dev node's sandbox has no cgroup controller, PHP-FPM's children always), an edited drop-in
+/// is drift until the rebuild, and the purge takes the drop-in away.
+#[test]
+fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
+    let mut node = Node::new();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    run(&mut node, &ensure_domain(2, 30, 10, "shop.example.com"));
+    assert_eq!(
+        run(&mut node, &set_php_version(3, 30, 10, "8.2")).state,
+        JobState::Succeeded
+    );
+    let limited = run(&mut node, &set_limits(4, 10, 150));
+    assert_eq!(limited.state, JobState::Succeeded, "{limited:?}");
+    let result = limited.result.unwrap();
+    assert_eq!(
+        result["limits"],
+        json!({"cpu_percent": 150, "memory_mib": 1024, "io_kib_per_sec": 2048,
+               "processes": 50, "entry_processes": 10})
+    );
+    assert_eq!(
+        result["enforced"],
+        json!({"cpu_percent": false, "memory_mib": false, "io_kib_per_sec": false,
+               "processes": false, "entry_processes": true})
+    );
+    let row = node
+        .state()
+        .resource("account", &id(10).parse().unwrap())
+        .unwrap()
+        .unwrap();
+    let uid = row.data["uid"].as_u64().unwrap();
+    let drop_in = node.path(&format!(
+        "/etc/systemd/system/user-{uid}.slice.d/50-layerone-limits.conf"
+    ));
+    let text = std::fs::read_to_string(&drop_in).unwrap();
+    for line in [
+        "[Slice]\n",
+        "CPUQuota=150%\n",
+        "MemoryHigh=921M\n",
+        "MemoryMax=1024M\n",
+        "TasksMax=50\n",
+        "IOReadBandwidthMax=/home/shop1 2048K\n",
+        "IOWriteBandwidthMax=/home/shop1 2048K\n",
+    ] {
+        assert!(text.contains(line), "{line} missing from {text}");
+    }
+    let layout = node.provider.php_fpm_layout(PhpVersion::V8_2);
+    let pool = std::fs::read_to_string(
+        node.path(&layout.pool_dir)
+            .join(format!("layerone-{}.conf", id(10))),
+    )
+    .unwrap();
+    assert!(pool.contains("pm.max_children = 10\n"), "{pool}");
+    node.check_converged();
+
+    // Someone lifts the memory limit by hand: drift, until the rebuild writes it back.
+    std::fs::write(
+        &drop_in,
+        text.replace("MemoryMax=1024M", "MemoryMax=infinity"),
+    )
+    .unwrap();
+    let drift = ops::drift::detect(&node.ctx()).found;
+    assert!(
+        drift
+            .iter()
+            .any(|f| f.aspect.as_str() == "slice_limits_differs"),
+        "{drift:?}"
+    );
+    run(&mut node, &account_op(5, "rebuild_account", 10));
+    assert_eq!(std::fs::read_to_string(&drop_in).unwrap(), text);
+    node.check_converged();
+
+    // Unlimited (0; CPU has no such value) is written as systemd's own "no limit", not left
+    // to user-.slice's defaults.
+    let unlimited = run(
+        &mut node,
+        &json!({"request_id": id(6), "operation": "set_account_limits",
+                "resource": {"id": id(10), "cpu_percent": 200, "memory_mib": 0,
+                             "io_kib_per_sec": 0, "processes": 0, "entry_processes": 0}}),
+    );
+    assert_eq!(unlimited.state, JobState::Succeeded, "{unlimited:?}");
+    let text = std::fs::read_to_string(&drop_in).unwrap();
+    assert!(
+        text.contains(
+            "CPUQuota=200%\nMemoryHigh=infinity\nMemoryMax=infinity\nTasksMax=infinity\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("/home/shop1"), "{text}");
+    node.check_converged();
+
+    run(&mut node, &account_op(7, "remove_account", 10));
+    assert!(!drop_in.exists(), "the purge leaves the slice's drop-in");
+    node.check_converged();
+}
+
 #[test]
 fn a_pools_children_follow_the_accounts_recorded_limits() {
-    // CloudLinux, where set_account_limits is available (Debian has no LVE).
+    // CloudLinux's LVE (Debian's slice limits: above).
     let mut node = Node::cloudlinux();
     run(&mut node, &ensure_account(1, 10, "shop1"));
     run(&mut node, &ensure_domain(2, 30, 10, "shop.example.com"));

@@ -1,29 +1,36 @@
-//! Limits and isolation. LVE limits and CageFS exist on the `cloudlinux` profile only; on
-//! `debian` both operations fail `unsupported_on_platform` before anything runs (the provider
-//! has no path for `lvectl` or `cagefsctl` there). systemd slices could cap CPU, memory, I/O
-//! and tasks per user on Debian (`user-UID.slice` drop-ins), but not entry processes, and
-//! PHP-FPM and Apache children run in the services' own slices, not the user's: the limits
-//! would look enforced and not be. They stay unsupported until the web stack runs per-user
-//! units.
+//! Limits and isolation.
 //!
-//! On `cloudlinux` every change is read back before the job reports it: `lvectl set-user`
-//! then `lvectl list-user`, `cagefsctl --enable`/`--disable` then `--list-enabled`, and the
-//! database limits through MySQL Governor, `dbctl set` then `dbctl list --bb` (dbctl exits 0
-//! even when it refuses), only where the governor is installed (without it a request with
-//! database limits fails `unsupported_on_platform`); limits set again without database
-//! limits remove the governor's (`dbctl delete`). The account's purge resets them all
-//! (`lvectl delete-user`, `cagefsctl --disable`, `dbctl delete`, `removal.rs`) while the user
-//! exists, so a later account of the same name does not inherit them.
+//! On `cloudlinux` the limits are LVE's and CageFS isolates: every change is read back before
+//! the job reports it: `lvectl set-user` then `lvectl list-user`, `cagefsctl
+//! --enable`/`--disable` then `--list-enabled`, and the database limits through MySQL
+//! Governor, `dbctl set` then `dbctl list --bb` (dbctl exits 0 even when it refuses), only
+//! where the governor is installed (without it a request with database limits fails
+//! `unsupported_on_platform`); limits set again without database limits remove the
+//! governor's (`dbctl delete`).
+//!
+//! On `debian` the limits are systemd's, on the account's slice (`user-<uid>.slice`): a
+//! drop-in the node derives from the recorded limits (`provider::SliceLimits`), which
+//! systemd reads at `daemon-reload`, read back with `systemctl show`. They bound what runs in
+//! the slice: the account's SSH sessions and cron jobs, which `pam_systemd` puts there. Its
+//! PHP runs in the shared FPM masters' services, outside the slice: `entry_processes` (its
+//! pools' `pm.max_children`) is what bounds it, and its CPU, memory and IO are not the
+//! slice's. The result says, per limit, whether the host's kernel enforces it (the
+//! controller is there: `Provider::cgroup_controllers`). CageFS does not exist there:
+//! `set_account_isolation` fails `unsupported_on_platform` before anything runs.
+//!
+//! The account's purge resets them all (`lvectl delete-user`, `cagefsctl --disable`, `dbctl
+//! delete` while the user exists; the slice's drop-in, `removal.rs`), so a later account of
+//! the same name or uid does not inherit them.
 
-use provider::{GovernorLimits, LveLimits};
+use provider::{GovernorLimits, LveLimits, Platform, SliceLimits, slice_drop_in};
 use registry::{Apply, OpError};
 
 use super::{
-    AccountLimitsResult, AccountRow, Limits, MysqlLimits, MysqlLimitsRequest, SetAccountIsolation,
-    SetAccountIsolationRequest, SetAccountLimits, SetAccountLimitsRequest, account_info,
-    account_row,
+    AccountInfo, AccountLimitsResult, AccountRow, EnforcedLimits, Limits, MysqlLimits,
+    MysqlLimitsRequest, SetAccountIsolation, SetAccountIsolationRequest, SetAccountLimits,
+    SetAccountLimitsRequest, account_info, account_row,
 };
-use crate::context::{Ctx, provider_error};
+use crate::context::{Ctx, Service, provider_error};
 use crate::php::pool::{self, PoolSync};
 
 /// Database limits as the result reports them, from what was given to `dbctl`.
@@ -80,6 +87,9 @@ impl Apply<Ctx> for SetAccountLimits {
                 ),
             ));
         }
+        if ctx.provider.platform() == Platform::Debian {
+            return set_slice_limits(ctx, req, info);
+        }
         let wanted = LveLimits {
             speed_pct: req.cpu_percent.get(),
             pmem_mib: req.memory_mib.get(),
@@ -124,10 +134,124 @@ impl Apply<Ctx> for SetAccountLimits {
         Ok(AccountLimitsResult {
             username: info.username,
             limits,
+            enforced: None,
             cagefs: None,
             mysql,
         })
     }
+}
+
+/// The limits of `req` as the account's slice takes them.
+fn slice_limits(req: &SetAccountLimitsRequest) -> SliceLimits {
+    SliceLimits {
+        cpu_percent: req.cpu_percent.get(),
+        memory_mib: req.memory_mib.get(),
+        io_kib_per_sec: req.io_kib_per_sec.get(),
+        tasks: req.processes.get(),
+    }
+}
+
+/// The drop-in of the slice of `info`'s user for `limits` (mapped path, text).
+pub(super) fn slice_drop_in_of(
+    ctx: &Ctx,
+    account: &registry::Hex32,
+    info: &AccountInfo,
+    limits: &SliceLimits,
+) -> (std::path::PathBuf, String) {
+    (
+        ctx.provider.sysconf(slice_drop_in(info.uid)),
+        limits.render(account.as_str(), &info.home),
+    )
+}
+
+/// The slice limits a recorded [`Limits`] derives.
+pub(super) fn slice_limits_of(limits: &Limits) -> SliceLimits {
+    SliceLimits {
+        cpu_percent: limits.cpu_percent,
+        memory_mib: limits.memory_mib,
+        io_kib_per_sec: limits.io_kib_per_sec,
+        tasks: limits.processes,
+    }
+}
+
+/// The limits of `info`'s slice as `systemctl show` reports them, with the entry processes
+/// `recorded` gave its pools; `None` when systemd shows them in another shape than the node
+/// writes.
+pub(super) fn slice_limits_in_effect(
+    ctx: &Ctx,
+    info: &AccountInfo,
+    recorded: &Limits,
+) -> Result<Option<Limits>, OpError> {
+    let shown = ctx
+        .provider
+        .slice_limits_shown(info.uid, &info.home)
+        .map_err(provider_error)?;
+    Ok(shown.map(|s| Limits {
+        cpu_percent: s.cpu_percent,
+        memory_mib: s.memory_mib,
+        io_kib_per_sec: s.io_kib_per_sec,
+        processes: s.tasks,
+        entry_processes: recorded.entry_processes,
+    }))
+}
+
+/// `set_account_limits` on `debian`: the slice's drop-in written, systemd told, the limits
+/// read back from systemd before the row records them and the pools take their children.
+fn set_slice_limits(
+    ctx: &mut Ctx,
+    req: &SetAccountLimitsRequest,
+    info: AccountInfo,
+) -> Result<AccountLimitsResult, OpError> {
+    let wanted = slice_limits(req);
+    let (path, text) = slice_drop_in_of(ctx, &req.id, &info, &wanted);
+    if let Some(dir) = path.parent() {
+        ctx.provider.ensure_dir(dir, 0o755).map_err(provider_error)?;
+    }
+    ctx.write_service_config(Service::Systemd, &path, text.as_bytes())?;
+    ctx.reload_now(Service::Systemd)?;
+    crash::point(super::AFTER_SLICE_LIMITS);
+    let shown = ctx
+        .provider
+        .slice_limits_shown(info.uid, &info.home)
+        .map_err(provider_error)?;
+    if shown.as_ref() != Some(&wanted) {
+        return Err(OpError::retryable(
+            "limits_not_in_effect",
+            format!(
+                "systemd read the limits of {} but shows {shown:?} for {}",
+                info.username,
+                provider::slice_unit(info.uid)
+            ),
+        ));
+    }
+    let limits = Limits {
+        cpu_percent: wanted.cpu_percent,
+        memory_mib: wanted.memory_mib,
+        io_kib_per_sec: wanted.io_kib_per_sec,
+        processes: wanted.tasks,
+        entry_processes: req.entry_processes.get(),
+    };
+    ctx.set_row(&AccountRow {
+        limits: Some(limits),
+        mysql_limits: Some(None),
+        ..account_row(ctx, &req.id)?
+    });
+    // The account's PHP pools take their children from the limits (`PoolLimits`).
+    pool::sync(ctx, &req.id, PoolSync::Update)?;
+    let controllers = ctx.provider.cgroup_controllers();
+    Ok(AccountLimitsResult {
+        username: info.username,
+        limits: Some(limits),
+        enforced: Some(EnforcedLimits {
+            cpu_percent: controllers.cpu,
+            memory_mib: controllers.memory,
+            io_kib_per_sec: controllers.io,
+            processes: controllers.pids,
+            entry_processes: true,
+        }),
+        cagefs: None,
+        mysql: None,
+    })
 }
 
 /// `dbctl set` for `user`, then `dbctl list --bb` to see it in effect (dbctl exits 0 even
@@ -184,6 +308,7 @@ impl Apply<Ctx> for SetAccountIsolation {
         Ok(AccountLimitsResult {
             username: info.username,
             limits: None,
+            enforced: None,
             cagefs: Some(cagefs),
             mysql: None,
         })

@@ -33,6 +33,7 @@ crash::points! {
     AFTER_QUOTA_RELEASED = "account.after_quota_released",
     BEFORE_USERDEL = "account.before_userdel",
     AFTER_LVECTL_SET = "account.after_lvectl_set",
+    AFTER_SLICE_LIMITS = "account.after_slice_limits",
     AFTER_CAGEFSCTL = "account.after_cagefsctl",
     REBUILD_AFTER_REPLAY = "account.rebuild.after_replay",
     AFTER_SUSPENSION_USER = "account.after_suspension_user",
@@ -55,6 +56,7 @@ pub use usage::account_usage;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use provider::Platform;
 use registry::types::Hex32;
 use registry::{Aspects, Content, Derive, Derived, Family, Of, OpError, Operation};
 use serde::{Deserialize, Serialize};
@@ -197,6 +199,7 @@ pub fn live_accounts_of<T: StoredRow>(ctx: &Ctx) -> Result<Vec<(Hex32, AccountIn
 
 const USER: Aspects = Aspects::new(USER_MISSING, USER_MISSING);
 const HOME: Aspects = Aspects::new(HOME_MISSING, HOME_MISSING);
+const SLICE_LIMITS: Aspects = Aspects::new(SLICE_LIMITS_MISSING, SLICE_LIMITS_DIFFERS);
 
 impl Derive<Ctx> for Account {
     /// Each account's user as recorded (its name with its uid in passwd) and, while the user
@@ -226,7 +229,26 @@ impl Derive<Ctx> for Account {
                 Ok(_) => Content::Present,
                 Err(_) => Content::Absent,
             };
-            items.push(Derived::path(of, home, Content::Present, actual, HOME));
+            items.push(Derived::path(of.clone(), home, Content::Present, actual, HOME));
+            // On `debian` the recorded limits are the slice's drop-in.
+            if let (Some(limits), Platform::Debian) = (&stored.row.limits, ctx.provider.platform())
+            {
+                let info = account_info(ctx, &stored.id)?;
+                let (path, text) = limits::slice_drop_in_of(
+                    ctx,
+                    &stored.id,
+                    &info,
+                    &limits::slice_limits_of(limits),
+                );
+                let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
+                items.push(Derived::path(
+                    of,
+                    path,
+                    Content::Bytes(text.into_bytes()),
+                    Content::file(actual),
+                    SLICE_LIMITS,
+                ));
+            }
         }
         Ok(items)
     }

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use provider::{Expire, PasswdEntry, UserMod};
+use provider::{Expire, PasswdEntry, Platform, UserMod};
 use registry::types::{Hex32, Shell};
 use registry::{Apply, OpError, Purge, RowType};
 
@@ -76,9 +76,15 @@ impl Purge<Ctx> for Account {
             }
         }
         let username = rec.name.clone();
+        // The slice's limits are keyed by the uid: its drop-in goes whether or not the user
+        // is still there, so a later account given the same uid does not inherit them.
+        if row.limits.is_some() && ctx.provider.platform() == Platform::Debian {
+            let drop_in = ctx.provider.sysconf(provider::slice_drop_in(rec.uid));
+            ctx.remove_service_config(Service::Systemd, &drop_in)?;
+        }
         // LVE limits and CageFS are keyed by the user name: reset them while the user exists,
         // so a later account with the same name does not inherit them.
-        if user_of(ctx, &rec)?.is_some() {
+        if user_of(ctx, &rec)?.is_some() && ctx.provider.platform() == Platform::CloudLinux {
             if row.limits.is_some() {
                 ctx.provider
                     .lvectl_delete_user(&username)

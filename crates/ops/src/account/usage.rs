@@ -9,7 +9,7 @@ use provider::Platform;
 use registry::types::Hex32;
 use registry::{Apply, OpError};
 
-use super::limits::{cagefs_of, lve_limits_of, mysql_limits_of};
+use super::limits::{cagefs_of, lve_limits_of, mysql_limits_of, slice_limits_in_effect};
 use super::{
     AccountRef, AccountUsageResult, ObserveAccountUsage, account_info, account_row, quota,
     tenant_of,
@@ -49,7 +49,11 @@ impl Apply<Ctx> for ObserveAccountUsage {
                 lve_limits_of(ctx, &info.username)?,
                 Some(cagefs_of(ctx, &info.username)?),
             ),
-            Platform::Debian => (None, None),
+            // The slice's limits as systemd holds them, once the node set some.
+            Platform::Debian => match limits_recorded {
+                Some(recorded) => (slice_limits_in_effect(ctx, &info, &recorded)?, None),
+                None => (None, None),
+            },
         };
         let mysql_limits_recorded = row.mysql_limits();
         let mysql_limits_in_effect = mysql_limits_of(ctx, &info.username)?;

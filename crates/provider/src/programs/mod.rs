@@ -25,6 +25,7 @@ pub mod quota_tools;
 pub mod selectorctl;
 pub mod service_state;
 pub mod sievec;
+pub mod slice_limits;
 pub mod systemctl;
 pub mod tenant_terminate;
 pub mod tenant_worker;

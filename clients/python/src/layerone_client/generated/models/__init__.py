@@ -588,6 +588,9 @@ from .set_account_isolation_job_state import SetAccountIsolationJobState
 from .set_account_isolation_job_timings import SetAccountIsolationJobTimings
 from .set_account_isolation_request import SetAccountIsolationRequest
 from .set_account_isolation_result import SetAccountIsolationResult
+from .set_account_isolation_result_enforced_type_0 import (
+    SetAccountIsolationResultEnforcedType0,
+)
 from .set_account_isolation_result_limits_type_0 import (
     SetAccountIsolationResultLimitsType0,
 )
@@ -602,6 +605,9 @@ from .set_account_limits_job_timings import SetAccountLimitsJobTimings
 from .set_account_limits_request import SetAccountLimitsRequest
 from .set_account_limits_request_mysql_type_0 import SetAccountLimitsRequestMysqlType0
 from .set_account_limits_result import SetAccountLimitsResult
+from .set_account_limits_result_enforced_type_0 import (
+    SetAccountLimitsResultEnforcedType0,
+)
 from .set_account_limits_result_limits_type_0 import SetAccountLimitsResultLimitsType0
 from .set_account_limits_result_mysql_type_0 import SetAccountLimitsResultMysqlType0
 from .set_account_password_envelope import SetAccountPasswordEnvelope
@@ -1317,6 +1323,7 @@ __all__ = (
     "SetAccountIsolationJobTimings",
     "SetAccountIsolationRequest",
     "SetAccountIsolationResult",
+    "SetAccountIsolationResultEnforcedType0",
     "SetAccountIsolationResultLimitsType0",
     "SetAccountIsolationResultMysqlType0",
     "SetAccountLimitsEnvelope",
@@ -1327,6 +1334,7 @@ __all__ = (
     "SetAccountLimitsRequest",
     "SetAccountLimitsRequestMysqlType0",
     "SetAccountLimitsResult",
+    "SetAccountLimitsResultEnforcedType0",
     "SetAccountLimitsResultLimitsType0",
     "SetAccountLimitsResultMysqlType0",
     "SetAccountPasswordEnvelope",

@@ -27,6 +27,9 @@ class EventPageEventsItemDriftType0:
 
                 - `user_missing`: The account's user is not in passwd (or no longer carries the node's marker).
                 - `home_missing`: The account's home is gone.
+                - `slice_limits_missing`: The drop-in of the account's systemd slice, which carries its limits on
+                `debian`, is gone.
+                - `slice_limits_differs`: The slice's drop-in is not what state.db derives.
                 - `authorized_keys_missing`: The account has SSH keys recorded and no `authorized_keys`.
                 - `authorized_keys_differs`: `authorized_keys` is not what state.db derives.
                 - `vhost_missing`: The web domain's vhost file is gone.

@@ -36,6 +36,8 @@ class EventPageEventsItemDriftType0Aspect(StrEnum):
     POSTFIX_TABLE_DIFFERS = "postfix_table_differs"
     SIEVE_SCRIPT_DIFFERS = "sieve_script_differs"
     SIEVE_SCRIPT_MISSING = "sieve_script_missing"
+    SLICE_LIMITS_DIFFERS = "slice_limits_differs"
+    SLICE_LIMITS_MISSING = "slice_limits_missing"
     SUDO_DROPIN_DIFFERS = "sudo_dropin_differs"
     SUDO_DROPIN_MISSING = "sudo_dropin_missing"
     USER_MISSING = "user_missing"

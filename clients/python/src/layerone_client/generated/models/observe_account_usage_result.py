@@ -44,8 +44,10 @@ class ObserveAccountUsageResult:
         quota (ObserveAccountUsageResultQuota): The home's quota as the kernel reports it now.
         username (str):
         cagefs (bool | None | Unset): Whether the account is in CageFS (`cagefsctl --list-enabled`); `None` on debian.
-        limits_in_effect (None | ObserveAccountUsageResultLimitsInEffectType0 | Unset): The limits the platform reports
-            (`lvectl list-user`); `None` on debian.
+        limits_in_effect (None | ObserveAccountUsageResultLimitsInEffectType0 | Unset): The limits the platform reports:
+            `lvectl list-user` (`cloudlinux`); `systemctl show`
+            of the account's slice once limits were set (`debian`, with the recorded entry
+            processes, which its pools carry).
         limits_recorded (None | ObserveAccountUsageResultLimitsRecordedType0 | Unset): The limits recorded in state.db
             by `set_account_limits`.
         mysql_limits_in_effect (None | ObserveAccountUsageResultMysqlLimitsInEffectType0 | Unset): The database limits

@@ -10,14 +10,16 @@ T = TypeVar("T", bound="ObserveAccountUsageResultLimitsInEffectType0")
 
 @_attrs_define
 class ObserveAccountUsageResultLimitsInEffectType0:
-    """The limits the platform reports (`lvectl list-user`); `None` on debian.
+    """The limits the platform reports: `lvectl list-user` (`cloudlinux`); `systemctl show`
+    of the account's slice once limits were set (`debian`, with the recorded entry
+    processes, which its pools carry).
 
-    Attributes:
-        cpu_percent (int):
-        entry_processes (int):
-        io_kib_per_sec (int):
-        memory_mib (int):
-        processes (int):
+        Attributes:
+            cpu_percent (int):
+            entry_processes (int):
+            io_kib_per_sec (int):
+            memory_mib (int):
+            processes (int):
     """
 
     cpu_percent: int

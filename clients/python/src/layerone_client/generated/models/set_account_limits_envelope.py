@@ -25,7 +25,9 @@ class SetAccountLimitsEnvelope:
     Attributes:
         operation (Literal['set_account_limits']):
         request_id (str):
-        resource (SetAccountLimitsRequest): An account's resource limits (CloudLinux LVE).
+        resource (SetAccountLimitsRequest): An account's resource limits: CloudLinux's LVE on `cloudlinux`, the
+            account's systemd
+            slice (`user-<uid>.slice`) on `debian`.
     """
 
     operation: Literal["set_account_limits"]

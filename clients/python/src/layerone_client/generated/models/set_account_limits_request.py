@@ -18,20 +18,23 @@ T = TypeVar("T", bound="SetAccountLimitsRequest")
 
 @_attrs_define
 class SetAccountLimitsRequest:
-    """An account's resource limits (CloudLinux LVE).
+    """An account's resource limits: CloudLinux's LVE on `cloudlinux`, the account's systemd
+    slice (`user-<uid>.slice`) on `debian`.
 
-    Attributes:
-        cpu_percent (int): CPU, in % of one core (100 = one core).
-        entry_processes (int): Concurrent entry processes (web requests entering the account's LVE); 0 = unlimited.
-        id (str):
-        io_kib_per_sec (int): Disk I/O in KiB/s; 0 = unlimited.
-        memory_mib (int): Physical memory in MiB; 0 = unlimited.
-        processes (int): Processes; 0 = unlimited.
-        mysql (None | SetAccountLimitsRequestMysqlType0 | Unset): The account's database limits, through MySQL Governor
-            (`dbctl set`). Only where the
-            governor is installed: elsewhere a request with them fails `unsupported_on_platform`
-            and changes nothing. Absent: the account has the governor's defaults (`dbctl delete`
-            when limits were set before).
+        Attributes:
+            cpu_percent (int): CPU, in % of one core (100 = one core).
+            entry_processes (int): Concurrent entry processes (web requests entering the account's LVE; on `debian` the
+                PHP requests the account's pools serve at once, their `pm.max_children`); 0 =
+                unlimited.
+            id (str):
+            io_kib_per_sec (int): Disk I/O in KiB/s; 0 = unlimited.
+            memory_mib (int): Physical memory in MiB; 0 = unlimited.
+            processes (int): Processes; 0 = unlimited.
+            mysql (None | SetAccountLimitsRequestMysqlType0 | Unset): The account's database limits, through MySQL Governor
+                (`dbctl set`). Only where the
+                governor is installed: elsewhere a request with them fails `unsupported_on_platform`
+                and changes nothing. Absent: the account has the governor's defaults (`dbctl delete`
+                when limits were set before).
     """
 
     cpu_percent: int

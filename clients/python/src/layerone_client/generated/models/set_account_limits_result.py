@@ -8,6 +8,9 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.set_account_limits_result_enforced_type_0 import (
+        SetAccountLimitsResultEnforcedType0,
+    )
     from ..models.set_account_limits_result_limits_type_0 import (
         SetAccountLimitsResultLimitsType0,
     )
@@ -26,17 +29,26 @@ class SetAccountLimitsResult:
     Attributes:
         username (str):
         cagefs (bool | None | Unset): Whether `cagefsctl --list-enabled` lists the user.
-        limits (None | SetAccountLimitsResultLimitsType0 | Unset): The limits `lvectl list-user` shows for the user.
+        enforced (None | SetAccountLimitsResultEnforcedType0 | Unset): On `debian`, whether this host enforces each
+            limit; absent under LVE, which enforces
+            them all.
+        limits (None | SetAccountLimitsResultLimitsType0 | Unset): The limits `lvectl list-user` shows for the user
+            (`cloudlinux`), or `systemctl show`
+            for its slice (`debian`: `entry_processes` is its pools' `pm.max_children`).
         mysql (None | SetAccountLimitsResultMysqlType0 | Unset): The database limits `dbctl list --bb` shows for the
             user, when the request set them.
     """
 
     username: str
     cagefs: bool | None | Unset = UNSET
+    enforced: None | SetAccountLimitsResultEnforcedType0 | Unset = UNSET
     limits: None | SetAccountLimitsResultLimitsType0 | Unset = UNSET
     mysql: None | SetAccountLimitsResultMysqlType0 | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.set_account_limits_result_enforced_type_0 import (
+            SetAccountLimitsResultEnforcedType0,
+        )
         from ..models.set_account_limits_result_limits_type_0 import (
             SetAccountLimitsResultLimitsType0,
         )
@@ -51,6 +63,14 @@ class SetAccountLimitsResult:
             cagefs = UNSET
         else:
             cagefs = self.cagefs
+
+        enforced: dict[str, Any] | None | Unset
+        if isinstance(self.enforced, Unset):
+            enforced = UNSET
+        elif isinstance(self.enforced, SetAccountLimitsResultEnforcedType0):
+            enforced = self.enforced.to_dict()
+        else:
+            enforced = self.enforced
 
         limits: dict[str, Any] | None | Unset
         if isinstance(self.limits, Unset):
@@ -77,6 +97,8 @@ class SetAccountLimitsResult:
         )
         if cagefs is not UNSET:
             field_dict["cagefs"] = cagefs
+        if enforced is not UNSET:
+            field_dict["enforced"] = enforced
         if limits is not UNSET:
             field_dict["limits"] = limits
         if mysql is not UNSET:
@@ -86,6 +108,9 @@ class SetAccountLimitsResult:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.set_account_limits_result_enforced_type_0 import (
+            SetAccountLimitsResultEnforcedType0,
+        )
         from ..models.set_account_limits_result_limits_type_0 import (
             SetAccountLimitsResultLimitsType0,
         )
@@ -104,6 +129,25 @@ class SetAccountLimitsResult:
             return cast(bool | None | Unset, data)
 
         cagefs = _parse_cagefs(d.pop("cagefs", UNSET))
+
+        def _parse_enforced(
+            data: object,
+        ) -> None | SetAccountLimitsResultEnforcedType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                enforced_type_0 = SetAccountLimitsResultEnforcedType0.from_dict(data)
+
+                return enforced_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SetAccountLimitsResultEnforcedType0 | Unset, data)
+
+        enforced = _parse_enforced(d.pop("enforced", UNSET))
 
         def _parse_limits(
             data: object,
@@ -146,6 +190,7 @@ class SetAccountLimitsResult:
         set_account_limits_result = cls(
             username=username,
             cagefs=cagefs,
+            enforced=enforced,
             limits=limits,
             mysql=mysql,
         )

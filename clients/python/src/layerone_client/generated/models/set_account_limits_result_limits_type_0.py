@@ -10,14 +10,15 @@ T = TypeVar("T", bound="SetAccountLimitsResultLimitsType0")
 
 @_attrs_define
 class SetAccountLimitsResultLimitsType0:
-    """The limits `lvectl list-user` shows for the user.
+    """The limits `lvectl list-user` shows for the user (`cloudlinux`), or `systemctl show`
+    for its slice (`debian`: `entry_processes` is its pools' `pm.max_children`).
 
-    Attributes:
-        cpu_percent (int):
-        entry_processes (int):
-        io_kib_per_sec (int):
-        memory_mib (int):
-        processes (int):
+        Attributes:
+            cpu_percent (int):
+            entry_processes (int):
+            io_kib_per_sec (int):
+            memory_mib (int):
+            processes (int):
     """
 
     cpu_percent: int
