@@ -138,14 +138,18 @@ fn bytes(value: &str) -> String {
         .map_or_else(|| "infinity".into(), |mib| (mib * 1024 * 1024).to_string())
 }
 
-/// One `IO*BandwidthMax=` assignment: empty clears the list, `PATH NK` adds an entry in
-/// bytes.
+/// One `IO*BandwidthMax=` assignment: empty clears the list, `PATH BYTES` (or `PATH NK`,
+/// where systemd's `K` is 1000 for a bandwidth) adds an entry in bytes.
 fn io_entry(list: &mut Vec<String>, value: &str) {
     if value.is_empty() {
         list.clear();
-    } else if let Some((path, rate)) = value.rsplit_once(' ')
-        && let Some(kib) = rate.strip_suffix('K').and_then(|n| n.parse::<u64>().ok())
-    {
-        list.push(format!("{path} {}", kib * 1024));
+    } else if let Some((path, rate)) = value.rsplit_once(' ') {
+        let bytes = match rate.strip_suffix('K') {
+            Some(k) => k.parse::<u64>().ok().map(|k| k * 1000),
+            None => rate.parse::<u64>().ok(),
+        };
+        if let Some(bytes) = bytes {
+            list.push(format!("{path} {bytes}"));
+        }
     }
 }

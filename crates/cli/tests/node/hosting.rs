@@ -255,8 +255,8 @@ fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
         "MemoryHigh=921M\n",
         "MemoryMax=1024M\n",
         "TasksMax=50\n",
-        "IOReadBandwidthMax=/home/shop1 2048K\n",
-        "IOWriteBandwidthMax=/home/shop1 2048K\n",
+        "IOReadBandwidthMax=/home/shop1 2097152\n",
+        "IOWriteBandwidthMax=/home/shop1 2097152\n",
     ] {
         assert!(text.contains(line), "{line} missing from {text}");
     }

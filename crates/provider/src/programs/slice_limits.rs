@@ -80,14 +80,15 @@ impl SliceLimits {
         } else {
             out.push_str(&format!("TasksMax={}\n", self.tasks));
         }
-        // An empty assignment clears the list; then the home's device, when limited.
+        // An empty assignment clears the list; then the home's device, when limited, in bytes
+        // per second (systemd reads a bandwidth's `K` as 1000).
         out.push_str("IOReadBandwidthMax=\nIOWriteBandwidthMax=\n");
         if self.io_kib_per_sec != 0 {
             for key in ["IOReadBandwidthMax", "IOWriteBandwidthMax"] {
                 out.push_str(&format!(
-                    "{key}={} {}K\n",
+                    "{key}={} {}\n",
                     home.display(),
-                    self.io_kib_per_sec
+                    self.io_kib_per_sec * 1024
                 ));
             }
         }
@@ -253,7 +254,7 @@ mod tests {
              # Changes made here are replaced.\n[Slice]\n\
              CPUQuota=150%\nMemoryHigh=921M\nMemoryMax=1024M\nTasksMax=100\n\
              IOReadBandwidthMax=\nIOWriteBandwidthMax=\n\
-             IOReadBandwidthMax=/home/shop1 2048K\nIOWriteBandwidthMax=/home/shop1 2048K\n"
+             IOReadBandwidthMax=/home/shop1 2097152\nIOWriteBandwidthMax=/home/shop1 2097152\n"
         );
         let none = SliceLimits::default().render("a1a1", Path::new(HOME));
         assert!(none.ends_with(
