@@ -11,7 +11,8 @@
 //! On `debian` the limits are systemd's, on the account's slice (`user-<uid>.slice`): a
 //! drop-in the node derives from the recorded limits (`provider::SliceLimits`), which
 //! systemd reads at `daemon-reload`, read back with `systemctl show`. They bound what runs in
-//! the slice: the account's SSH sessions and cron jobs, which `pam_systemd` puts there. Its
+//! the slice: the account's SSH sessions, which `pam_systemd` puts there (Debian's cron has
+//! no `pam_systemd` in its PAM stack: its jobs are not in the slice). Its
 //! PHP runs in the shared FPM masters' services, outside the slice: `entry_processes` (its
 //! pools' `pm.max_children`) is what bounds it, and its CPU, memory and IO are not the
 //! slice's. The result says, per limit, whether the host's kernel enforces it (the

@@ -1,6 +1,6 @@
 //! A tenant's resource limits on a systemd host without LVE: systemd's resource-control
 //! properties on the tenant's slice (`user-<uid>.slice`, where `pam_systemd` puts its SSH
-//! sessions and cron jobs), which systemd maps onto whichever cgroup hierarchy the host has.
+//! sessions), which systemd maps onto whichever cgroup hierarchy the host has.
 //!
 //! The node writes them as a drop-in of the slice (rendered here from typed numbers), has
 //! systemd read it (`systemctl daemon-reload`), and reads them back with `systemctl show`: a
