@@ -1041,6 +1041,7 @@ def limits_step(api, shop):
         "--", slice_unit).splitlines() if "=" in l)
     print(f"   | systemctl show {slice_unit}: {shown}")
     check(shown.get("TasksMax") == "200" and shown.get("MemoryMax") == str(512 * 1024 * 1024)
+          and shown.get("CPUQuotaPerSecUSec") == "1.500000s"
           and shown.get("IOWriteBandwidthMax") == f"{shop.home} {2048 * 1024}",
           "systemd itself shows them for the slice", shown)
     have = cgroup_controllers()

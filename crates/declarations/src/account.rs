@@ -318,8 +318,10 @@ pub struct Limits {
     pub entry_processes: u64,
 }
 
-/// Whether the host's kernel enforces each limit of a systemd slice: systemd accepts and
-/// shows a limit whose cgroup controller the host lacks, and nothing enforces it.
+/// Whether the host's kernel has the cgroup controller that enforces each limit of a systemd
+/// slice (systemd accepts and shows a limit whose controller the host lacks, and nothing
+/// enforces it). It says nothing of what runs in the slice: on `debian` the account's SSH
+/// sessions do, its PHP and cron jobs do not yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnforcedLimits {

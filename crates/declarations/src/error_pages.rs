@@ -26,9 +26,11 @@ family! {
 registry::string_type!(
     /// A page of the site that answers an error status: `/` then segments of
     /// `[A-Za-z0-9._~-]` separated by single slashes, no trailing slash, no `.` or `..`
-    /// segment, at most 255 bytes, never beneath `/.well-known/` (the node's challenge and
-    /// mail clients' paths). Apache serves it as an internal request of the same site, so a
-    /// PHP page runs as the tenant like any other.
+    /// segment, at most 255 bytes, never beneath `/.well-known/` (where the node answers the
+    /// ACME challenges itself). Apache serves it as an internal request of the same site, so
+    /// a PHP page runs as the tenant like any other. Not a security boundary: a tenant's
+    /// `.htaccess` may name its own `ErrorDocument`s too; the type keeps what the node writes
+    /// plain.
     ErrorPagePath,
     schemars::json_schema!({
         "type": "string",

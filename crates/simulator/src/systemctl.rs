@@ -115,13 +115,25 @@ fn slice_show(provider: &Provider, unit: &str) -> Outcome {
     }
 }
 
-/// `CPUQuota=N%` as `CPUQuotaPerSecUSec` prints it (`1s`, `500ms`, `1.500000s`, `infinity`).
+/// `CPUQuota=N%` as `CPUQuotaPerSecUSec` prints it (`1s`, `500ms`, `1.500000s`, `1min 4s`,
+/// `infinity`).
 fn cpu_quota(value: &str) -> String {
     let Some(percent) = value.strip_suffix('%').and_then(|n| n.parse::<u64>().ok()) else {
         return "infinity".into();
     };
     let usec = percent * 10_000;
-    if usec % 1_000_000 == 0 {
+    if usec >= 60_000_000 {
+        // `format_timespan` from a minute up: `1min 4s`, `1min 500ms`.
+        let mut out = format!("{}min", usec / 60_000_000);
+        let (s, ms) = ((usec % 60_000_000) / 1_000_000, (usec % 1_000_000) / 1_000);
+        if s != 0 {
+            out.push_str(&format!(" {s}s"));
+        }
+        if ms != 0 {
+            out.push_str(&format!(" {ms}ms"));
+        }
+        out
+    } else if usec % 1_000_000 == 0 {
         format!("{}s", usec / 1_000_000)
     } else if usec < 1_000_000 && usec % 1_000 == 0 {
         format!("{}ms", usec / 1_000)

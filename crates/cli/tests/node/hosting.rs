@@ -310,6 +310,41 @@ fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
     node.check_converged();
 }
 
+/// An administrator's own drop-in of the slice that overrides the node's: systemd shows
+/// other limits than the node wrote, so the job fails `limits_not_in_effect` (retryable),
+/// records nothing, and leaves no drop-in of the node's in force behind it.
+#[test]
+fn limits_systemd_does_not_show_as_written_are_not_left_in_force() {
+    let mut node = Node::new();
+    run(&mut node, &ensure_account(1, 10, "shop1"));
+    let row = node
+        .state()
+        .resource("account", &id(10).parse().unwrap())
+        .unwrap()
+        .unwrap();
+    let uid = row.data["uid"].as_u64().unwrap();
+    let dir = node.path(&format!("/etc/systemd/system/user-{uid}.slice.d"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("60-admin.conf"), "[Slice]\nTasksMax=7\n").unwrap();
+    let job = run(&mut node, &set_limits(2, 10, 150));
+    assert_eq!(job.state, JobState::Failed, "{job:?}");
+    let error = job.error.unwrap();
+    assert_eq!(error.code, "limits_not_in_effect", "{error:?}");
+    assert!(error.retryable);
+    assert!(
+        !dir.join("50-layerone-limits.conf").exists(),
+        "the node's drop-in stayed in force without a row"
+    );
+    let after = node
+        .state()
+        .resource("account", &id(10).parse().unwrap())
+        .unwrap()
+        .unwrap();
+    assert!(after.data["limits"].is_null(), "{:?}", after.data);
+    std::fs::remove_file(dir.join("60-admin.conf")).unwrap();
+    node.check_converged();
+}
+
 #[test]
 fn a_pools_children_follow_the_accounts_recorded_limits() {
     // CloudLinux's LVE (Debian's slice limits: above).

@@ -208,6 +208,7 @@ fn set_slice_limits(
     if let Some(dir) = path.parent() {
         ctx.provider.ensure_dir(dir, 0o755).map_err(provider_error)?;
     }
+    let previous = ctx.provider.read_config(&path).map_err(provider_error)?;
     ctx.write_service_config(Service::Systemd, &path, text.as_bytes())?;
     ctx.reload_now(Service::Systemd)?;
     crash::point(super::AFTER_SLICE_LIMITS);
@@ -216,6 +217,13 @@ fn set_slice_limits(
         .slice_limits_shown(info.uid, &info.home)
         .map_err(provider_error)?;
     if shown.as_ref() != Some(&wanted) {
+        // What the row does not record must not stay in force: the drop-in goes back to what
+        // it was (none, for an account without limits), and systemd is told.
+        match previous {
+            Some(before) => ctx.write_service_config(Service::Systemd, &path, &before)?,
+            None => ctx.remove_service_config(Service::Systemd, &path)?,
+        }
+        ctx.reload_now(Service::Systemd)?;
         return Err(OpError::retryable(
             "limits_not_in_effect",
             format!(

@@ -78,9 +78,16 @@ impl Purge<Ctx> for Account {
         let username = rec.name.clone();
         // The slice's limits are keyed by the uid: its drop-in goes whether or not the user
         // is still there, so a later account given the same uid does not inherit them.
-        if row.limits.is_some() && ctx.provider.platform() == Platform::Debian {
+        if ctx.provider.platform() == Platform::Debian {
             let drop_in = ctx.provider.sysconf(provider::slice_drop_in(rec.uid));
-            ctx.remove_service_config(Service::Systemd, &drop_in)?;
+            let there = ctx
+                .provider
+                .read_config(&drop_in)
+                .map_err(provider_error)?
+                .is_some();
+            if there || row.limits.is_some() {
+                ctx.remove_service_config(Service::Systemd, &drop_in)?;
+            }
         }
         // LVE limits and CageFS are keyed by the user name: reset them while the user exists,
         // so a later account with the same name does not inherit them.

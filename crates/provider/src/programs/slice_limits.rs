@@ -288,6 +288,8 @@ mod tests {
             ("500ms", 500_000),
             ("2s 500ms", 2_500_000),
             ("1s", 1_000_000),
+            ("1min 4s", 64_000_000),
+            ("1min 500ms", 60_500_000),
         ] {
             assert_eq!(parse_timespan_usec(spelled), Some(Some(usec)), "{spelled}");
         }
