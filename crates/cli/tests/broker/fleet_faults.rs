@@ -189,15 +189,18 @@ fn where_in_state(node: &DevNode, ids: &[&String]) -> String {
     let state = rusqlite::Connection::open(node.root.join("data/state/state.db")).unwrap();
     let mut by_state: BTreeMap<String, usize> = BTreeMap::new();
     for id in ids {
-        let job: Option<(String, i64)> = state
+        let job: Option<(String, i64, Option<String>)> = state
             .query_row(
-                "SELECT state, attempts FROM jobs WHERE request_id = ?1",
+                "SELECT state, attempts, error FROM jobs WHERE request_id = ?1",
                 [id.as_str()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .ok();
         let key = match job {
-            Some((s, attempts)) => format!("{s} after {attempts} attempts"),
+            Some((s, attempts, None)) => format!("{s} after {attempts} attempts"),
+            Some((s, attempts, Some(error))) => {
+                format!("{s} after {attempts} attempts: {error}")
+            }
             None => "no job".to_owned(),
         };
         *by_state.entry(key).or_default() += 1;
