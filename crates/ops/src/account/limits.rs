@@ -142,36 +142,39 @@ impl Apply<Ctx> for SetAccountLimits {
     }
 }
 
-/// The limits of `req` as the account's slice takes them.
-fn slice_limits(req: &SetAccountLimitsRequest) -> SliceLimits {
-    SliceLimits {
-        cpu_percent: req.cpu_percent.get(),
-        memory_mib: req.memory_mib.get(),
-        io_kib_per_sec: req.io_kib_per_sec.get(),
-        tasks: req.processes.get(),
-    }
-}
-
-/// The drop-in of the slice of `info`'s user for `limits` (mapped path, text).
+/// The drop-in of the slice of the user `uid`, whose home is `home`, for `limits` (mapped
+/// path, text).
 pub(super) fn slice_drop_in_of(
     ctx: &Ctx,
     account: &registry::Hex32,
-    info: &AccountInfo,
-    limits: &SliceLimits,
+    uid: u32,
+    home: &std::path::Path,
+    limits: &Limits,
 ) -> (std::path::PathBuf, String) {
     (
-        ctx.provider.sysconf(slice_drop_in(info.uid)),
-        limits.render(account.as_str(), &info.home),
+        ctx.provider.sysconf(slice_drop_in(uid)),
+        slice_limits_of(limits).render(account.as_str(), home),
     )
 }
 
 /// The slice limits a recorded [`Limits`] derives.
-pub(super) fn slice_limits_of(limits: &Limits) -> SliceLimits {
+fn slice_limits_of(limits: &Limits) -> SliceLimits {
     SliceLimits {
         cpu_percent: limits.cpu_percent,
         memory_mib: limits.memory_mib,
         io_kib_per_sec: limits.io_kib_per_sec,
         tasks: limits.processes,
+    }
+}
+
+/// [`Limits`] from a slice's, with the entry processes the account's pools carry.
+fn limits_of(slice: SliceLimits, entry_processes: u64) -> Limits {
+    Limits {
+        cpu_percent: slice.cpu_percent,
+        memory_mib: slice.memory_mib,
+        io_kib_per_sec: slice.io_kib_per_sec,
+        processes: slice.tasks,
+        entry_processes,
     }
 }
 
@@ -187,13 +190,7 @@ pub(super) fn slice_limits_in_effect(
         .provider
         .slice_limits_shown(info.uid, &info.home)
         .map_err(provider_error)?;
-    Ok(shown.map(|s| Limits {
-        cpu_percent: s.cpu_percent,
-        memory_mib: s.memory_mib,
-        io_kib_per_sec: s.io_kib_per_sec,
-        processes: s.tasks,
-        entry_processes: recorded.entry_processes,
-    }))
+    Ok(shown.map(|s| limits_of(s, recorded.entry_processes)))
 }
 
 /// `set_account_limits` on `debian`: the slice's drop-in written, systemd told, the limits
@@ -203,8 +200,15 @@ fn set_slice_limits(
     req: &SetAccountLimitsRequest,
     info: AccountInfo,
 ) -> Result<AccountLimitsResult, OpError> {
-    let wanted = slice_limits(req);
-    let (path, text) = slice_drop_in_of(ctx, &req.id, &info, &wanted);
+    let limits = Limits {
+        cpu_percent: req.cpu_percent.get(),
+        memory_mib: req.memory_mib.get(),
+        io_kib_per_sec: req.io_kib_per_sec.get(),
+        processes: req.processes.get(),
+        entry_processes: req.entry_processes.get(),
+    };
+    let wanted = slice_limits_of(&limits);
+    let (path, text) = slice_drop_in_of(ctx, &req.id, info.uid, &info.home, &limits);
     if let Some(dir) = path.parent() {
         ctx.provider.ensure_dir(dir, 0o755).map_err(provider_error)?;
     }
@@ -233,13 +237,6 @@ fn set_slice_limits(
             ),
         ));
     }
-    let limits = Limits {
-        cpu_percent: wanted.cpu_percent,
-        memory_mib: wanted.memory_mib,
-        io_kib_per_sec: wanted.io_kib_per_sec,
-        processes: wanted.tasks,
-        entry_processes: req.entry_processes.get(),
-    };
     ctx.set_row(&AccountRow {
         limits: Some(limits),
         mysql_limits: Some(None),

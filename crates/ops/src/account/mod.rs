@@ -231,15 +231,11 @@ impl Derive<Ctx> for Account {
             };
             items.push(Derived::path(of.clone(), home, Content::Present, actual, HOME));
             // On `debian` the recorded limits are the slice's drop-in.
-            if let (Some(limits), Platform::Debian) = (&stored.row.limits, ctx.provider.platform())
+            if let (Some(limits), Some(user), Platform::Debian) =
+                (&stored.row.limits, &user, ctx.provider.platform())
             {
-                let info = account_info(ctx, &stored.id)?;
-                let (path, text) = limits::slice_drop_in_of(
-                    ctx,
-                    &stored.id,
-                    &info,
-                    &limits::slice_limits_of(limits),
-                );
+                let (path, text) =
+                    limits::slice_drop_in_of(ctx, &stored.id, user.uid, &user.home, limits);
                 let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
                 items.push(Derived::path(
                     of,

@@ -91,19 +91,8 @@ impl Provider {
     /// installed or not running has nothing to reload (it reads the tables when it starts):
     /// `Ok(false)`, and the mail families' changes do not fail for it.
     pub fn opendkim_reload(&self) -> Result<bool, ProviderError> {
-        let mut show = Argv::new();
-        show.arg("show")
-            .arg("--property=LoadState,ActiveState")
-            .arg("--")
-            .arg(OPENDKIM_UNIT);
-        let out = self.execute(
-            Program::Systemctl,
-            &show,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
-        let state =
-            crate::programs::service_state::parse_show(&String::from_utf8_lossy(&out.stdout));
+        let shown = self.systemd_show("LoadState,ActiveState", OPENDKIM_UNIT)?;
+        let state = crate::programs::service_state::parse_show(&shown);
         if state.active_state != "active" {
             return Ok(false);
         }

@@ -12,9 +12,7 @@
 //! unit would be indistinguishable from a failure to run.
 
 use crate::error::ProviderError;
-use crate::executor::Argv;
 use crate::platform::Platform;
-use crate::program::Program;
 use crate::provider::Provider;
 
 /// A shared service the node reports on.
@@ -96,18 +94,8 @@ pub fn dpkg_versions(status: &str, package: &str) -> Option<String> {
 impl Provider {
     /// `systemctl show --property=LoadState,ActiveState -- UNIT`.
     pub fn unit_state(&self, unit: ServiceUnit) -> Result<UnitState, ProviderError> {
-        let mut argv = Argv::new();
-        argv.arg("show")
-            .arg("--property=LoadState,ActiveState")
-            .arg("--")
-            .arg(unit.unit(self.platform));
-        let out = self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
-        Ok(parse_show(&String::from_utf8_lossy(&out.stdout)))
+        let shown = self.systemd_show("LoadState,ActiveState", &unit.unit(self.platform))?;
+        Ok(parse_show(&shown))
     }
 
     /// The PHP-FPM versions configured on this node: `/etc/php/X.Y/fpm` on Debian,

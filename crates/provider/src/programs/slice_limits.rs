@@ -11,8 +11,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::ProviderError;
-use crate::executor::Argv;
-use crate::program::Program;
 use crate::provider::Provider;
 
 /// The properties [`Provider::slice_limits_shown`] asks `systemctl show` for.
@@ -216,21 +214,8 @@ impl Provider {
         uid: u32,
         home: &Path,
     ) -> Result<Option<SliceLimits>, ProviderError> {
-        let mut argv = Argv::new();
-        argv.arg("show")
-            .arg(format!("--property={SLICE_LIMIT_PROPERTIES}"))
-            .arg("--")
-            .arg(slice_unit(uid));
-        let out = self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
-        Ok(SliceLimits::parse_show(
-            &String::from_utf8_lossy(&out.stdout),
-            home,
-        ))
+        let shown = self.systemd_show(SLICE_LIMIT_PROPERTIES, &slice_unit(uid))?;
+        Ok(SliceLimits::parse_show(&shown, home))
     }
 }
 

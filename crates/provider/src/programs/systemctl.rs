@@ -93,6 +93,26 @@ impl Provider {
             .collect())
     }
 
+    /// `systemctl show --property=PROPERTIES -- UNIT`: its `KEY=VALUE` lines.
+    pub(crate) fn systemd_show(
+        &self,
+        properties: &str,
+        unit: &str,
+    ) -> Result<String, ProviderError> {
+        let mut argv = Argv::new();
+        argv.arg("show")
+            .arg(format!("--property={properties}"))
+            .arg("--")
+            .arg(unit);
+        let out = self.execute(
+            Program::Systemctl,
+            &argv,
+            None,
+            Program::Systemctl.default_timeout(),
+        )?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// `systemctl daemon-reload`, so a rewritten unit file takes effect. Skipped on a sysroot.
     pub fn systemd_daemon_reload(&self) -> Result<Managed, ProviderError> {
         if !self.root_is_slash() {
