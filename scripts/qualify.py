@@ -664,6 +664,7 @@ def qualify(deb):
           "the page sees the PHP options the node set (memory_limit 192M, max_input_vars 2345)", info)
 
     processes_step(shop, other)
+    tenant_masters_step(api, shop, other)
 
     step("MariaDB: database, user, grant; the page writes a row")
     db, user, _ = api.run_all(shop.database())
@@ -874,18 +875,8 @@ def tenant_listeners_follow_step(api, shop, issued):
         sh("systemctl", "restart", "dovecot.service")
         check(served_fingerprint(993, server_name=SHOP_MAIL) == renewed,
               "Dovecot made to serve the previous certificate on 993")
-        # The drift check runs when its marker is older than its period: made so, then a pass.
-        os.utime("/var/lib/layerone/state/observed", (0, 0))
-        api.run("observe_account_usage", {"id": shop.ids["account"]})
-        stale, after = [], 0
-        for _ in range(50):
-            status, page = api.request("GET", f"/v1/events?after={after}&limit=1000")
-            check(status == 200, "the events feed answers", page)
-            stale += [e for e in page["events"] if "listener_certificate_stale" in json.dumps(e)]
-            if page["next"] == after:
-                break
-            after = page["next"]
-        check(stale, "the drift check reports the listener as listener_certificate_stale", after)
+        stale = drift_events(api, shop, lambda e: "listener_certificate_stale" in json.dumps(e))
+        check(stale, "the drift check reports the listener as listener_certificate_stale")
         ok(f"   {json.dumps(stale[0])[:300]}")
     finally:
         sh("umount", crt)
@@ -1051,7 +1042,7 @@ def limits_step(api, shop):
           f"`enforced` is what this host's cgroup controllers allow: {enforced}", result)
     usage = api.run("observe_account_usage", {"id": shop.ids["account"]})
     check(usage["limits_in_effect"] == wanted, "observe_account_usage reads them back", usage)
-    pool = pathlib.Path(f"/etc/php/8.2/fpm/pool.d/layerone-{shop.ids['account']}.conf").read_text()
+    pool = pathlib.Path(f"/etc/php/8.2/fpm/layerone/{pwd.getpwnam(shop.username).pw_uid}.conf").read_text()
     check("pm.max_children = 10\n" in pool, "the tenant's PHP pool takes entry_processes as its children")
 
 
@@ -1212,6 +1203,82 @@ def proc_group_gid():
 def hidden_proc(gid):
     options = proc_mount_options() or []
     return "hidepid=invisible" in options and f"gid={gid}" in options
+
+
+def events_since(api, after, wanted=lambda e: True):
+    """The events of the feed after the cursor `after` that `wanted` keeps, and the feed's end."""
+    found = []
+    for _ in range(50):
+        status, page = api.request("GET", f"/v1/events?after={after}&limit=1000")
+        check(status == 200, "the events feed answers", page)
+        found += [e for e in page["events"] if wanted(e)]
+        if page["next"] == after:
+            break
+        after = page["next"]
+    return found, after
+
+
+def drift_events(api, tenant, wanted, after=0):
+    """The events of the feed after `after` that `wanted` keeps, after a drift check: the check
+    runs when its marker is older than its period, made so, then a pass (a request of
+    `tenant`'s)."""
+    os.utime("/var/lib/layerone/state/observed", (0, 0))
+    api.run("observe_account_usage", {"id": tenant.ids["account"]})
+    return events_since(api, after, wanted)[0]
+
+
+def fpm_master(uid):
+    """What systemd shows of the tenant's own PHP 8.2 master."""
+    unit = f"php8.2-fpm@{uid}.service"
+    return unit, dict(l.split("=", 1) for l in sh(
+        "systemctl", "show", "--property=ActiveState,ControlGroup,MainPID", "--", unit).splitlines() if "=" in l)
+
+
+def tenant_masters_step(api, shop, other):
+    step("each tenant's PHP is its own FPM master in its own slice; one tenant's broken pool stops only its own")
+    api.run(*other.php())
+    put_file(other.docroot / "info.php", INFO_PHP, other.username)
+    masters = {}
+    for tenant in (shop, other):
+        uid = pwd.getpwnam(tenant.username).pw_uid
+        unit, shown = fpm_master(uid)
+        masters[tenant.username] = (uid, unit)
+        check(shown.get("ActiveState") == "active"
+              and shown.get("ControlGroup") == f"/user.slice/user-{uid}.slice/{unit}",
+              f"{unit} runs {tenant.username}'s pool, in user-{uid}.slice", shown)
+        status, _, body = http_get(tenant.domain, "/info.php")
+        check(status == 200 and json.loads(body)["uid"] == uid,
+              f"http://{tenant.domain}/info.php answers as uid {uid} through it", body[:300])
+    shared = sorted(p.name for p in pathlib.Path("/etc/php/8.2/fpm/pool.d").glob("layerone-*"))
+    check(not shared, "the distribution's shared php8.2-fpm master runs no tenant's pool", shared)
+
+    uid, unit = masters[shop.username]
+    config = pathlib.Path(f"/etc/php/8.2/fpm/layerone/{uid}.conf")
+    good = config.read_text()
+    _, before = events_since(api, 0)
+    config.write_text(good + "this line is not FPM's\n")
+    restart = sh("systemctl", "restart", unit, check_rc=False)
+    check(restart.returncode != 0, f"with a garbage line in {config}, {unit} does not start")
+    status, _, _ = http_get(SHOP, "/info.php")
+    check(status >= 500, f"{shop.username}'s PHP is down ({status})")
+    other_uid, _ = masters[other.username]
+    for _ in range(3):
+        status, _, body = http_get(OTHER, "/info.php")
+        check(status == 200 and json.loads(body)["uid"] == other_uid,
+              f"{other.username}'s PHP keeps answering", body[:300])
+    findings = drift_events(api, shop, lambda e: e.get("kind") == "drift", after=before)
+    print("\n".join(f"   | {json.dumps(e)[:300]}" for e in findings))
+    check(len(findings) == 1 and findings[0]["drift"]["aspect"] == "php_pool_differs"
+          and findings[0]["drift"]["resource_id"] == shop.ids["account"],
+          f"the drift check reports one finding: {shop.username}'s pool (php_pool_differs)", findings)
+    api.run("set_php_options", {"id": shop.ids["account"], "options": {
+        "display_errors": False, "max_execution_time_s": 30, "max_input_time_s": 60,
+        "max_input_vars": 2345, "memory_limit_mib": 192, "post_max_size_mib": 32,
+        "upload_max_filesize_mib": 16}})
+    check(config.read_text() == good, "the next request of the account writes its configuration back")
+    wait_until(f"{unit} active again", lambda: fpm_master(uid)[1].get("ActiveState") == "active")
+    status, _, body = http_get(SHOP, "/info.php")
+    check(status == 200 and json.loads(body)["uid"] == uid, f"{shop.username}'s PHP answers again", body[:300])
 
 
 def processes_step(shop, other):

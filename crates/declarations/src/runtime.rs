@@ -92,6 +92,24 @@ pub struct RuntimeResult {
     pub memory: MemoryStatus,
     /// The file systems of the paths that exist on this node.
     pub disks: Vec<DiskStatus>,
+    /// Each tenant's own PHP-FPM master (`debian`): one per account and PHP version its web
+    /// domains use, with its unit's state, so a tenant whose pool FPM refuses is seen at
+    /// once. Empty on `cloudlinux`, whose pools are sections of the shared masters listed in
+    /// `services`.
+    pub tenant_php: Vec<TenantPhpStatus>,
+}
+
+/// One tenant's own PHP-FPM master.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TenantPhpStatus {
+    /// The account's id.
+    pub account: String,
+    /// `8.2`.
+    pub php_version: String,
+    /// Its systemd unit: `php8.2-fpm@<uid>.service`, in the account's slice.
+    pub unit: String,
+    pub state: ServiceState,
 }
 
 operation! {
@@ -100,7 +118,7 @@ operation! {
         kind: Observe,
         scope: Node,
         family: Runtime,
-        summary: "Report the state of Apache, PHP-FPM, MariaDB, Postfix and Dovecot, and the node's load, memory and disk",
+        summary: "Report the state of Apache, PHP-FPM (the shared masters and each tenant's own), MariaDB, Postfix and Dovecot, and the node's load, memory and disk",
         request: ObserveRuntimeRequest,
         result: RuntimeResult,
         example: NodeResource::example(0xd4),

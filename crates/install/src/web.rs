@@ -11,7 +11,10 @@
 //! - the modules the node's vhosts need are enabled (`services/apache.rs`), and a note
 //!   says so when mpm-itk is still not enabled, without which no tenant vhost passes
 //!   Apache's configuration test;
-//! - each version's main FPM configuration is derived with its pool (`services/php_fpm.rs`).
+//! - each version's main FPM configuration is derived with its pool (`services/php_fpm.rs`);
+//! - where tenants have FPM masters of their own (Debian), each version's template unit of
+//!   them (`php8.2-fpm@.service`, [`tenant_template`]: the instance is the tenant's uid, in
+//!   its slice) and the directory of their configurations, which the node writes.
 //!
 //! Each change is tested before it is kept (`php-fpmX.Y -t`, `apachectl -t`) and put back
 //! when the test fails; the services are reloaded once.
@@ -67,10 +70,54 @@ pub fn idle_pool(version: PhpVersion, socket_dir: &str) -> String {
     )
 }
 
-/// Replaces each installed version's default pool and disables the shared-state modules.
+/// The template unit of one version's tenant masters: the instance is the tenant's uid,
+/// which names the configuration the node writes for it and its slice, where systemd bounds
+/// it with the account's limits (`set_account_limits`). The master runs as root (it binds
+/// the pool's socket and becomes the tenant for its children), in the foreground for
+/// systemd (`Type=notify`), reloaded gracefully by `SIGUSR2` as the distribution's unit is.
+/// `RuntimeDirectoryPreserve=yes`: `/run/php` is shared with the distribution's unit and
+/// every other tenant's master, and must outlive each of them.
+pub fn tenant_template(version: PhpVersion, fpm: &str, config_dir: &str) -> String {
+    let v = version.as_str();
+    format!(
+        "# Derived by `layerone install`; edits here are moved to /etc/layerone/override/ by\n\
+         # the next install. One PHP {v} FPM master per tenant: the instance is the tenant's\n\
+         # uid, which names its configuration (written by the node) and its slice.\n\
+         [Unit]\n\
+         Description=PHP {v} FastCGI Process Manager of uid %i\n\
+         Documentation=man:php-fpm{v}(8)\n\
+         After=network.target\n\
+         \n\
+         [Service]\n\
+         Type=notify\n\
+         Slice=user-%i.slice\n\
+         ExecStart={fpm} --nodaemonize --fpm-config {config_dir}/%i.conf\n\
+         ExecReload=/bin/kill -USR2 $MAINPID\n\
+         RuntimeDirectory=php\n\
+         RuntimeDirectoryPreserve=yes\n\
+         Restart=on-failure\n\
+         RestartSec=5s\n\
+         \n\
+         [Install]\n\
+         WantedBy=multi-user.target\n"
+    )
+}
+
+/// Replaces each installed version's default pool, installs its tenant masters' template,
+/// and disables the shared-state modules.
 pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<(), InstallError> {
+    let mut units_changed = false;
     for version in e.provider.php_installed_versions() {
         default_pool(e, version, notes)?;
+        units_changed |= tenant_masters(e, version)?;
+    }
+    if units_changed
+        && !e.check
+        && let Err(err) = e.provider.systemd_daemon_reload()
+    {
+        notes.push(format!(
+            "systemd did not reload its units after the PHP tenant templates changed: {err}"
+        ));
     }
     let layout = e.provider.apache_layout();
     if !e.map(layout.main_config).is_file() {
@@ -116,6 +163,29 @@ pub fn converge(e: &mut Engine, notes: &mut Vec<String>) -> Result<(), InstallEr
         }
     }
     Ok(())
+}
+
+/// The template unit of `version`'s tenant masters and the directory of their
+/// configurations, where the platform has them; whether the unit file changed.
+fn tenant_masters(e: &mut Engine, version: PhpVersion) -> Result<bool, InstallError> {
+    let layout = e.provider.php_fpm_layout(version);
+    let (Some(dir), Some(template)) = (layout.tenant_dir.clone(), layout.tenant_template()) else {
+        return Ok(false);
+    };
+    // A version installed on the machine but not configured in this root gets nothing.
+    if !e.map(&layout.main_config).is_file() {
+        return Ok(false);
+    }
+    let Some(fpm) = provider::Program::PhpFpm(version).path(e.provider.platform()) else {
+        return Ok(false);
+    };
+    e.dir(&dir, 0o755, LayoutOwner::Root)?;
+    e.derived(
+        &template,
+        tenant_template(version, fpm, &dir).as_bytes(),
+        0o644,
+        LayoutOwner::Root,
+    )
 }
 
 fn default_pool(

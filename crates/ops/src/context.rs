@@ -35,6 +35,11 @@ pub enum Service {
     /// The FPM of one PHP version: its pools are tested with `php-fpmX.Y -t -y` and the unit
     /// reloaded once per batch.
     PhpFpm(provider::PhpVersion),
+    /// The FPM master of one tenant (its uid) for one PHP version, where tenants have their
+    /// own (`provider::PhpFpmLayout::tenant_dir`): its configuration is tested with
+    /// `php-fpmX.Y -t -y`, and its unit reloaded (started, or stopped when the configuration
+    /// went) once per batch.
+    TenantFpm(provider::PhpVersion, u32),
     Apache,
     /// Tested with `postfix check`, reloaded with `postfix reload`.
     Postfix,
@@ -53,7 +58,9 @@ impl Service {
     pub fn name(self) -> &'static str {
         match self {
             Service::Apache => "apache",
-            Service::PhpFpm(version) => provider::FpmName::fpm_name(version),
+            Service::PhpFpm(version) | Service::TenantFpm(version, _) => {
+                provider::FpmName::fpm_name(version)
+            }
             Service::Postfix => "postfix",
             Service::Dovecot => "dovecot",
             Service::OpenDkim => "opendkim",
@@ -65,6 +72,7 @@ impl Service {
         match self {
             Service::Apache => provider.apache_configtest(),
             Service::PhpFpm(version) => provider.php_fpm_configtest(version),
+            Service::TenantFpm(version, uid) => provider.tenant_fpm_configtest(version, uid),
             Service::Postfix => provider.postfix_check(),
             Service::Dovecot => provider.doveconf_check(),
             Service::OpenDkim | Service::Systemd => Ok(()),
@@ -85,6 +93,7 @@ impl Service {
                 }
             }),
             Service::PhpFpm(version) => provider.php_fpm_reload(version),
+            Service::TenantFpm(version, uid) => provider.tenant_fpm_reload(version, uid),
             Service::Postfix => provider.postfix_reload(),
             Service::Dovecot => provider.dovecot_reload(),
             Service::OpenDkim => provider.opendkim_reload().map(|_| ()),

@@ -1,7 +1,9 @@
 //! The `runtime` family (node scope): what the node's shared services and host look like now,
 //! in a schema a control plane can rely on: every field typed, states as enums.
 //!
-//! Services: Apache, every configured PHP-FPM version, MariaDB, Postfix, Dovecot. Whether
+//! Services: Apache, every configured PHP-FPM version, MariaDB, Postfix, Dovecot; and on
+//! Debian each tenant's own FPM master (`tenant_php`), one per account and version its
+//! domains use, its unit's state from the same `systemctl show`. Whether
 //! each is running comes from `systemctl show` (a closed unit table, never a unit from a
 //! request); whether it is installed and its version from dpkg's status file on Debian (on
 //! CloudLinux the version is `null`: its package database is not a text file, and `rpm -q`
@@ -10,11 +12,15 @@
 
 pub use declarations::runtime::*;
 
-use provider::ServiceUnit;
+use std::collections::BTreeSet;
+
+use provider::{PhpVersion, ServiceUnit, UnitState};
 use registry::types::Hex32;
 use registry::{Apply, Derive, Derived, OpError, Purge};
 
-use crate::context::{Ctx, provider_error};
+use crate::account::AccountRow;
+use crate::context::{Ctx, provider_error, store_error};
+use crate::php::pool;
 
 crash::points! {}
 
@@ -34,6 +40,54 @@ impl Derive<Ctx> for Runtime {
 
 const DISK_PATHS: &[&str] = &["/", "/home", "/var/lib/mysql"];
 
+/// A unit's state as the result types it.
+fn state_of(shown: &UnitState) -> ServiceState {
+    if shown.load_state == "not-found" || shown.load_state.is_empty() {
+        return ServiceState::NotFound;
+    }
+    match shown.active_state.as_str() {
+        "active" => ServiceState::Active,
+        "reloading" => ServiceState::Reloading,
+        "inactive" => ServiceState::Inactive,
+        "failed" => ServiceState::Failed,
+        "activating" => ServiceState::Activating,
+        "deactivating" => ServiceState::Deactivating,
+        _ => ServiceState::Unknown,
+    }
+}
+
+/// Each account's own FPM masters, one per version its web domains use, with their units'
+/// states (none where the platform has no tenant masters), in account order.
+fn tenant_masters(ctx: &Ctx) -> Result<Vec<TenantPhpStatus>, OpError> {
+    let accounts = ctx
+        .view()
+        .all::<AccountRow>()
+        .map_err(store_error)?;
+    let mut out = Vec::new();
+    for account in accounts {
+        let versions: BTreeSet<PhpVersion> = pool::domain_versions(ctx, &account.id)?
+            .into_values()
+            .collect();
+        for version in versions {
+            let uid = account.row.uid;
+            let Some(shown) = ctx
+                .provider
+                .tenant_fpm_state(version, uid)
+                .map_err(provider_error)?
+            else {
+                continue;
+            };
+            out.push(TenantPhpStatus {
+                account: account.id.to_string(),
+                php_version: version.as_str().to_owned(),
+                unit: ctx.provider.php_fpm_layout(version).tenant_unit(uid),
+                state: state_of(&shown),
+            });
+        }
+    }
+    Ok(out)
+}
+
 impl Apply<Ctx> for ObserveRuntime {
     fn apply(ctx: &mut Ctx, _: &ObserveRuntimeRequest) -> Result<RuntimeResult, OpError> {
         let p = &ctx.provider;
@@ -48,19 +102,7 @@ impl Apply<Ctx> for ObserveRuntime {
         for unit in units {
             let shown = p.unit_state(unit).map_err(provider_error)?;
             let installed = shown.load_state != "not-found" && !shown.load_state.is_empty();
-            let state = if !installed {
-                ServiceState::NotFound
-            } else {
-                match shown.active_state.as_str() {
-                    "active" => ServiceState::Active,
-                    "reloading" => ServiceState::Reloading,
-                    "inactive" => ServiceState::Inactive,
-                    "failed" => ServiceState::Failed,
-                    "activating" => ServiceState::Activating,
-                    "deactivating" => ServiceState::Deactivating,
-                    _ => ServiceState::Unknown,
-                }
-            };
+            let state = state_of(&shown);
             let (service, php_version) = match unit {
                 ServiceUnit::Apache => (ServiceKind::Apache, None),
                 ServiceUnit::PhpFpm(a, b) => (ServiceKind::PhpFpm, Some(format!("{a}.{b}"))),
@@ -91,8 +133,11 @@ impl Apply<Ctx> for ObserveRuntime {
                 });
             }
         }
+        let tenant_php = tenant_masters(ctx)?;
+        let p = &ctx.provider;
         Ok(RuntimeResult {
             platform: p.platform().as_str().to_owned(),
+            tenant_php,
             services,
             load: LoadAverage {
                 one: load.one,

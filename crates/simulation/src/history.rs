@@ -308,7 +308,8 @@ fn edit_derived_file(node: &Node, rng: &mut Rng) -> anyhow::Result<Option<String
     let provider = &node.config.provider;
     let mut files = Vec::new();
     let vhosts = provider.sysconf(provider.apache_layout().vhosts_dir);
-    let pools = provider.sysconf("/etc/php/8.2/fpm/pool.d");
+    let layout = provider.php_fpm_layout(provider::PhpVersion::V8_2);
+    let pools = provider.sysconf(layout.tenant_dir.as_deref().unwrap_or(&layout.pool_dir));
     for dir in [vhosts, pools] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;

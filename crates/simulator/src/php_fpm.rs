@@ -1,13 +1,16 @@
-//! Model of `php-fpmX.Y -t -y CONF`, `php-fpmX.Y -m` and `systemctl reload <php-fpm unit>`.
+//! Model of `php-fpmX.Y -t -y CONF`, `php-fpmX.Y -m`, `systemctl reload <php-fpm unit>` and
+//! the `systemctl` verbs of a tenant's own master (`php8.2-fpm@<uid>.service`).
 //!
 //! The binary must exist in the sysroot (a version the machine does not have cannot run:
-//! exit 127, as a failed exec). `-t` checks every `*.conf` of the version's pool directory the
-//! way FPM's ini reader does for what the node writes: `[pool]` sections, `key = value` lines
-//! with a known key, `php_*value[name]` entries, a `user` that exists in the sysroot's
-//! passwd, a known `pm`; errors read like FPM's (`ERROR: [FILE:LINE] unknown entry 'x'`,
-//! then `ERROR: FPM initialization failed`, exit 78). `-m` lists the core modules and one
-//! per `*.ini` of the version's ini directory (`20-intl.ini` loads `intl`). A reload runs the
-//! same check and records `reload UNIT` in [`SIM_SERVICE_RELOADS_FILE`].
+//! exit 127, as a failed exec). `-t` of the main configuration checks every `*.conf` of the
+//! version's pool directory, `-t` of a tenant's own configuration that file, the way FPM's
+//! ini reader does for what the node writes: a `[global]` section with a known key, `[pool]`
+//! sections, `key = value` lines with a known key, `php_*value[name]` entries, a `user` that
+//! exists in the sysroot's passwd, a known `pm`; errors read like FPM's (`ERROR: [FILE:LINE]
+//! unknown entry 'x'`, then `ERROR: FPM initialization failed`, exit 78). `-m` lists the core
+//! modules and one per `*.ini` of the version's ini directory (`20-intl.ini` loads `intl`). A
+//! reload, or a tenant master's (re)start, runs the same check and records `reload UNIT` in
+//! [`SIM_SERVICE_RELOADS_FILE`]; a tenant master's stop records `stop UNIT`.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -63,6 +66,18 @@ const POOL_KEYS: &[&str] = &[
     "rlimit_files",
 ];
 
+/// The `[global]` keys the model accepts (a subset of FPM's, covering what the node and the
+/// installer write).
+const GLOBAL_KEYS: &[&str] = &[
+    "pid",
+    "error_log",
+    "syslog.ident",
+    "syslog.facility",
+    "log_level",
+    "daemonize",
+    "include",
+];
+
 /// FPM takes an all-digit `user`, `group`, `listen.owner` or `listen.group` as an id as it
 /// is, without looking it up (the node names its tenants by the ids it recorded).
 fn is_numeric_id(value: &str) -> bool {
@@ -78,16 +93,19 @@ pub(super) fn php_fpm(provider: &Provider, version: PhpVersion, args: &[String])
     let layout = provider.php_fpm_layout(version);
     match args {
         [t, y, conf] if t == "-t" && y == "-y" => {
-            let expected = provider.sysconf(&layout.main_config);
-            if Path::new(conf) != expected {
+            let checked = if Path::new(conf) == provider.sysconf(&layout.main_config) {
+                check_pools(provider, &layout)
+            } else if is_tenant_config(provider, &layout, Path::new(conf)) {
+                check_tenant_config(provider, Path::new(conf))
+            } else {
                 return Outcome::fail(
                     78,
                     format!(
                         "ERROR: failed to open configuration file '{conf}': No such file or directory (2)\nERROR: failed to load configuration file '{conf}'\nERROR: FPM initialization failed\n"
                     ),
                 );
-            }
-            match check_pools(provider, &layout) {
+            };
+            match checked {
                 Ok(()) => Outcome::ok().warn(format!(
                     "NOTICE: configuration file {conf} test is successful\n"
                 )),
@@ -139,7 +157,105 @@ pub(super) fn php_fpm(provider: &Provider, version: PhpVersion, args: &[String])
     }
 }
 
+/// Whether `conf` is a tenant's own configuration of this version (`<uid>.conf` in its
+/// directory).
+fn is_tenant_config(provider: &Provider, layout: &PhpFpmLayout, conf: &Path) -> bool {
+    let Some(dir) = &layout.tenant_dir else {
+        return false;
+    };
+    conf.parent() == Some(provider.sysconf(dir).as_path())
+        && conf
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+        && conf.extension().is_some_and(|x| x == "conf")
+}
+
+/// A tenant's own configuration: it must exist, and read as FPM reads it.
+fn check_tenant_config(provider: &Provider, conf: &Path) -> Result<(), String> {
+    let text = std::fs::read(conf).map_err(|e| {
+        format!(
+            "ERROR: failed to open configuration file '{}': {e}\nERROR: failed to load configuration file '{}'\n",
+            conf.display(),
+            conf.display()
+        )
+    })?;
+    check_pool_file(provider, conf, &text)
+}
+
+/// `systemctl enable|reload-or-restart|disable --now` of a tenant's own master: the start
+/// checks its configuration as FPM would (a master whose configuration FPM refuses fails to
+/// start: `failed`); each is recorded (`reload UNIT` for a (re)start, `stop UNIT` for a
+/// stop), and its state kept for `systemctl show`.
+fn tenant_unit(provider: &Provider, args: &[String], version: PhpVersion, uid: u32) -> Outcome {
+    let layout = provider.php_fpm_layout(version);
+    let unit = args.last().map(String::as_str).unwrap_or_default();
+    let binary = provider::Program::PhpFpm(version)
+        .path(provider.platform())
+        .unwrap_or_default();
+    if !provider.sysconf(binary).exists() {
+        return Outcome::fail(
+            5,
+            format!("Failed to start {unit}: Unit {unit} not found.\n"),
+        );
+    }
+    let verbs: Vec<&str> = args[..args.len() - 1].iter().map(String::as_str).collect();
+    match verbs.as_slice() {
+        ["enable"] => Outcome::ok(),
+        ["reload-or-restart"] => {
+            let config = layout
+                .tenant_config(uid)
+                .map(|c| provider.sysconf(c))
+                .unwrap_or_default();
+            if let Err(e) = check_tenant_config(provider, &config) {
+                if let Err(io) = set_unit_state(provider, unit, Some("failed")) {
+                    return Outcome::fail(1, format!("layerone sim: {io}\n"));
+                }
+                return Outcome::fail(
+                    1,
+                    format!(
+                        "{e}Job for {unit} failed because the control process exited with error code.\n"
+                    ),
+                );
+            }
+            if let Err(io) = set_unit_state(provider, unit, Some("active")) {
+                return Outcome::fail(1, format!("layerone sim: {io}\n"));
+            }
+            record(provider, "reload", unit)
+        }
+        ["disable", "--now"] => {
+            if let Err(io) = set_unit_state(provider, unit, None) {
+                return Outcome::fail(1, format!("layerone sim: {io}\n"));
+            }
+            record(provider, "stop", unit)
+        }
+        _ => Outcome::fail(1, format!("Unknown command verb {}.\n", verbs.join(" "))),
+    }
+}
+
+/// Keeps a tenant master's ActiveState where the Sim's `systemctl show` reads it
+/// ([`super::systemctl::SIM_UNITS_DIR`]); `None`: stopped and disabled, no state.
+fn set_unit_state(provider: &Provider, unit: &str, state: Option<&str>) -> std::io::Result<()> {
+    let dir = provider.sysconf(super::systemctl::SIM_UNITS_DIR);
+    match state {
+        Some(state) => {
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(dir.join(unit), format!("{state}\n"))
+        }
+        None => match std::fs::remove_file(dir.join(unit)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+    }
+}
+
 pub(super) fn systemctl(provider: &Provider, args: &[String]) -> Outcome {
+    if let Some((version, uid)) = args
+        .last()
+        .and_then(|unit| PhpFpmLayout::tenant_of_unit(provider.platform(), unit))
+    {
+        return tenant_unit(provider, args, version, uid);
+    }
     let [verb, unit] = args else {
         return Outcome::fail(1, "systemctl: the node only runs `systemctl reload UNIT`\n");
     };
@@ -176,13 +292,17 @@ pub(super) fn systemctl(provider: &Provider, args: &[String]) -> Outcome {
 /// Records a unit's reload in [`SIM_SERVICE_RELOADS_FILE`] (read by
 /// `testkit::sim_service_reloads`).
 pub(super) fn record_reload(provider: &Provider, unit: &str) -> Outcome {
+    record(provider, "reload", unit)
+}
+
+fn record(provider: &Provider, verb: &str, unit: &str) -> Outcome {
     let file = provider.sysconf(SIM_SERVICE_RELOADS_FILE);
     let recorded = (|| -> std::io::Result<()> {
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent)?;
         }
         let mut f = OpenOptions::new().create(true).append(true).open(&file)?;
-        f.write_all(format!("reload {unit} {}\n", unix_ms(provider)).as_bytes())
+        f.write_all(format!("{verb} {unit} {}\n", unix_ms(provider)).as_bytes())
     })();
     match recorded {
         Ok(()) => Outcome::ok(),
@@ -216,6 +336,7 @@ pub(super) fn check_pool_file(
 ) -> Result<(), String> {
     let at = |n: usize, msg: String| format!("ERROR: [{}:{n}] {msg}\n", file.display());
     let mut in_pool = false;
+    let mut in_global = false;
     let mut user_seen = false;
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
@@ -235,13 +356,23 @@ pub(super) fn check_pool_file(
             {
                 return Err(at(n, format!("invalid pool name '{name}'")));
             }
-            in_pool = true;
+            in_global = name == "global";
+            in_pool = !in_global;
             continue;
         }
         let Some((key, value)) = line.split_once('=') else {
             return Err(at(n, format!("syntax error, unexpected '{line}'")));
         };
         let (key, value) = (key.trim(), value.trim());
+        if in_global {
+            if !GLOBAL_KEYS.contains(&key) {
+                return Err(at(n, format!("unknown entry '{key}'")));
+            }
+            if value.is_empty() {
+                return Err(at(n, format!("empty value for '{key}'")));
+            }
+            continue;
+        }
         if !in_pool {
             return Err(at(n, format!("unknown entry '{key}' outside of a pool")));
         }

@@ -295,6 +295,24 @@ impl Node {
         self.provider.sysconf(system_path)
     }
 
+    /// The file of `account`'s PHP 8.2 pool (mapped): its own master's configuration, named
+    /// by the uid state.db recorded, where the platform has tenant masters (Debian), else its
+    /// section of the shared master (CloudLinux).
+    pub fn pool_file(&self, account: &str) -> PathBuf {
+        let layout = self.provider.php_fpm_layout(provider::PhpVersion::V8_2);
+        let uid = self
+            .state()
+            .resource("account", &account.parse().unwrap())
+            .unwrap()
+            .map(|row| row.data["uid"].as_u64().unwrap() as u32);
+        match (layout.tenant_config(0), uid) {
+            (Some(_), Some(uid)) => self.path(&layout.tenant_config(uid).unwrap()),
+            _ => self
+                .path(&layout.pool_dir)
+                .join(format!("layerone-{account}.conf")),
+        }
+    }
+
     pub fn vhosts(&self) -> BTreeSet<String> {
         let dir = self.path(self.provider.apache_layout().vhosts_dir);
         std::fs::read_dir(dir)
@@ -609,22 +627,29 @@ impl Node {
     /// Pools, redirects and crontabs are exactly what state.db derives.
     fn check_php_and_cron_converged(&self, rows: &[store::ResourceRow]) {
         let of = |family: &'static str| rows.iter().filter(move |r| r.family == family);
-        let v82 = provider::PhpVersion::V8_2;
-        let pool_dir = self.path(&self.provider.php_fpm_layout(v82).pool_dir);
-        let pools: BTreeSet<String> = std::fs::read_dir(&pool_dir)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with("layerone-"))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let layout = self.provider.php_fpm_layout(provider::PhpVersion::V8_2);
+        let files_in = |dir: &str, prefix: &str| -> BTreeSet<PathBuf> {
+            std::fs::read_dir(self.path(dir))
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+                        .map(|e| e.path())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        // The node's pools, in either place: the shared master's (its `layerone-*` files)
+        // and the tenants' own masters'.
+        let mut pools = files_in(&layout.pool_dir, "layerone-");
+        if let Some(dir) = &layout.tenant_dir {
+            pools.extend(files_in(dir, ""));
+        }
         let domains: BTreeSet<String> = of("web_domain")
             .map(|r| r.resource_id.to_string())
             .collect();
-        let expected: BTreeSet<String> = of("php_version")
+        let expected: BTreeSet<PathBuf> = of("php_version")
             .filter(|r| domains.contains(r.resource_id.as_str()))
-            .map(|r| format!("layerone-{}.conf", r.owner.as_str()))
+            .map(|r| self.pool_file(r.owner.as_str()))
             .collect();
         assert_eq!(pools, expected, "FPM pools and state.db disagree");
         for domain in of("web_domain") {

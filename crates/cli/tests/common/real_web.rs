@@ -1,5 +1,5 @@
-//! A node's web tier on the machine's real daemons: PHP-FPM 8.2 running the node's pools from
-//! the sysroot, and Apache (mpm-itk) serving the node's vhosts and include on a free loopback
+//! A node's web tier on the machine's real daemons: PHP-FPM 8.2 running each tenant's own
+//! master from the sysroot, and Apache (mpm-itk) serving the node's vhosts and include on a free loopback
 //! port (and their HTTPS virtual hosts on another), with the modules an installed node loads:
 //! the distribution's enabled set with the installer's changes applied ([`node_modules`]).
 //! Stopped when dropped, each with every process it started (`testkit::daemons`).
@@ -28,9 +28,10 @@ pub struct RealWeb {
     /// Where the vhosts' `*:443` virtual hosts are served.
     pub tls_port: u16,
     conf: PathBuf,
-    /// `None` when the node has no pool yet (FPM refuses to start without one). Its own
-    /// process group: its workers, running as the tenants, stop with it.
-    fpm: Option<testkit::daemons::GroupChild>,
+    /// One FPM master per tenant configuration, as systemd runs them on a node
+    /// (`php8.2-fpm@<uid>.service`), each in its own process group: its workers, running as
+    /// the tenant, stop with it.
+    fpm: Vec<testkit::daemons::GroupChild>,
 }
 
 /// An HTTP response: status, headers and body as text.
@@ -186,8 +187,8 @@ impl RealWeb {
 impl Drop for RealWeb {
     fn drop(&mut self) {
         testkit::daemons::stop_apache(&self.dir.join("httpd.pid"), APACHE);
-        // FPM, then its workers, by dropping the guard.
-        self.fpm.take();
+        // Each FPM master, then its workers, by dropping the guards.
+        self.fpm.clear();
     }
 }
 
@@ -243,57 +244,61 @@ fn module_files(modules: &[String]) -> Vec<PathBuf> {
     load.into_iter().chain(conf).collect()
 }
 
-fn start_fpm(node: &Node, dir: &Path) -> Option<testkit::daemons::GroupChild> {
+/// Starts one FPM master per tenant configuration the node wrote in the sysroot, as systemd
+/// starts `php8.2-fpm@<uid>.service` on a node, and waits for every pool's socket.
+fn start_fpm(node: &Node, dir: &Path) -> Vec<testkit::daemons::GroupChild> {
     let layout = node.provider.php_fpm_layout(provider::PhpVersion::V8_2);
-    let pools = node.path(&layout.pool_dir);
-    let any_pool = std::fs::read_dir(&pools).is_ok_and(|mut d| d.next().is_some());
-    if !any_pool {
-        return None;
-    }
-    let sockets = node.path(&layout.socket_dir);
-    std::fs::create_dir_all(&sockets).unwrap();
-    let conf = dir.join("fpm.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "[global]\npid = {d}/fpm.pid\nerror_log = {d}/fpm.log\ndaemonize = no\n\
-             include = {pools}/*.conf\n",
-            d = dir.display(),
-            pools = pools.display()
-        ),
-    )
-    .unwrap();
-    #[allow(clippy::disallowed_methods)] // The test starts the real FPM it checks.
-    let child = Command::new(PHP_FPM)
-        .arg("-F")
-        .arg("-y")
-        .arg(&conf)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let child = testkit::daemons::GroupChild::new(child);
-    // Every pool's socket exists once FPM is ready.
-    let wanted: Vec<PathBuf> = std::fs::read_dir(&pools)
-        .unwrap()
-        .filter_map(|e| {
-            let text = std::fs::read_to_string(e.unwrap().path()).ok()?;
-            text.lines()
-                .find_map(|l| l.strip_prefix("listen = "))
-                .map(PathBuf::from)
+    let configs_dir = node.path(
+        layout
+            .tenant_dir
+            .as_deref()
+            .expect("Debian has tenant masters"),
+    );
+    let mut configs: Vec<PathBuf> = std::fs::read_dir(&configs_dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "conf"))
+                .collect()
         })
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !wanted.iter().all(|s| s.exists()) {
-        assert!(
-            Instant::now() < deadline,
-            "php-fpm did not open its pools' sockets: {}",
-            std::fs::read_to_string(dir.join("fpm.log")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(50));
+        .unwrap_or_default();
+    configs.sort();
+    std::fs::create_dir_all(node.path(&layout.socket_dir)).unwrap();
+    let mut masters = Vec::new();
+    let mut wanted = Vec::new();
+    for conf in configs {
+        let text = std::fs::read_to_string(&conf).unwrap();
+        let log = dir.join(format!(
+            "fpm-{}.log",
+            conf.file_stem().unwrap().to_string_lossy()
+        ));
+        #[allow(clippy::disallowed_methods)] // The test starts the real FPM it checks.
+        let child = Command::new(PHP_FPM)
+            .arg("-F")
+            .arg("-y")
+            .arg(&conf)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        masters.push(testkit::daemons::GroupChild::new(child));
+        if let Some(socket) = text.lines().find_map(|l| l.strip_prefix("listen = ")) {
+            wanted.push((PathBuf::from(socket), log));
+        }
     }
-    Some(child)
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for (socket, log) in wanted {
+        while !socket.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "php-fpm did not open {}: {}",
+                socket.display(),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    masters
 }
 
 fn free_port() -> u16 {

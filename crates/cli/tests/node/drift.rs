@@ -326,14 +326,7 @@ fn edited_pools_crontabs_user_files_and_certificates_are_drift_until_the_rebuild
         ensure_cert(8, 61, 10, 31),
     ]);
 
-    let pool = node
-        .path(
-            &node
-                .provider
-                .php_fpm_layout(provider::PhpVersion::V8_2)
-                .pool_dir,
-        )
-        .join(format!("layerone-{}.conf", id(10)));
+    let pool = node.pool_file(&id(10));
     edit(&pool, |t| t + "php_admin_value[disable_functions] =\n");
     let user_file = node
         .path(node.provider.apache_layout().auth_dir)

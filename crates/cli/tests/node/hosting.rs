@@ -76,8 +76,8 @@ fn php_versions_the_node_lacks_are_refused_and_the_observation_says_so() {
     assert!(vhost(&node, 30).contains(&format!(
         "SetHandler \"proxy:unix:{socket}|fcgi://localhost\""
     )));
-    let pool_dir = node.path(&node.provider.php_fpm_layout(PhpVersion::V8_2).pool_dir);
-    let pool = std::fs::read_to_string(pool_dir.join(format!("layerone-{}.conf", id(10)))).unwrap();
+    let pool_file = node.pool_file(&id(10));
+    let pool = std::fs::read_to_string(&pool_file).unwrap();
     // The pool runs as the uid the node recorded for the account, on a socket only it opens.
     let uid = node
         .state()
@@ -89,6 +89,18 @@ fn php_versions_the_node_lacks_are_refused_and_the_observation_says_so() {
     assert!(pool.contains(&format!("user = {uid}\n")), "{pool}");
     assert!(pool.contains(&format!("listen.owner = {uid}\n")), "{pool}");
     assert!(pool.contains(&format!("listen = {socket}\n")), "{pool}");
+    // On Debian the file is the whole configuration of the tenant's own master, named by
+    // that uid, and nothing of the account is in the shared master's pool directory.
+    assert_eq!(
+        pool_file.file_name().unwrap().to_string_lossy(),
+        format!("{uid}.conf")
+    );
+    assert!(
+        pool.contains("[global]\n") && pool.contains("daemonize = no\n"),
+        "{pool}"
+    );
+    let shared = node.path(&node.provider.php_fpm_layout(PhpVersion::V8_2).pool_dir);
+    assert!(!shared.join(format!("layerone-{}.conf", id(10))).exists());
 
     let missing = run(&mut node, &set_php_extensions(6, 10, &["imagick"]));
     assert_eq!(code(&missing), "php_extension_unavailable");
@@ -102,21 +114,42 @@ fn php_versions_the_node_lacks_are_refused_and_the_observation_says_so() {
     assert_eq!(code(&inconsistent), "invalid_php_options");
     let options = run(&mut node, &set_php_options(9, 10, 384));
     assert_eq!(options.state, JobState::Succeeded, "{options:?}");
-    let pool = std::fs::read_to_string(pool_dir.join(format!("layerone-{}.conf", id(10)))).unwrap();
+    let pool = std::fs::read_to_string(&pool_file).unwrap();
     assert!(
         pool.contains("php_admin_value[memory_limit] = 384M\n"),
         "{pool}"
     );
+    // Only the tenant's own master was (re)started; the shared one was left alone.
+    let own = format!("php8.2-fpm@{uid}.service");
     let reloads = testkit::sim_service_reloads(&node.provider).unwrap();
-    assert!(reloads.iter().all(|u| u == "php8.2-fpm.service") && !reloads.is_empty());
+    assert!(
+        reloads.iter().all(|u| *u == own) && !reloads.is_empty(),
+        "{reloads:?}"
+    );
+
+    // observe_runtime lists the tenant's own master and its unit's state.
+    let tenant_php = |node: &mut Node, req: u64| -> Value {
+        let node_id = node.node_id.to_string();
+        let observed = run(
+            node,
+            &json!({"request_id": id(req), "action": "observe_runtime", "node_id": node_id,
+                    "resource": {"id": id(0xd4)}}),
+        );
+        assert_eq!(observed.state, JobState::Succeeded, "{observed:?}");
+        observed.result.unwrap()["tenant_php"].clone()
+    };
+    assert_eq!(
+        tenant_php(&mut node, 20),
+        json!([{"account": id(10), "php_version": "8.2", "unit": own, "state": "active"}])
+    );
 
     let removed = run(&mut node, &remove_php_version(10, 30, 10));
     assert_eq!(removed.state, JobState::Succeeded, "{removed:?}");
     assert!(!vhost(&node, 30).contains("SetHandler"));
-    assert!(
-        !pool_dir.join(format!("layerone-{}.conf", id(10))).exists(),
-        "an unused pool stayed"
-    );
+    assert!(!pool_file.exists(), "an unused pool stayed");
+    let reloads = testkit::sim_service_reloads(&node.provider).unwrap();
+    assert_eq!(reloads.last(), Some(&own), "its master was not stopped");
+    assert_eq!(tenant_php(&mut node, 21), json!([]));
     node.check_converged();
 }
 
@@ -260,12 +293,7 @@ fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
     ] {
         assert!(text.contains(line), "{line} missing from {text}");
     }
-    let layout = node.provider.php_fpm_layout(PhpVersion::V8_2);
-    let pool = std::fs::read_to_string(
-        node.path(&layout.pool_dir)
-            .join(format!("layerone-{}.conf", id(10))),
-    )
-    .unwrap();
+    let pool = std::fs::read_to_string(node.pool_file(&id(10))).unwrap();
     assert!(pool.contains("pm.max_children = 10\n"), "{pool}");
     node.check_converged();
 
@@ -353,10 +381,7 @@ fn a_pools_children_follow_the_accounts_recorded_limits() {
     run(&mut node, &ensure_domain(2, 30, 10, "shop.example.com"));
     let set = run(&mut node, &set_php_version(3, 30, 10, "8.2"));
     assert_eq!(set.state, JobState::Succeeded, "{set:?}");
-    let layout = node.provider.php_fpm_layout(PhpVersion::V8_2);
-    let pool_file = node
-        .path(&layout.pool_dir)
-        .join(format!("layerone-{}.conf", id(10)));
+    let pool_file = node.pool_file(&id(10));
     let pool = std::fs::read_to_string(&pool_file).unwrap();
     assert!(pool.contains("pm.max_children = 5\n"), "{pool}");
     assert!(

@@ -1122,13 +1122,7 @@ fn purge_leaves_nothing_for_every_family() {
         .path(provider::crontab_spool(node.provider.platform()))
         .join(username);
     assert!(spool.exists(), "the crontab was not installed");
-    let pool_dir = node.path(
-        &node
-            .provider
-            .php_fpm_layout(provider::PhpVersion::V8_2)
-            .pool_dir,
-    );
-    let pool = pool_dir.join(format!("layerone-{account_id}.conf"));
+    let pool = node.pool_file(account_id);
     assert!(pool.exists(), "the pool was not written");
     let state = node.state();
     let families: BTreeSet<String> = state

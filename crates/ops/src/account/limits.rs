@@ -11,11 +11,10 @@
 //! On `debian` the limits are systemd's, on the account's slice (`user-<uid>.slice`): a
 //! drop-in the node derives from the recorded limits (`provider::SliceLimits`), which
 //! systemd reads at `daemon-reload`, read back with `systemctl show`. They bound what runs in
-//! the slice: the account's SSH sessions, which `pam_systemd` puts there (Debian's cron has
-//! no `pam_systemd` in its PAM stack: its jobs are not in the slice). Its
-//! PHP runs in the shared FPM masters' services, outside the slice: `entry_processes` (its
-//! pools' `pm.max_children`) is what bounds it, and its CPU, memory and IO are not the
-//! slice's. The result says, per limit, whether the host's kernel enforces it (the
+//! the slice: the account's own FPM masters (`php8.2-fpm@<uid>.service`, `crate::php::pool`),
+//! whose children `entry_processes` bounds too (its pools' `pm.max_children`), and its SSH
+//! sessions, which `pam_systemd` puts there (Debian's cron has no `pam_systemd` in its PAM
+//! stack: its jobs are not in the slice). The result says, per limit, whether the host's kernel enforces it (the
 //! controller is there: `Provider::cgroup_controllers`). CageFS does not exist there:
 //! `set_account_isolation` fails `unsupported_on_platform` before anything runs.
 //!

@@ -147,7 +147,10 @@ fn unit(ctx: &Ctx, service: Service) -> Option<String> {
         Service::Apache => ServiceUnit::Apache,
         Service::Postfix => ServiceUnit::Postfix,
         Service::Dovecot => ServiceUnit::Dovecot,
-        Service::PhpFpm(_) | Service::OpenDkim | Service::Systemd => return None,
+        Service::PhpFpm(_)
+        | Service::TenantFpm(..)
+        | Service::OpenDkim
+        | Service::Systemd => return None,
     };
     Some(unit.unit(ctx.provider.platform()))
 }

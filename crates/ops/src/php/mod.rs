@@ -7,9 +7,16 @@
 //! workers per pool, so an account with twenty domains would hold twenty idle worker sets
 //! with per-domain pools, for no isolation gained (every domain of an account runs as the
 //! same user and can read the same home anyway). Settings are per account for the same
-//! reason. A domain chooses its version; the account gets one pool in each version's FPM
-//! that one of its domains uses, and the vhost's FastCGI handler points at that pool's
-//! socket.
+//! reason. A domain chooses its version; the account gets one pool for each version one of
+//! its domains uses, and the vhost's FastCGI handler points at that pool's socket.
+//!
+//! **On Debian each pool has a master of its own**: the file is the whole configuration of
+//! `php8.2-fpm@<uid>.service`, an instance of the template unit `layerone install` writes,
+//! whose `Slice=user-%i.slice` puts the tenant's PHP under the limits of its slice
+//! (`set_account_limits`). A pool FPM refuses (a file edited by hand), or one whose user went
+//! away behind the node's back, stops that tenant's master and no one else's PHP; the drift
+//! check names the file. On CloudLinux the pools stay sections of alt-php's shared master per
+//! version, which the LVE bounds per tenant.
 //!
 //! Everything is derived whole from the view on every change, by the pools' owner
 //! ([`pool`], `pool::sync`): the pool files of the account are rewritten (or removed) for

@@ -3,12 +3,14 @@
 //! a domain's version (`php_version`), the account's options (`php_options`) and extensions
 //! (`php_extensions`), its web domains (`web_domain`), its limits (`set_account_limits`).
 //! Those families record their rows and call [`sync`]; each pool goes through
-//! [`Ctx::write_service_config`] with `Service::PhpFpm` (written, checked with the real
-//! `php-fpmX.Y -t -y CONF`, reverted on failure, reloaded once per batch). The drift check
+//! [`Ctx::write_service_config`] with the service that runs it ([`pool_file`]: the tenant's
+//! own master, `Service::TenantFpm`, on Debian; the version's shared one, `Service::PhpFpm`,
+//! on CloudLinux): written, checked with the real `php-fpmX.Y -t -y CONF`, reverted on
+//! failure, and (re)started or reloaded once per batch. The drift check
 //! compares the pools with what [`sync`] would write now ([`derived`], the same renderer).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use registry::types::{PhpOptions, PhpVersion};
 use registry::{Aspects, Content, Derived, Hex32, Of, OpError};
@@ -34,8 +36,39 @@ pub enum PoolSync {
     Extensions,
 }
 
-/// The pool file of `account` for `version` (mapped).
-pub fn pool_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
+/// Where the account's pool of one version is, and the service that runs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolFile {
+    /// The file (mapped).
+    pub path: PathBuf,
+    pub service: Service,
+    /// Whether the file is the whole configuration of the tenant's own master (Debian) rather
+    /// than a section of the version's shared one (CloudLinux).
+    pub own_master: bool,
+}
+
+/// The pool file of `account` (uid `uid`) for `version`: its own master's configuration
+/// where the platform gives tenants their own (`provider::PhpFpmLayout::tenant_dir`), or
+/// its section of the version's shared master.
+pub fn pool_file(ctx: &Ctx, account: &Hex32, uid: u32, version: PhpVersion) -> PoolFile {
+    match ctx.provider.php_fpm_layout(version).tenant_config(uid) {
+        Some(config) => PoolFile {
+            path: ctx.provider.sysconf(config),
+            service: Service::TenantFpm(version, uid),
+            own_master: true,
+        },
+        None => PoolFile {
+            path: shared_pool_path(ctx, account, version),
+            service: Service::PhpFpm(version),
+            own_master: false,
+        },
+    }
+}
+
+/// The account's pool as a section of the version's shared master (mapped): where
+/// CloudLinux keeps it, and where a Debian node kept it before each tenant had its own
+/// master (such a file is removed by the next sync, named by the drift check until then).
+pub fn shared_pool_path(ctx: &Ctx, account: &Hex32, version: PhpVersion) -> PathBuf {
     let layout = ctx.provider.php_fpm_layout(version);
     ctx.provider
         .sysconf(&layout.pool_dir)
@@ -118,6 +151,11 @@ impl PoolLimits {
 /// The pool runs as the account's recorded uid and gid and listens on a socket only that
 /// uid may open (0600): the vhost's requests run as the same uid (`AssignUserID`), and no
 /// other tenant's can connect (`crates/ops/src/web_isolation.rs`).
+///
+/// With `own_master`, the file is the whole configuration of the tenant's own master
+/// (`php8.2-fpm@<uid>.service`): a `[global]` section first, which logs to syslog (the
+/// journal, under the unit's name) and keeps the master in the foreground for systemd.
+#[allow(clippy::too_many_arguments)]
 pub fn render_pool(
     account: &Hex32,
     info: &AccountInfo,
@@ -126,11 +164,27 @@ pub fn render_pool(
     version: PhpVersion,
     options: &PhpOptions,
     limits: PoolLimits,
+    own_master: bool,
 ) -> String {
     let [tmp, uploads, sessions] = private_dirs(version).map(|d| home.join(d));
+    let global = if own_master {
+        format!(
+            "; The whole configuration of the account's own FPM master, php{v}-fpm@{uid}.service,\n\
+             ; in user-{uid}.slice.\n\
+             [global]\n\
+             error_log = syslog\n\
+             syslog.ident = php{v}-fpm@{uid}\n\
+             daemonize = no\n",
+            v = version.as_str(),
+            uid = info.uid,
+        )
+    } else {
+        String::new()
+    };
     let mut out = format!(
         "; Managed by layerone node for account {account}, PHP {v}.\n\
          ; Changes made here are replaced.\n\
+         {global}\
          [layerone-{account}]\n\
          user = {uid}\n\
          group = {gid}\n\
@@ -302,13 +356,19 @@ pub fn sync(
         let limits = limits_of(ctx, account, &options)?;
         for (&version, loaded) in &modules {
             ensure_private_dirs(ctx, &info, version)?;
-            let pool = pool_text(ctx, account, &info, version, &options, limits);
-            let path = pool_path(ctx, account, version);
-            ctx.write_service_config(
-                Service::PhpFpm(version),
-                &path,
-                pool.as_bytes(),
-            )?;
+            let file = pool_file(ctx, account, info.uid, version);
+            let pool = pool_text(ctx, account, &info, version, &options, limits, &file);
+            if file.own_master
+                && let Some(dir) = file.path.parent()
+            {
+                ctx.provider
+                    .ensure_dir(dir, 0o755)
+                    .map_err(provider_error)?;
+            }
+            ctx.write_service_config(file.service, &file.path, pool.as_bytes())?;
+            if file.own_master {
+                retire_shared_pool(ctx, account, version)?;
+            }
             let selected =
                 if cloudlinux && (!extensions.is_empty() || reason == PoolSync::Extensions) {
                     ctx.provider
@@ -336,22 +396,40 @@ pub fn sync(
     // removals test and reload every installed version they leave unused, present or not.
     let removal = reason == PoolSync::Removal;
     let installed = ctx.provider.php_installed_versions();
+    let uid = account_row(ctx, account)?.uid;
     for &version in PhpVersion::ALL {
         if used.contains(&version) {
             continue;
         }
-        let path = pool_path(ctx, account, version);
-        let present = ctx
-            .provider
-            .read_config(&path)
-            .map_err(provider_error)?
-            .is_some();
-        if present || (removal && installed.contains(&version)) {
-            ctx.remove_service_config(Service::PhpFpm(version), &path)?;
+        let file = pool_file(ctx, account, uid, version);
+        if present(ctx, &file.path)? || (removal && installed.contains(&version)) {
+            ctx.remove_service_config(file.service, &file.path)?;
+        }
+        if file.own_master {
+            retire_shared_pool(ctx, account, version)?;
         }
     }
     crash::point(super::AFTER_POOLS);
     Ok(in_effect)
+}
+
+fn present(ctx: &Ctx, path: &Path) -> Result<bool, OpError> {
+    Ok(ctx
+        .provider
+        .read_config(path)
+        .map_err(provider_error)?
+        .is_some())
+}
+
+/// Removes the account's section of the version's shared master, left by a node from before
+/// each tenant had its own master: the shared master drops it at the batch's reload, before
+/// the tenant's own master starts on the same socket (reloads run in `Service` order).
+fn retire_shared_pool(ctx: &mut Ctx, account: &Hex32, version: PhpVersion) -> Result<(), OpError> {
+    let shared = shared_pool_path(ctx, account, version);
+    if present(ctx, &shared)? {
+        ctx.remove_service_config(Service::PhpFpm(version), &shared)?;
+    }
+    Ok(())
 }
 
 /// The pool limits of `account` from its recorded limits and `options`.
@@ -360,7 +438,7 @@ fn limits_of(ctx: &Ctx, account: &Hex32, options: &PhpOptions) -> Result<PoolLim
     Ok(PoolLimits::derive(recorded.as_ref(), options))
 }
 
-/// The pool of `account` for `version`, as [`sync`] writes it.
+/// The pool of `account` for `version` in `file`, as [`sync`] writes it.
 fn pool_text(
     ctx: &Ctx,
     account: &Hex32,
@@ -368,10 +446,20 @@ fn pool_text(
     version: PhpVersion,
     options: &PhpOptions,
     limits: PoolLimits,
+    file: &PoolFile,
 ) -> String {
     let home = ctx.provider.sysconf(&info.home);
     let socket = socket_path(ctx, account, version);
-    render_pool(account, info, &home, &socket, version, options, limits)
+    render_pool(
+        account,
+        info,
+        &home,
+        &socket,
+        version,
+        options,
+        limits,
+        file.own_master,
+    )
 }
 
 const POOL_FILE: Aspects = Aspects::new(super::PHP_POOL_MISSING, super::PHP_POOL_DIFFERS);
@@ -387,13 +475,7 @@ pub fn derived(ctx: &Ctx, account: &Hex32) -> Result<Vec<Derived>, OpError> {
     let (options, _) = settings(ctx, account)?;
     let limits = limits_of(ctx, account, &options)?;
     let mut items = Vec::new();
-    for &version in PhpVersion::ALL {
-        let path = pool_path(ctx, account, version);
-        let expected = if used.contains(&version) {
-            Content::Bytes(pool_text(ctx, account, &info, version, &options, limits).into_bytes())
-        } else {
-            Content::Absent
-        };
+    let mut item = |path: PathBuf, expected: Content| -> Result<(), OpError> {
         let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
         items.push(Derived::path(
             Of::account(account),
@@ -402,6 +484,21 @@ pub fn derived(ctx: &Ctx, account: &Hex32) -> Result<Vec<Derived>, OpError> {
             Content::file(actual),
             POOL_FILE,
         ));
+        Ok(())
+    };
+    for &version in PhpVersion::ALL {
+        let file = pool_file(ctx, account, info.uid, version);
+        let expected = if used.contains(&version) {
+            let text = pool_text(ctx, account, &info, version, &options, limits, &file);
+            Content::Bytes(text.into_bytes())
+        } else {
+            Content::Absent
+        };
+        let own_master = file.own_master;
+        item(file.path, expected)?;
+        if own_master {
+            item(shared_pool_path(ctx, account, version), Content::Absent)?;
+        }
     }
     Ok(items)
 }
@@ -418,17 +515,24 @@ fn check_option_consistency(options: &PhpOptions) -> Result<(), OpError> {
     Ok(())
 }
 
-/// Removes every pool file of `account` (purge), whatever state.db says.
+/// Removes every pool file of `account` (purge), whatever state.db says, in either place;
+/// a tenant's own master is stopped and disabled at the batch's end.
 pub(super) fn remove_all(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
+    let uid = match account_row(ctx, account) {
+        Ok(row) => Some(row.uid),
+        Err(e) if e.code == "account_missing" => None,
+        Err(e) => return Err(e),
+    };
     for &version in PhpVersion::ALL {
-        let path = pool_path(ctx, account, version);
-        if ctx
-            .provider
-            .read_config(&path)
-            .map_err(provider_error)?
-            .is_some()
-        {
-            ctx.remove_service_config(Service::PhpFpm(version), &path)?;
+        if let Some(uid) = uid {
+            let file = pool_file(ctx, account, uid, version);
+            if file.own_master && present(ctx, &file.path)? {
+                ctx.remove_service_config(file.service, &file.path)?;
+            }
+        }
+        let shared = shared_pool_path(ctx, account, version);
+        if present(ctx, &shared)? {
+            ctx.remove_service_config(Service::PhpFpm(version), &shared)?;
         }
     }
     Ok(())

@@ -306,6 +306,7 @@ fn pool_snapshot() {
         PhpVersion::V8_2,
         &options(),
         PoolLimits::derive(None, &options()),
+        false,
     );
     let expect = "; Managed by layerone node for account aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, PHP 8.2.
 ; Changes made here are replaced.
@@ -365,15 +366,19 @@ fn real_php_fpm_accepts_the_pool_and_a_broken_one_is_reverted() {
     let socket = ctx.provider.sysconf(&layout.socket_dir).join("t.sock");
     // The pool names its user and group by the ids the node recorded, which FPM takes as
     // they are.
-    let good = render_pool(
-        &hex('a'),
-        &info("www-data", "/nonexistent"),
-        Path::new("/nonexistent"),
-        &socket,
-        PhpVersion::V8_2,
-        &options(),
-        PoolLimits::derive(None, &options()),
-    );
+    let render = |own_master| {
+        render_pool(
+            &hex('a'),
+            &info("www-data", "/nonexistent"),
+            Path::new("/nonexistent"),
+            &socket,
+            PhpVersion::V8_2,
+            &options(),
+            PoolLimits::derive(None, &options()),
+            own_master,
+        )
+    };
+    let good = render(false);
     let path = ctx
         .provider
         .sysconf(&layout.pool_dir)
@@ -394,6 +399,23 @@ fn real_php_fpm_accepts_the_pool_and_a_broken_one_is_reverted() {
     ctx.provider
         .php_fpm_configtest(provider::PhpVersion::V8_2)
         .expect("FPM's check passes again");
+    // The same pool as the whole configuration of the tenant's own master (Debian): the real
+    // FPM takes its `[global]` section, and refuses a broken one, which is put back.
+    // The uid `info` gives the account.
+    let uid = 1000;
+    let own = render(true);
+    assert!(own.contains("[global]\nerror_log = syslog\n"), "{own}");
+    let path = ctx.provider.sysconf(layout.tenant_config(uid).unwrap());
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let service = Service::TenantFpm(provider::PhpVersion::V8_2, uid);
+    ctx.write_service_config(service, &path, own.as_bytes())
+        .expect("the real php-fpm8.2 -t accepts the tenant master's configuration");
+    let broken = own.replace("daemonize = no", "daemonize = no\nno_such_global = 1");
+    let err = ctx
+        .write_service_config(service, &path, broken.as_bytes())
+        .expect_err("a broken global section fails the test");
+    assert_eq!(err.code, "config_test_failed");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), own);
     // Options cannot smuggle a directive: they are numbers and booleans by type.
     let hostile = serde_json::from_value::<PhpOptions>(
         serde_json::json!({"memory_limit_mib": "128M\nuser = root"}),

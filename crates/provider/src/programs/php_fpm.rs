@@ -100,8 +100,16 @@ pub struct PhpFpmLayout {
     pub socket_dir: String,
     /// The command-line PHP of this version, for scheduled scripts.
     pub cli: String,
-    /// The systemd unit reloaded after a pool change.
+    /// The systemd unit of the version's shared master (reloaded after a change of a pool in
+    /// [`PhpFpmLayout::pool_dir`]).
     pub unit: String,
+    /// Where each tenant's own FPM configuration is, whole (`<uid>.conf`: a `[global]`
+    /// section and the tenant's one pool), run by a master of its own, the instance
+    /// [`PhpFpmLayout::tenant_unit`] of the template [`PhpFpmLayout::tenant_template`], in
+    /// the tenant's slice: Debian. `None` where the tenants' pools are sections of the
+    /// version's shared master in [`PhpFpmLayout::pool_dir`] (CloudLinux, whose LVE bounds
+    /// each tenant's processes wherever they run).
+    pub tenant_dir: Option<String>,
     /// The user Apache runs as before a request becomes its tenant's: the distribution's
     /// default pool runs as it, which the installer replaces.
     pub web_user: &'static str,
@@ -121,6 +129,7 @@ impl PhpFpmLayout {
                 socket_dir: "/run/php".into(),
                 cli: row.debian_cli.into(),
                 unit: row.debian_unit.into(),
+                tenant_dir: Some(format!("{}/fpm/layerone", row.debian_dir)),
                 web_user: "www-data",
             },
             Platform::CloudLinux => PhpFpmLayout {
@@ -134,9 +143,48 @@ impl PhpFpmLayout {
                     "alt-php{}-fpm.service",
                     row.alt_dir.trim_start_matches("/opt/alt/php")
                 ),
+                tenant_dir: None,
                 web_user: "apache",
             },
         }
+    }
+
+    /// `uid`'s own FPM configuration, where tenants have their own masters.
+    pub fn tenant_config(&self, uid: u32) -> Option<String> {
+        self.tenant_dir
+            .as_ref()
+            .map(|dir| format!("{dir}/{uid}.conf"))
+    }
+
+    /// The unit file of the template of the tenants' masters
+    /// (`/etc/systemd/system/php8.2-fpm@.service`), installed by `layerone install` beside
+    /// the distribution's `php8.2-fpm.service`; its instance is a tenant's uid, which names
+    /// both the configuration it runs and its slice (`user-<uid>.slice`).
+    pub fn tenant_template(&self) -> Option<String> {
+        self.tenant_dir.as_ref()?;
+        Some(format!(
+            "/etc/systemd/system/php{}-fpm@.service",
+            self.version.as_str()
+        ))
+    }
+
+    /// The unit of `uid`'s own master: `php8.2-fpm@1001.service`.
+    pub fn tenant_unit(&self, uid: u32) -> String {
+        format!("php{}-fpm@{uid}.service", self.version.as_str())
+    }
+
+    /// The version and uid of a tenant master's unit, if `unit` is one (Sim's systemctl).
+    pub fn tenant_of_unit(platform: Platform, unit: &str) -> Option<(PhpVersion, u32)> {
+        PhpVersion::ALL.iter().copied().find_map(|v| {
+            let layout = PhpFpmLayout::for_platform(platform, v);
+            layout.tenant_dir.as_ref()?;
+            let prefix = format!("php{}-fpm@", v.as_str());
+            let uid = unit.strip_prefix(&prefix)?.strip_suffix(".service")?;
+            if uid.is_empty() || !uid.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some((v, uid.parse().ok()?))
+        })
     }
 
     /// The version whose unit is `unit`, if it is one of the table's (Sim's systemctl uses
@@ -211,18 +259,50 @@ impl Provider {
         Ok(parse_modules(&String::from_utf8_lossy(&out.stdout)))
     }
 
+    /// `php-fpmX.Y -t -y CONF` of `uid`'s own configuration; `Ok` when it has none (its
+    /// master is stopped by [`Provider::tenant_fpm_reload`]).
+    pub fn tenant_fpm_configtest(
+        &self,
+        version: PhpVersion,
+        uid: u32,
+    ) -> Result<(), ProviderError> {
+        let Some(config) = self.php_fpm_layout(version).tenant_config(uid) else {
+            return Ok(());
+        };
+        let config = self.sysconf(&config);
+        if !config.exists() {
+            return Ok(());
+        }
+        let mut argv = Argv::new();
+        argv.arg("-t").arg("-y").arg(config);
+        let program = Program::PhpFpm(version);
+        self.execute(program, &argv, None, program.default_timeout())?;
+        Ok(())
+    }
+
+    /// Brings `uid`'s own master of `version` in line with its configuration: with one,
+    /// `systemctl enable` (it starts at boot) and `systemctl reload-or-restart` (a running
+    /// master re-reads it gracefully, a stopped one starts); without one, `systemctl disable
+    /// --now` (it stops, and its children with it). Nothing where the platform has no
+    /// tenant masters.
+    pub fn tenant_fpm_reload(&self, version: PhpVersion, uid: u32) -> Result<(), ProviderError> {
+        let layout = self.php_fpm_layout(version);
+        let Some(config) = layout.tenant_config(uid) else {
+            return Ok(());
+        };
+        let unit = layout.tenant_unit(uid);
+        if self.sysconf(&config).exists() {
+            self.systemctl(&["enable", &unit])?;
+            self.systemctl(&["reload-or-restart", &unit])
+        } else {
+            self.systemctl(&["disable", "--now", &unit])
+        }
+    }
+
     /// `systemctl reload php8.2-fpm.service` (`alt-php82-fpm.service` on CloudLinux): FPM
     /// re-reads its pools gracefully (SIGUSR2 through the unit's `ExecReload`).
     pub fn php_fpm_reload(&self, version: PhpVersion) -> Result<(), ProviderError> {
-        let mut argv = Argv::new();
-        argv.arg("reload").arg(self.php_fpm_layout(version).unit);
-        self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
-        Ok(())
+        self.systemctl(&["reload", &self.php_fpm_layout(version).unit])
     }
 }
 
@@ -283,6 +363,27 @@ mod tests {
         );
         assert_eq!(
             PhpFpmLayout::version_of_unit(Platform::Debian, "ssh.service"),
+            None
+        );
+        assert_eq!(
+            d.tenant_config(1001).as_deref(),
+            Some("/etc/php/8.2/fpm/layerone/1001.conf")
+        );
+        assert_eq!(d.tenant_unit(1001), "php8.2-fpm@1001.service");
+        assert_eq!(c.tenant_config(1001), None);
+        assert_eq!(
+            PhpFpmLayout::tenant_of_unit(Platform::Debian, "php8.2-fpm@1001.service"),
+            Some((PhpVersion::V8_2, 1001))
+        );
+        for other in [
+            "php8.2-fpm.service",
+            "php8.2-fpm@.service",
+            "php8.2-fpm@x1.service",
+        ] {
+            assert_eq!(PhpFpmLayout::tenant_of_unit(Platform::Debian, other), None);
+        }
+        assert_eq!(
+            PhpFpmLayout::tenant_of_unit(Platform::CloudLinux, "php8.2-fpm@1001.service"),
             None
         );
     }

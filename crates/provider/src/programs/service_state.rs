@@ -98,6 +98,21 @@ impl Provider {
         Ok(parse_show(&shown))
     }
 
+    /// `systemctl show --property=LoadState,ActiveState` of `uid`'s own FPM master of
+    /// `version` (`php8.2-fpm@<uid>.service`); `None` where the platform has none.
+    pub fn tenant_fpm_state(
+        &self,
+        version: crate::PhpVersion,
+        uid: u32,
+    ) -> Result<Option<UnitState>, ProviderError> {
+        let layout = self.php_fpm_layout(version);
+        if layout.tenant_dir.is_none() {
+            return Ok(None);
+        }
+        let shown = self.systemd_show("LoadState,ActiveState", &layout.tenant_unit(uid))?;
+        Ok(Some(parse_show(&shown)))
+    }
+
     /// The PHP-FPM versions configured on this node: `/etc/php/X.Y/fpm` on Debian,
     /// `/opt/alt/phpXY/etc/php-fpm.conf` on CloudLinux.
     pub fn php_fpm_versions(&self) -> Result<Vec<ServiceUnit>, ProviderError> {

@@ -19,6 +19,21 @@ pub enum Managed {
 }
 
 impl Provider {
+    /// `systemctl WORDS...`, its output discarded: a verb on units the node names.
+    pub(crate) fn systemctl(&self, words: &[&str]) -> Result<(), ProviderError> {
+        let mut argv = Argv::new();
+        for word in words {
+            argv.arg(word);
+        }
+        self.execute(
+            Program::Systemctl,
+            &argv,
+            None,
+            Program::Systemctl.default_timeout(),
+        )?;
+        Ok(())
+    }
+
     fn systemctl_argv(&self) -> Argv {
         let mut argv = Argv::new();
         if !self.root_is_slash() {

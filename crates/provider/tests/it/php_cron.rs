@@ -44,6 +44,32 @@ fn agree(env: &Env) {
     std::fs::remove_file(&file).unwrap();
     p.php_fpm_configtest(V)
         .expect("no node pool at all is fine");
+
+    // A tenant's own master: its whole configuration, a `[global]` section and its pool.
+    let uid = 4242;
+    let own = p.sysconf(p.php_fpm_layout(V).tenant_config(uid).unwrap());
+    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+    let global = "[global]\nerror_log = syslog\nsyslog.ident = php8.2-fpm@4242\ndaemonize = no\n";
+    std::fs::write(&own, format!("{global}{}", pool(p, "nobody", ""))).unwrap();
+    p.tenant_fpm_configtest(V, uid)
+        .expect("FPM accepts a tenant master's configuration");
+    for (what, extra) in BROKEN {
+        std::fs::write(&own, format!("{global}{}", pool(p, "nobody", extra))).unwrap();
+        let err = p.tenant_fpm_configtest(V, uid).expect_err(what);
+        assert!(err.to_string().contains("ERROR"), "{what}: {err}");
+    }
+    std::fs::write(
+        &own,
+        format!("{global}no_such_global = 1\n{}", pool(p, "nobody", "")),
+    )
+    .unwrap();
+    let err = p
+        .tenant_fpm_configtest(V, uid)
+        .expect_err("an unknown global entry");
+    assert!(err.to_string().contains("ERROR"), "{err}");
+    std::fs::remove_file(&own).unwrap();
+    p.tenant_fpm_configtest(V, uid)
+        .expect("no configuration: nothing to test, the master is stopped");
 }
 
 #[test]
@@ -85,8 +111,27 @@ fn sim_observes_versions_and_modules_from_the_sysroot() {
                 .contains(&"intl".to_owned())
         );
         p.php_fpm_reload(V).unwrap();
-        let unit = p.php_fpm_layout(V).unit;
-        assert_eq!(sim_service_reloads(p).unwrap(), [unit]);
+        let layout = p.php_fpm_layout(V);
+        assert_eq!(sim_service_reloads(p).unwrap(), [layout.unit.as_str()]);
+        // A tenant's own master (Debian): started with its configuration, stopped without.
+        p.tenant_fpm_reload(V, 4242).unwrap();
+        if let Some(config) = layout.tenant_config(4242) {
+            let own = layout.tenant_unit(4242);
+            assert_eq!(sim_service_reloads(p).unwrap()[1..], [own.as_str()]);
+            std::fs::create_dir_all(p.sysconf(layout.tenant_dir.as_ref().unwrap())).unwrap();
+            std::fs::write(p.sysconf(&config), "[global]\ndaemonize = no\n").unwrap();
+            p.tenant_fpm_reload(V, 4242).unwrap();
+            assert_eq!(
+                sim_service_reloads(p).unwrap()[1..],
+                [own.as_str(), own.as_str()]
+            );
+        } else {
+            assert_eq!(
+                sim_service_reloads(p).unwrap().len(),
+                1,
+                "CloudLinux has none"
+            );
+        }
     }
 }
 

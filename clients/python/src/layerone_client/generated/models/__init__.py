@@ -349,6 +349,10 @@ from .observe_runtime_result_services_item_service import (
 from .observe_runtime_result_services_item_state_type_0 import (
     ObserveRuntimeResultServicesItemStateType0,
 )
+from .observe_runtime_result_tenant_php_item import ObserveRuntimeResultTenantPhpItem
+from .observe_runtime_result_tenant_php_item_state_type_0 import (
+    ObserveRuntimeResultTenantPhpItemStateType0,
+)
 from .put_blob_response_201 import PutBlobResponse201
 from .read_sudo_events_envelope import ReadSudoEventsEnvelope
 from .read_sudo_events_job import ReadSudoEventsJob
@@ -1096,6 +1100,8 @@ __all__ = (
     "ObserveRuntimeResultServicesItem",
     "ObserveRuntimeResultServicesItemService",
     "ObserveRuntimeResultServicesItemStateType0",
+    "ObserveRuntimeResultTenantPhpItem",
+    "ObserveRuntimeResultTenantPhpItemStateType0",
     "PutBlobResponse201",
     "ReadSudoEventsEnvelope",
     "ReadSudoEventsJob",

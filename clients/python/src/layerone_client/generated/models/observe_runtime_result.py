@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from ..models.observe_runtime_result_services_item import (
         ObserveRuntimeResultServicesItem,
     )
+    from ..models.observe_runtime_result_tenant_php_item import (
+        ObserveRuntimeResultTenantPhpItem,
+    )
 
 
 T = TypeVar("T", bound="ObserveRuntimeResult")
@@ -26,6 +29,11 @@ class ObserveRuntimeResult:
         memory (ObserveRuntimeResultMemory):
         platform (str): `debian` or `cloudlinux`.
         services (list[ObserveRuntimeResultServicesItem]):
+        tenant_php (list[ObserveRuntimeResultTenantPhpItem]): Each tenant's own PHP-FPM master (`debian`): one per
+            account and PHP version its web
+            domains use, with its unit's state, so a tenant whose pool FPM refuses is seen at
+            once. Empty on `cloudlinux`, whose pools are sections of the shared masters listed in
+            `services`.
     """
 
     disks: list[ObserveRuntimeResultDisksItem]
@@ -33,6 +41,7 @@ class ObserveRuntimeResult:
     memory: ObserveRuntimeResultMemory
     platform: str
     services: list[ObserveRuntimeResultServicesItem]
+    tenant_php: list[ObserveRuntimeResultTenantPhpItem]
 
     def to_dict(self) -> dict[str, Any]:
         disks = []
@@ -51,6 +60,11 @@ class ObserveRuntimeResult:
             services_item = services_item_data.to_dict()
             services.append(services_item)
 
+        tenant_php = []
+        for tenant_php_item_data in self.tenant_php:
+            tenant_php_item = tenant_php_item_data.to_dict()
+            tenant_php.append(tenant_php_item)
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -60,6 +74,7 @@ class ObserveRuntimeResult:
                 "memory": memory,
                 "platform": platform,
                 "services": services,
+                "tenant_php": tenant_php,
             }
         )
 
@@ -74,6 +89,9 @@ class ObserveRuntimeResult:
         from ..models.observe_runtime_result_memory import ObserveRuntimeResultMemory
         from ..models.observe_runtime_result_services_item import (
             ObserveRuntimeResultServicesItem,
+        )
+        from ..models.observe_runtime_result_tenant_php_item import (
+            ObserveRuntimeResultTenantPhpItem,
         )
 
         d = dict(src_dict)
@@ -99,12 +117,22 @@ class ObserveRuntimeResult:
 
             services.append(services_item)
 
+        tenant_php = []
+        _tenant_php = d.pop("tenant_php")
+        for tenant_php_item_data in _tenant_php:
+            tenant_php_item = ObserveRuntimeResultTenantPhpItem.from_dict(
+                tenant_php_item_data
+            )
+
+            tenant_php.append(tenant_php_item)
+
         observe_runtime_result = cls(
             disks=disks,
             load=load,
             memory=memory,
             platform=platform,
             services=services,
+            tenant_php=tenant_php,
         )
 
         return observe_runtime_result
