@@ -12,12 +12,14 @@
 //! deterministic simulation's histories at scale (`simulate`); `layerone-bench attack` the
 //! front door under one abusive source (`attack`); `layerone-bench soak` 64 clients for a
 //! minute (`soak`); `layerone-bench flood` one account's flood against the queue caps
-//! (`flood`). See docs/benchmarks.md for the figures and what limits them. Nothing here is a test: the figures are printed, never asserted.
+//! (`flood`); `layerone-bench fpm` a PHP-FPM master per tenant against one shared master
+//! (`fpm`). See docs/benchmarks.md for the figures and what limits them. Nothing here is a test: the figures are printed, never asserted.
 
 mod attack;
 mod child;
 mod fleet;
 mod flood;
+mod fpm;
 mod measure;
 mod node;
 mod scale;
@@ -74,6 +76,14 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        ["fpm"] => in_temp_dir(|dir| fpm::run(dir, 500)),
+        ["fpm", tenants] => match tenants.parse::<usize>() {
+            Ok(n) if (1..=2000).contains(&n) => in_temp_dir(|dir| fpm::run(dir, n)),
+            _ => {
+                eprintln!("layerone-bench fpm [TENANTS]: TENANTS is 1 to 2000");
+                return ExitCode::from(2);
+            }
+        },
         ["simulate", ref rest @ ..] => in_temp_dir(|dir| simulate::run(rest, dir)),
         ["soak"] => in_temp_dir(|dir| soak::run(dir, 60)),
         ["soak", seconds] => match seconds.parse::<u64>() {
@@ -85,12 +95,13 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | attack [SECONDS] | soak [SECONDS] | flood [REQUESTS] | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
+                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | attack [SECONDS] | soak [SECONDS] | flood [REQUESTS] | fpm [TENANTS] | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
                  Prints the node's figures of docs/benchmarks.md in one run (about two minutes);\n\
                  `fleet`: the fleet's figures instead, against {} (about four minutes);\n\
                  `attack`: one abusive source against the front door, 20 s (or SECONDS) per attack;\n\
                  `soak`: 64 clients of mixed operations for 60 s (or SECONDS), then every 202 checked final;\n\
                  `flood`: one account's 200,000 requests (or REQUESTS) against the queue caps, another's latency meanwhile;\n\
+                 `fpm`: 500 (or TENANTS) idle tenants' PHP-FPM pools in one shared master, then a master each (as root);\n\
                  `simulate`: the deterministic simulation's histories (10,000 unless told), or with\n\
                  --seed the one history of that seed and its trace hash.",
                 fleet::NATS_SERVER
