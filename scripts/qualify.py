@@ -26,6 +26,7 @@ import os
 import pathlib
 import grp
 import pwd
+import re
 import secrets
 import shutil
 import smtplib
@@ -434,6 +435,10 @@ def dkim_verifies(message, record_name, record_value):
 # The node's side: install, units, what is left on disk
 
 
+def has_line(path, line):
+    return line in pathlib.Path(path).read_text().splitlines()
+
+
 def unit_active(unit):
     return sh("systemctl", "is-active", unit, check_rc=False).stdout.strip() == "active"
 
@@ -505,6 +510,7 @@ echo json_encode($out);
 
 CRON_PHP = """<?php
 file_put_contents(__DIR__ . '/../cron.out', posix_geteuid() . "\\n", FILE_APPEND);
+file_put_contents(__DIR__ . '/../cron.cgroup', file_get_contents('/proc/self/cgroup'));
 """
 
 # What a tenant's PHP sees of the machine's processes (`ps` reads /proc; open_basedir keeps
@@ -731,6 +737,13 @@ def qualify(deb):
     wait_until("cron.out written", lambda: out_file.exists(), timeout=max(5, 75 - (time.monotonic() - cron_created)))
     check(out_file.read_text().split()[0] == str(uid), f"cron ran the task as uid {uid}")
     check(out_file.stat().st_uid == uid, "its output file is the tenant's")
+    cgroup = (shop.site_dir / "cron.cgroup").read_text()
+    print("\n".join(f"   | {l}" for l in cgroup.splitlines()))
+    check(f"/user.slice/user-{uid}.slice/" in cgroup,
+          f"the job ran in user-{uid}.slice (cron's PAM stack has pam_systemd), under the account's limits",
+          cgroup)
+    check(has_line("/etc/pam.d/cron", "session    optional   pam_systemd.so"),
+          "`layerone install` added pam_systemd to /etc/pam.d/cron")
 
     certificate_step(api, shop)
     quota_step(api, shop)
@@ -1093,6 +1106,7 @@ def grep_tree(root, needle):
 
 def removal_step(api, shop, other, sink):
     step("remove the account: nothing of it is left anywhere")
+    shop_uid = pwd.getpwnam(shop.username).pw_uid
     db = json.loads((shop.site_dir / "db.json").read_text())
     # A process of the tenant that /proc hides even from the tenant (it made itself not
     # dumpable): the removal's kill, made as the tenant, must still find it.
@@ -1122,6 +1136,9 @@ def removal_step(api, shop, other, sink):
     check(db["user"] not in users, f"no database user {db['user']}")
     check(not pathlib.Path(f"/var/spool/cron/crontabs/{shop.username}").exists(), "no crontab")
     check(ftp_login_fails("shop1.upload", shop.ftp_password), "no FTP login")
+    fpm = f"php8.2-fpm@{shop_uid}.service"
+    check(not unit_active(fpm) and sh("systemctl", "is-enabled", fpm, check_rc=False).stdout.strip() != "enabled",
+          f"{fpm} stopped and not enabled")
     check(imap_login_fails(shop.mailbox, shop.mail_password), "no IMAP login")
     for unit in main_units():
         check(unit_active(unit), f"{unit} still runs")
@@ -1234,10 +1251,18 @@ def fpm_master(uid):
         "systemctl", "show", "--property=ActiveState,ControlGroup,MainPID", "--", unit).splitlines() if "=" in l)
 
 
+def socket_pids(tenant):
+    """The pids `ss` shows listening on the tenant's PHP 8.2 socket."""
+    path = f"/run/php/layerone-{tenant.ids['account']}-php8.2.sock"
+    line = next((l for l in sh("ss", "-xlpn").splitlines() if f" {path} " in l), "")
+    return {int(p) for p in re.findall(r"pid=(\d+)", line)}
+
+
 def tenant_masters_step(api, shop, other):
     step("each tenant's PHP is its own FPM master in its own slice; one tenant's broken pool stops only its own")
     api.run(*other.php())
     put_file(other.docroot / "info.php", INFO_PHP, other.username)
+    shared_pid = int(sh("systemctl", "show", "-P", "MainPID", "php8.2-fpm.service").strip())
     masters = {}
     for tenant in (shop, other):
         uid = pwd.getpwnam(tenant.username).pw_uid
@@ -1246,11 +1271,37 @@ def tenant_masters_step(api, shop, other):
         check(shown.get("ActiveState") == "active"
               and shown.get("ControlGroup") == f"/user.slice/user-{uid}.slice/{unit}",
               f"{unit} runs {tenant.username}'s pool, in user-{uid}.slice", shown)
+        pids = socket_pids(tenant)
+        check(int(shown["MainPID"]) in pids and shared_pid not in pids,
+              f"its master (pid {shown['MainPID']}) listens on the pool's socket, the shared master "
+              f"(pid {shared_pid}) does not", pids)
         status, _, body = http_get(tenant.domain, "/info.php")
         check(status == 200 and json.loads(body)["uid"] == uid,
               f"http://{tenant.domain}/info.php answers as uid {uid} through it", body[:300])
-    shared = sorted(p.name for p in pathlib.Path("/etc/php/8.2/fpm/pool.d").glob("layerone-*"))
-    check(not shared, "the distribution's shared php8.2-fpm master runs no tenant's pool", shared)
+
+    # A node from before tenant masters: other1's pool a section of the shared master, on the
+    # same socket. The account's next request moves it to its own master.
+    uid, unit = masters[other.username]
+    own = pathlib.Path(f"/etc/php/8.2/fpm/layerone/{uid}.conf")
+    section = own.read_text().split("[global]", 1)[1].split("\n[", 1)[1]
+    old = pathlib.Path(f"/etc/php/8.2/fpm/pool.d/layerone-{other.ids['account']}.conf")
+    sh("systemctl", "disable", "--now", unit)
+    own.unlink()
+    old.write_text("[" + section)
+    sh("systemctl", "reload", "php8.2-fpm.service")
+    wait_until("the shared master on other1's socket", lambda: shared_pid in socket_pids(other))
+    status, _, body = http_get(OTHER, "/info.php")
+    check(status == 200 and json.loads(body)["uid"] == uid,
+          f"as an older node did: {old} in the shared master, which serves other1's PHP", body[:300])
+    api.run("set_php_options", {"id": other.ids["account"], "options": {"max_input_vars": 1500}})
+    check(not old.exists() and own.exists(), f"the account's next request moved it to {own}")
+    _, shown = fpm_master(uid)
+    check(shown.get("ActiveState") == "active" and socket_pids(other) and shared_pid not in socket_pids(other)
+          and int(shown["MainPID"]) in socket_pids(other),
+          f"{unit} runs it and holds the socket; the shared master let go", (shown, socket_pids(other)))
+    status, _, body = http_get(OTHER, "/info.php")
+    check(status == 200 and json.loads(body)["max_input_vars"] == "1500",
+          "other1's PHP answers from its own master, with the new option", body[:300])
 
     uid, unit = masters[shop.username]
     config = pathlib.Path(f"/etc/php/8.2/fpm/layerone/{uid}.conf")

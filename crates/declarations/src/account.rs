@@ -321,7 +321,7 @@ pub struct Limits {
 /// Whether the host's kernel has the cgroup controller that enforces each limit of a systemd
 /// slice (systemd accepts and shows a limit whose controller the host lacks, and nothing
 /// enforces it). It says nothing of what runs in the slice: on `debian` the account's SSH
-/// sessions and its PHP masters do, its cron jobs do not yet.
+/// sessions, its cron jobs and its PHP masters do; its FTP sessions (pure-ftpd's) do not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnforcedLimits {

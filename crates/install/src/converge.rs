@@ -77,6 +77,11 @@ pub enum Change {
         found: Vec<String>,
         want: String,
     },
+    /// A line added to a distribution's file, every other line kept.
+    AddLine {
+        path: String,
+        line: String,
+    },
     /// A mounted file system's options changed in place (`mount -o remount`).
     Remount {
         path: String,
@@ -168,6 +173,7 @@ impl fmt::Display for Change {
                     .collect::<Vec<_>>()
                     .join(" and ")
             ),
+            Change::AddLine { path, line } => write!(f, "add to {path}: {line}"),
             Change::Remount { path, found, want } => {
                 write!(f, "remount {path} with {want} (mounted with {found})")
             }

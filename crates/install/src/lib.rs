@@ -39,6 +39,7 @@
 
 pub mod config;
 mod converge;
+pub mod cron_slice;
 pub mod identity;
 pub mod paths;
 pub mod proc_mount;
@@ -449,6 +450,7 @@ pub fn install(opts: &InstallOptions) -> Result<InstallReport, InstallError> {
     web::converge(&mut e, &mut notes)?;
     services::converge(&mut e, &config, &mut notes)?;
     proc_mount::converge(&mut e, &mut notes)?;
+    cron_slice::converge(&mut e)?;
     // Every listener of the node's certificate reloaded after an issue or renewal, and each
     // one checked by a handshake (the services above wrote their copies of the pair first).
     tls::follow(&mut e, &config, issued, &mut notes)?;

@@ -13,8 +13,9 @@
 //!   Apache's configuration test;
 //! - each version's main FPM configuration is derived with its pool (`services/php_fpm.rs`);
 //! - where tenants have FPM masters of their own (Debian), each version's template unit of
-//!   them (`php8.2-fpm@.service`, [`tenant_template`]: the instance is the tenant's uid, in
-//!   its slice) and the directory of their configurations, which the node writes.
+//!   them (`php8.2-fpm@.service`, `provider::PhpFpmLayout::tenant_template_text`: the
+//!   instance is the tenant's uid, in its slice) and the directory of their configurations,
+//!   which the node writes.
 //!
 //! Each change is tested before it is kept (`php-fpmX.Y -t`, `apachectl -t`) and put back
 //! when the test fails; the services are reloaded once.
@@ -67,39 +68,6 @@ pub fn idle_pool(version: PhpVersion, socket_dir: &str) -> String {
          pm = ondemand\n\
          pm.max_children = 1\n\
          pm.process_idle_timeout = 10s\n"
-    )
-}
-
-/// The template unit of one version's tenant masters: the instance is the tenant's uid,
-/// which names the configuration the node writes for it and its slice, where systemd bounds
-/// it with the account's limits (`set_account_limits`). The master runs as root (it binds
-/// the pool's socket and becomes the tenant for its children), in the foreground for
-/// systemd (`Type=notify`), reloaded gracefully by `SIGUSR2` as the distribution's unit is.
-/// `RuntimeDirectoryPreserve=yes`: `/run/php` is shared with the distribution's unit and
-/// every other tenant's master, and must outlive each of them.
-pub fn tenant_template(version: PhpVersion, fpm: &str, config_dir: &str) -> String {
-    let v = version.as_str();
-    format!(
-        "# Derived by `layerone install`; edits here are moved to /etc/layerone/override/ by\n\
-         # the next install. One PHP {v} FPM master per tenant: the instance is the tenant's\n\
-         # uid, which names its configuration (written by the node) and its slice.\n\
-         [Unit]\n\
-         Description=PHP {v} FastCGI Process Manager of uid %i\n\
-         Documentation=man:php-fpm{v}(8)\n\
-         After=network.target\n\
-         \n\
-         [Service]\n\
-         Type=notify\n\
-         Slice=user-%i.slice\n\
-         ExecStart={fpm} --nodaemonize --fpm-config {config_dir}/%i.conf\n\
-         ExecReload=/bin/kill -USR2 $MAINPID\n\
-         RuntimeDirectory=php\n\
-         RuntimeDirectoryPreserve=yes\n\
-         Restart=on-failure\n\
-         RestartSec=5s\n\
-         \n\
-         [Install]\n\
-         WantedBy=multi-user.target\n"
     )
 }
 
@@ -180,12 +148,10 @@ fn tenant_masters(e: &mut Engine, version: PhpVersion) -> Result<bool, InstallEr
         return Ok(false);
     };
     e.dir(&dir, 0o755, LayoutOwner::Root)?;
-    e.derived(
-        &template,
-        tenant_template(version, fpm, &dir).as_bytes(),
-        0o644,
-        LayoutOwner::Root,
-    )
+    let text = layout
+        .tenant_template_text(fpm)
+        .expect("a platform with tenant masters has their template");
+    e.derived(&template, text.as_bytes(), 0o644, LayoutOwner::Root)
 }
 
 fn default_pool(

@@ -208,7 +208,7 @@ fn tenant_unit(provider: &Provider, args: &[String], version: PhpVersion, uid: u
                 .map(|c| provider.sysconf(c))
                 .unwrap_or_default();
             if let Err(e) = check_tenant_config(provider, &config) {
-                if let Err(io) = set_unit_state(provider, unit, Some("failed")) {
+                if let Err(io) = set_unit_state(provider, unit, "failed") {
                     return Outcome::fail(1, format!("layerone sim: {io}\n"));
                 }
                 return Outcome::fail(
@@ -218,13 +218,13 @@ fn tenant_unit(provider: &Provider, args: &[String], version: PhpVersion, uid: u
                     ),
                 );
             }
-            if let Err(io) = set_unit_state(provider, unit, Some("active")) {
+            if let Err(io) = set_unit_state(provider, unit, "active") {
                 return Outcome::fail(1, format!("layerone sim: {io}\n"));
             }
             record(provider, "reload", unit)
         }
         ["disable", "--now"] => {
-            if let Err(io) = set_unit_state(provider, unit, None) {
+            if let Err(io) = set_unit_state(provider, unit, "inactive") {
                 return Outcome::fail(1, format!("layerone sim: {io}\n"));
             }
             record(provider, "stop", unit)
@@ -234,19 +234,12 @@ fn tenant_unit(provider: &Provider, args: &[String], version: PhpVersion, uid: u
 }
 
 /// Keeps a tenant master's ActiveState where the Sim's `systemctl show` reads it
-/// ([`super::systemctl::SIM_UNITS_DIR`]); `None`: stopped and disabled, no state.
-fn set_unit_state(provider: &Provider, unit: &str, state: Option<&str>) -> std::io::Result<()> {
+/// ([`super::systemctl::SIM_UNITS_DIR`]): an instance of an installed template is a loaded
+/// unit, `inactive` once stopped.
+fn set_unit_state(provider: &Provider, unit: &str, state: &str) -> std::io::Result<()> {
     let dir = provider.sysconf(super::systemctl::SIM_UNITS_DIR);
-    match state {
-        Some(state) => {
-            std::fs::create_dir_all(&dir)?;
-            std::fs::write(dir.join(unit), format!("{state}\n"))
-        }
-        None => match std::fs::remove_file(dir.join(unit)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        },
-    }
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(unit), format!("{state}\n"))
 }
 
 pub(super) fn systemctl(provider: &Provider, args: &[String]) -> Outcome {

@@ -250,10 +250,26 @@ pub fn sim_service_reloads(provider: &Provider) -> Result<Vec<String>, ProviderE
     }))
 }
 
+/// Each service action the Sim recorded (`reload UNIT`, `stop UNIT`), in order, as (verb,
+/// unit).
+pub fn sim_service_actions(provider: &Provider) -> Result<Vec<(String, String)>, ProviderError> {
+    let path = provider.sysconf(SIM_SERVICE_RELOADS_FILE);
+    Ok(provider.read_config(&path)?.map_or_else(Vec::new, |bytes| {
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter_map(|l| {
+                let mut words = l.split(' ');
+                Some((words.next()?.to_owned(), words.next()?.to_owned()))
+            })
+            .collect()
+    }))
+}
+
 /// Makes the sysroot look like a machine with PHP `version` installed, for the simulation:
 /// the FPM and CLI binaries (empty files: Sim never executes them), one ini file per
 /// extension in the version's ini directory (`20-intl.ini`, `10-opcache.ini`), the pool
-/// directory, and a main configuration written by [`write_php_fpm_test_config`].
+/// directory, a main configuration written by [`write_php_fpm_test_config`], and where the
+/// platform has tenant masters their template unit, as `layerone install` writes it.
 pub fn seed_php(
     provider: &Provider,
     version: PhpVersion,
@@ -282,6 +298,15 @@ pub fn seed_php(
     }
     if provider.platform() == Platform::CloudLinux {
         seed_alt_php_available(provider, version, extensions)?;
+    }
+    if let (Some(template), Some(text)) =
+        (layout.tenant_template(), layout.tenant_template_text(fpm))
+    {
+        let path = provider.sysconf(template);
+        if let Some(parent) = path.parent() {
+            provider.ensure_dir(parent, 0o755)?;
+        }
+        provider.write_config_atomic(&path, text.as_bytes(), CONFIG_MODE)?;
     }
     write_php_fpm_test_config(provider, version)?;
     Ok(())

@@ -792,3 +792,63 @@ fn proc_hides_other_users_processes_at_every_boot_with_logind_and_polkit_exempte
     );
     assert_eq!(install::install(&check).unwrap().changes, vec![]);
 }
+
+/// Where tenants have their own PHP-FPM masters (Debian), the installer writes each installed
+/// version's template unit (the instance a tenant's uid, in its slice) and the directory of
+/// their configurations; and it adds `pam_systemd` to cron's PAM stack, so each cron job runs
+/// in its user's slice, every other line kept. A second run changes nothing; `--check` names
+/// a removed line.
+#[test]
+fn tenant_php_masters_and_cron_jobs_go_in_the_tenants_slices() {
+    let (dir, root) = sysroot();
+    let v = provider::PhpVersion::V8_2;
+    let seeder = testkit::sim_provider(Platform::Debian, dir.path(), vec![]);
+    testkit::seed_php(&seeder, v, &[]).unwrap();
+    let layout = seeder.php_fpm_layout(v);
+    let template = layout.tenant_template().unwrap();
+    std::fs::remove_file(at(&root, &template)).unwrap();
+    assert!(
+        !seeder.tenant_masters(v),
+        "no template: the pools stay in the shared master"
+    );
+    let pam = at(&root, install::cron_slice::PAM_CRON);
+    std::fs::create_dir_all(pam.parent().unwrap()).unwrap();
+    let debian = "@include common-auth\nsession    required     pam_loginuid.so\n\
+                  @include common-session-noninteractive\nsession    required   pam_limits.so\n";
+    std::fs::write(&pam, debian).unwrap();
+
+    let first = install::install(&opts(&root)).unwrap();
+    let text = std::fs::read_to_string(at(&root, &template)).unwrap();
+    assert_eq!(
+        Some(text.clone()),
+        layout.tenant_template_text("/usr/sbin/php-fpm8.2")
+    );
+    for line in [
+        "Slice=user-%i.slice\n",
+        "ExecStart=/usr/sbin/php-fpm8.2 --nodaemonize --fpm-config /etc/php/8.2/fpm/layerone/%i.conf\n",
+        "Type=notify\n",
+    ] {
+        assert!(text.contains(line), "{line} missing from {text}");
+    }
+    assert!(at(&root, layout.tenant_dir.as_ref().unwrap()).is_dir());
+    assert!(seeder.tenant_masters(v));
+    let cron = std::fs::read_to_string(&pam).unwrap();
+    assert!(cron.starts_with(debian), "{cron}");
+    assert_eq!(cron.matches("pam_systemd.so").count(), 1, "{cron}");
+    let add = Change::AddLine {
+        path: install::cron_slice::PAM_CRON.into(),
+        line: install::cron_slice::PAM_SYSTEMD.into(),
+    };
+    assert!(first.changes.contains(&add), "{:?}", first.changes);
+    assert_eq!(install::install(&opts(&root)).unwrap().changes, vec![]);
+
+    std::fs::write(&pam, debian).unwrap();
+    let mut check = opts(&root);
+    check.check = true;
+    assert_eq!(install::install(&check).unwrap().changes, vec![add]);
+    assert_eq!(
+        std::fs::read_to_string(&pam).unwrap(),
+        debian,
+        "--check wrote"
+    );
+}

@@ -13,9 +13,9 @@
 //! systemd reads at `daemon-reload`, read back with `systemctl show`. They bound what runs in
 //! the slice: the account's own FPM masters (`php8.2-fpm@<uid>.service`, `crate::php::pool`),
 //! whose children `entry_processes` bounds too (its pools' `pm.max_children`), and its SSH
-//! sessions, which `pam_systemd` puts there (Debian's cron has no `pam_systemd` in its PAM
-//! stack: its jobs are not in the slice). The result says, per limit, whether the host's kernel enforces it (the
-//! controller is there: `Provider::cgroup_controllers`). CageFS does not exist there:
+//! sessions and cron jobs, which `pam_systemd` puts there (`layerone install` adds it to
+//! cron's PAM stack, `install::cron_slice`). The result says, per limit, whether the host's
+//! kernel enforces it (the controller is there: `Provider::cgroup_controllers`). CageFS does not exist there:
 //! `set_account_isolation` fails `unsupported_on_platform` before anything runs.
 //!
 //! The account's purge resets them all (`lvectl delete-user`, `cagefsctl --disable`, `dbctl

@@ -190,15 +190,26 @@ fn nogroup_gid(ctx: &Ctx) -> Result<u32, OpError> {
 }
 
 /// Stops every process of the account's uid, as the tenant (`Provider::
-/// terminate_tenant_processes`). The account's PHP pools were removed earlier in this job;
-/// FPM is reloaded first so that a shared master lets go of them instead of starting new
-/// children, and the tenant's own masters are stopped (their configuration is gone).
-/// If processes still run (pools removed by an attempt that crashed before its reload, which
-/// this job cannot see), every installed FPM is reloaded once and the kill tried again.
+/// terminate_tenant_processes`). The account's PHP pools were removed earlier in this job: a
+/// shared master is reloaded first so that it lets go of them instead of starting new
+/// children, and the tenant's own masters of every installed version are stopped (their
+/// configuration is gone; stopping is idempotent, so one left running by an attempt that
+/// crashed is stopped too). If processes still run (pools removed from a shared master by an
+/// attempt that crashed before its reload, which this job cannot see), every installed FPM
+/// is reloaded once and the kill tried again.
 fn stop_processes(ctx: &mut Ctx, rec: &Recorded, home: PathBuf) -> Result<(), OpError> {
     for &version in provider::PhpVersion::ALL {
         ctx.reload_now(Service::PhpFpm(version))?;
-        ctx.reload_now(Service::TenantFpm(version, rec.uid))?;
+    }
+    for version in ctx.provider.php_installed_versions() {
+        ctx.provider
+            .tenant_fpm_reload(version, rec.uid)
+            .map_err(|e| {
+                OpError::retryable(
+                    "reload_failed",
+                    format!("stopping the tenant's PHP {} master failed: {e}", version.as_str()),
+                )
+            })?;
     }
     let who = tenant::Identity::new(rec.uid, rec.gid, vec![], home)
         .map_err(|e| OpError::permanent(e.code.code(), e.message))?;
@@ -216,9 +227,6 @@ fn stop_processes(ctx: &mut Ctx, rec: &Recorded, home: PathBuf) -> Result<(), Op
                 // An FPM that is not running has nothing to let go of.
                 if let Err(e) = ctx.provider.php_fpm_reload(version) {
                     tracing::warn!(version = version.as_str(), error = %e, "FPM reload before a second kill failed");
-                }
-                if let Err(e) = ctx.provider.tenant_fpm_reload(version, rec.uid) {
-                    tracing::warn!(version = version.as_str(), error = %e, "stopping the tenant's FPM before a second kill failed");
                 }
             }
             ctx.provider

@@ -13,9 +13,12 @@
 //! **On Debian each pool has a master of its own**: the file is the whole configuration of
 //! `php8.2-fpm@<uid>.service`, an instance of the template unit `layerone install` writes,
 //! whose `Slice=user-%i.slice` puts the tenant's PHP under the limits of its slice
-//! (`set_account_limits`). A pool FPM refuses (a file edited by hand), or one whose user went
-//! away behind the node's back, stops that tenant's master and no one else's PHP; the drift
-//! check names the file. On CloudLinux the pools stay sections of alt-php's shared master per
+//! (`set_account_limits`). A pool FPM refuses (a file edited by hand) stops that tenant's
+//! master and no one else's PHP; the drift check names the file. (A pool names its user by
+//! the uid the node recorded, which FPM does not look up: a user removed behind the node's
+//! back stops no master, and the drift check names the missing user.) A node whose installer
+//! has not written the template unit yet keeps the pools in the shared master
+//! (`pool::pool_file`). On CloudLinux the pools stay sections of alt-php's shared master per
 //! version, which the LVE bounds per tenant.
 //!
 //! Everything is derived whole from the view on every change, by the pools' owner

@@ -48,10 +48,17 @@ pub struct PoolFile {
 }
 
 /// The pool file of `account` (uid `uid`) for `version`: its own master's configuration
-/// where the platform gives tenants their own (`provider::PhpFpmLayout::tenant_dir`), or
-/// its section of the version's shared master.
+/// where the node runs tenants' own masters (`provider::Provider::tenant_masters`: the
+/// platform has them and `layerone install` wrote their template unit), or its section of
+/// the version's shared master.
 pub fn pool_file(ctx: &Ctx, account: &Hex32, uid: u32, version: PhpVersion) -> PoolFile {
-    match ctx.provider.php_fpm_layout(version).tenant_config(uid) {
+    let own = ctx.provider.tenant_masters(version);
+    match ctx
+        .provider
+        .php_fpm_layout(version)
+        .tenant_config(uid)
+        .filter(|_| own)
+    {
         Some(config) => PoolFile {
             path: ctx.provider.sysconf(config),
             service: Service::TenantFpm(version, uid),
@@ -402,7 +409,14 @@ pub fn sync(
             continue;
         }
         let file = pool_file(ctx, account, uid, version);
-        if present(ctx, &file.path)? || (removal && installed.contains(&version)) {
+        // A tenant's own master of an installed version is stopped whether or not its file
+        // is still there: an attempt that crashed after removing it did not stop it.
+        let stop = if file.own_master {
+            installed.contains(&version)
+        } else {
+            removal && installed.contains(&version)
+        };
+        if present(ctx, &file.path)? || stop {
             ctx.remove_service_config(file.service, &file.path)?;
         }
         if file.own_master {
@@ -516,17 +530,20 @@ fn check_option_consistency(options: &PhpOptions) -> Result<(), OpError> {
 }
 
 /// Removes every pool file of `account` (purge), whatever state.db says, in either place;
-/// a tenant's own master is stopped and disabled at the batch's end.
+/// the tenant's own masters of every installed version are stopped and disabled at the
+/// batch's end, their files there or not (an attempt that crashed after removing them did
+/// not stop them).
 pub(super) fn remove_all(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> {
     let uid = match account_row(ctx, account) {
         Ok(row) => Some(row.uid),
         Err(e) if e.code == "account_missing" => None,
         Err(e) => return Err(e),
     };
+    let installed = ctx.provider.php_installed_versions();
     for &version in PhpVersion::ALL {
         if let Some(uid) = uid {
             let file = pool_file(ctx, account, uid, version);
-            if file.own_master && present(ctx, &file.path)? {
+            if file.own_master && (installed.contains(&version) || present(ctx, &file.path)?) {
                 ctx.remove_service_config(file.service, &file.path)?;
             }
         }

@@ -168,6 +168,40 @@ impl PhpFpmLayout {
         ))
     }
 
+    /// The template unit's text, where the platform has tenant masters: the instance is the
+    /// tenant's uid, which names the configuration the node writes for it and its slice,
+    /// where systemd bounds it with the account's limits (`set_account_limits`). The master
+    /// runs as root (it binds the pool's socket and becomes the tenant for its children), in
+    /// the foreground for systemd (`Type=notify`), reloaded gracefully by `SIGUSR2`, as the
+    /// distribution's `php8.2-fpm.service` is; `/run/php` is the distribution's (tmpfiles).
+    /// An instance whose configuration is gone is skipped at boot (`ConditionPathExists=`),
+    /// not started into a failure.
+    pub fn tenant_template_text(&self, fpm: &str) -> Option<String> {
+        let dir = self.tenant_dir.as_ref()?;
+        let v = self.version.as_str();
+        Some(format!(
+            "# Derived by `layerone install`; edits here are moved to /etc/layerone/override/ by\n\
+             # the next install. One PHP {v} FPM master per tenant: the instance is the tenant's\n\
+             # uid, which names its configuration (written by the node) and its slice.\n\
+             [Unit]\n\
+             Description=PHP {v} FastCGI Process Manager of uid %i\n\
+             Documentation=man:php-fpm{v}(8)\n\
+             After=network.target\n\
+             ConditionPathExists={dir}/%i.conf\n\
+             \n\
+             [Service]\n\
+             Type=notify\n\
+             Slice=user-%i.slice\n\
+             ExecStart={fpm} --nodaemonize --fpm-config {dir}/%i.conf\n\
+             ExecReload=/bin/kill -USR2 $MAINPID\n\
+             Restart=on-failure\n\
+             RestartSec=5s\n\
+             \n\
+             [Install]\n\
+             WantedBy=multi-user.target\n"
+        ))
+    }
+
     /// The unit of `uid`'s own master: `php8.2-fpm@1001.service`.
     pub fn tenant_unit(&self, uid: u32) -> String {
         format!("php{}-fpm@{uid}.service", self.version.as_str())
@@ -280,22 +314,54 @@ impl Provider {
         Ok(())
     }
 
+    /// Whether this node runs tenants' own masters of `version`: the platform has them and
+    /// `layerone install` wrote their template unit.
+    pub fn tenant_masters(&self, version: PhpVersion) -> bool {
+        self.php_fpm_layout(version)
+            .tenant_template()
+            .is_some_and(|t| self.sysconf(t).exists())
+    }
+
     /// Brings `uid`'s own master of `version` in line with its configuration: with one,
     /// `systemctl enable` (it starts at boot) and `systemctl reload-or-restart` (a running
     /// master re-reads it gracefully, a stopped one starts); without one, `systemctl disable
-    /// --now` (it stops, and its children with it). Nothing where the platform has no
-    /// tenant masters.
+    /// --now` (it stops, and its children with it) unless systemd shows it inactive already,
+    /// so a master left running by an attempt that crashed after removing its configuration
+    /// is stopped by the retry. Nothing where the node has no tenant masters of that version
+    /// (no master can run without the template).
+    ///
+    /// A start that fails is tried once more after the version's shared master is reloaded:
+    /// a pool of the tenant's moved out of the shared master (a node from before tenant
+    /// masters, or an attempt that crashed before that master's reload) may still hold the
+    /// socket, which FPM refuses to share, and that master's reload (`SIGUSR2`) returns before
+    /// it has let go.
     pub fn tenant_fpm_reload(&self, version: PhpVersion, uid: u32) -> Result<(), ProviderError> {
         let layout = self.php_fpm_layout(version);
         let Some(config) = layout.tenant_config(uid) else {
             return Ok(());
         };
+        if !self.tenant_masters(version) {
+            return Ok(());
+        }
         let unit = layout.tenant_unit(uid);
-        if self.sysconf(&config).exists() {
-            self.systemctl(&["enable", &unit])?;
-            self.systemctl(&["reload-or-restart", &unit])
-        } else {
-            self.systemctl(&["disable", "--now", &unit])
+        if !self.sysconf(&config).exists() {
+            let shown = crate::programs::service_state::parse_show(
+                &self.systemd_show("LoadState,ActiveState", &unit)?,
+            );
+            if matches!(shown.active_state.as_str(), "" | "inactive") {
+                return Ok(());
+            }
+            return self.systemctl(&["disable", "--now", &unit]);
+        }
+        self.systemctl(&["enable", &unit])?;
+        match self.systemctl(&["reload-or-restart", &unit]) {
+            Ok(()) => Ok(()),
+            Err(first) => {
+                tracing::warn!(%unit, error = %first, "the tenant's FPM master did not start; the shared master is reloaded and the start tried again");
+                self.php_fpm_reload(version)?;
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                self.systemctl(&["reload-or-restart", &unit])
+            }
         }
     }
 

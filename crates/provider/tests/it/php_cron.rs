@@ -3,7 +3,9 @@
 //! installed versions are observed from the machine, never assumed.
 
 use provider::{PhpVersion, Platform, Program, Provider};
-use testkit::{require_php_fpm, seed_php, sim_service_reloads, write_php_fpm_test_config};
+use testkit::{
+    require_php_fpm, seed_php, sim_service_actions, sim_service_reloads, write_php_fpm_test_config,
+};
 
 use crate::common::Env;
 
@@ -113,18 +115,29 @@ fn sim_observes_versions_and_modules_from_the_sysroot() {
         p.php_fpm_reload(V).unwrap();
         let layout = p.php_fpm_layout(V);
         assert_eq!(sim_service_reloads(p).unwrap(), [layout.unit.as_str()]);
-        // A tenant's own master (Debian): started with its configuration, stopped without.
+        // A tenant's own master (Debian, where seed_php wrote the template as the installer
+        // does): nothing to stop while systemd shows none; started with its configuration,
+        // stopped without it; without the template, nothing runs.
         p.tenant_fpm_reload(V, 4242).unwrap();
+        let actions = |p: &Provider| sim_service_actions(p).unwrap()[1..].to_vec();
+        assert_eq!(actions(p), []);
         if let Some(config) = layout.tenant_config(4242) {
+            assert!(p.tenant_masters(V));
             let own = layout.tenant_unit(4242);
-            assert_eq!(sim_service_reloads(p).unwrap()[1..], [own.as_str()]);
             std::fs::create_dir_all(p.sysconf(layout.tenant_dir.as_ref().unwrap())).unwrap();
             std::fs::write(p.sysconf(&config), "[global]\ndaemonize = no\n").unwrap();
             p.tenant_fpm_reload(V, 4242).unwrap();
-            assert_eq!(
-                sim_service_reloads(p).unwrap()[1..],
-                [own.as_str(), own.as_str()]
-            );
+            assert_eq!(actions(p), [("reload".to_owned(), own.clone())]);
+            let state = |p: &Provider| p.tenant_fpm_state(V, 4242).unwrap().unwrap().active_state;
+            assert_eq!(state(p), "active");
+            std::fs::remove_file(p.sysconf(&config)).unwrap();
+            p.tenant_fpm_reload(V, 4242).unwrap();
+            assert_eq!(actions(p)[1..], [("stop".to_owned(), own.clone())]);
+            assert_eq!(state(p), "inactive");
+            p.tenant_fpm_reload(V, 4242).unwrap();
+            assert_eq!(actions(p).len(), 2, "stopped once");
+            std::fs::remove_file(p.sysconf(layout.tenant_template().unwrap())).unwrap();
+            assert!(!p.tenant_masters(V));
         } else {
             assert_eq!(
                 sim_service_reloads(p).unwrap().len(),
