@@ -1057,6 +1057,26 @@ def limits_step(api, shop):
     check(usage["limits_in_effect"] == wanted, "observe_account_usage reads them back", usage)
     pool = pathlib.Path(f"/etc/php/8.2/fpm/layerone/{pwd.getpwnam(shop.username).pw_uid}.conf").read_text()
     check("pm.max_children = 10\n" in pool, "the tenant's PHP pool takes entry_processes as its children")
+    # FTP sessions are pure-ftpd's, outside the slice: its own per-user fields bound them.
+    shown = sh("pure-pw", "show", "shop1.upload", "-f", "/etc/pure-ftpd/pureftpd.passwd")
+    print("\n".join(f"   | {l}" for l in shown.splitlines() if "bandwidth" in l or "sessions" in l))
+    check("Download bandwidth : 2048 Kb (enabled)" in shown and "Upload   bandwidth : 2048 Kb (enabled)" in shown
+          and "Max sim sessions   : 10 (enabled)" in shown,
+          "pure-pw shows the FTP login's bandwidth (2,048 KiB/s each way) and its 10 sessions", shown)
+    sessions = []
+    try:
+        for _ in range(10):
+            sessions.append(ftp_login("shop1.upload", shop.ftp_password))
+        ok(f"{len(sessions)} FTP sessions of shop1.upload at once")
+        try:
+            ftp_login("shop1.upload", shop.ftp_password).quit()
+            refused = None
+        except ftplib.all_errors as e:
+            refused = e
+        check(refused is not None, "pure-ftpd refuses an 11th", refused)
+    finally:
+        for f in sessions:
+            f.close()
 
 
 def backup_step(api, shop):

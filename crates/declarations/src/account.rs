@@ -321,7 +321,9 @@ pub struct Limits {
 /// Whether the host's kernel has the cgroup controller that enforces each limit of a systemd
 /// slice (systemd accepts and shows a limit whose controller the host lacks, and nothing
 /// enforces it). It says nothing of what runs in the slice: on `debian` the account's SSH
-/// sessions, its cron jobs and its PHP masters do; its FTP sessions (pure-ftpd's) do not.
+/// sessions, its cron jobs and its PHP masters do; its FTP sessions (pure-ftpd's) do not, and
+/// are bounded by pure-ftpd's per-user bandwidth (`io_kib_per_sec`) and sessions
+/// (`entry_processes`) instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnforcedLimits {
@@ -361,7 +363,7 @@ operation! {
         name: "set_account_limits",
         kind: Set,
         family: Account,
-        summary: "Set the account's CPU, memory, I/O, process and entry-process limits (cloudlinux: lvectl; debian: its systemd slice, and its PHP pools' children)",
+        summary: "Set the account's CPU, memory, I/O, process and entry-process limits (cloudlinux: lvectl; debian: its systemd slice, and its PHP pools' children; both: its FTP logins' bandwidth and sessions)",
         request: SetAccountLimitsRequest,
         result: AccountLimitsResult,
         example: example_limits(false),

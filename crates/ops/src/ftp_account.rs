@@ -23,7 +23,7 @@
 
 pub use declarations::ftp_account::*;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use registry::types::{FtpLogin, Hex32, PasswordHash, Presence};
@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use state::Stored;
 use store::StoredRow;
 
-use crate::account::{account_info, suspended_accounts, tenant_of};
+use crate::account::{AccountRow, Limits, account_info, suspended_accounts, tenant_of};
 use crate::context::{Ctx, provider_error, store_error};
 use crate::row_fields::is_false;
 
@@ -118,18 +118,62 @@ fn account_suspended(ctx: &Ctx, account: &Hex32) -> Result<bool, OpError> {
         .contains(account))
 }
 
-/// The passwd file of `logins`, whole.
-fn passwd_text(logins: &[Stored<FtpAccountRow>]) -> String {
-    logins
-        .iter()
-        .map(|stored| stored.row.line.as_str())
-        .collect()
+/// The login's line as pure-ftpd gets it: the stored line with its account's limits
+/// (`set_account_limits`) in pure-ftpd's own per-user fields: the upload and download
+/// bandwidth of each session (fields 7 and 8, bytes per second) from `io_kib_per_sec`, and
+/// the concurrent sessions (field 11) from `entry_processes`, each left empty (unlimited)
+/// at 0. pure-ftpd runs a session as its own process with the login's uid, in no unit of
+/// the account's and outside its slice: these fields are what bounds it.
+pub fn line_with_limits(line: &str, limits: Option<&Limits>) -> String {
+    let Some(limits) = limits else {
+        return line.to_owned();
+    };
+    let mut fields: Vec<String> = line
+        .trim_end_matches('\n')
+        .split(':')
+        .map(str::to_owned)
+        .collect();
+    if fields.len() < 11 {
+        return line.to_owned();
+    }
+    let value = |n: u64| if n == 0 { String::new() } else { n.to_string() };
+    let bandwidth = value(limits.io_kib_per_sec.saturating_mul(1024));
+    fields[6] = bandwidth.clone();
+    fields[7] = bandwidth;
+    fields[10] = value(limits.entry_processes);
+    format!("{}\n", fields.join(":"))
+}
+
+/// Each of `logins`' lines as pure-ftpd gets them ([`line_with_limits`], its account's
+/// recorded limits from the view).
+fn lines(ctx: &Ctx, logins: &[Stored<FtpAccountRow>]) -> Result<Vec<String>, OpError> {
+    let mut limits: BTreeMap<Hex32, Option<Limits>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(logins.len());
+    for stored in logins {
+        let of_account = match &stored.owner {
+            Owner::Tenant(account) => match limits.get(account) {
+                Some(l) => *l,
+                None => {
+                    let l = ctx
+                        .view()
+                        .get::<AccountRow>(account)
+                        .map_err(store_error)?
+                        .and_then(|row| row.row.limits);
+                    limits.insert(account.clone(), l);
+                    l
+                }
+            },
+            Owner::Node => None,
+        };
+        out.push(line_with_limits(&stored.row.line, of_account.as_ref()));
+    }
+    Ok(out)
 }
 
 /// Writes the passwd file derived from the view ([`logins`]), then `pure-pw mkdb`. An empty
 /// set leaves an empty file and database: pure-ftpd then has no virtual user.
 pub fn install(ctx: &Ctx) -> Result<(), OpError> {
-    let content = passwd_text(&logins(ctx)?);
+    let content: String = lines(ctx, &logins(ctx)?)?.concat();
     let layout = ctx.provider.ftp_layout();
     let passwd = ctx.provider.sysconf(layout.passwd);
     let pdb = ctx.provider.sysconf(layout.pdb);
@@ -156,18 +200,20 @@ impl Derive<Ctx> for FtpAccount {
     /// `pure-pw show` only, a program, which the drift check does not run.
     fn derive(ctx: &Ctx) -> Result<Vec<Derived>, OpError> {
         let logins = logins(ctx)?;
+        let lines = lines(ctx, &logins)?;
         let path = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
         let actual = ctx.provider.read_config(&path).map_err(provider_error)?;
         let entries = logins
             .iter()
-            .map(|stored| {
-                let line = stored.row.line.trim_end_matches('\n').to_owned();
+            .zip(&lines)
+            .map(|(stored, line)| {
+                let line = line.trim_end_matches('\n').to_owned();
                 (Of::new(&stored.id, &stored.owner), vec![line])
             })
             .collect();
         Ok(vec![Derived::Table(DerivedTable {
             path,
-            expected: passwd_text(&logins).into_bytes(),
+            expected: lines.concat().into_bytes(),
             actual,
             entries,
             aspects: PASSWD,
@@ -306,6 +352,55 @@ impl Apply<Ctx> for SetFtpAccountPassword {
         };
         Ok(result)
     }
+}
+
+/// Puts the account's recorded limits (this job's row, in the view) into pure-ftpd's fields
+/// of each of its logins ([`line_with_limits`]) and reads each back with `pure-pw show`;
+/// nothing when it has no login pure-ftpd knows. `limits_not_in_effect` when pure-pw shows
+/// other limits.
+pub fn apply_limits(ctx: &Ctx, account: &Hex32, limits: &Limits) -> Result<(), OpError> {
+    let suspended = suspended_accounts(&ctx.view()).map_err(store_error)?;
+    let own: Vec<Stored<FtpAccountRow>> = ctx
+        .view()
+        .of_account::<FtpAccountRow>(account)
+        .map_err(store_error)?
+        .into_iter()
+        .filter(|stored| !refused(stored, &suspended))
+        .collect();
+    if own.is_empty() {
+        return Ok(());
+    }
+    install(ctx)?;
+    let passwd = ctx.provider.sysconf(ctx.provider.ftp_layout().passwd);
+    let wanted = |n: u64| (n > 0).then_some(n);
+    for stored in own {
+        let login = stored.row.login.as_str();
+        let shown = ctx
+            .provider
+            .pure_pw_show(login, &passwd)
+            .map_err(provider_error)?;
+        let got = shown.as_ref().map(|s| {
+            (
+                s.download_kib_per_sec,
+                s.upload_kib_per_sec,
+                s.max_sessions,
+            )
+        });
+        let want = (
+            wanted(limits.io_kib_per_sec),
+            wanted(limits.io_kib_per_sec),
+            wanted(limits.entry_processes),
+        );
+        if got != Some(want) {
+            return Err(OpError::retryable(
+                "limits_not_in_effect",
+                format!(
+                    "pure-pw shows {got:?} (download, upload KiB/s, sessions) for {login}, not {want:?}"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The login as `pure-pw show` reads it from the installed passwd file; with `hash`, the

@@ -2,7 +2,8 @@
 //! 1.0.50), for the forms the node runs.
 //!
 //! A passwd line is read as pure-pw reads it: at least `LOGIN:HASH:UID:GID:GECOS:DIR`, UID and
-//! GID decimal, DIR absolute; any other line is skipped with pure-pw's warning, and `show`
+//! GID decimal, DIR absolute, the bandwidth (bytes per second) and session fields empty or
+//! decimal (`show` prints them as pure-pw does, bandwidth in KiB); any other line is skipped with pure-pw's warning, and `show`
 //! of a login without a valid line exits 16 with pure-pw's message. `mkdb` writes the valid
 //! users to PDB (0600) as text, not PureDB's binary format: nothing in the Sim reads it but
 //! tests, and the real `pure-pw` builds and reads the real format in the integration tests.
@@ -18,6 +19,29 @@ struct Line {
     gid: u32,
     gecos: String,
     dir: String,
+    /// Bytes per second; 0 unlimited.
+    upload: u64,
+    download: u64,
+    sessions: u64,
+}
+
+/// An optional numeric field: absent or empty is 0; anything else but digits makes the line
+/// invalid, as pure-pw finds it.
+fn optional(field: Option<&&str>) -> Option<u64> {
+    match field {
+        None | Some(&"") => Some(0),
+        Some(s) if s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+        Some(_) => None,
+    }
+}
+
+/// pure-pw's way of printing a limit: `N Kb (enabled)` or `0 Kb (unlimited)`.
+fn shown(value: u64, unit: &str) -> String {
+    if value == 0 {
+        format!("0{unit} (unlimited)")
+    } else {
+        format!("{value}{unit} (enabled)")
+    }
 }
 
 fn parse_line(line: &str) -> Option<Line> {
@@ -38,6 +62,9 @@ fn parse_line(line: &str) -> Option<Line> {
         gid: number(f[3])?,
         gecos: f[4].to_owned(),
         dir: f[5].to_owned(),
+        upload: optional(f.get(6))?,
+        download: optional(f.get(7))?,
+        sessions: optional(f.get(10))?,
     })
 }
 
@@ -86,8 +113,16 @@ pub(crate) fn pure_pw(_provider: &Provider, args: &[String]) -> Outcome {
                 Some(l) => Outcome {
                     status: 0,
                     stdout: format!(
-                        "\nLogin              : {}\nPassword           : {}\nUID                : {} (-)\nGID                : {} (-)\nDirectory          : {}\nFull name          : {}\n",
-                        l.login, l.hash, l.uid, l.gid, l.dir, l.gecos
+                        "\nLogin              : {}\nPassword           : {}\nUID                : {} (-)\nGID                : {} (-)\nDirectory          : {}\nFull name          : {}\nDownload bandwidth : {}\nUpload   bandwidth : {}\nMax sim sessions   : {}\n",
+                        l.login,
+                        l.hash,
+                        l.uid,
+                        l.gid,
+                        l.dir,
+                        l.gecos,
+                        shown(l.download / 1024, " Kb"),
+                        shown(l.upload / 1024, " Kb"),
+                        shown(l.sessions, ""),
                     ),
                     stderr: String::new(),
                 },

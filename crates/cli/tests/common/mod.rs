@@ -421,8 +421,9 @@ impl Node {
         }
         self.check_php_and_cron_converged(&rows);
         self.check_web_access_converged(&rows);
-        // pure-ftpd's passwd file holds exactly the recorded FTP accounts' lines, but those
-        // suspended on their own or with their account.
+        // pure-ftpd's passwd file holds exactly the recorded FTP accounts' lines, each with its
+        // account's recorded limits in pure-ftpd's fields, but those suspended on their own or
+        // with their account.
         let suspended_accounts: BTreeSet<&str> = of("account")
             .filter(|a| a.data["suspended"] == true)
             .map(|a| a.resource_id.as_str())
@@ -437,7 +438,15 @@ impl Node {
             .filter(|r| {
                 r.data["suspended"] != true && !suspended_accounts.contains(r.owner.as_str())
             })
-            .map(|r| r.data["line"].as_str().unwrap().to_owned())
+            .map(|r| {
+                let limits = of("account")
+                    .find(|a| a.resource_id.as_str() == r.owner.as_str())
+                    .and_then(|a| serde_json::from_value(a.data["limits"].clone()).ok());
+                ops::ftp_account::line_with_limits(
+                    r.data["line"].as_str().unwrap(),
+                    limits.as_ref(),
+                )
+            })
             .collect();
         assert_eq!(
             ftp_lines, recorded,

@@ -248,7 +248,8 @@ fn scheduled_tasks_become_the_tenants_crontab_and_pass_the_real_cron_parser() {
 /// `set_account_limits` on a Debian node: the account's slice gets the node's drop-in, the
 /// limits are read back from `systemctl show` (the simulated systemd reads the drop-in), the
 /// pools take their children from them, the result says which limits this host enforces (a
-/// dev node's sandbox has no cgroup controller, PHP-FPM's children always), an edited drop-in
+/// dev node's sandbox has no cgroup controller, PHP-FPM's children always), its FTP login
+/// gets pure-ftpd's per-user bandwidth and sessions (outside the slice), an edited drop-in
 /// is drift until the rebuild, and the purge takes the drop-in away.
 #[test]
 fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
@@ -259,6 +260,8 @@ fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
         run(&mut node, &set_php_version(3, 30, 10, "8.2")).state,
         JobState::Succeeded
     );
+    let ftp = run(&mut node, &ensure_ftp(40, 70, 10, "shop1.up", None));
+    assert_eq!(ftp.state, JobState::Succeeded, "{ftp:?}");
     let limited = run(&mut node, &set_limits(4, 10, 150));
     assert_eq!(limited.state, JobState::Succeeded, "{limited:?}");
     let result = limited.result.unwrap();
@@ -295,6 +298,22 @@ fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
     }
     let pool = std::fs::read_to_string(node.pool_file(&id(10))).unwrap();
     assert!(pool.contains("pm.max_children = 10\n"), "{pool}");
+    // pure-ftpd's fields: 2,048 KiB/s up and down (bytes per second), 10 sessions.
+    let passwd = node.path(node.provider.ftp_layout().passwd);
+    let ftp_line = std::fs::read_to_string(&passwd).unwrap();
+    assert!(
+        ftp_line.ends_with("/./:2097152:2097152:::10:::::::\n"),
+        "{ftp_line}"
+    );
+    let shown = node
+        .provider
+        .pure_pw_show("shop1.up", &passwd)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (shown.download_kib_per_sec, shown.max_sessions),
+        (Some(2048), Some(10))
+    );
     node.check_converged();
 
     // Someone lifts the memory limit by hand: drift, until the rebuild writes it back.

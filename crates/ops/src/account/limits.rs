@@ -15,7 +15,10 @@
 //! whose children `entry_processes` bounds too (its pools' `pm.max_children`), and its SSH
 //! sessions and cron jobs, which `pam_systemd` puts there (`layerone install` adds it to
 //! cron's PAM stack, `install::cron_slice`). The result says, per limit, whether the host's
-//! kernel enforces it (the controller is there: `Provider::cgroup_controllers`). CageFS does not exist there:
+//! kernel enforces it (the controller is there: `Provider::cgroup_controllers`). FTP sessions
+//! are pure-ftpd's processes, in no unit of the account's: on both platforms the account's
+//! FTP logins get pure-ftpd's per-user bandwidth (`io_kib_per_sec`) and concurrent sessions
+//! (`entry_processes`), read back with `pure-pw show` (`crate::ftp_account::apply_limits`). CageFS does not exist there:
 //! `set_account_isolation` fails `unsupported_on_platform` before anything runs.
 //!
 //! The account's purge resets them all (`lvectl delete-user`, `cagefsctl --disable`, `dbctl
@@ -129,8 +132,10 @@ impl Apply<Ctx> for SetAccountLimits {
             mysql_limits: Some(mysql),
             ..row
         });
-        // The account's PHP pools take their children from the limits (`PoolLimits`).
+        // The account's PHP pools take their children from the limits (`PoolLimits`), its FTP
+        // logins their bandwidth and sessions.
         pool::sync(ctx, &req.id, PoolSync::Update)?;
+        crate::ftp_account::apply_limits(ctx, &req.id, &as_limits(wanted))?;
         Ok(AccountLimitsResult {
             username: info.username,
             limits,
@@ -241,8 +246,10 @@ fn set_slice_limits(
         mysql_limits: Some(None),
         ..account_row(ctx, &req.id)?
     });
-    // The account's PHP pools take their children from the limits (`PoolLimits`).
+    // The account's PHP pools take their children from the limits (`PoolLimits`), its FTP
+    // logins their bandwidth and sessions.
     pool::sync(ctx, &req.id, PoolSync::Update)?;
+    crate::ftp_account::apply_limits(ctx, &req.id, &limits)?;
     let controllers = ctx.provider.cgroup_controllers();
     Ok(AccountLimitsResult {
         username: info.username,

@@ -9,8 +9,10 @@
 //!   pure-ftpd parses the line; exit 16 when there is no such (valid) line.
 //!
 //! The passwd line is `LOGIN:HASH:UID:GID:GECOS:DIR/./` followed by the twelve optional
-//! fields (bandwidth, ratios, quotas, IP lists, time restrictions), left empty. `/./` at the
-//! end of the directory is pure-ftpd's chroot marker: the user is jailed there.
+//! fields (bandwidth, ratios, quotas, IP lists, time restrictions); the node fills the upload
+//! and download bandwidth (bytes per second) and the concurrent sessions from the account's
+//! limits and leaves the others empty. `/./` at the end of the directory is pure-ftpd's
+//! chroot marker: the user is jailed there.
 
 use std::path::Path;
 
@@ -40,6 +42,12 @@ pub struct FtpUserShown {
     pub uid: u32,
     pub gid: u32,
     pub directory: String,
+    /// Per-session download bandwidth in KiB/s; `None` unlimited.
+    pub download_kib_per_sec: Option<u64>,
+    /// Per-session upload bandwidth in KiB/s; `None` unlimited.
+    pub upload_kib_per_sec: Option<u64>,
+    /// Concurrent sessions; `None` unlimited.
+    pub max_sessions: Option<u64>,
 }
 
 /// Parses `pure-pw show` output.
@@ -51,12 +59,21 @@ pub fn parse_show(text: &str) -> Option<FtpUserShown> {
         })
     };
     let number = |name: &str| field(name)?.split_whitespace().next()?.parse().ok();
+    // `100 Kb (enabled)`, `0 Kb (unlimited)`; `3 (enabled)`, `0 (unlimited)`.
+    let limit = |name: &str| -> Option<Option<u64>> {
+        let value = field(name)?;
+        let n: u64 = value.split_whitespace().next()?.parse().ok()?;
+        Some((value.ends_with("(enabled)") && n > 0).then_some(n))
+    };
     Some(FtpUserShown {
         login: field("Login")?,
         password: field("Password")?,
         uid: number("UID")?,
         gid: number("GID")?,
         directory: field("Directory")?,
+        download_kib_per_sec: limit("Download bandwidth")?,
+        upload_kib_per_sec: limit("Upload   bandwidth")?,
+        max_sessions: limit("Max sim sessions")?,
     })
 }
 

@@ -1,5 +1,5 @@
 //! `pure-pw mkdb` and `pure-pw show`: the real program (installed by scripts/test) and the
-//! Sim's model read the same passwd file the same way.
+//! Sim's model read the same passwd file the same way, the per-user limits included.
 
 use provider::{Platform, Program};
 
@@ -21,7 +21,13 @@ fn check(env: &Env) {
     env.provider
         .ensure_dir(passwd.parent().unwrap(), 0o755)
         .unwrap();
-    let text = format!("shop1.up:{HASH}:1001:1002::/home/shop1/web/./::::::::::::\nbroken:line\n");
+    // The second login carries per-user limits as the node writes them: upload and download
+    // bandwidth in bytes per second (2,048 KiB/s), 10 concurrent sessions.
+    let text = format!(
+        "shop1.up:{HASH}:1001:1002::/home/shop1/web/./::::::::::::\n\
+         shop1.lim:{HASH}:1001:1002::/home/shop1/web/./:2097152:2097152:::10:::::::\n\
+         broken:line\n"
+    );
     env.provider
         .write_config_atomic(&passwd, text.as_bytes(), 0o600)
         .unwrap();
@@ -36,6 +42,28 @@ fn check(env: &Env) {
     assert_eq!(shown.directory, "/home/shop1/web/./");
     assert_eq!(shown.login, "shop1.up");
     assert_eq!(shown.password, HASH);
+    assert_eq!(
+        (
+            shown.download_kib_per_sec,
+            shown.upload_kib_per_sec,
+            shown.max_sessions
+        ),
+        (None, None, None),
+        "no limits: unlimited"
+    );
+    let limited = env
+        .provider
+        .pure_pw_show("shop1.lim", &passwd)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            limited.download_kib_per_sec,
+            limited.upload_kib_per_sec,
+            limited.max_sessions
+        ),
+        (Some(2048), Some(2048), Some(10))
+    );
     assert_eq!(env.provider.pure_pw_show("broken", &passwd).unwrap(), None);
     assert_eq!(env.provider.pure_pw_show("nobody", &passwd).unwrap(), None);
 }
