@@ -1055,6 +1055,15 @@ def limits_step(api, shop):
           f"`enforced` is what this host's cgroup controllers allow: {enforced}", result)
     usage = api.run("observe_account_usage", {"id": shop.ids["account"]})
     check(usage["limits_in_effect"] == wanted, "observe_account_usage reads them back", usage)
+    counted = usage["slice"]
+    print(f"   | observe_account_usage's slice: {counted}")
+    cpu = sh("systemctl", "show", "-P", "CPUUsageNSec", "--", slice_unit).strip()
+    if cpu.isdigit():
+        check(counted["cpu_usage_nsec"] is not None and 0 < counted["cpu_usage_nsec"] <= int(cpu),
+              f"and the CPU time systemd counts for the slice (CPUUsageNSec {cpu} a moment later)", counted)
+    else:
+        check(counted["cpu_usage_nsec"] is None,
+              f"and no CPU time where systemd counts none for the slice (CPUUsageNSec={cpu})", counted)
     pool = pathlib.Path(f"/etc/php/8.2/fpm/layerone/{pwd.getpwnam(shop.username).pw_uid}.conf").read_text()
     check("pm.max_children = 10\n" in pool, "the tenant's PHP pool takes entry_processes as its children")
     # FTP sessions are pure-ftpd's, outside the slice: its own per-user fields bound them.

@@ -446,6 +446,10 @@ pub struct AccountUsageResult {
     pub limits_in_effect: Option<Limits>,
     /// Whether the account is in CageFS (`cagefsctl --list-enabled`); `None` on debian.
     pub cagefs: Option<bool>,
+    /// What the account's slice (`user-<uid>.slice`) has used, as systemd counts it
+    /// (`debian`; `None` on `cloudlinux`, whose LVE counts for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice: Option<SliceUsage>,
     /// The database limits recorded by `set_account_limits` (its `mysql` part).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mysql_limits_recorded: Option<MysqlLimits>,
@@ -461,11 +465,29 @@ operation! {
         kind: Observe,
         lane: Long,
         family: Account,
-        summary: "Measure the account's disk and inode use (as the tenant) and report the limits and quota in effect",
+        summary: "Measure the account's disk and inode use (as the tenant) and report the limits and quota in effect, and on debian its slice's counters",
         request: AccountRef,
         result: AccountUsageResult,
         example: AccountRef::example(),
     }
+}
+
+/// What an account's slice has used, as `systemctl show` reads systemd's counters for it; each
+/// `null` where this host's systemd does not count it (the cgroup controller is absent, or
+/// nothing of the account's runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SliceUsage {
+    /// CPU time used (`CPUUsageNSec`), nanoseconds.
+    pub cpu_usage_nsec: Option<u64>,
+    /// Memory in use now (`MemoryCurrent`), bytes.
+    pub memory_bytes: Option<u64>,
+    /// Tasks now (`TasksCurrent`).
+    pub tasks: Option<u64>,
+    /// Bytes read (`IOReadBytes`).
+    pub io_read_bytes: Option<u64>,
+    /// Bytes written (`IOWriteBytes`).
+    pub io_write_bytes: Option<u64>,
 }
 
 /// What `rebuild_account` re-derived.

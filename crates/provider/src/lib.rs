@@ -81,7 +81,8 @@ pub use programs::quota_tools::{UserQuotaShown, parse_repquota_csv};
 pub use programs::selectorctl::{SelectorState, parse_extension_list};
 pub use programs::service_state::{ServiceUnit, UnitState};
 pub use programs::slice_limits::{
-    CgroupControllers, SLICE_LIMIT_PROPERTIES, SliceLimits, slice_drop_in, slice_unit,
+    CgroupControllers, SLICE_LIMIT_PROPERTIES, SLICE_USAGE_PROPERTIES, SliceLimits, SliceUsage,
+    slice_drop_in, slice_unit,
 };
 pub use programs::systemctl::Managed;
 pub use programs::tenant_worker::{TENANT_WORKER_NAME, TenantIsolation};

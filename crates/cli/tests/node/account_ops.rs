@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::*;
 use registry::JobState;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn result(node: &Node, req: u64) -> Value {
     let job = node.state().job(&id(req)).unwrap().unwrap();
@@ -195,6 +195,34 @@ fn observe_account_usage_counts_the_homes_bytes_and_inodes() {
         "{before} -> {after}"
     );
     assert!(after["limits_recorded"].is_null());
+    // Debian: the slice's counters as systemd keeps them; a sandbox's systemd counts none.
+    assert_eq!(
+        after["slice"],
+        json!({"cpu_usage_nsec": null, "memory_bytes": null, "tasks": null,
+               "io_read_bytes": null, "io_write_bytes": null})
+    );
+    let uid = node
+        .state()
+        .resource("account", &id(10).parse().unwrap())
+        .unwrap()
+        .unwrap()
+        .data["uid"]
+        .clone();
+    let shows: Vec<Vec<String>> = node
+        .audit_records()
+        .into_iter()
+        .filter(|r| r.program == "systemctl")
+        .map(|r| r.args)
+        .collect();
+    assert!(
+        shows.contains(&vec![
+            "show".to_owned(),
+            format!("--property={}", provider::SLICE_USAGE_PROPERTIES),
+            "--".to_owned(),
+            format!("user-{uid}.slice"),
+        ]),
+        "{shows:?}"
+    );
 }
 
 /// Every file beneath `dir`, with its bytes (directories as `None`).

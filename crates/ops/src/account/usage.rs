@@ -11,8 +11,8 @@ use registry::{Apply, OpError};
 
 use super::limits::{cagefs_of, lve_limits_of, mysql_limits_of, slice_limits_in_effect};
 use super::{
-    AccountRef, AccountUsageResult, ObserveAccountUsage, account_info, account_row, quota,
-    tenant_of,
+    AccountRef, AccountUsageResult, ObserveAccountUsage, SliceUsage, account_info, account_row,
+    quota, tenant_of,
 };
 use crate::context::{Ctx, provider_error};
 
@@ -44,6 +44,22 @@ impl Apply<Ctx> for ObserveAccountUsage {
         let fs = quota::homes_fs(ctx)?;
         let quota = quota::status(ctx, &fs, &info.home, info.uid)?;
         let limits_recorded = row.limits;
+        let slice = match ctx.provider.platform() {
+            Platform::CloudLinux => None,
+            Platform::Debian => {
+                let used = ctx
+                    .provider
+                    .slice_usage(info.uid)
+                    .map_err(provider_error)?;
+                Some(SliceUsage {
+                    cpu_usage_nsec: used.cpu_usage_nsec,
+                    memory_bytes: used.memory_bytes,
+                    tasks: used.tasks,
+                    io_read_bytes: used.io_read_bytes,
+                    io_write_bytes: used.io_write_bytes,
+                })
+            }
+        };
         let (limits_in_effect, cagefs) = match ctx.provider.platform() {
             Platform::CloudLinux => (
                 lve_limits_of(ctx, &info.username)?,
@@ -72,6 +88,7 @@ impl Apply<Ctx> for ObserveAccountUsage {
             limits_recorded,
             limits_in_effect,
             cagefs,
+            slice,
         })
     }
 }

@@ -17,6 +17,45 @@ use crate::provider::Provider;
 pub const SLICE_LIMIT_PROPERTIES: &str =
     "CPUQuotaPerSecUSec,MemoryHigh,MemoryMax,TasksMax,IOReadBandwidthMax,IOWriteBandwidthMax";
 
+/// The counters `systemctl show` reads for a slice's usage.
+pub const SLICE_USAGE_PROPERTIES: &str =
+    "CPUUsageNSec,MemoryCurrent,TasksCurrent,IOReadBytes,IOWriteBytes";
+
+/// What one tenant's slice has used, as systemd counts it; `None` for each counter systemd
+/// does not have (`[not set]`, or `2^64 - 1`: the controller is absent, accounting is off, or
+/// nothing of the tenant's runs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SliceUsage {
+    /// `CPUUsageNSec`.
+    pub cpu_usage_nsec: Option<u64>,
+    /// `MemoryCurrent`, bytes.
+    pub memory_bytes: Option<u64>,
+    /// `TasksCurrent`.
+    pub tasks: Option<u64>,
+    /// `IOReadBytes`, `IOWriteBytes`.
+    pub io_read_bytes: Option<u64>,
+    pub io_write_bytes: Option<u64>,
+}
+
+impl SliceUsage {
+    /// Parses `systemctl show --property=`[`SLICE_USAGE_PROPERTIES`].
+    pub fn parse_show(text: &str) -> SliceUsage {
+        let counter = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|&n| n != u64::MAX)
+        };
+        SliceUsage {
+            cpu_usage_nsec: counter("CPUUsageNSec"),
+            memory_bytes: counter("MemoryCurrent"),
+            tasks: counter("TasksCurrent"),
+            io_read_bytes: counter("IOReadBytes"),
+            io_write_bytes: counter("IOWriteBytes"),
+        }
+    }
+}
+
 /// The limits of one tenant's slice; 0 means unlimited for each.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SliceLimits {
@@ -217,6 +256,13 @@ impl Provider {
         let shown = self.systemd_show(SLICE_LIMIT_PROPERTIES, &slice_unit(uid))?;
         Ok(SliceLimits::parse_show(&shown, home))
     }
+
+    /// The counters of `uid`'s slice: `systemctl show --property=`[`SLICE_USAGE_PROPERTIES`]
+    /// `-- user-<uid>.slice`.
+    pub fn slice_usage(&self, uid: u32) -> Result<SliceUsage, ProviderError> {
+        let shown = self.systemd_show(SLICE_USAGE_PROPERTIES, &slice_unit(uid))?;
+        Ok(SliceUsage::parse_show(&shown))
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +270,23 @@ mod tests {
     use super::*;
 
     const HOME: &str = "/home/shop1";
+
+    #[test]
+    fn slice_counters_are_read_and_the_unset_ones_are_none() {
+        let shown = "CPUUsageNSec=1234567\nMemoryCurrent=[not set]\nTasksCurrent=7\n\
+                     IOReadBytes=18446744073709551615\nIOWriteBytes=4096\n";
+        assert_eq!(
+            SliceUsage::parse_show(shown),
+            SliceUsage {
+                cpu_usage_nsec: Some(1_234_567),
+                memory_bytes: None,
+                tasks: Some(7),
+                io_read_bytes: None,
+                io_write_bytes: Some(4096),
+            }
+        );
+        assert_eq!(SliceUsage::parse_show(""), SliceUsage::default());
+    }
 
     #[test]
     fn a_drop_in_writes_every_limit_and_clears_what_is_unlimited() {

@@ -281,6 +281,9 @@ from .observe_account_usage_result_quota import ObserveAccountUsageResultQuota
 from .observe_account_usage_result_quota_mechanism import (
     ObserveAccountUsageResultQuotaMechanism,
 )
+from .observe_account_usage_result_slice_type_0 import (
+    ObserveAccountUsageResultSliceType0,
+)
 from .observe_certificates_envelope import ObserveCertificatesEnvelope
 from .observe_certificates_job import ObserveCertificatesJob
 from .observe_certificates_job_error_type_0 import ObserveCertificatesJobErrorType0
@@ -1046,6 +1049,7 @@ __all__ = (
     "ObserveAccountUsageResultMysqlLimitsRecordedType0",
     "ObserveAccountUsageResultQuota",
     "ObserveAccountUsageResultQuotaMechanism",
+    "ObserveAccountUsageResultSliceType0",
     "ObserveCertificatesEnvelope",
     "ObserveCertificatesJob",
     "ObserveCertificatesJobErrorType0",

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from ..models.observe_account_usage_result_quota import (
         ObserveAccountUsageResultQuota,
     )
+    from ..models.observe_account_usage_result_slice_type_0 import (
+        ObserveAccountUsageResultSliceType0,
+    )
 
 
 T = TypeVar("T", bound="ObserveAccountUsageResult")
@@ -55,6 +58,9 @@ class ObserveAccountUsageResult:
             --bb`: its own, or the defaults); `None` where the governor is not installed.
         mysql_limits_recorded (None | ObserveAccountUsageResultMysqlLimitsRecordedType0 | Unset): The database limits
             recorded by `set_account_limits` (its `mysql` part).
+        slice_ (None | ObserveAccountUsageResultSliceType0 | Unset): What the account's slice (`user-<uid>.slice`) has
+            used, as systemd counts it
+            (`debian`; `None` on `cloudlinux`, whose LVE counts for it).
         unreadable_dirs (int | Unset): Directories the tenant made unreadable to itself (mode 000): what is inside them
             is
             not in the figures. Default: 0.
@@ -80,6 +86,7 @@ class ObserveAccountUsageResult:
     mysql_limits_recorded: (
         None | ObserveAccountUsageResultMysqlLimitsRecordedType0 | Unset
     ) = UNSET
+    slice_: None | ObserveAccountUsageResultSliceType0 | Unset = UNSET
     unreadable_dirs: int | Unset = 0
     unreadable_entries: int | Unset = 0
 
@@ -95,6 +102,9 @@ class ObserveAccountUsageResult:
         )
         from ..models.observe_account_usage_result_mysql_limits_recorded_type_0 import (
             ObserveAccountUsageResultMysqlLimitsRecordedType0,
+        )
+        from ..models.observe_account_usage_result_slice_type_0 import (
+            ObserveAccountUsageResultSliceType0,
         )
 
         complete = self.complete
@@ -159,6 +169,14 @@ class ObserveAccountUsageResult:
         else:
             mysql_limits_recorded = self.mysql_limits_recorded
 
+        slice_: dict[str, Any] | None | Unset
+        if isinstance(self.slice_, Unset):
+            slice_ = UNSET
+        elif isinstance(self.slice_, ObserveAccountUsageResultSliceType0):
+            slice_ = self.slice_.to_dict()
+        else:
+            slice_ = self.slice_
+
         unreadable_dirs = self.unreadable_dirs
 
         unreadable_entries = self.unreadable_entries
@@ -186,6 +204,8 @@ class ObserveAccountUsageResult:
             field_dict["mysql_limits_in_effect"] = mysql_limits_in_effect
         if mysql_limits_recorded is not UNSET:
             field_dict["mysql_limits_recorded"] = mysql_limits_recorded
+        if slice_ is not UNSET:
+            field_dict["slice"] = slice_
         if unreadable_dirs is not UNSET:
             field_dict["unreadable_dirs"] = unreadable_dirs
         if unreadable_entries is not UNSET:
@@ -209,6 +229,9 @@ class ObserveAccountUsageResult:
         )
         from ..models.observe_account_usage_result_quota import (
             ObserveAccountUsageResultQuota,
+        )
+        from ..models.observe_account_usage_result_slice_type_0 import (
+            ObserveAccountUsageResultSliceType0,
         )
 
         d = dict(src_dict)
@@ -331,6 +354,25 @@ class ObserveAccountUsageResult:
             d.pop("mysql_limits_recorded", UNSET)
         )
 
+        def _parse_slice_(
+            data: object,
+        ) -> None | ObserveAccountUsageResultSliceType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                slice_type_0 = ObserveAccountUsageResultSliceType0.from_dict(data)
+
+                return slice_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ObserveAccountUsageResultSliceType0 | Unset, data)
+
+        slice_ = _parse_slice_(d.pop("slice", UNSET))
+
         unreadable_dirs = d.pop("unreadable_dirs", UNSET)
 
         unreadable_entries = d.pop("unreadable_entries", UNSET)
@@ -348,6 +390,7 @@ class ObserveAccountUsageResult:
             limits_recorded=limits_recorded,
             mysql_limits_in_effect=mysql_limits_in_effect,
             mysql_limits_recorded=mysql_limits_recorded,
+            slice_=slice_,
             unreadable_dirs=unreadable_dirs,
             unreadable_entries=unreadable_entries,
         )
