@@ -133,8 +133,9 @@ impl SliceLimits {
     }
 
     /// The limits `systemctl show --property=`[`SLICE_LIMIT_PROPERTIES`] reports, in the
-    /// request's units; `None` when a property is missing or not in systemd's format, or the
-    /// IO limits are not one entry each for `home`, equal for reads and writes.
+    /// request's units; `None` when a property is missing or not in systemd's format,
+    /// `MemoryHigh=` is not the node's nine tenths of `MemoryMax=`, or the IO limits are not
+    /// one entry each for `home`, equal for reads and writes.
     pub fn parse_show(text: &str, home: &Path) -> Option<SliceLimits> {
         let values = |key: &str| -> Vec<&str> {
             text.lines()
@@ -152,6 +153,11 @@ impl SliceLimits {
         let cpu_usec = parse_timespan_usec(one("CPUQuotaPerSecUSec")?)?;
         let cpu_percent = cpu_usec.map_or(0, |usec| usec / 10_000);
         let memory_mib = bytes(one("MemoryMax")?)?.map_or(0, |b| b / (1024 * 1024));
+        // `MemoryHigh=` is the node's nine tenths of `MemoryMax=` (none without one): another
+        // drop-in that changed it is not the node's shape.
+        let high = bytes(one("MemoryHigh")?)?;
+        let wanted_high = (memory_mib > 0).then(|| memory_high_mib(memory_mib) * 1024 * 1024);
+        (high == wanted_high).then_some(())?;
         let tasks = match one("TasksMax")? {
             "infinity" => 0,
             n => n.parse().ok()?,
@@ -341,6 +347,9 @@ mod tests {
         ] {
             assert_eq!(parse_timespan_usec(spelled), Some(Some(usec)), "{spelled}");
         }
+        // A `MemoryHigh=` other than the node's nine tenths is not the node's shape either.
+        let high = shown.replace("MemoryHigh=965738496", "MemoryHigh=infinity");
+        assert_eq!(SliceLimits::parse_show(&high, Path::new(HOME)), None);
         // Another device's limit, or two entries, is not the node's shape.
         let other = shown.replace(
             "IOReadBandwidthMax=/home/shop1",
