@@ -144,13 +144,13 @@ fn tenant_masters(e: &mut Engine, version: PhpVersion) -> Result<bool, InstallEr
     if !e.map(&layout.main_config).is_file() {
         return Ok(false);
     }
-    let Some(fpm) = provider::Program::PhpFpm(version).path(e.provider.platform()) else {
+    let Some(text) = provider::Program::PhpFpm(version)
+        .path(e.provider.platform())
+        .and_then(|fpm| layout.tenant_template_text(fpm))
+    else {
         return Ok(false);
     };
     e.dir(&dir, 0o755, LayoutOwner::Root)?;
-    let text = layout
-        .tenant_template_text(fpm)
-        .expect("a platform with tenant masters has their template");
     e.derived(&template, text.as_bytes(), 0o644, LayoutOwner::Root)
 }
 

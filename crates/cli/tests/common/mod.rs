@@ -299,18 +299,24 @@ impl Node {
     /// by the uid state.db recorded, where the platform has tenant masters (Debian), else its
     /// section of the shared master (CloudLinux).
     pub fn pool_file(&self, account: &str) -> PathBuf {
-        let layout = self.provider.php_fpm_layout(provider::PhpVersion::V8_2);
-        let uid = self
-            .state()
-            .resource("account", &account.parse().unwrap())
-            .unwrap()
-            .map(|row| row.data["uid"].as_u64().unwrap() as u32);
-        match (layout.tenant_config(0), uid) {
-            (Some(_), Some(uid)) => self.path(&layout.tenant_config(uid).unwrap()),
+        let v82 = provider::PhpVersion::V8_2;
+        let layout = self.provider.php_fpm_layout(v82);
+        match self.account_uid(account) {
+            Some(uid) if self.provider.tenant_masters(v82) => {
+                self.path(&layout.tenant_config(uid).unwrap())
+            }
             _ => self
                 .path(&layout.pool_dir)
                 .join(format!("layerone-{account}.conf")),
         }
+    }
+
+    /// The uid state.db recorded for `account`, while it has a row.
+    pub fn account_uid(&self, account: &str) -> Option<u32> {
+        self.state()
+            .resource("account", &account.parse().unwrap())
+            .unwrap()
+            .map(|row| row.data["uid"].as_u64().unwrap() as u32)
     }
 
     pub fn vhosts(&self) -> BTreeSet<String> {

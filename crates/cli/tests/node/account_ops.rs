@@ -201,13 +201,7 @@ fn observe_account_usage_counts_the_homes_bytes_and_inodes() {
         json!({"cpu_usage_nsec": null, "memory_bytes": null, "tasks": null,
                "io_read_bytes": null, "io_write_bytes": null})
     );
-    let uid = node
-        .state()
-        .resource("account", &id(10).parse().unwrap())
-        .unwrap()
-        .unwrap()
-        .data["uid"]
-        .clone();
+    let uid = node.account_uid(&id(10)).unwrap();
     let shows: Vec<Vec<String>> = node
         .audit_records()
         .into_iter()

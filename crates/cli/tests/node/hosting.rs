@@ -79,13 +79,7 @@ fn php_versions_the_node_lacks_are_refused_and_the_observation_says_so() {
     let pool_file = node.pool_file(&id(10));
     let pool = std::fs::read_to_string(&pool_file).unwrap();
     // The pool runs as the uid the node recorded for the account, on a socket only it opens.
-    let uid = node
-        .state()
-        .resource("account", &id(10).parse().unwrap())
-        .unwrap()
-        .unwrap()
-        .data["uid"]
-        .clone();
+    let uid = node.account_uid(&id(10)).unwrap();
     assert!(pool.contains(&format!("user = {uid}\n")), "{pool}");
     assert!(pool.contains(&format!("listen.owner = {uid}\n")), "{pool}");
     assert!(pool.contains(&format!("listen = {socket}\n")), "{pool}");
@@ -275,12 +269,7 @@ fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
         json!({"cpu_percent": false, "memory_mib": false, "io_kib_per_sec": false,
                "processes": false, "entry_processes": true})
     );
-    let row = node
-        .state()
-        .resource("account", &id(10).parse().unwrap())
-        .unwrap()
-        .unwrap();
-    let uid = row.data["uid"].as_u64().unwrap();
+    let uid = node.account_uid(&id(10)).unwrap();
     let drop_in = node.path(&format!(
         "/etc/systemd/system/user-{uid}.slice.d/50-layerone-limits.conf"
     ));
@@ -364,12 +353,7 @@ fn limits_on_debian_are_the_accounts_slice_read_back_from_systemd() {
 fn limits_systemd_does_not_show_as_written_are_not_left_in_force() {
     let mut node = Node::new();
     run(&mut node, &ensure_account(1, 10, "shop1"));
-    let row = node
-        .state()
-        .resource("account", &id(10).parse().unwrap())
-        .unwrap()
-        .unwrap();
-    let uid = row.data["uid"].as_u64().unwrap();
+    let uid = node.account_uid(&id(10)).unwrap();
     let dir = node.path(&format!("/etc/systemd/system/user-{uid}.slice.d"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("60-admin.conf"), "[Slice]\nTasksMax=7\n").unwrap();

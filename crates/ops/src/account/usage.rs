@@ -44,32 +44,32 @@ impl Apply<Ctx> for ObserveAccountUsage {
         let fs = quota::homes_fs(ctx)?;
         let quota = quota::status(ctx, &fs, &info.home, info.uid)?;
         let limits_recorded = row.limits;
-        let slice = match ctx.provider.platform() {
-            Platform::CloudLinux => None,
+        let (limits_in_effect, cagefs, slice) = match ctx.provider.platform() {
+            Platform::CloudLinux => (
+                lve_limits_of(ctx, &info.username)?,
+                Some(cagefs_of(ctx, &info.username)?),
+                None,
+            ),
+            // The slice's limits as systemd holds them, once the node set some, and its
+            // counters.
             Platform::Debian => {
+                let in_effect = match limits_recorded {
+                    Some(recorded) => slice_limits_in_effect(ctx, &info, &recorded)?,
+                    None => None,
+                };
                 let used = ctx
                     .provider
                     .slice_usage(info.uid)
                     .map_err(provider_error)?;
-                Some(SliceUsage {
+                let slice = SliceUsage {
                     cpu_usage_nsec: used.cpu_usage_nsec,
                     memory_bytes: used.memory_bytes,
                     tasks: used.tasks,
                     io_read_bytes: used.io_read_bytes,
                     io_write_bytes: used.io_write_bytes,
-                })
+                };
+                (in_effect, None, Some(slice))
             }
-        };
-        let (limits_in_effect, cagefs) = match ctx.provider.platform() {
-            Platform::CloudLinux => (
-                lve_limits_of(ctx, &info.username)?,
-                Some(cagefs_of(ctx, &info.username)?),
-            ),
-            // The slice's limits as systemd holds them, once the node set some.
-            Platform::Debian => match limits_recorded {
-                Some(recorded) => (slice_limits_in_effect(ctx, &info, &recorded)?, None),
-                None => (None, None),
-            },
         };
         let mysql_limits_recorded = row.mysql_limits();
         let mysql_limits_in_effect = mysql_limits_of(ctx, &info.username)?;

@@ -42,9 +42,14 @@ pub struct PoolFile {
     /// The file (mapped).
     pub path: PathBuf,
     pub service: Service,
+}
+
+impl PoolFile {
     /// Whether the file is the whole configuration of the tenant's own master (Debian) rather
     /// than a section of the version's shared one (CloudLinux).
-    pub own_master: bool,
+    pub fn own_master(&self) -> bool {
+        matches!(self.service, Service::TenantFpm(..))
+    }
 }
 
 /// The pool file of `account` (uid `uid`) for `version`: its own master's configuration
@@ -62,12 +67,10 @@ pub fn pool_file(ctx: &Ctx, account: &Hex32, uid: u32, version: PhpVersion) -> P
         Some(config) => PoolFile {
             path: ctx.provider.sysconf(config),
             service: Service::TenantFpm(version, uid),
-            own_master: true,
         },
         None => PoolFile {
             path: shared_pool_path(ctx, account, version),
             service: Service::PhpFpm(version),
-            own_master: false,
         },
     }
 }
@@ -365,7 +368,7 @@ pub fn sync(
             ensure_private_dirs(ctx, &info, version)?;
             let file = pool_file(ctx, account, info.uid, version);
             let pool = pool_text(ctx, account, &info, version, &options, limits, &file);
-            if file.own_master
+            if file.own_master()
                 && let Some(dir) = file.path.parent()
             {
                 ctx.provider
@@ -373,7 +376,7 @@ pub fn sync(
                     .map_err(provider_error)?;
             }
             ctx.write_service_config(file.service, &file.path, pool.as_bytes())?;
-            if file.own_master {
+            if file.own_master() {
                 retire_shared_pool(ctx, account, version)?;
             }
             let selected =
@@ -411,7 +414,7 @@ pub fn sync(
         let file = pool_file(ctx, account, uid, version);
         // A tenant's own master of an installed version is stopped whether or not its file
         // is still there: an attempt that crashed after removing it did not stop it.
-        let stop = if file.own_master {
+        let stop = if file.own_master() {
             installed.contains(&version)
         } else {
             removal && installed.contains(&version)
@@ -419,7 +422,7 @@ pub fn sync(
         if present(ctx, &file.path)? || stop {
             ctx.remove_service_config(file.service, &file.path)?;
         }
-        if file.own_master {
+        if file.own_master() {
             retire_shared_pool(ctx, account, version)?;
         }
     }
@@ -472,7 +475,7 @@ fn pool_text(
         version,
         options,
         limits,
-        file.own_master,
+        file.own_master(),
     )
 }
 
@@ -508,7 +511,7 @@ pub fn derived(ctx: &Ctx, account: &Hex32) -> Result<Vec<Derived>, OpError> {
         } else {
             Content::Absent
         };
-        let own_master = file.own_master;
+        let own_master = file.own_master();
         item(file.path, expected)?;
         if own_master {
             item(shared_pool_path(ctx, account, version), Content::Absent)?;
@@ -543,7 +546,7 @@ pub(super) fn remove_all(ctx: &mut Ctx, account: &Hex32) -> Result<(), OpError> 
     for &version in PhpVersion::ALL {
         if let Some(uid) = uid {
             let file = pool_file(ctx, account, uid, version);
-            if file.own_master && (installed.contains(&version) || present(ctx, &file.path)?) {
+            if file.own_master() && (installed.contains(&version) || present(ctx, &file.path)?) {
                 ctx.remove_service_config(file.service, &file.path)?;
             }
         }

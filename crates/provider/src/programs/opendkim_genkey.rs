@@ -96,14 +96,7 @@ impl Provider {
         if state.active_state != "active" {
             return Ok(false);
         }
-        let mut reload = Argv::new();
-        reload.arg("reload").arg(OPENDKIM_UNIT);
-        self.execute(
-            Program::Systemctl,
-            &reload,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
+        self.systemctl(&["reload", OPENDKIM_UNIT])?;
         Ok(true)
     }
 }

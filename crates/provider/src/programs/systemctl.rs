@@ -25,13 +25,17 @@ impl Provider {
         for word in words {
             argv.arg(word);
         }
+        self.run_systemctl(&argv).map(drop)
+    }
+
+    /// Runs `systemctl` with `argv`, with its default timeout.
+    fn run_systemctl(&self, argv: &Argv) -> Result<crate::executor::Output, ProviderError> {
         self.execute(
             Program::Systemctl,
-            &argv,
+            argv,
             None,
             Program::Systemctl.default_timeout(),
-        )?;
-        Ok(())
+        )
     }
 
     fn systemctl_argv(&self) -> Argv {
@@ -64,13 +68,7 @@ impl Provider {
         for unit in units {
             argv.arg(unit);
         }
-        self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
-        Ok(())
+        self.run_systemctl(&argv).map(drop)
     }
 
     /// The enablement state systemd reports for each of `units` (`enabled`, `disabled`,
@@ -88,12 +86,7 @@ impl Provider {
         for unit in units {
             argv.arg(unit);
         }
-        let stdout = match self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        ) {
+        let stdout = match self.run_systemctl(&argv) {
             Ok(out) => out.stdout,
             // Exit 1: none of the units has a file.
             Err(ProviderError::Failed { status: 1, .. }) => Vec::new(),
@@ -119,12 +112,7 @@ impl Provider {
             .arg(format!("--property={properties}"))
             .arg("--")
             .arg(unit);
-        let out = self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
+        let out = self.run_systemctl(&argv)?;
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
@@ -133,14 +121,7 @@ impl Provider {
         if !self.root_is_slash() {
             return Ok(Managed::SkippedOnSysroot);
         }
-        let mut argv = Argv::new();
-        argv.arg("daemon-reload");
-        self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
+        self.systemctl(&["daemon-reload"])?;
         Ok(Managed::Done)
     }
 
@@ -150,14 +131,7 @@ impl Provider {
         if !self.root_is_slash() {
             return Ok(Managed::SkippedOnSysroot);
         }
-        let mut argv = Argv::new();
-        argv.arg("try-reload-or-restart").arg("--").arg(unit);
-        self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
+        self.systemctl(&["try-reload-or-restart", "--", unit])?;
         Ok(Managed::Done)
     }
 
@@ -167,16 +141,7 @@ impl Provider {
         if !self.root_is_slash() {
             return Ok(Managed::SkippedOnSysroot);
         }
-        let mut argv = Argv::new();
-        argv.arg(if start { "restart" } else { "try-restart" })
-            .arg("--")
-            .arg(unit);
-        self.execute(
-            Program::Systemctl,
-            &argv,
-            None,
-            Program::Systemctl.default_timeout(),
-        )?;
+        self.systemctl(&[if start { "restart" } else { "try-restart" }, "--", unit])?;
         Ok(Managed::Done)
     }
 }
