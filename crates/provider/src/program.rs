@@ -52,6 +52,9 @@ pub enum Program {
     TenantWorker,
     /// CloudLinux only: runs a command inside a user's LVE (and its CageFS namespace).
     LveSuwrapper,
+    /// systemd's `systemd-run`: on a node that runs systemd, the tenant worker starts in a
+    /// transient scope of the tenant's slice (`--scope`), under the tenant's limits.
+    SystemdRun,
     /// The sudoers checker; the node runs only its check mode (`visudo -c -f FILE`).
     Visudo,
     /// The FastCGI process manager of one PHP version; the node runs its configuration test
@@ -146,6 +149,7 @@ impl Program {
             Program::Selectorctl,
             Program::TenantWorker,
             Program::LveSuwrapper,
+            Program::SystemdRun,
             Program::Visudo,
             Program::Systemctl,
             Program::Crontab,
@@ -202,6 +206,7 @@ impl Program {
             (PhpFpm(version), Debian) => Some(crate::programs::php_fpm::debian_fpm(version)),
             (PhpFpm(version), CloudLinux) => Some(crate::programs::php_fpm::alt_fpm(version)),
             (Systemctl, _) => Some("/usr/bin/systemctl"),
+            (SystemdRun, _) => Some("/usr/bin/systemd-run"),
             (NatsServer, _) => Some("/usr/local/bin/nats-server"),
             // Debian's cron and CloudLinux's cronie both install it here.
             (Crontab, _) => Some("/usr/bin/crontab"),
@@ -242,6 +247,7 @@ impl Program {
             Program::Visudo => "visudo",
             Program::PhpFpm(version) => crate::programs::php_fpm::FpmName::fpm_name(version),
             Program::Systemctl => "systemctl",
+            Program::SystemdRun => "systemd-run",
             Program::NatsServer => "nats-server",
             Program::Crontab => "crontab",
             Program::PurePw => "pure-pw",
@@ -364,6 +370,7 @@ mod tests {
                 | Program::Selectorctl
                 | Program::TenantWorker
                 | Program::LveSuwrapper
+                | Program::SystemdRun
                 | Program::Visudo
                 | Program::PhpFpm(_)
                 | Program::Systemctl
@@ -383,7 +390,7 @@ mod tests {
         let all: Vec<Program> = Program::all().collect();
         assert_eq!(
             all.len(),
-            28 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
+            29 + PhpVersion::ALL.len() + PostfixTool::ALL.len()
         );
         for &version in PhpVersion::ALL {
             assert!(all.contains(&Program::PhpFpm(version)));

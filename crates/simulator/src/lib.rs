@@ -152,8 +152,9 @@ impl Executor for SimExecutor {
     }
 
     /// The tenant worker's streams: in this process without root; otherwise the real
-    /// worker, which under `lve_suwrapper` (no LVE to enter here) is started directly with
-    /// the wrapper's arguments after its two own (the audit line keeps the wrapper's argv).
+    /// worker, which under `lve_suwrapper` (no LVE to enter here) or `systemd-run --scope` (no
+    /// systemd to ask) is started directly with the arguments after the wrapper's own (the
+    /// audit line keeps the wrapper's argv).
     fn run_streaming(
         &self,
         provider: &Provider,
@@ -164,7 +165,8 @@ impl Executor for SimExecutor {
         if !self.root {
             return tenant_worker::serve_stream(call, input, output);
         }
-        if call.program != Program::LveSuwrapper || self.real.contains(&call.program) {
+        let wrapper = matches!(call.program, Program::LveSuwrapper | Program::SystemdRun);
+        if !wrapper || self.real.contains(&call.program) {
             return RealExecutor.run_streaming(provider, call, input, output);
         }
         let worker =
@@ -175,8 +177,13 @@ impl Executor for SimExecutor {
                     platform: provider.platform(),
                 })?;
         let mut rest = Argv::new();
-        for arg in call.argv.args().iter().skip(2) {
-            rest.arg(arg);
+        match tenant_worker::wrapped_args(call) {
+            Ok(args) => {
+                for arg in args {
+                    rest.arg(arg);
+                }
+            }
+            Err(usage) => return Ok(Outcome::fail(2, usage).into()),
         }
         let direct = Invocation {
             path: &worker,
@@ -214,8 +221,8 @@ fn run_model(
         Program::Groupdel => shadow_utils::groupdel(provider, &args),
         Program::ApacheCtl => apache::apachectl(provider, &args),
         Program::TenantWorker => return tenant_worker::in_process(&args, stdin),
-        Program::LveSuwrapper => {
-            return tenant_worker::lve_suwrapper(sim.root, provider, &args, stdin);
+        Program::LveSuwrapper | Program::SystemdRun => {
+            return tenant_worker::wrapper(sim.root, provider, program, &args, stdin);
         }
         Program::Visudo => visudo::visudo(provider, &args),
         Program::PhpFpm(version) => php_fpm::php_fpm(provider, version, &args),

@@ -1,4 +1,5 @@
-//! Sim models of the tenant worker and of CloudLinux's `lve_suwrapper`.
+//! Sim models of the tenant worker and of the wrappers it is started under: CloudLinux's
+//! `lve_suwrapper`, and `systemd-run --scope` on a Debian node that runs systemd.
 //!
 //! The worker's model is the worker's own request code run in-process, without the
 //! privilege drop: used only when the simulation cannot start a real worker (the process is
@@ -11,6 +12,11 @@
 //! only thing the node wraps) and that the LVE id is the tenant's uid, then runs the worker
 //! as it would run inside the LVE: for real when root, in-process otherwise. The audit log
 //! keeps the wrapper's argv, which is what production would run.
+//!
+//! `systemd-run` has no systemd to ask for a scope here. Its model checks the argv is the one
+//! form the node uses (`systemd-run --scope --quiet --collect --slice=user-UID.slice --
+//! COMMAND [ARGS...]`), that the command is the tenant worker and that the slice is the
+//! tenant's, then runs the worker as `lve_suwrapper`'s model does.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -46,37 +52,84 @@ pub(crate) fn in_process(args: &[String], stdin: Option<&[u8]>) -> Output {
     }
 }
 
-pub(crate) fn lve_suwrapper(
+/// The wrapper's own arguments split from the command it starts: the uid it puts the command
+/// under (the LVE id; the slice's uid), the command, and the command's arguments. `Err` is
+/// the wrapper's usage error.
+pub(crate) fn split_wrapper(
+    program: Program,
+    args: &[String],
+) -> Result<(u32, &str, &[String]), String> {
+    let uid = |text: &str| {
+        text.parse::<u32>()
+            .ok()
+            .filter(|_| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match program {
+        Program::LveSuwrapper => {
+            let [lve_id, command, rest @ ..] = args else {
+                return Err("usage: lve_suwrapper LVE_ID COMMAND [ARGS...]\n".into());
+            };
+            let id = uid(lve_id.as_str())
+                .ok_or_else(|| format!("lve_suwrapper: invalid LVE id '{lve_id}'\n"))?;
+            Ok((id, command.as_str(), rest))
+        }
+        Program::SystemdRun => {
+            let [scope, quiet, collect, slice, dashes, command, rest @ ..] = args else {
+                return Err("layerone sim: systemd-run --scope --quiet --collect --slice=SLICE -- COMMAND [ARGS...]\n".into());
+            };
+            if (
+                scope.as_str(),
+                quiet.as_str(),
+                collect.as_str(),
+                dashes.as_str(),
+            ) != ("--scope", "--quiet", "--collect", "--")
+            {
+                return Err(format!(
+                    "layerone sim: systemd-run is run with --scope --quiet --collect, not {args:?}\n"
+                ));
+            }
+            let id = slice
+                .strip_prefix("--slice=user-")
+                .and_then(|s| s.strip_suffix(".slice"))
+                .and_then(uid)
+                .ok_or_else(|| {
+                    format!("layerone sim: systemd-run's slice is a user's, not {slice}\n")
+                })?;
+            Ok((id, command.as_str(), rest))
+        }
+        other => Err(format!(
+            "layerone sim: {other} does not wrap the tenant worker\n"
+        )),
+    }
+}
+
+/// `lve_suwrapper` or `systemd-run --scope` starting the tenant worker.
+pub(crate) fn wrapper(
     root: bool,
     provider: &Provider,
+    program: Program,
     args: &[String],
     stdin: Option<&[u8]>,
 ) -> Output {
-    let [lve_id, command, rest @ ..] = args else {
-        return Outcome::fail(2, "usage: lve_suwrapper LVE_ID COMMAND [ARGS...]\n").into();
-    };
-    let Some(lve_id) = lve_id
-        .parse::<u32>()
-        .ok()
-        .filter(|_| lve_id.bytes().all(|b| b.is_ascii_digit()))
-    else {
-        return Outcome::fail(2, format!("lve_suwrapper: invalid LVE id '{lve_id}'\n")).into();
+    let (id, command, rest) = match split_wrapper(program, args) {
+        Ok(split) => split,
+        Err(usage) => return Outcome::fail(2, usage).into(),
     };
     let worker = provider.program_path(Program::TenantWorker);
     if worker.as_deref() != Some(Path::new(command)) {
         return Outcome::fail(
             127,
-            format!("layerone sim: lve_suwrapper wraps only the tenant worker, not {command}\n"),
+            format!("layerone sim: {program} wraps only the tenant worker, not {command}\n"),
         )
         .into();
     }
     match Identity::from_args(rest.iter().map(OsString::from)) {
-        Ok(identity) if identity.uid == lve_id => {}
+        Ok(identity) if identity.uid == id => {}
         Ok(identity) => {
             return Outcome::fail(
                 2,
                 format!(
-                    "layerone sim: LVE id {lve_id} is not the tenant's uid {}\n",
+                    "layerone sim: {program} puts it under uid {id}, not the tenant's uid {}\n",
                     identity.uid
                 ),
             )
@@ -101,7 +154,7 @@ pub(crate) fn lve_suwrapper(
     };
     match RealExecutor.run(provider, &call, stdin) {
         Ok(output) => output,
-        Err(e) => Outcome::fail(126, format!("lve_suwrapper: {e}\n")).into(),
+        Err(e) => Outcome::fail(126, format!("{program}: {e}\n")).into(),
     }
 }
 
@@ -114,13 +167,11 @@ pub(crate) fn serve_stream(
     input: &mut (dyn Read + Send),
     output: &mut (dyn Write + Send),
 ) -> Result<Output, ProviderError> {
-    // The worker's own arguments: after lve_suwrapper's two when it wraps the worker.
-    let skip = if call.program == Program::LveSuwrapper {
-        2
-    } else {
-        0
+    // The worker's own arguments: after the wrapper's when one starts the worker.
+    let identity = match wrapped_args(call) {
+        Ok(args) => Identity::from_args(args),
+        Err(usage) => return Ok(Outcome::fail(2, usage).into()),
     };
-    let identity = Identity::from_args(call.argv.args().iter().skip(skip).cloned());
     let (reply, streamed) = match identity {
         Ok(identity) => wire::serve(input, &mut *output, &identity.home),
         Err(e) => (tenant::Reply::Error(e), false),
@@ -135,4 +186,19 @@ pub(crate) fn serve_stream(
             .map_err(|e| ProviderError::io("stream the output of", call.path, e))?;
     }
     Ok(out)
+}
+
+/// The tenant worker's own arguments in `call`: all of them, or those after the wrapper's.
+pub(crate) fn wrapped_args(call: &Invocation<'_>) -> Result<Vec<OsString>, String> {
+    if !matches!(call.program, Program::LveSuwrapper | Program::SystemdRun) {
+        return Ok(call.argv.args().to_vec());
+    }
+    let args: Vec<String> = call
+        .argv
+        .args()
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let (_, _, rest) = split_wrapper(call.program, &args)?;
+    Ok(rest.iter().map(OsString::from).collect())
 }

@@ -720,6 +720,50 @@ fn cloudlinux_starts_the_worker_inside_lve_suwrapper() {
 }
 
 #[test]
+fn a_debian_node_running_systemd_starts_the_worker_in_a_scope_of_the_tenants_slice() {
+    let f = fixture(Platform::Debian);
+    std::fs::create_dir_all(f.provider.sysconf("/run/systemd/system")).unwrap();
+    assert!(f.provider.runs_systemd());
+    let me = whoami(&f, &f.alice);
+    assert_eq!(me.uid, [ALICE; 3]);
+    let records = audit_records(&f.provider).unwrap();
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert_eq!(record.program, "systemd-run");
+    assert_eq!(record.path, "/usr/bin/systemd-run");
+    let home = f.home(&f.alice).display().to_string();
+    let groups = format!("{ALICE},{EXTRA_GROUP}");
+    let alice = ALICE.to_string();
+    let slice = format!("--slice=user-{ALICE}.slice");
+    assert_eq!(
+        record.args,
+        [
+            "--scope",
+            "--quiet",
+            "--collect",
+            &slice,
+            "--",
+            WORKER,
+            "--uid",
+            &alice,
+            "--gid",
+            &alice,
+            "--groups",
+            &groups,
+            "--home",
+            &home
+        ]
+    );
+    // A streamed request takes the same wrapper: the archive of the home, made as alice.
+    std::fs::write(f.home(&f.alice).join("page.html"), "hello").unwrap();
+    let mut tar = Vec::new();
+    let counts = f.provider.archive_home(&f.alice, &mut tar).unwrap();
+    assert_eq!(counts.files, 1);
+    let records = audit_records(&f.provider).unwrap();
+    assert_eq!(records.last().unwrap().program, "systemd-run");
+}
+
+#[test]
 fn a_reply_that_is_not_a_reply_fails_the_operation() {
     let f = fixture(Platform::Debian);
     // A worker that exits non-zero (`cat` refuses the identity options).

@@ -22,6 +22,22 @@
 //!   code runs in-process, as the provider's own user, without the drop. The audit line
 //!   says `sim` instead of `real`; [`Provider::tenant_isolation`] says which applies.
 //!
+//! # In the tenant's slice
+//!
+//! On a Debian node that runs systemd, the worker runs in a transient scope of the tenant's
+//! slice, where its PHP masters, cron jobs and SSH sessions run, under the same limits
+//! (`set_account_limits`): a walk of a large home or an archive counts against the tenant,
+//! not the node.
+//!
+//! ```text
+//! /usr/bin/systemd-run --scope --quiet --collect --slice=user-<uid>.slice -- <worker> --uid <uid> ...
+//! ```
+//!
+//! `--scope` has systemd put the calling process in a new scope and then executes the
+//! worker in it: the same process, so its stdin, stdout, deadline and process-group kill are
+//! the worker's own. The worker still starts as root and drops itself. Without systemd (a
+//! sandbox root, a container without an init) it is started directly.
+//!
 //! # CloudLinux
 //!
 //! On the `cloudlinux` profile the worker is started inside the tenant's LVE and CageFS:
@@ -58,6 +74,7 @@ use crate::error::ProviderError;
 use crate::executor::{Argv, Invocation};
 use crate::platform::Platform;
 use crate::program::{Program, TenantWork};
+use crate::programs::slice_limits::slice_unit;
 use crate::provider::Provider;
 
 /// The worker's file name, looked for beside the running executable.
@@ -260,11 +277,25 @@ impl Provider {
         interpret_reply(&reply_bytes, request, mapped.home)
     }
 
-    /// The program to start and its argv: the worker itself, or on CloudLinux the worker
-    /// wrapped by `lve_suwrapper` (see the module documentation).
+    /// The program to start and its argv: the worker itself; on a Debian node that runs
+    /// systemd, the worker in a transient scope of the tenant's slice; on CloudLinux the
+    /// worker wrapped by `lve_suwrapper` (see the module documentation).
     pub(crate) fn tenant_argv(&self, who: &Identity) -> Result<(Program, Argv), ProviderError> {
         let mut argv = Argv::new();
         match self.platform {
+            Platform::Debian if self.runs_systemd() => {
+                let worker = self.worker_path()?;
+                argv.arg("--scope")
+                    .arg("--quiet")
+                    .arg("--collect")
+                    .arg(format!("--slice={}", slice_unit(who.uid)))
+                    .arg("--")
+                    .arg(worker);
+                for arg in who.to_args() {
+                    argv.arg(arg);
+                }
+                Ok((Program::SystemdRun, argv))
+            }
             Platform::Debian => {
                 for arg in who.to_args() {
                     argv.arg(arg);
@@ -272,12 +303,7 @@ impl Provider {
                 Ok((Program::TenantWorker, argv))
             }
             Platform::CloudLinux => {
-                let worker =
-                    self.program_path(Program::TenantWorker)
-                        .ok_or(ProviderError::Unsupported {
-                            program: Program::TenantWorker,
-                            platform: self.platform,
-                        })?;
+                let worker = self.worker_path()?;
                 argv.arg(who.uid.to_string()).arg(worker);
                 for arg in who.to_args() {
                     argv.arg(arg);
@@ -285,6 +311,15 @@ impl Provider {
                 Ok((Program::LveSuwrapper, argv))
             }
         }
+    }
+
+    /// The tenant worker's path ([`Provider::program_path`]), or `unsupported` without one.
+    fn worker_path(&self) -> Result<PathBuf, ProviderError> {
+        self.program_path(Program::TenantWorker)
+            .ok_or(ProviderError::Unsupported {
+                program: Program::TenantWorker,
+                platform: self.platform,
+            })
     }
 
     /// The absolute path the provider runs `program` from: `Program::path` for its platform,
@@ -306,6 +341,12 @@ impl Provider {
     /// [`Executor::runs_real`]: crate::Executor::runs_real
     pub(crate) fn runs_real(&self, program: Program) -> bool {
         self.executor.runs_real(program)
+    }
+
+    /// Whether systemd is this node's init (`sd_booted(3)`'s test: `/run/systemd/system`
+    /// exists): then each tenant has a slice of its own to run in.
+    pub fn runs_systemd(&self) -> bool {
+        self.sysconf("/run/systemd/system").is_dir()
     }
 }
 
