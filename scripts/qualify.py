@@ -11,7 +11,9 @@ the first check that fails stops the run with a non-zero exit.
 Nothing here talks to the node's store or calls its code: what is checked is what the
 daemons do (Apache and PHP-FPM serving a page, MariaDB holding a row, Postfix, Dovecot and
 OpenDKIM moving and signing mail, pure-ftpd storing an upload, cron running a task, the
-kernel refusing a write past a quota and hiding one tenant's processes from another).
+kernel refusing a write past a quota and hiding one tenant's processes from another, and
+holding one tenant's fork bomb, CPU spin and IO storm at its slice's limits while another
+tenant's page answers).
 
     qualify.py run DEB          the whole run
     qualify.py bench DEB        the figures of docs/benchmarks.md ("real node")
@@ -49,6 +51,7 @@ SHOP_ALIAS = "www.shop.example.test"
 # The tenant's mail host name: an alias of its web domain, so its certificate covers it.
 SHOP_MAIL = "mail.shop.example.test"
 OTHER = "other.example.test"
+ORPHAN = "orphan.example.test"
 SINK_DOMAIN = "sink.example.test"
 SINK_PORT = 2525
 API_DIRECT = ("127.0.0.1", 8443)
@@ -671,6 +674,7 @@ def qualify(deb):
 
     processes_step(shop, other)
     tenant_masters_step(api, shop, other)
+    orphaned_pool_step(api, shop, other)
 
     step("MariaDB: database, user, grant; the page writes a row")
     db, user, _ = api.run_all(shop.database())
@@ -748,6 +752,7 @@ def qualify(deb):
     certificate_step(api, shop)
     quota_step(api, shop)
     limits_step(api, shop)
+    neighbours_step(api, shop, other)
     backup_step(api, shop)
     suspend_step(api, shop)
     removal_step(api, shop, other, sink)
@@ -1273,6 +1278,16 @@ def drift_events(api, tenant, wanted, after=0):
     return events_since(api, after, wanted)[0]
 
 
+def one_drift_finding(api, tenant, after, aspect, resource_id, what):
+    """The drift check, run by a pass of `tenant`'s, reports exactly one finding since `after`:
+    `aspect` of `resource_id`."""
+    findings = drift_events(api, tenant, lambda e: e.get("kind") == "drift", after=after)
+    print("\n".join(f"   | {json.dumps(e)[:300]}" for e in findings))
+    check(len(findings) == 1 and findings[0]["drift"]["aspect"] == aspect
+          and findings[0]["drift"]["resource_id"] == resource_id,
+          f"the drift check reports one finding: {what} ({aspect})", findings)
+
+
 def fpm_master(uid):
     """What systemd shows of the tenant's own PHP 8.2 master."""
     unit = f"php8.2-fpm@{uid}.service"
@@ -1346,11 +1361,7 @@ def tenant_masters_step(api, shop, other):
         status, _, body = http_get(OTHER, "/info.php")
         check(status == 200 and json.loads(body)["uid"] == other_uid,
               f"{other.username}'s PHP keeps answering", body[:300])
-    findings = drift_events(api, shop, lambda e: e.get("kind") == "drift", after=before)
-    print("\n".join(f"   | {json.dumps(e)[:300]}" for e in findings))
-    check(len(findings) == 1 and findings[0]["drift"]["aspect"] == "php_pool_differs"
-          and findings[0]["drift"]["resource_id"] == shop.ids["account"],
-          f"the drift check reports one finding: {shop.username}'s pool (php_pool_differs)", findings)
+    one_drift_finding(api, shop, before, "php_pool_differs", shop.ids["account"], f"{shop.username}'s pool")
     api.run("set_php_options", {"id": shop.ids["account"], "options": {
         "display_errors": False, "max_execution_time_s": 30, "max_input_time_s": 60,
         "max_input_vars": 2345, "memory_limit_mib": 192, "post_max_size_mib": 32,
@@ -1359,6 +1370,164 @@ def tenant_masters_step(api, shop, other):
     wait_until(f"{unit} active again", lambda: fpm_master(uid)[1].get("ActiveState") == "active")
     status, _, body = http_get(SHOP, "/info.php")
     check(status == 200 and json.loads(body)["uid"] == uid, f"{shop.username}'s PHP answers again", body[:300])
+
+
+def orphaned_pool_step(api, shop, other):
+    step("an orphaned pool (its user removed behind the node's back) stops only its own tenant")
+    orphan = Tenant("orphan1", ORPHAN)
+    api.run_all([orphan.account(), orphan.web(), orphan.php()])
+    put_file(orphan.docroot / "info.php", INFO_PHP, orphan.username)
+    uid = pwd.getpwnam(orphan.username).pw_uid
+    status, _, body = http_get(ORPHAN, "/info.php")
+    check(status == 200 and json.loads(body)["uid"] == uid, f"{orphan.username}'s PHP answers as uid {uid}")
+    _, before = events_since(api, 0)
+    sh("pkill", "-KILL", "-u", str(uid), check_rc=False)
+    sh("userdel", "--force", orphan.username)
+    unit = f"php8.2-fpm@{uid}.service"
+    # As at the node's next boot: the master starts again from its configuration.
+    restarted = sh("systemctl", "restart", unit, check_rc=False)
+    _, shown = fpm_master(uid)
+    status, _, _ = http_get(ORPHAN, "/info.php")
+    print(f"   | {unit} restarted (exit {restarted.returncode}), {shown.get('ActiveState')}; "
+          f"http://{ORPHAN}/info.php: {status}")
+    for tenant in (shop, other):
+        tenant_uid = pwd.getpwnam(tenant.username).pw_uid
+        for _ in range(3):
+            status, _, body = http_get(tenant.domain, "/info.php")
+            check(status == 200 and json.loads(body)["uid"] == tenant_uid,
+                  f"{tenant.username}'s PHP keeps answering", body[:300])
+    # (The pass that runs the check is another tenant's: the orphan's own requests fail
+    # account_missing now.)
+    one_drift_finding(api, other, before, "user_missing", orphan.ids["account"], f"{orphan.username}'s user is missing")
+    api.run("remove_account", {"id": orphan.ids["account"]})
+    check(not pathlib.Path(f"/etc/php/8.2/fpm/layerone/{uid}.conf").exists()
+          and fpm_master(uid)[1].get("ActiveState") != "active",
+          f"removing the account takes its pool and stops {unit}")
+
+
+def slice_counters(uid):
+    """The kernel's counters of `uid`'s slice that show a limit held: pids `max` events and
+    peak, CPU throttling and time, bytes written through the block throttle (or io.stat)."""
+    unified = pathlib.Path("/sys/fs/cgroup/cgroup.controllers").exists()
+    path = lambda controller: (pathlib.Path("/sys/fs/cgroup") / ("" if unified else controller)
+                               / "user.slice" / f"user-{uid}.slice")
+    read = lambda controller, name: (path(controller) / name).read_text()
+    keyed = lambda text: {k: int(v) for k, v in (l.split()[:2] for l in text.splitlines() if len(l.split()) >= 2)
+                          if v.isdigit()}
+    cpu = keyed(read("cpu", "cpu.stat"))
+    if unified:
+        written = sum(int(f.split("=")[1]) for l in read("io", "io.stat").splitlines()
+                      for f in l.split()[1:] if f.startswith("wbytes="))
+        cpu_ns = cpu.get("usage_usec", 0) * 1000
+        throttled_ns = cpu.get("throttled_usec", 0) * 1000
+    else:
+        written = sum(int(l.split()[2]) for l in read("blkio", "blkio.throttle.io_service_bytes").splitlines()
+                      if len(l.split()) == 3 and l.split()[1] == "Write")
+        # systemd puts a unit in the cpuacct hierarchy only where it is the cpu one
+        # (cpu,cpuacct): where the machine has them apart, the slice's CPU time is not counted.
+        acct = path("cpuacct") / "cpuacct.usage"
+        cpu_ns = int(acct.read_text()) if acct.exists() else None
+        throttled_ns = cpu.get("throttled_time", 0)
+    # A fork refused is counted where the forking task is on v1 (the unit's cgroup inside the
+    # slice), at the cgroup whose limit refused it on the unified hierarchy: the most any
+    # cgroup of the slice's subtree counts.
+    refused = max(keyed(f.read_text()).get("max", 0) for f in path("pids").rglob("pids.events"))
+    return {"pids_max_events": refused,
+            "pids_peak": int(read("pids", "pids.peak")),
+            "nr_periods": cpu.get("nr_periods", 0), "nr_throttled": cpu.get("nr_throttled", 0),
+            "throttled_ns": throttled_ns,
+            "cpu_ns": cpu_ns, "written_bytes": written}
+
+
+def probe(host, seconds):
+    """`layerone-bench probe`: one site's visitors' latency for `seconds` (JSON)."""
+    return json.loads(sh("layerone-bench", "probe", host, "/info.php", str(seconds),
+                         timeout=seconds + 60).strip().splitlines()[-1])
+
+
+def neighbours_step(api, shop, other):
+    step("a neighbour stays up: one tenant's fork bomb, CPU spin and O_DIRECT IO storm stop at its own limits")
+    have = cgroup_controllers()
+    check(have["cpu"] and have["pids"] and have["io"],
+          "the node's systemd has the cpu, pids and io (blkio) controllers", have)
+    uid, gid = pwd.getpwnam(shop.username).pw_uid, pwd.getpwnam(shop.username).pw_gid
+    limits = {"cpu_percent": 50, "memory_mib": 512, "io_kib_per_sec": 1024, "processes": 64,
+              "entry_processes": 10}
+    result = api.run("set_account_limits", {"id": shop.ids["account"], **limits})
+    check(result["limits"] == limits, f"{shop.username}'s limits: {limits}", result)
+    seconds = 8
+    idle = probe(OTHER, 5)
+    check(idle["failures"] == 0 and idle["requests"] > 0, f"{other.username}'s page, idle: {idle}", idle)
+    figures = {"idle": idle}
+    attacks = {
+        # Each process forks two more and stays: the bomb keeps the slice at its limit.
+        "fork bomb": ["bash", "-c", "b() { b | b & sleep 30; }; b"],
+        "CPU spin on every core": ["sh", "-c", "for i in $(seq $(nproc)); do (while :; do :; done) & done; wait"],
+        "IO storm (O_DIRECT)": ["dd", "if=/dev/zero", "of=storm", "bs=1M", "count=32", "oflag=direct"],
+    }
+    for n, (name, argv) in enumerate(attacks.items()):
+        unit = f"layerone-qualify-attack-{n}.service"
+        counters = slice_counters(uid)
+        begin = time.monotonic()
+        # A's own process in A's slice, as its cron jobs and its shell are; killed with all it
+        # started when its time is up.
+        sh("systemd-run", "--quiet", f"--unit={unit}", f"--slice=user-{uid}.slice", f"--uid={uid}",
+           f"--gid={gid}", f"--working-directory={shop.home}", f"--property=RuntimeMaxSec={seconds + 3}",
+           "--property=KillSignal=SIGKILL", "--", *argv)
+        seen = probe(OTHER, seconds)
+        # Read while the attack still runs: its unit's cgroup goes with it.
+        elapsed = time.monotonic() - begin
+        after = slice_counters(uid)
+        wait_until(f"{unit} over", lambda: sh("systemctl", "is-active", unit, check_rc=False).stdout.strip()
+                   not in ("active", "activating", "deactivating"), timeout=30)
+        outcome = sh("systemctl", "show", "-P", "Result", unit).strip()
+        sh("systemctl", "reset-failed", unit, check_rc=False)
+        delta = {k: after[k] - counters[k] for k in after if k != "pids_peak" and after[k] is not None}
+        print(f"   | {name}: {unit} ended ({outcome}) after {elapsed:.1f} s; {shop.username}'s slice: {delta}, "
+              f"pids peak {after['pids_peak']}")
+        check(seen["failures"] == 0 and seen["requests"] > 0,
+              f"during the {name}, every probe of {other.username}'s page answered 200: {seen}", seen)
+        figures[name] = seen
+        check(outcome == "timeout", f"the {name} ran until its time was up", outcome)
+        if name == "fork bomb":
+            check(delta["pids_max_events"] > 0 and after["pids_peak"] <= limits["processes"],
+                  f"the kernel refused {delta['pids_max_events']} forks at TasksMax={limits['processes']} "
+                  f"(pids.events max), the slice peaked at {after['pids_peak']} tasks", (delta, after))
+        elif name.startswith("IO"):
+            check(delta["written_bytes"] < 32 * 1024 * 1024, "dd's 32 MiB were not all written in its time", delta)
+        elif name.startswith("CPU"):
+            check(delta["nr_throttled"] > 0 and delta["throttled_ns"] > 0,
+                  f"the kernel throttled the slice in {delta['nr_throttled']} of its {delta['nr_periods']} "
+                  f"periods ({delta['throttled_ns'] / 1e9:.1f} s), at CPUQuota={limits['cpu_percent']}%",
+                  (delta, elapsed))
+            if "cpu_ns" in delta:
+                share = delta["cpu_ns"] / 1e9 / elapsed
+                check(share <= limits["cpu_percent"] / 100 + 0.2 / elapsed,
+                      f"and it used {share:.2f} of a core over {elapsed:.1f} s", (delta, elapsed))
+        else:
+            rate = limits["io_kib_per_sec"] * 1024
+            check(0 < delta["written_bytes"] <= rate * elapsed + 1024 * 1024,
+                  f"{delta['written_bytes']} bytes written through the block throttle in {elapsed:.1f} s, "
+                  f"at IOWriteBandwidthMax={rate} bytes/s", (delta, elapsed))
+            (shop.home / "storm").unlink(missing_ok=True)
+    print("   | figures: " + json.dumps({k: {m: v[m] for m in ("requests", "p50_ms", "p99_ms", "max_ms")}
+                                        for k, v in figures.items()}))
+
+    # The tenant's work done by the node (its usage walk) runs in the same slice.
+    cursor = sh("journalctl", "-b", "-n", "0", "--show-cursor", "--no-pager").strip().split("cursor: ")[-1]
+    api.run("observe_account_usage", {"id": shop.ids["account"]})
+    db = sqlite3.connect("file:/var/lib/layerone/state/state.db?mode=ro", uri=True)
+    try:
+        rows = [d for (d,) in db.execute("SELECT detail FROM audit WHERE kind = 'invocation'").fetchall()]
+    finally:
+        db.close()
+    wrapped = [d for d in rows if "systemd-run" in d and f"--slice=user-{uid}.slice" in d and "layerone-tenant" in d]
+    check(wrapped, f"the node started {shop.username}'s tenant worker with systemd-run --scope "
+                   f"--slice=user-{uid}.slice (the audit trail)", rows[-3:])
+    scopes = [l for l in sh("journalctl", "-b", "_PID=1", f"--after-cursor={cursor}", "-o", "cat",
+                            "--no-pager").splitlines() if l.startswith("Started run-") and "layerone-tenant" in l]
+    check(scopes, "and systemd started a transient scope for it", scopes)
+    print(f"   | {scopes[0][:200]}")
 
 
 def processes_step(shop, other):

@@ -1,5 +1,5 @@
 //! Starting the programs the benchmark measures: the node's own release binaries, `strace`
-//! to count syncs, and the fleet's broker (`nats-server`). Like the end-to-end tests, the
+//! to count syncs, the fleet's broker (`nats-server`), and `curl` as a site's visitor. Like the end-to-end tests, the
 //! benchmark starts the real binaries it measures; this module is the one place in it that
 //! does (the architecture test names it).
 //!
@@ -45,6 +45,18 @@ pub fn stop(child: &mut Child, grace: Duration) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Runs a program to completion and returns its standard output whatever its exit status
+/// (curl reports each transfer on stdout, and exits non-zero when the last one failed).
+pub fn stdout_of(program: &str, args: &[String]) -> anyhow::Result<Vec<u8>> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .with_context(|| format!("run {program}"))?;
+    Ok(out.stdout)
 }
 
 /// Runs a program to completion; fails if it does not succeed.

@@ -13,7 +13,8 @@
 //! front door under one abusive source (`attack`); `layerone-bench soak` 64 clients for a
 //! minute (`soak`); `layerone-bench flood` one account's flood against the queue caps
 //! (`flood`); `layerone-bench fpm` a PHP-FPM master per tenant against one shared master
-//! (`fpm`). See docs/benchmarks.md for the figures and what limits them. Nothing here is a test: the figures are printed, never asserted.
+//! (`fpm`); `layerone-bench probe` one site's latency as its visitors see it (`probe`, run on
+//! the real node by the qualification while a neighbour attacks its limits). See docs/benchmarks.md for the figures and what limits them. Nothing here is a test: the figures are printed, never asserted.
 
 mod attack;
 mod child;
@@ -22,6 +23,7 @@ mod flood;
 mod fpm;
 mod measure;
 mod node;
+mod probe;
 mod scale;
 mod simulate;
 mod soak;
@@ -84,6 +86,13 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        ["probe", host, path, seconds] => match seconds.parse::<u64>() {
+            Ok(s) if (1..=600).contains(&s) => probe::run(host, path, s),
+            _ => {
+                eprintln!("layerone-bench probe HOST PATH SECONDS: SECONDS is 1 to 600");
+                return ExitCode::from(2);
+            }
+        },
         ["simulate", ref rest @ ..] => in_temp_dir(|dir| simulate::run(rest, dir)),
         ["soak"] => in_temp_dir(|dir| soak::run(dir, 60)),
         ["soak", seconds] => match seconds.parse::<u64>() {
@@ -95,13 +104,14 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | attack [SECONDS] | soak [SECONDS] | flood [REQUESTS] | fpm [TENANTS] | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
+                "usage: cargo build --release --workspace --bins && target/release/layerone-bench [fleet | attack [SECONDS] | soak [SECONDS] | flood [REQUESTS] | fpm [TENANTS] | probe HOST PATH SECONDS | simulate [--histories N] [--minutes M] [--first S] [--seed S]]\n\
                  Prints the node's figures of docs/benchmarks.md in one run (about two minutes);\n\
                  `fleet`: the fleet's figures instead, against {} (about four minutes);\n\
                  `attack`: one abusive source against the front door, 20 s (or SECONDS) per attack;\n\
                  `soak`: 64 clients of mixed operations for 60 s (or SECONDS), then every 202 checked final;\n\
                  `flood`: one account's 200,000 requests (or REQUESTS) against the queue caps, another's latency meanwhile;\n\
                  `fpm`: 500 (or TENANTS) idle tenants' PHP-FPM pools in one shared master, then a master each (as root);\n\
+                 `probe`: GET http://HOST/PATH on 127.0.0.1:80 for SECONDS, one new connection per request;\n\
                  `simulate`: the deterministic simulation's histories (10,000 unless told), or with\n\
                  --seed the one history of that seed and its trace hash.",
                 fleet::NATS_SERVER
