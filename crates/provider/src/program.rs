@@ -262,6 +262,12 @@ impl Program {
         }
     }
 
+    /// Whether this program starts the tenant worker as its command (`lve_suwrapper`,
+    /// `systemd-run --scope`): the worker's own arguments follow the wrapper's.
+    pub fn wraps_tenant_worker(self) -> bool {
+        matches!(self, Program::LveSuwrapper | Program::SystemdRun)
+    }
+
     /// How long one run may take before it is killed.
     ///
     /// Apache gets less than the default because a configuration test that hangs is holding

@@ -163,10 +163,9 @@ impl Executor for SimExecutor {
         output: &mut (dyn Write + Send),
     ) -> Result<Output, ProviderError> {
         if !self.root {
-            return tenant_worker::serve_stream(call, input, output);
+            return tenant_worker::serve_stream(provider, call, input, output);
         }
-        let wrapper = matches!(call.program, Program::LveSuwrapper | Program::SystemdRun);
-        if !wrapper || self.real.contains(&call.program) {
+        if !call.program.wraps_tenant_worker() || self.real.contains(&call.program) {
             return RealExecutor.run_streaming(provider, call, input, output);
         }
         let worker =
@@ -177,13 +176,13 @@ impl Executor for SimExecutor {
                     platform: provider.platform(),
                 })?;
         let mut rest = Argv::new();
-        match tenant_worker::wrapped_args(call) {
+        match tenant_worker::wrapped_args(provider, call) {
             Ok(args) => {
                 for arg in args {
                     rest.arg(arg);
                 }
             }
-            Err(usage) => return Ok(Outcome::fail(2, usage).into()),
+            Err(failed) => return Ok(failed),
         }
         let direct = Invocation {
             path: &worker,
@@ -222,7 +221,7 @@ fn run_model(
         Program::ApacheCtl => apache::apachectl(provider, &args),
         Program::TenantWorker => return tenant_worker::in_process(&args, stdin),
         Program::LveSuwrapper | Program::SystemdRun => {
-            return tenant_worker::wrapper(sim.root, provider, program, &args, stdin);
+            return tenant_worker::run_wrapped_worker(sim.root, provider, program, &args, stdin);
         }
         Program::Visudo => visudo::visudo(provider, &args),
         Program::PhpFpm(version) => php_fpm::php_fpm(provider, version, &args),

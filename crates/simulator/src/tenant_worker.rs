@@ -52,30 +52,36 @@ pub(crate) fn in_process(args: &[String], stdin: Option<&[u8]>) -> Output {
     }
 }
 
-/// The wrapper's own arguments split from the command it starts: the uid it puts the command
-/// under (the LVE id; the slice's uid), the command, and the command's arguments. `Err` is
-/// the wrapper's usage error.
-pub(crate) fn split_wrapper(
+/// The worker's own arguments in a wrapper's `args`, once the wrapper's form is checked: its
+/// own arguments as the node writes them, the command it starts the tenant worker, and the
+/// uid it puts the command under (the LVE id; the slice's uid) the tenant's. `Err` is the
+/// wrapper's failure (its exit status, its stderr); a malformed identity is left to the
+/// worker, which reports it as a typed reply.
+fn worker_args<'a>(
+    provider: &Provider,
     program: Program,
-    args: &[String],
-) -> Result<(u32, &str, &[String]), String> {
+    args: &'a [String],
+) -> Result<&'a [String], Outcome> {
+    let usage = |text: String| Outcome::fail(2, text);
     let uid = |text: &str| {
         text.parse::<u32>()
             .ok()
             .filter(|_| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
     };
-    match program {
+    let (id, command, rest) = match program {
         Program::LveSuwrapper => {
             let [lve_id, command, rest @ ..] = args else {
-                return Err("usage: lve_suwrapper LVE_ID COMMAND [ARGS...]\n".into());
+                return Err(usage(
+                    "usage: lve_suwrapper LVE_ID COMMAND [ARGS...]\n".into(),
+                ));
             };
             let id = uid(lve_id.as_str())
-                .ok_or_else(|| format!("lve_suwrapper: invalid LVE id '{lve_id}'\n"))?;
-            Ok((id, command.as_str(), rest))
+                .ok_or_else(|| usage(format!("lve_suwrapper: invalid LVE id '{lve_id}'\n")))?;
+            (id, command, rest)
         }
         Program::SystemdRun => {
             let [scope, quiet, collect, slice, dashes, command, rest @ ..] = args else {
-                return Err("layerone sim: systemd-run --scope --quiet --collect --slice=SLICE -- COMMAND [ARGS...]\n".into());
+                return Err(usage("layerone sim: systemd-run --scope --quiet --collect --slice=SLICE -- COMMAND [ARGS...]\n".into()));
             };
             if (
                 scope.as_str(),
@@ -84,64 +90,63 @@ pub(crate) fn split_wrapper(
                 dashes.as_str(),
             ) != ("--scope", "--quiet", "--collect", "--")
             {
-                return Err(format!(
+                return Err(usage(format!(
                     "layerone sim: systemd-run is run with --scope --quiet --collect, not {args:?}\n"
-                ));
+                )));
             }
             let id = slice
                 .strip_prefix("--slice=user-")
                 .and_then(|s| s.strip_suffix(".slice"))
                 .and_then(uid)
                 .ok_or_else(|| {
-                    format!("layerone sim: systemd-run's slice is a user's, not {slice}\n")
+                    usage(format!(
+                        "layerone sim: systemd-run's slice is a user's, not {slice}\n"
+                    ))
                 })?;
-            Ok((id, command.as_str(), rest))
+            (id, command, rest)
         }
-        other => Err(format!(
-            "layerone sim: {other} does not wrap the tenant worker\n"
-        )),
+        other => {
+            return Err(usage(format!(
+                "layerone sim: {other} does not wrap the tenant worker\n"
+            )));
+        }
+    };
+    if provider.program_path(Program::TenantWorker).as_deref() != Some(Path::new(command)) {
+        return Err(Outcome::fail(
+            127,
+            format!("layerone sim: {program} wraps only the tenant worker, not {command}\n"),
+        ));
     }
+    if let Ok(identity) = Identity::from_args(rest.iter().map(OsString::from))
+        && identity.uid != id
+    {
+        return Err(usage(format!(
+            "layerone sim: {program} puts it under uid {id}, not the tenant's uid {}\n",
+            identity.uid
+        )));
+    }
+    Ok(rest)
 }
 
-/// `lve_suwrapper` or `systemd-run --scope` starting the tenant worker.
-pub(crate) fn wrapper(
+/// `lve_suwrapper` or `systemd-run --scope` starting the tenant worker: in this process
+/// without root, otherwise the real worker.
+pub(crate) fn run_wrapped_worker(
     root: bool,
     provider: &Provider,
     program: Program,
     args: &[String],
     stdin: Option<&[u8]>,
 ) -> Output {
-    let (id, command, rest) = match split_wrapper(program, args) {
-        Ok(split) => split,
-        Err(usage) => return Outcome::fail(2, usage).into(),
+    let rest = match worker_args(provider, program, args) {
+        Ok(rest) => rest,
+        Err(failed) => return failed.into(),
     };
-    let worker = provider.program_path(Program::TenantWorker);
-    if worker.as_deref() != Some(Path::new(command)) {
-        return Outcome::fail(
-            127,
-            format!("layerone sim: {program} wraps only the tenant worker, not {command}\n"),
-        )
-        .into();
-    }
-    match Identity::from_args(rest.iter().map(OsString::from)) {
-        Ok(identity) if identity.uid == id => {}
-        Ok(identity) => {
-            return Outcome::fail(
-                2,
-                format!(
-                    "layerone sim: {program} puts it under uid {id}, not the tenant's uid {}\n",
-                    identity.uid
-                ),
-            )
-            .into();
-        }
-        // The worker reports a bad identity itself, as a typed reply.
-        Err(_) => {}
-    }
     if !root {
         return in_process(rest, stdin);
     }
-    let worker = worker.expect("compared equal to the command above");
+    let worker = provider
+        .program_path(Program::TenantWorker)
+        .expect("worker_args compared it with the command");
     let mut argv = Argv::new();
     for arg in rest {
         argv.arg(arg);
@@ -163,14 +168,15 @@ pub(crate) fn wrapper(
 /// `output`; the reply as the real worker gives it (the last line of stderr when the request
 /// streamed, otherwise stdout).
 pub(crate) fn serve_stream(
+    provider: &Provider,
     call: &Invocation<'_>,
     input: &mut (dyn Read + Send),
     output: &mut (dyn Write + Send),
 ) -> Result<Output, ProviderError> {
     // The worker's own arguments: after the wrapper's when one starts the worker.
-    let identity = match wrapped_args(call) {
+    let identity = match wrapped_args(provider, call) {
         Ok(args) => Identity::from_args(args),
-        Err(usage) => return Ok(Outcome::fail(2, usage).into()),
+        Err(failed) => return Ok(failed),
     };
     let (reply, streamed) = match identity {
         Ok(identity) => wire::serve(input, &mut *output, &identity.home),
@@ -188,17 +194,28 @@ pub(crate) fn serve_stream(
     Ok(out)
 }
 
-/// The tenant worker's own arguments in `call`: all of them, or those after the wrapper's.
-pub(crate) fn wrapped_args(call: &Invocation<'_>) -> Result<Vec<OsString>, String> {
-    if !matches!(call.program, Program::LveSuwrapper | Program::SystemdRun) {
+/// The tenant worker's own arguments in `call`: all of them, or those after the wrapper's
+/// once its form is checked (`Err`: the wrapper's failure).
+pub(crate) fn wrapped_args(
+    provider: &Provider,
+    call: &Invocation<'_>,
+) -> Result<Vec<OsString>, Output> {
+    if !call.program.wraps_tenant_worker() {
         return Ok(call.argv.args().to_vec());
     }
-    let args: Vec<String> = call
-        .argv
-        .args()
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let (_, _, rest) = split_wrapper(call.program, &args)?;
+    let mut args = Vec::new();
+    for arg in call.argv.args() {
+        match arg.to_str() {
+            Some(arg) => args.push(arg.to_owned()),
+            None => {
+                return Err(Outcome::fail(
+                    2,
+                    format!("{}: argument {arg:?} is not UTF-8\n", call.program),
+                )
+                .into());
+            }
+        }
+    }
+    let rest = worker_args(provider, call.program, &args)?;
     Ok(rest.iter().map(OsString::from).collect())
 }

@@ -723,7 +723,7 @@ fn cloudlinux_starts_the_worker_inside_lve_suwrapper() {
 fn a_debian_node_running_systemd_starts_the_worker_in_a_scope_of_the_tenants_slice() {
     let f = fixture(Platform::Debian);
     std::fs::create_dir_all(f.provider.sysconf("/run/systemd/system")).unwrap();
-    assert!(f.provider.runs_systemd());
+    assert!(f.provider.booted_with_systemd());
     let me = whoami(&f, &f.alice);
     assert_eq!(me.uid, [ALICE; 3]);
     let records = audit_records(&f.provider).unwrap();

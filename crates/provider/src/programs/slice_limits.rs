@@ -92,14 +92,11 @@ impl SliceLimits {
     /// The drop-in's text. Every limit is written, unlimited ones as systemd's own "no limit"
     /// (an empty `CPUQuota=`, `infinity`), so the drop-in overrides whatever `user-.slice`'s
     /// defaults say (logind's `TasksMax=33%`). `home` is the file whose device the IO limits
-    /// apply to (systemd finds the block device behind it). Accounting is on for each
-    /// controller, so that [`SliceUsage`] has the slice's counters where the host's defaults
-    /// leave one off (CPU and IO on a v1 hierarchy).
+    /// apply to (systemd finds the block device behind it).
     pub fn render(&self, account: &str, home: &Path) -> String {
         let mut out = format!(
             "# Managed by layerone node: the limits of account {account}.\n\
-             # Changes made here are replaced.\n[Slice]\n\
-             CPUAccounting=yes\nMemoryAccounting=yes\nTasksAccounting=yes\nIOAccounting=yes\n"
+             # Changes made here are replaced.\n[Slice]\n"
         );
         if self.cpu_percent == 0 {
             out.push_str("CPUQuota=\n");
@@ -309,14 +306,13 @@ mod tests {
             limits.render("a1a1", Path::new(HOME)),
             "# Managed by layerone node: the limits of account a1a1.\n\
              # Changes made here are replaced.\n[Slice]\n\
-             CPUAccounting=yes\nMemoryAccounting=yes\nTasksAccounting=yes\nIOAccounting=yes\n\
              CPUQuota=150%\nMemoryHigh=921M\nMemoryMax=1024M\nTasksMax=100\n\
              IOReadBandwidthMax=\nIOWriteBandwidthMax=\n\
              IOReadBandwidthMax=/home/shop1 2097152\nIOWriteBandwidthMax=/home/shop1 2097152\n"
         );
         let none = SliceLimits::default().render("a1a1", Path::new(HOME));
         assert!(none.ends_with(
-            "IOAccounting=yes\nCPUQuota=\nMemoryHigh=infinity\nMemoryMax=infinity\nTasksMax=infinity\n\
+            "[Slice]\nCPUQuota=\nMemoryHigh=infinity\nMemoryMax=infinity\nTasksMax=infinity\n\
              IOReadBandwidthMax=\nIOWriteBandwidthMax=\n"
         ));
     }

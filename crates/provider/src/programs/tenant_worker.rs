@@ -36,7 +36,11 @@
 //! `--scope` has systemd put the calling process in a new scope and then executes the
 //! worker in it: the same process, so its stdin, stdout, deadline and process-group kill are
 //! the worker's own. The worker still starts as root and drops itself. Without systemd (a
-//! sandbox root, a container without an init) it is started directly.
+//! sandbox root, a container without an init) it is started directly, and so is the kill of
+//! the tenant's processes (`TerminateProcesses`): the node acting against a tenant, perhaps
+//! one at its limits, is not held to them. A worker in a scope is no longer in the runner's
+//! cgroup: its deadline still kills it (the same process group), a stop of the runner's unit
+//! does not.
 //!
 //! # CloudLinux
 //!
@@ -180,7 +184,7 @@ impl Provider {
         let mapped = Identity::new(who.uid, who.gid, who.groups, self.sysconf(&who.home))
             .map_err(tenant_error)?;
         let stdin = serde_json::to_vec(request).expect("a request always serializes");
-        let (program, argv) = self.tenant_argv(&mapped)?;
+        let (program, argv) = self.tenant_argv(&mapped, request)?;
         let output = self.execute(program, &argv, Some(&stdin), deadline_of(request))?;
         if output.stdout_truncated {
             return Err(reply_invalid("the reply was cut at the output cap"));
@@ -237,7 +241,7 @@ impl Provider {
         let mut head = serde_json::to_vec(request).expect("a request always serializes");
         head.push(b'\n');
         let mut stdin = (&head[..]).chain(input);
-        let (program, argv) = self.tenant_argv(&mapped)?;
+        let (program, argv) = self.tenant_argv(&mapped, request)?;
         // Audited as the worker runs: under a simulation as root, lve_suwrapper's model
         // starts the real worker, and the line says so.
         let real = self.runs_real(Program::TenantWorker);
@@ -277,40 +281,40 @@ impl Provider {
         interpret_reply(&reply_bytes, request, mapped.home)
     }
 
-    /// The program to start and its argv: the worker itself; on a Debian node that runs
-    /// systemd, the worker in a transient scope of the tenant's slice; on CloudLinux the
-    /// worker wrapped by `lve_suwrapper` (see the module documentation).
-    pub(crate) fn tenant_argv(&self, who: &Identity) -> Result<(Program, Argv), ProviderError> {
+    /// The program to start for `request` and its argv: the worker itself; on a Debian node
+    /// that runs systemd, the worker in a transient scope of the tenant's slice, except for
+    /// the kill of the tenant's processes (the node acting against the tenant is not held to
+    /// the tenant's limits); on CloudLinux the worker wrapped by `lve_suwrapper` (see the
+    /// module documentation).
+    pub(crate) fn tenant_argv(
+        &self,
+        who: &Identity,
+        request: &Request,
+    ) -> Result<(Program, Argv), ProviderError> {
         let mut argv = Argv::new();
-        match self.platform {
-            Platform::Debian if self.runs_systemd() => {
-                let worker = self.worker_path()?;
+        let program = match self.platform {
+            Platform::Debian
+                if self.booted_with_systemd()
+                    && !matches!(request, Request::TerminateProcesses { .. }) =>
+            {
                 argv.arg("--scope")
                     .arg("--quiet")
                     .arg("--collect")
                     .arg(format!("--slice={}", slice_unit(who.uid)))
                     .arg("--")
-                    .arg(worker);
-                for arg in who.to_args() {
-                    argv.arg(arg);
-                }
-                Ok((Program::SystemdRun, argv))
+                    .arg(self.worker_path()?);
+                Program::SystemdRun
             }
-            Platform::Debian => {
-                for arg in who.to_args() {
-                    argv.arg(arg);
-                }
-                Ok((Program::TenantWorker, argv))
-            }
+            Platform::Debian => Program::TenantWorker,
             Platform::CloudLinux => {
-                let worker = self.worker_path()?;
-                argv.arg(who.uid.to_string()).arg(worker);
-                for arg in who.to_args() {
-                    argv.arg(arg);
-                }
-                Ok((Program::LveSuwrapper, argv))
+                argv.arg(who.uid.to_string()).arg(self.worker_path()?);
+                Program::LveSuwrapper
             }
+        };
+        for arg in who.to_args() {
+            argv.arg(arg);
         }
+        Ok((program, argv))
     }
 
     /// The tenant worker's path ([`Provider::program_path`]), or `unsupported` without one.
@@ -345,7 +349,7 @@ impl Provider {
 
     /// Whether systemd is this node's init (`sd_booted(3)`'s test: `/run/systemd/system`
     /// exists): then each tenant has a slice of its own to run in.
-    pub fn runs_systemd(&self) -> bool {
+    pub fn booted_with_systemd(&self) -> bool {
         self.sysconf("/run/systemd/system").is_dir()
     }
 }
@@ -608,7 +612,7 @@ mod tests {
         let provider = test_provider(Platform::CloudLinux, dir.path())
             .with_tenant_worker("/usr/libexec/layerone-tenant");
         let who = Identity::new(1234, 1235, vec![33], "/home/acme".into()).unwrap();
-        let (program, argv) = provider.tenant_argv(&who).unwrap();
+        let (program, argv) = provider.tenant_argv(&who, &Request::Whoami {}).unwrap();
         assert_eq!(program, Program::LveSuwrapper);
         assert_eq!(
             argv.for_audit(),
@@ -626,7 +630,33 @@ mod tests {
             ]
         );
         let debian = test_provider(Platform::Debian, dir.path());
-        let (program, argv) = debian.tenant_argv(&who).unwrap();
+        let (program, argv) = debian.tenant_argv(&who, &Request::Whoami {}).unwrap();
+        assert_eq!(program, Program::TenantWorker);
+        assert_eq!(argv.for_audit()[0], "--uid");
+    }
+
+    #[test]
+    fn under_systemd_the_worker_runs_in_the_tenants_slice_but_not_the_kill_of_its_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let debian = test_provider(Platform::Debian, dir.path())
+            .with_tenant_worker("/usr/libexec/layerone-tenant");
+        std::fs::create_dir_all(debian.sysconf("/run/systemd/system")).unwrap();
+        let who = Identity::new(1234, 1235, vec![], "/home/acme".into()).unwrap();
+        let (program, argv) = debian.tenant_argv(&who, &Request::Whoami {}).unwrap();
+        assert_eq!(program, Program::SystemdRun);
+        assert_eq!(
+            argv.for_audit()[..6],
+            [
+                "--scope",
+                "--quiet",
+                "--collect",
+                "--slice=user-1234.slice",
+                "--",
+                "/usr/libexec/layerone-tenant"
+            ]
+        );
+        let kill = Request::TerminateProcesses { uid: 1234 };
+        let (program, argv) = debian.tenant_argv(&who, &kill).unwrap();
         assert_eq!(program, Program::TenantWorker);
         assert_eq!(argv.for_audit()[0], "--uid");
     }
