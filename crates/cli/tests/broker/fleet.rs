@@ -537,3 +537,61 @@ fn an_assignment_reaches_root_signed_and_what_it_leaves_out_or_cannot_run_is_ref
         "{refused}"
     );
 }
+
+/// The files of a node's `fleet.db` (the database and its write-ahead log) as the file system
+/// shows them: what changes when anything is written to it.
+fn fleet_db_files(root: &std::path::Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                dirs.push(path);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("fleet.db"))
+            {
+                found.push((path, meta.len(), meta.modified().unwrap()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_joined_node_with_nothing_to_do_writes_nothing_to_its_fleet_db() {
+    let fleet = Fleet::init();
+    let node = DevNode::start(fleet.dir.path(), "n1");
+    fleet.join(&node, "n1");
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    // One request over the broker: the daemon consumed, published and recorded its link.
+    let event = fleet.submit_wait("n1", &ensure_account(&hex32(1), &hex32(2), "idle1"));
+    assert!(
+        event["kind"] == "job" || event["kind"] == "accepted",
+        "{event}"
+    );
+    let files = fleet_db_files(&node.root);
+    assert!(
+        !files.is_empty(),
+        "no fleet.db under {}",
+        node.root.display()
+    );
+    // Settled: what the request left to publish is published (at most 30 s).
+    let mut last = files;
+    let mut stable_since = std::time::Instant::now();
+    fleet_support::wait_until("fleet.db settled", Duration::from_secs(30), || {
+        let now = fleet_db_files(&node.root);
+        if now != last {
+            last = now;
+            stable_since = std::time::Instant::now();
+        }
+        stable_since.elapsed() >= Duration::from_secs(3)
+    });
+    // Ten of the publisher's one-second rounds, twenty heartbeats: no write.
+    std::thread::sleep(Duration::from_secs(10));
+    assert_eq!(fleet_db_files(&node.root), last, "{}", node.log());
+    assert_eq!(fleet.node_state("n1").as_deref(), Some("up"));
+}
