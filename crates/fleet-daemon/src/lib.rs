@@ -146,6 +146,8 @@ pub async fn supervise_with(
         if *stop.borrow_and_update() {
             return;
         }
+        // Set before the identity is looked at, so a join in between wakes the wait below.
+        let joined = IdentityWatch::new(&config.identity.0);
         match config.identity.load() {
             Ok(Some(credentials)) => {
                 let run = run(
@@ -161,7 +163,14 @@ pub async fn supervise_with(
                     return;
                 }
             }
-            Ok(None) => {}
+            // Not in a fleet: nothing runs until `layerone join` writes the identity.
+            Ok(None) => {
+                tokio::select! {
+                    _ = stop.changed() => {}
+                    () = joined.changed(IDENTITY_LOOK) => {}
+                }
+                continue;
+            }
             Err(e) => {
                 tracing::error!(error = %format!("{e:#}"), "the node's fleet identity is unreadable")
             }
@@ -169,6 +178,60 @@ pub async fn supervise_with(
         tokio::select! {
             _ = stop.changed() => {}
             () = tokio::time::sleep(Duration::from_secs(2)) => {}
+        }
+    }
+}
+
+/// The longest the daemon waits before it looks at the node's identity again, whatever the
+/// watch said (a watch that could not be set up, or an event missed): a node not in a fleet
+/// looks for a join, a joined one for a rescue or a new join.
+const IDENTITY_LOOK: Duration = Duration::from_secs(60);
+
+/// An inotify watch of the identity's directory, or, while it does not exist, of its nearest
+/// existing parent (a join makes it): woken by a file written, moved in or removed there.
+struct IdentityWatch(Option<tokio::io::unix::AsyncFd<inotify::Inotify>>);
+
+impl IdentityWatch {
+    fn new(dir: &std::path::Path) -> IdentityWatch {
+        let Some(existing) = dir.ancestors().find(|d| d.is_dir()) else {
+            return IdentityWatch(None);
+        };
+        let watched = (|| -> std::io::Result<_> {
+            let inotify = inotify::Inotify::init()?;
+            inotify.watches().add(
+                existing,
+                inotify::WatchMask::CREATE
+                    | inotify::WatchMask::CLOSE_WRITE
+                    | inotify::WatchMask::MOVED_TO
+                    | inotify::WatchMask::DELETE,
+            )?;
+            // SAFETY: `Inotify` owns its descriptor and closes it only when dropped; the
+            // AsyncFd owns the `Inotify`, so the descriptor stays open and the same for its
+            // whole life.
+            unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(
+                    inotify,
+                    tokio::io::Interest::READABLE,
+                )
+            }
+            .map_err(std::io::Error::from)
+        })();
+        match watched {
+            Ok(fd) => IdentityWatch(Some(fd)),
+            Err(e) => {
+                tracing::warn!(dir = %existing.display(), error = %e, "cannot watch the node's fleet identity; looking at it every minute");
+                IdentityWatch(None)
+            }
+        }
+    }
+
+    /// Returns once something changed there, or after `at_most`.
+    async fn changed(&self, at_most: Duration) {
+        match &self.0 {
+            Some(fd) => {
+                let _ = tokio::time::timeout(at_most, fd.readable()).await;
+            }
+            None => tokio::time::sleep(at_most).await,
         }
     }
 }
@@ -249,7 +312,7 @@ pub async fn run(
 /// disk changes: `layerone fleet rescue` pointed the node at other brokers, or it joined anew.
 async fn identity_unchanged(shared: Arc<Shared>) -> anyhow::Result<()> {
     loop {
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        let changed = IdentityWatch::new(&shared.config.identity.0);
         match shared.config.identity.load() {
             Ok(Some(now))
                 if now.identity == shared.credentials.identity
@@ -257,6 +320,7 @@ async fn identity_unchanged(shared: Arc<Shared>) -> anyhow::Result<()> {
                     && now.seed == shared.credentials.seed => {}
             _ => return Err(anyhow::anyhow!("the node's fleet identity changed")),
         }
+        changed.changed(IDENTITY_LOOK).await;
     }
 }
 
