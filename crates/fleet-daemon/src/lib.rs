@@ -183,9 +183,12 @@ pub async fn supervise_with(
 }
 
 /// The longest the daemon waits before it looks at the node's identity again, whatever the
-/// watch said (a watch that could not be set up, or an event missed): a node not in a fleet
-/// looks for a join, a joined one for a rescue or a new join.
+/// watch said (an event missed): a node not in a fleet looks for a join, a joined one for a
+/// rescue or a new join.
 const IDENTITY_LOOK: Duration = Duration::from_secs(60);
+
+/// How often the identity is looked at where it cannot be watched.
+const UNWATCHED_LOOK: Duration = Duration::from_secs(2);
 
 /// An inotify watch of the identity's directory, or, while it does not exist, of its nearest
 /// existing parent (a join makes it): woken by a file written, moved in or removed there.
@@ -219,19 +222,25 @@ impl IdentityWatch {
         match watched {
             Ok(fd) => IdentityWatch(Some(fd)),
             Err(e) => {
-                tracing::warn!(dir = %existing.display(), error = %e, "cannot watch the node's fleet identity; looking at it every minute");
+                // Said once: the watch is made again before each look.
+                static SAID: std::sync::atomic::AtomicBool =
+                    std::sync::atomic::AtomicBool::new(false);
+                if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    tracing::warn!(dir = %existing.display(), error = %e, "cannot watch the node's fleet identity; looking at it every 2 s");
+                }
                 IdentityWatch(None)
             }
         }
     }
 
-    /// Returns once something changed there, or after `at_most`.
+    /// Returns once something changed there, or after `at_most`; without a watch (inotify's
+    /// limits reached, no directory at all), after 2 s, as before there was one.
     async fn changed(&self, at_most: Duration) {
         match &self.0 {
             Some(fd) => {
                 let _ = tokio::time::timeout(at_most, fd.readable()).await;
             }
-            None => tokio::time::sleep(at_most).await,
+            None => tokio::time::sleep(UNWATCHED_LOOK.min(at_most)).await,
         }
     }
 }
