@@ -12,16 +12,14 @@
 
 pub use declarations::runtime::*;
 
-use std::collections::{BTreeSet, HashMap};
 
-use provider::{PhpVersion, ServiceUnit, UnitState};
+use provider::{ServiceUnit, UnitState};
 use registry::types::Hex32;
 use registry::{Apply, Derive, Derived, OpError, Owner, Purge};
 
 use crate::account::AccountRow;
 use crate::context::{Ctx, provider_error, store_error};
-use crate::php::PhpVersionRow;
-use crate::web_domain::WebDomainRow;
+use crate::php::pool;
 
 crash::points! {}
 
@@ -61,21 +59,9 @@ fn state_of(shown: &UnitState) -> ServiceState {
 /// states (none where the platform has no tenant masters), in account order. The rows are
 /// read once for the node, not once per account.
 fn tenant_masters(ctx: &Ctx) -> Result<Vec<TenantPhpStatus>, OpError> {
-    let view = ctx.view();
-    let domains: BTreeSet<Hex32> = view
-        .all::<WebDomainRow>()
-        .map_err(store_error)?
-        .into_iter()
-        .map(|stored| stored.id)
-        .collect();
-    let mut used: HashMap<Owner, BTreeSet<PhpVersion>> = HashMap::new();
-    for stored in view.all::<PhpVersionRow>().map_err(store_error)? {
-        if domains.contains(&stored.id) {
-            used.entry(stored.owner).or_default().insert(stored.row.version);
-        }
-    }
+    let mut used = pool::versions_by_account(ctx)?;
     let mut out = Vec::new();
-    for account in view.all::<AccountRow>().map_err(store_error)? {
+    for account in ctx.view().all::<AccountRow>().map_err(store_error)? {
         let versions = used.remove(&Owner::Tenant(account.id.clone())).unwrap_or_default();
         for version in versions {
             let uid = account.row.uid;

@@ -239,15 +239,13 @@ fn free_loopback_port() -> std::io::Result<SocketAddr> {
     listener.local_addr()
 }
 
-/// The reloads Sim's `systemctl` recorded, one unit name each, oldest first.
+/// The reloads Sim's `systemctl` recorded, one unit name each, oldest first (the unit of
+/// each of [`sim_service_actions`]).
 pub fn sim_service_reloads(provider: &Provider) -> Result<Vec<String>, ProviderError> {
-    let path = provider.sysconf(SIM_SERVICE_RELOADS_FILE);
-    Ok(provider.read_config(&path)?.map_or_else(Vec::new, |bytes| {
-        String::from_utf8_lossy(&bytes)
-            .lines()
-            .filter_map(|l| l.split(' ').nth(1).map(str::to_owned))
-            .collect()
-    }))
+    Ok(sim_service_actions(provider)?
+        .into_iter()
+        .map(|(_, unit)| unit)
+        .collect())
 }
 
 /// Each service action the Sim recorded (`reload UNIT`, `stop UNIT`), in order, as (verb,

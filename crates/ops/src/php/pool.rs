@@ -9,11 +9,11 @@
 //! failure, and (re)started or reloaded once per batch. The drift check
 //! compares the pools with what [`sync`] would write now ([`derived`], the same renderer).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use registry::types::{PhpOptions, PhpVersion};
-use registry::{Aspects, Content, Derived, Hex32, Of, OpError};
+use registry::{Aspects, Content, Derived, Hex32, Of, OpError, Owner};
 
 use super::{
     PhpExtensionsRow, PhpOptionsRow, PhpVersionRow, PoolInEffect, require_version,
@@ -313,6 +313,27 @@ pub fn domain_versions(ctx: &Ctx, account: &Hex32) -> Result<BTreeMap<Hex32, Php
         .filter(|stored| domains.contains(&stored.id))
         .map(|stored| (stored.id, stored.row.version))
         .collect())
+}
+
+/// The versions each account's existing web domains use ([`domain_versions`]' rule, for
+/// every account at once: the rows are read once for the node).
+pub fn versions_by_account(ctx: &Ctx) -> Result<HashMap<Owner, BTreeSet<PhpVersion>>, OpError> {
+    let view = ctx.view();
+    let domains: BTreeSet<Hex32> = view
+        .all::<WebDomainRow>()
+        .map_err(store_error)?
+        .into_iter()
+        .map(|stored| stored.id)
+        .collect();
+    let mut used: HashMap<Owner, BTreeSet<PhpVersion>> = HashMap::new();
+    for stored in view.all::<PhpVersionRow>().map_err(store_error)? {
+        if domains.contains(&stored.id) {
+            used.entry(stored.owner)
+                .or_default()
+                .insert(stored.row.version);
+        }
+    }
+    Ok(used)
 }
 
 /// Rewrites the account's pools from the view (this job's row included): one pool for each

@@ -345,10 +345,10 @@ impl Provider {
         }
         let unit = layout.tenant_unit(uid);
         if !self.sysconf(&config).exists() {
-            let shown = crate::programs::service_state::parse_show(
-                &self.systemd_show("LoadState,ActiveState", &unit)?,
-            );
-            if matches!(shown.active_state.as_str(), "" | "inactive") {
+            let stopped = self
+                .tenant_fpm_state(version, uid)?
+                .is_none_or(|shown| matches!(shown.active_state.as_str(), "" | "inactive"));
+            if stopped {
                 return Ok(());
             }
             return self.systemctl(&["disable", "--now", &unit]);
