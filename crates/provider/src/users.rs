@@ -148,6 +148,15 @@ impl Provider {
         Ok(gids)
     }
 
+    /// What the platform's useradd writes in a shadow entry for a user given no password:
+    /// `!` on Debian, `!!` on Red Hat's shadow-utils (CloudLinux).
+    pub fn no_password_hash(&self) -> &'static str {
+        match self.platform() {
+            crate::Platform::Debian => "!",
+            crate::Platform::CloudLinux => "!!",
+        }
+    }
+
     /// The `/etc/shadow` entry named `name`, if any: for suspension checks and tests.
     pub fn shadow_entry(&self, name: &str) -> Result<Option<ShadowEntry>, ProviderError> {
         self.find_in("/etc/shadow", name, parse_shadow_line)

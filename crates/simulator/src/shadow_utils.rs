@@ -43,17 +43,20 @@ impl Db {
     }
 
     /// Writes back the tables; gshadow only if the sysroot has one (the real tools maintain
-    /// it only where it exists).
+    /// it only where it exists). Each file is replaced on its own, in the order shadow-utils
+    /// 4.13 renames them (passwd, shadow, group, gshadow), so a process killed in between
+    /// leaves what the real tools would: a user in passwd without its shadow entry after
+    /// useradd, a shadow entry without its user after userdel.
     fn save(&self, passwd: bool, group: bool) -> Result<(), ProviderError> {
         if passwd {
-            self.shadow.save()?;
             self.passwd.save()?;
+            self.shadow.save()?;
         }
         if group {
+            self.group.save()?;
             if self.gshadow.exists() {
                 self.gshadow.save()?;
             }
-            self.group.save()?;
         }
         Ok(())
     }
@@ -397,11 +400,25 @@ pub(super) fn usermod(provider: &Provider, args: &[String]) -> Outcome {
     };
     let mut outcome = Outcome::ok();
     if lock_flag || unlock_flag || password.is_some() || expire_field.is_some() {
-        let Some(sp_index) = db.shadow.find(&name) else {
-            return Outcome::fail(
-                1,
-                format!("layerone sim: usermod: user '{name}' has no /etc/shadow entry\n"),
-            );
+        // Like usermod, a new password or expiry date gives a user without a shadow entry
+        // one (its password field moved there); a lock alone is not modelled.
+        let sp_index = match db.shadow.find(&name) {
+            Some(index) => index,
+            None if password.is_some() || expire_field.is_some() => {
+                let mut pw = db.passwd.fields(pw_index);
+                let moved = std::mem::replace(&mut pw[1], "x".to_owned());
+                db.passwd.set_fields(pw_index, &pw);
+                db.shadow
+                    .lines
+                    .push(format!("{name}:{moved}:{}:0:99999:7:::", today(provider)));
+                db.shadow.lines.len() - 1
+            }
+            None => {
+                return Outcome::fail(
+                    1,
+                    format!("layerone sim: usermod: user '{name}' has no /etc/shadow entry\n"),
+                );
+            }
         };
         let mut sp = db.shadow.fields(sp_index);
         if sp.len() != 9 {

@@ -387,6 +387,37 @@ fn a_new_account_gets_its_own_group_with_a_fresh_id_and_ensuring_it_again_change
     assert_eq!(error(&node, 4).code, "username_taken");
 }
 
+/// The line of `name` in the sysroot's `/etc/shadow`, its name left out.
+fn shadow_line(node: &Node, name: &str) -> Option<String> {
+    let prefix = format!("{name}:");
+    std::fs::read_to_string(node.path("/etc/shadow"))
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
+}
+
+#[test]
+fn a_creation_killed_inside_useradd_between_passwd_and_shadow_is_completed_by_its_retry() {
+    let mut node = Node::new();
+    node.submit(&ensure_account(1, 10, "shop1"));
+    assert!(!node.run(Some(ops::account::AFTER_USERADD)).success());
+    // What a kill between useradd's two renames leaves: the user in passwd, not in shadow.
+    edit_lines(&node, "/etc/shadow", |line| {
+        (!line.starts_with("shop1:")).then(|| line.to_owned())
+    });
+    assert!(node.provider.lookup_user("shop1").unwrap().is_some());
+    node.pass();
+    result(&node, 1);
+    node.submit(&ensure_account(2, 11, "shop2"));
+    node.pass();
+    result(&node, 2);
+    // The same entry a creation that was not cut short gets: no password yet (`!`).
+    let entry = shadow_line(&node, "shop1").expect("shop1 has a shadow entry again");
+    assert!(entry.starts_with("!:"), "{entry}");
+    assert_eq!(Some(entry), shadow_line(&node, "shop2"));
+    node.check_converged();
+}
+
 #[test]
 fn a_name_or_uid_once_a_sudo_administrators_is_never_a_tenants() {
     let mut node = Node::new();

@@ -21,6 +21,9 @@
 //!   recorded it. A quota the homes' file
 //!   system cannot enforce is refused before anything is created. On btrfs the home is made
 //!   a subvolume before `useradd` runs, so a retry after a crash finds it and goes on.
+//!   useradd itself replaces passwd, then shadow: one killed in between leaves the recorded
+//!   user without a shadow entry, which the retry gives it (`usermod --password !`, what
+//!   useradd writes for no password).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -352,6 +355,23 @@ impl Apply<Ctx> for EnsureAccount {
                 })?
             }
         };
+        // useradd replaces passwd before shadow: one killed in between left the user without
+        // its shadow entry, which a first creation's retry gives it as useradd would have.
+        if previous.is_none()
+            && ctx
+                .provider
+                .shadow_entry(name)
+                .map_err(provider_error)?
+                .is_none()
+        {
+            ctx.provider
+                .usermod(&UserMod {
+                    name,
+                    password_hash: Some(ctx.provider.no_password_hash()),
+                    ..UserMod::default()
+                })
+                .map_err(provider_error)?;
+        }
         if user.shell != shell {
             ctx.provider
                 .usermod(&UserMod {
