@@ -217,8 +217,17 @@ pub struct DaemonStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BrokerLink {
     NotReached,
-    Connected { since_ms: i64 },
-    CutOff { since_ms: i64 },
+    Connected {
+        since_ms: i64,
+    },
+    CutOff {
+        since_ms: i64,
+    },
+    /// The broker refuses the node's key: it was removed from the fleet, or another machine
+    /// joined under its name. Only a new join brings it back.
+    Refused {
+        since_ms: i64,
+    },
 }
 
 /// The node's fleet link: `None` for a node on its own (it joined no fleet).
@@ -243,6 +252,7 @@ pub fn status(paths: &NodePaths) -> anyhow::Result<Option<LinkStatus>> {
     let daemon = if db.exists() {
         let outbox = fleet_daemon::outbox::Outbox::open(&db)?;
         let link = match outbox.link()? {
+            _ if let Some(since_ms) = outbox.refused_since()? => BrokerLink::Refused { since_ms },
             Some(link) if link.connected => BrokerLink::Connected {
                 since_ms: link.since_ms,
             },

@@ -139,12 +139,7 @@ impl Service {
                 let record: NodeRecord =
                     serde_json::from_slice(&bytes).map_err(|e| internal(e.into()))?;
                 if record.public_key != public_key || record.node_id != node_id {
-                    return Err(refuse(
-                        "node_exists",
-                        format!(
-                            "a node named {name} is registered with another key; remove it first"
-                        ),
-                    ));
+                    return Err(name_taken(name));
                 }
             }
             None => {
@@ -240,10 +235,7 @@ impl Service {
         if let Some(existing) = self.fleet.node(&name).await.map_err(internal)?
             && (existing.public_key != request.public_key || existing.node_id != request.node_id)
         {
-            return Err(refuse(
-                "node_exists",
-                "a node of that name is registered with another key; remove it first",
-            ));
+            return Err(name_taken(&name));
         }
         record.used_at_ms = Some(now_ms());
         tokens
@@ -291,6 +283,22 @@ impl Service {
             .context("storing a fleet event")?;
         Ok(())
     }
+}
+
+/// The refusal of a join under a name registered with another key, naming the way out: a
+/// machine that replaces the node (rebuilt, reinstalled: a new key) takes the name once the
+/// old node is removed; a node that kept its key joins with it and is not refused.
+fn name_taken(name: &str) -> (String, String) {
+    (
+        "node_exists".to_owned(),
+        format!(
+            "a node named {name} is registered with another key. If this machine replaces it \
+             (rebuilt or reinstalled), remove the old node first where the fleet is managed \
+             (`layerone fleet remove {name}`), then join with a new token; if the old node is \
+             still in service, join this machine under another name. A node that kept its key \
+             is not refused: a cut-off one comes back with `layerone fleet rescue`."
+        ),
+    )
 }
 
 async fn join_service(service: std::sync::Arc<Service>) -> anyhow::Result<()> {

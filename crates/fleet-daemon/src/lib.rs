@@ -142,6 +142,8 @@ pub async fn supervise_with(
     redelivery: Redelivery,
     mut stop: watch::Receiver<bool>,
 ) {
+    // Failed runs in a row: the pause before the next grows with them (full jitter).
+    let mut failures = 0;
     loop {
         if *stop.borrow_and_update() {
             return;
@@ -150,6 +152,8 @@ pub async fn supervise_with(
         let joined = IdentityWatch::new(&config.identity.0);
         match config.identity.load() {
             Ok(Some(credentials)) => {
+                let node = credentials.identity.node.clone();
+                let started = tokio::time::Instant::now();
                 let run = run(
                     gate.clone(),
                     config.clone(),
@@ -157,11 +161,31 @@ pub async fn supervise_with(
                     credentials,
                     stop.clone(),
                 );
-                if let Err(e) = run.await {
-                    tracing::error!(error = %format!("{e:#}"), "the fleet daemon stopped; starting it again");
-                } else {
-                    return;
+                let mut cap = fleet::connect::RECONNECT_CAP;
+                match run.await {
+                    Ok(()) => return,
+                    Err(e) if fleet::connect::is_refused(&e) => {
+                        cap = REFUSED_CAP;
+                        if record_refusal(&config, Some(now_ms())) {
+                            tracing::error!(
+                                node,
+                                "the broker refuses this node's key: the fleet has no node {node} with it (it was removed, or another machine joined under its name); join again with a new token (`layerone join TOKEN`)"
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %format!("{e:#}"), "the fleet daemon stopped; starting it again");
+                    }
                 }
+                if started.elapsed() >= SETTLED {
+                    failures = 0;
+                }
+                failures += 1;
+                tokio::select! {
+                    _ = stop.changed() => {}
+                    () = joined.changed(fleet::connect::full_jitter(failures, fleet::connect::RECONNECT_BASE, cap)) => {}
+                }
+                continue;
             }
             // Not in a fleet: nothing runs until `layerone join` writes the identity.
             Ok(None) => {
@@ -178,6 +202,29 @@ pub async fn supervise_with(
         tokio::select! {
             _ = stop.changed() => {}
             () = tokio::time::sleep(Duration::from_secs(2)) => {}
+        }
+    }
+}
+
+/// A run that lasted this long was not a failure in a row: the next pause starts small again.
+const SETTLED: Duration = Duration::from_secs(60);
+
+/// The ceiling of the pause after a run the broker refused: such a node tries at most about
+/// once a minute, not every few seconds (a join in between wakes it at once). Other failures
+/// wait as a connection's reconnections do (`fleet::connect::full_jitter`, capped at 15 s).
+const REFUSED_CAP: Duration = Duration::from_secs(60);
+
+/// Records in `fleet.db` whether the broker refuses the node's key (for `layerone fleet
+/// status`); returns whether that changed.
+fn record_refusal(config: &DaemonConfig, since_ms: Option<i64>) -> bool {
+    let recorded = std::fs::create_dir_all(&config.state_dir)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| Outbox::open(&config.fleet_db())?.set_refused(since_ms));
+    match recorded {
+        Ok(changed) => changed,
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), "cannot record the broker's refusal");
+            true
         }
     }
 }
@@ -272,6 +319,7 @@ pub async fn run(
         false,
     )
     .await?;
+    outbox.set_refused(None)?;
     let js = jetstream::new(client.clone());
     let shared = Arc::new(Shared {
         gate,

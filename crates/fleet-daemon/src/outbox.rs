@@ -1,6 +1,7 @@
 //! `fleet.db`, the daemon's own durable state on the unprivileged side: the cursor of root's
 //! events feed it has published through, the events it made itself (lifecycle, refusals) until
-//! the broker stored them, since when it has been cut off from the broker, and the requests of
+//! the broker stored them, since when it has been cut off from the broker (or refused by it),
+//! and the requests of
 //! its queue it could not take yet, by account (`held`, [`crate::consume`] keeps each
 //! account's order with it across restarts).
 //!
@@ -29,6 +30,10 @@ const SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS link (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         connected INTEGER NOT NULL,
+        since_ms INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS refusal (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
         since_ms INTEGER NOT NULL
     );
     CREATE TABLE IF NOT EXISTS held (
@@ -142,6 +147,38 @@ impl Outbox {
             params![connected, now_ms],
         )?;
         Ok(true)
+    }
+
+    /// Since when the broker has refused the node's key (removed from the fleet, or its name
+    /// joined by another machine), if it does.
+    pub fn refused_since(&self) -> anyhow::Result<Option<i64>> {
+        Ok(self
+            .conn
+            .query_row("SELECT since_ms FROM refusal WHERE id = 1", [], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    /// Records that the broker refuses the node's key (`Some(now_ms)`), or that it took it
+    /// (`None`). The same state again writes nothing. Returns whether it was a change.
+    pub fn set_refused(&self, now_ms: Option<i64>) -> anyhow::Result<bool> {
+        let was = self.refused_since()?;
+        match now_ms {
+            Some(_) if was.is_some() => Ok(false),
+            None if was.is_none() => Ok(false),
+            Some(now) => {
+                self.conn.execute(
+                    "INSERT INTO refusal(id, since_ms) VALUES (1, ?1)",
+                    params![now],
+                )?;
+                Ok(true)
+            }
+            None => {
+                self.conn.execute("DELETE FROM refusal WHERE id = 1", [])?;
+                Ok(true)
+            }
+        }
     }
 
     /// Records that the request at stream sequence `seq`, of `account`, was not taken yet.

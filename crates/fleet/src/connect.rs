@@ -20,6 +20,25 @@ async fn on_event(who: String, event: Event) {
     }
 }
 
+/// The first reconnection's ceiling, doubled at each failed attempt up to [`RECONNECT_CAP`].
+pub const RECONNECT_BASE: Duration = Duration::from_millis(250);
+
+/// The longest a connection waits before its next reconnection attempt: 1,000 nodes cut off
+/// together come back at about 1,000 / 15 CONNECTs a second once their ceilings reach it.
+pub const RECONNECT_CAP: Duration = Duration::from_secs(15);
+
+/// A backoff with full jitter: a delay drawn uniformly between zero and
+/// `min(cap, base × 2^attempt)`, so that clients that lost the broker together do not come
+/// back together (the broker sees a spread of CONNECTs, not a wave at each step).
+pub fn full_jitter(attempt: usize, base: Duration, cap: Duration) -> Duration {
+    let doublings = attempt.min(30) as u32;
+    let ceiling = base.saturating_mul(1u32 << doublings).min(cap);
+    let ms = ceiling.as_millis() as u64;
+    // Without the system's randomness (it does not fail on Linux) the middle of the range.
+    let draw = getrandom::u64().unwrap_or(ms / 2);
+    Duration::from_millis(draw % (ms + 1))
+}
+
 fn base(who: &str) -> ConnectOptions {
     ConnectOptions::new()
         .name(who)
@@ -59,7 +78,11 @@ pub async fn node_trusting(
         .nkey(seed.to_owned())
         .custom_inbox_prefix(node_inbox_prefix(name))
         .tls_client_config(trust.client_config()?)
-        .max_reconnects(None);
+        .max_reconnects(None)
+        // A fleet's nodes lose the broker together: each waits its own drawn delay before each
+        // attempt. async-nats resolves the broker's name again at each one, so a broker moved
+        // to another address under the same name is found.
+        .reconnect_delay_callback(|attempt| full_jitter(attempt, RECONNECT_BASE, RECONNECT_CAP));
     if retry {
         options = options.retry_on_initial_connect();
     }
@@ -142,8 +165,45 @@ async fn connect(options: ConnectOptions, brokers: &[String]) -> anyhow::Result<
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
             Err(e) => {
-                return Err(anyhow::anyhow!("connecting to {}: {e}", brokers.join(",")));
+                let brokers = brokers.join(",");
+                return Err(anyhow::Error::new(e).context(format!("connecting to {brokers}")));
             }
         }
+    }
+}
+
+/// Whether a connection failed because the broker refused the client's key, at every try (a
+/// node removed from the fleet, or whose name another machine joined under): trying again
+/// changes nothing until the node joins anew.
+pub fn is_refused(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<async_nats::ConnectError>()
+            .is_some_and(|c| c.kind() == async_nats::ConnectErrorKind::AuthorizationViolation)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_jitter_stays_below_its_doubling_ceiling_and_the_cap() {
+        let base = Duration::from_millis(100);
+        let cap = Duration::from_secs(2);
+        for attempt in 0..40 {
+            let ceiling = (base * 2u32.pow(attempt.min(5) as u32)).min(cap);
+            for _ in 0..50 {
+                assert!(
+                    full_jitter(attempt, base, cap) <= ceiling,
+                    "attempt {attempt}"
+                );
+            }
+        }
+        // Drawn, not fixed: 200 draws under a 2 s ceiling are not all one value.
+        let draws: std::collections::BTreeSet<Duration> =
+            (0..200).map(|_| full_jitter(10, base, cap)).collect();
+        assert!(draws.len() > 100, "{} distinct delays", draws.len());
+        assert_eq!(full_jitter(3, Duration::ZERO, cap), Duration::ZERO);
     }
 }

@@ -150,6 +150,14 @@ pub fn status_lines(status: Option<&LinkStatus>) -> Vec<String> {
             install::rfc3339((since_ms / 1000).max(0) as u64),
             (fleet_control::control::now_ms() - since_ms) / 1000
         ),
+        BrokerLink::Refused { since_ms } => format!(
+            "broker     REFUSES this node's key since {} ({} s): the fleet has no node {} with it \
+             (removed, or another machine joined under the name); join again with a new token: \
+             `layerone join TOKEN`",
+            install::rfc3339((since_ms / 1000).max(0) as u64),
+            (fleet_control::control::now_ms() - since_ms) / 1000,
+            status.node
+        ),
         BrokerLink::NotReached => "broker     not reached yet".into(),
     });
     lines.push(format!(

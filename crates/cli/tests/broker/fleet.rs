@@ -541,6 +541,17 @@ fn an_assignment_reaches_root_signed_and_what_it_leaves_out_or_cannot_run_is_ref
 /// The files of a node's `fleet.db` (the database and its write-ahead log) as the file system
 /// shows them: what changes when anything is written to it.
 fn fleet_db_files(root: &std::path::Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    node_files(root)
+        .into_iter()
+        .filter(|(path, _, _)| {
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("fleet.db"))
+        })
+        .collect()
+}
+
+/// Every file beneath `root` with its size and modification time.
+fn node_files(root: &std::path::Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
     let mut found = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -549,20 +560,68 @@ fn fleet_db_files(root: &std::path::Path) -> Vec<(std::path::PathBuf, u64, std::
             let meta = std::fs::symlink_metadata(&path).unwrap();
             if meta.is_dir() {
                 dirs.push(path);
-            } else if path
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("fleet.db"))
-            {
+            } else {
                 found.push((path, meta.len(), meta.modified().unwrap()));
             }
         }
     }
-    found.sort();
     found
 }
 
+/// `write_bytes` of `/proc/PID/io`: what the process caused to be written to storage (a page
+/// it dirtied in a disk file's cache counts when it is dirtied).
+fn written_to_storage(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("write_bytes: "))
+        .expect("write_bytes in /proc/PID/io")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The sync calls of every thread of process `pid` over `window`, counted by strace.
+fn syncs_over(pid: u32, window: Duration) -> (u64, String) {
+    const SYNCS: &[&str] = &[
+        "fsync",
+        "fdatasync",
+        "sync_file_range",
+        "syncfs",
+        "sync",
+        "msync",
+    ];
+    #[allow(clippy::disallowed_methods)] // strace is the test's own instrument.
+    // epoll_wait, which the process's runtime calls whenever it waits, is the witness that
+    // strace saw the process at all (it prints nothing of a call never made).
+    let out = std::process::Command::new("timeout")
+        .args(["-s", "INT", &window.as_secs().to_string()])
+        .args(["strace", "-f", "-qq", "-c", "-e"])
+        .arg(format!("trace=epoll_wait,{}", SYNCS.join(",")))
+        .args(["-p", &pid.to_string()])
+        .output()
+        .expect("strace (scripts/test installs it)");
+    let summary = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        summary.contains("epoll_wait"),
+        "strace did not see the process wait: {summary}"
+    );
+    // `% time seconds usecs/call calls [errors] syscall`: the calls of each sync call.
+    let calls = summary
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let name = fields.last()?;
+            SYNCS
+                .contains(name)
+                .then(|| fields.get(3)?.parse::<u64>().ok())?
+        })
+        .sum();
+    (calls, summary)
+}
+
 #[test]
-fn a_joined_node_with_nothing_to_do_writes_nothing_to_its_fleet_db() {
+fn an_idle_joined_node_writes_and_syncs_nothing_for_a_minute() {
     let fleet = Fleet::init();
     let node = DevNode::start(fleet.dir.path(), "n1");
     fleet.join(&node, "n1");
@@ -590,8 +649,32 @@ fn a_joined_node_with_nothing_to_do_writes_nothing_to_its_fleet_db() {
         }
         stable_since.elapsed() >= Duration::from_secs(3)
     });
-    // Ten of the publisher's one-second rounds, twenty heartbeats: no write.
-    std::thread::sleep(Duration::from_secs(10));
+    // A minute of the node's process (the API, the fleet daemon and the runner), on the
+    // machine's disk, not a tmpfs: 120 heartbeats, sixty of the publisher's rounds, four of
+    // the runner's idle passes. No sync; no file of the node written, its databases' WAL and
+    // shared-memory files included (a page written through a mapping changes the file's
+    // modification time too), but the runner's lock file, where each pass records its times
+    // (the runner's liveness, `layerone status`; no sync).
+    let pid = node.pid();
+    let files_before = node_files(&node.root);
+    let before = written_to_storage(pid);
+    let (syncs, summary) = syncs_over(pid, Duration::from_secs(60));
+    let written = written_to_storage(pid) - before;
+    let changed: Vec<_> = node_files(&node.root)
+        .into_iter()
+        .filter(|f| !files_before.contains(f))
+        .map(|(path, _, _)| path)
+        .collect();
+    eprintln!(
+        "an idle minute: {written} bytes written to storage (the runner's pass records), \
+         {syncs} syncs, files changed: {changed:?}"
+    );
+    assert_eq!(syncs, 0, "{summary}\n{}", node.log());
+    assert!(
+        changed.iter().all(|p| p.ends_with("state/runner.lock")),
+        "{changed:?}\n{}",
+        node.log()
+    );
     assert_eq!(fleet_db_files(&node.root), last, "{}", node.log());
     assert_eq!(fleet.node_state("n1").as_deref(), Some("up"));
 }

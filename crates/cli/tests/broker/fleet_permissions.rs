@@ -598,7 +598,12 @@ fn join_tokens_are_refused_used_twice_expired_or_with_a_wrong_secret_and_a_taken
         .find(|n| n["name"] == "n1")
         .unwrap();
     let fresh = fleet.cli(&["token", "n1"]).trim().to_owned();
-    join_refused(&fresh, &intruder, "node_exists");
+    let refusal = join_refused(&fresh, &intruder, "node_exists");
+    // The refusal names the way out for a machine that replaces the node.
+    assert!(
+        refusal.contains("`layerone fleet remove n1`") && refusal.contains("new token"),
+        "{refusal}"
+    );
     let unnamed = fleet.cli(&["token"]).trim().to_owned();
     let out = layerone_output(&[
         "join",
@@ -1076,4 +1081,20 @@ fn removing_a_node_revokes_its_credential_at_once_and_it_takes_no_more_work() {
         "n2 has the job: {}",
         String::from_utf8_lossy(&stranded.stdout)
     );
+    // Never a silent denial: n2's status says the broker refuses its key, and what to do.
+    let status = || layerone(&["fleet", "status", "--dev", n2.root.to_str().unwrap()]);
+    fleet_support::wait_until("n2's status names the refusal", PATIENCE, || {
+        let status = status();
+        status.contains("REFUSES this node's key") && status.contains("layerone join TOKEN")
+    });
+    // A new join under its name (its key kept) brings it back at once, without a restart: the
+    // request put on its queue while it was refused runs, once.
+    fleet.join(&n2, "n2");
+    fleet.wait_state("n2", "up", PATIENCE);
+    fleet_support::wait_until("the stranded request ran", PATIENCE, || {
+        show(&hex32(7)).status.success()
+    });
+    let job = layerone(&["job", "show", "--dev", &n2.dev_json(), &hex32(7)]);
+    assert!(job.contains("succeeded"), "{job}");
+    assert!(status().contains("connected since"), "{}", status());
 }

@@ -378,6 +378,11 @@ impl DevNode {
         self.info = serde_json::from_str(&std::fs::read_to_string(&dev_json).unwrap()).unwrap();
     }
 
+    /// Its process's id (the API, the fleet daemon and the runner are one process).
+    pub fn pid(&self) -> u32 {
+        self.process.0.as_ref().expect("the dev node runs").id()
+    }
+
     /// Kills it as `kill -9` would.
     pub fn kill(&mut self) {
         self.process.kill();
