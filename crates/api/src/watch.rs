@@ -20,8 +20,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// Starts watching `dir`. The receiver's value changes after each batch of filesystem events
-/// in it. If the watch cannot be set up (no such directory yet, inotify limits), waiters fall
-/// back to their safety timeout, which is logged once here.
+/// in it. If the watch cannot be set up (no such directory yet, inotify limits) or fails later,
+/// the value changes every second instead, which is logged once here: a waiter never needs a
+/// timer of its own to notice root's commits.
 pub(crate) fn spawn(dir: &Path) -> (watch::Receiver<u64>, JoinHandle<()>) {
     let (tx, rx) = watch::channel(0u64);
     let watched = (|| {
@@ -40,14 +41,24 @@ pub(crate) fn spawn(dir: &Path) -> (watch::Receiver<u64>, JoinHandle<()>) {
     let task = match watched {
         Ok(fd) => tokio::spawn(run(fd, tx)),
         Err(e) => {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot watch the state directory; long-polls will notice changes within a second instead");
-            // Keep the sender alive so waiters see "no change", not "closed".
-            tokio::spawn(async move {
-                tx.closed().await;
-            })
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot watch the state directory; waiters are woken every second instead");
+            tokio::spawn(every_second(tx))
         }
     };
     (rx, task)
+}
+
+/// Without a watch: changes the value every second until every receiver is gone (the sender
+/// is kept alive meanwhile, so waiters never see "closed").
+async fn every_second(tx: watch::Sender<u64>) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => tx.send_modify(|n| *n = n.wrapping_add(1)),
+            () = tx.closed() => return,
+        }
+    }
 }
 
 async fn run(mut fd: AsyncFd<Inotify>, tx: watch::Sender<u64>) {
@@ -56,9 +67,8 @@ async fn run(mut fd: AsyncFd<Inotify>, tx: watch::Sender<u64>) {
         let mut guard = match fd.readable_mut().await {
             Ok(guard) => guard,
             Err(e) => {
-                tracing::warn!(error = %e, "the state directory watch failed; long-polls fall back to their safety timeout");
-                tx.closed().await;
-                return;
+                tracing::warn!(error = %e, "the state directory watch failed; waiters are woken every second instead");
+                return every_second(tx).await;
             }
         };
         match guard.try_io(|inner| {
@@ -72,9 +82,8 @@ async fn run(mut fd: AsyncFd<Inotify>, tx: watch::Sender<u64>) {
                 tx.send_modify(|n| *n = n.wrapping_add(1));
             }
             Ok(Err(e)) => {
-                tracing::warn!(error = %e, "reading the state directory watch failed; long-polls fall back to their safety timeout");
-                tx.closed().await;
-                return;
+                tracing::warn!(error = %e, "reading the state directory watch failed; waiters are woken every second instead");
+                return every_second(tx).await;
             }
             // Spurious readiness: try_io cleared it; wait again.
             Err(_would_block) => {}
@@ -98,6 +107,20 @@ mod tests {
             .await
             .expect("woken")
             .unwrap();
+        task.abort();
+    }
+
+    #[tokio::test]
+    async fn a_directory_that_cannot_be_watched_wakes_a_waiter_every_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut rx, task) = spawn(&dir.path().join("not yet"));
+        rx.borrow_and_update();
+        for _ in 0..2 {
+            tokio::time::timeout(Duration::from_secs(5), rx.changed())
+                .await
+                .expect("woken")
+                .unwrap();
+        }
         task.abort();
     }
 }

@@ -16,8 +16,11 @@ use fleet::protocol::{self, EventBody, FleetEvent};
 
 /// The most events one round publishes before it waits for their acks.
 const ROUND: usize = 256;
-/// The longest the publisher sleeps without looking, whatever it was told.
-const SAFETY: Duration = Duration::from_secs(1);
+/// The longest the publisher sleeps without looking, whatever it was told. It is woken by what
+/// it publishes: root's commits (the API's watch of the state directory, which changes every
+/// second where the directory cannot be watched) and the daemon's own events (the outbox's
+/// notification); a failed round is tried again a second later.
+const SAFETY: Duration = Duration::from_secs(60);
 
 pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
     let mut changes = shared.gate.changes();

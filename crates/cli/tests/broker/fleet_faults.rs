@@ -4,7 +4,10 @@
 //! equals its number of distinct message ids, and every job's final event is there). And a
 //! node's disk full (a real tmpfs, filled) for longer than a request's deliveries used to be
 //! limited to, under two accounts' requests: none is a dead letter, each runs once, and each
-//! account's are admitted in their order on the queue.
+//! account's are admitted in their order on the queue. And a node partitioned from the broker
+//! (its connection cut by a relay) while two accounts' requests are queued for it: its API goes
+//! on, and on heal each request runs once, in its account's order, and the fleet sees it up
+//! again with its tenants.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -595,4 +598,126 @@ fn a_waiting_request_an_operator_deleted_from_the_queue_stops_holding_its_accoun
         !fleet.events().iter().any(|e| e["kind"] == "dead_letter"),
         "a request an operator deleted is no dead letter"
     );
+}
+
+/// The requests of the partition test: three for each of two accounts, interleaved as a
+/// control plane would send them; each account's first creates it, the others read it (they
+/// fail if they run before it).
+fn partition_requests() -> Vec<(String, serde_json::Value)> {
+    let mut requests = Vec::new();
+    for step in 0..3u64 {
+        for (account, user) in [(1u64, "pa"), (2, "pb")] {
+            let id = hex32(30_000 + account * 10 + step);
+            let body = if step == 0 {
+                ensure_account(&id, &hex32(40_000 + account), user)
+            } else {
+                serde_json::json!({
+                    "request_id": id,
+                    "operation": "observe_account_usage",
+                    "resource": {"id": hex32(40_000 + account)}
+                })
+            };
+            requests.push((hex32(40_000 + account), body));
+        }
+    }
+    requests
+}
+
+#[test]
+fn a_partitioned_node_serves_its_api_and_on_heal_runs_each_queued_request_once_in_order() {
+    let (fleet, node) = one_node_fleet();
+    let root = node.root.to_str().unwrap().to_owned();
+    let status = || layerone(&["fleet", "status", "--dev", &root]);
+    // From here on the node reaches the broker only through a relay the test can cut.
+    let relay = fleet_support::Relay::start(fleet.port);
+    layerone(&["fleet", "rescue", "--broker", &relay.url(), "--dev", &root]);
+    wait_until(
+        "the node through the relay",
+        Duration::from_secs(30),
+        || relay.connections() > 0 && status().contains("connected since"),
+    );
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+
+    relay.cut();
+    wait_until("the cut-off status", Duration::from_secs(30), || {
+        status().contains("CUT OFF since")
+    });
+    fleet.wait_state("n1", "down", Duration::from_secs(30));
+    // Its API goes on.
+    let local = ensure_account(&hex32(9), &hex32(10), "local1");
+    assert_eq!(node.submit_https(&local)["state"], "succeeded");
+    // Two accounts' requests are queued for it meanwhile: the broker stores them, the node
+    // cannot take them.
+    let requests = partition_requests();
+    for (_, body) in &requests {
+        fleet.cli(&["submit", "n1", &body.to_string()]);
+    }
+    let state = rusqlite::Connection::open(node.root.join("data/state/state.db")).unwrap();
+    let job_of = |id: &str| -> Option<(i64, String, i64, Option<String>)> {
+        state
+            .query_row(
+                "SELECT seq, state, attempts, owner FROM jobs WHERE request_id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .ok()
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    for (_, body) in &requests {
+        let id = body["request_id"].as_str().unwrap();
+        assert_eq!(job_of(id), None, "{id} reached the cut-off node");
+    }
+
+    relay.heal();
+    let ids: Vec<String> = requests
+        .iter()
+        .map(|(_, body)| body["request_id"].as_str().unwrap().to_owned())
+        .collect();
+    // Each ran once and its final event reached the fleet once.
+    wait_until(
+        "every request's final event",
+        Duration::from_secs(120),
+        || {
+            let events = read_events(&fleet);
+            ids.iter().all(|id| {
+                events.iter().any(|(_, e)| {
+                    e["kind"] == "job" && e["request_id"] == *id && e["state"] == "succeeded"
+                })
+            })
+        },
+    );
+    let events = read_events(&fleet);
+    for id in &ids {
+        let finals = events
+            .iter()
+            .filter(|(_, e)| {
+                e["kind"] == "job" && e["request_id"] == *id && e["state"] == "succeeded"
+            })
+            .count();
+        assert_eq!(finals, 1, "{id}'s final event, once");
+        let (_, state, attempts, _) = job_of(id).unwrap();
+        assert_eq!((state.as_str(), attempts), ("succeeded", 1), "{id}");
+    }
+    // In each account's order: its jobs were admitted (and so ran) in the order sent.
+    for account in [hex32(40_001), hex32(40_002)] {
+        let sent: Vec<&String> = requests
+            .iter()
+            .zip(&ids)
+            .filter(|((owner, _), _)| *owner == account)
+            .map(|(_, id)| id)
+            .collect();
+        let mut admitted = sent.clone();
+        admitted.sort_by_key(|id| job_of(id).unwrap().0);
+        assert_eq!(admitted, sent, "account {account}");
+    }
+    // The missed heartbeats reconciled nothing away: the node is up with its tenants.
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    let passwd = std::fs::read_to_string(node.root.join("sysroot/etc/passwd")).unwrap();
+    for user in ["pa", "pb", "local1"] {
+        assert!(
+            passwd.lines().any(|l| l.starts_with(&format!("{user}:"))),
+            "{passwd}"
+        );
+    }
+    assert!(status().contains("connected since"), "{}", status());
 }

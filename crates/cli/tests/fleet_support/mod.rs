@@ -60,6 +60,104 @@ pub fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
     }
 }
 
+/// A TCP relay to the broker that a test cuts and heals: a node that reaches the broker only
+/// through it is partitioned by [`Relay::cut`] (its connections closed, new ones closed as
+/// they come) and can come back after [`Relay::heal`]. TLS passes through it untouched.
+pub struct Relay {
+    pub port: u16,
+    shared: std::sync::Arc<RelayShared>,
+}
+
+#[derive(Default)]
+struct RelayShared {
+    cut: std::sync::atomic::AtomicBool,
+    stopped: std::sync::atomic::AtomicBool,
+    /// Both ends of every relayed connection, to close them at a cut.
+    live: std::sync::Mutex<Vec<std::net::TcpStream>>,
+}
+
+impl RelayShared {
+    fn close_all(&self) {
+        for stream in self.live.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+impl Relay {
+    /// Relays 127.0.0.1:`self.port` to 127.0.0.1:`upstream`.
+    pub fn start(upstream: u16) -> Relay {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = std::sync::Arc::new(RelayShared::default());
+        let relay = shared.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if relay.stopped.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                if relay.cut.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let mut live = relay.live.lock().unwrap();
+                live.push(client.try_clone().unwrap());
+                live.push(server.try_clone().unwrap());
+                drop(live);
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                        let _ = from.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay { port, shared }
+    }
+
+    pub fn url(&self) -> String {
+        format!("tls://127.0.0.1:{}", self.port)
+    }
+
+    /// How many connections it relays (or relayed until they closed by themselves).
+    pub fn connections(&self) -> usize {
+        self.shared.live.lock().unwrap().len() / 2
+    }
+
+    /// Cuts every connection through the relay, and every one made until [`Relay::heal`].
+    pub fn cut(&self) {
+        self.shared
+            .cut
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.shared.close_all();
+    }
+
+    pub fn heal(&self) {
+        self.shared
+            .cut
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.shared
+            .stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.shared.close_all();
+        // Wakes the accepting thread, which then sees it is stopped.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
 fn port_open(port: u16) -> bool {
     std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
 }
