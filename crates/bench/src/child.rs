@@ -59,6 +59,26 @@ pub fn stdout_of(program: &str, args: &[String]) -> anyhow::Result<Vec<u8>> {
     Ok(out.stdout)
 }
 
+/// Runs this benchmark again with `args` in a mount namespace of its own (util-linux's
+/// `unshare`, mounts made private), its output on this one's; fails if it does not succeed.
+/// What it mounts there (a hosts file of its own) never reaches the machine.
+pub fn in_own_mount_namespace(me: &Path, args: &[&OsStr]) -> anyhow::Result<()> {
+    let status = Command::new("/usr/bin/unshare")
+        .args(["--mount", "--propagation", "private", "--"])
+        .arg(me)
+        .args(args)
+        .stdin(Stdio::null())
+        .status()
+        .context("start unshare")?;
+    if !status.success() {
+        bail!(
+            "{} {args:?} in its own mount namespace failed ({status})",
+            me.display()
+        );
+    }
+    Ok(())
+}
+
 /// Runs a program to completion; fails if it does not succeed.
 pub fn run(program: &Path, args: &[&OsStr], log: &Path) -> anyhow::Result<()> {
     let mut child = start(program, args, log)?;

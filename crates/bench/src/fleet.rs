@@ -17,6 +17,11 @@
 //!    else (no validation, no inbox, no outbox, no root). Dispatch one at a time and at 100,
 //!    250 and 500 dispatches a second; then the same broker with 10 simulated nodes at 500 a
 //!    second, which separates what 1,000 nodes cost the broker from what the machine allows.
+//! 4. Reconnection (stage 3 of the output): 1,000 simulated nodes that know the broker by a
+//!    name; the broker killed, and started again 5 s later on another loopback address, which
+//!    the hosts file of the stage's own mount namespace gives the name (the stage runs as
+//!    `fleet-reconnect DIR` under `unshare`): how soon the nodes are back, how many CONNECTs the
+//!    broker takes in a second at most, and whether a request is delivered again.
 //!
 //! Every loop is bounded in count and in time; nothing is asserted.
 
@@ -112,7 +117,11 @@ fn now_us() -> i64 {
 }
 
 fn port_open(port: u16) -> bool {
-    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    port_open_on("127.0.0.1", port)
+}
+
+fn port_open_on(address: &str, port: u16) -> bool {
+    std::net::TcpStream::connect((address, port)).is_ok()
 }
 
 // ----------------------------------------------------------------------------- the broker
@@ -131,6 +140,8 @@ struct Varz {
     in_bytes: u64,
     out_bytes: u64,
     connections: u64,
+    /// Every client connection the server accepted since it started.
+    total_connections: u64,
 }
 
 impl Varz {
@@ -141,19 +152,32 @@ impl Varz {
             in_bytes: self.in_bytes.saturating_sub(o.in_bytes),
             out_bytes: self.out_bytes.saturating_sub(o.out_bytes),
             connections: self.connections,
+            total_connections: self.total_connections.saturating_sub(o.total_connections),
         }
     }
 }
 
 impl Broker {
     fn start(conf: &Path, port: u16, monitor_port: u16, log: &Path) -> anyhow::Result<Broker> {
+        Broker::start_on(conf, "127.0.0.1", port, monitor_port, log)
+    }
+
+    /// Starts the broker whose configuration listens on `address:port` (its monitoring port is
+    /// on 127.0.0.1 whatever the address).
+    fn start_on(
+        conf: &Path,
+        address: &str,
+        port: u16,
+        monitor_port: u16,
+        log: &Path,
+    ) -> anyhow::Result<Broker> {
         let child = child::start(Path::new(NATS_SERVER), &[os("-c"), conf.as_os_str()], log)?;
         let mut broker = Broker {
             child,
             monitor_port,
         };
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !(port_open(port) && port_open(monitor_port)) {
+        while !(port_open_on(address, port) && port_open(monitor_port)) {
             if let Ok(Some(status)) = broker.child.try_wait() {
                 bail!("nats-server exited {status}; see {}", log.display());
             }
@@ -170,6 +194,12 @@ impl Broker {
 
     fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Kills it as `kill -9` would, and reaps it.
+    fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// `GET /varz` on the monitoring port, over plain HTTP/1.0.
@@ -192,6 +222,7 @@ impl Broker {
             in_bytes: n("in_bytes"),
             out_bytes: n("out_bytes"),
             connections: n("connections"),
+            total_connections: n("total_connections"),
         })
     }
 }
@@ -447,6 +478,10 @@ struct Seen {
     /// `node_down`: when it arrived (and in wall ms), the node, its last heartbeat (wall ms).
     down: Vec<(Instant, i64, String, i64)>,
     up: Vec<(Instant, String)>,
+    /// Requests whose `accepted` event came.
+    done: std::collections::HashSet<String>,
+    /// `accepted` events of requests already accepted: a request delivered again.
+    again: usize,
 }
 
 /// The follower's record, and a version bumped at each change, to wait on.
@@ -478,7 +513,10 @@ impl Tracker {
                     if let Some((start, _)) = seen.pending.remove(&request_id) {
                         seen.accepted.push(at - start);
                         seen.accepted_lag.push(lag(event.at_ms));
+                    } else if seen.done.contains(&request_id) {
+                        seen.again += 1;
                     }
+                    seen.done.insert(request_id);
                 }
                 EventBody::Job { state, .. } => {
                     seen.root_lag.push(lag(event.at_ms));
@@ -958,6 +996,7 @@ pub fn run(dir: &Path) -> anyhow::Result<()> {
         &[(rate, time)],
         &mut figures,
     )?;
+    reconnection_stage(&dir.join("reconnect"))?;
     print_summary(&figures);
     println!(
         "\nload avg {} (at end); whole run {:.0} s",
@@ -1200,6 +1239,116 @@ fn idle_cost(
 }
 
 /// `count` simulated nodes on one broker: dispatch one at a time, then at each of `rates`.
+/// A broker with simulated nodes, each with its own nkey user, durable consumer and
+/// connection: what stages 2 and 3 stand on.
+struct SimFleet {
+    conf: PathBuf,
+    spec: fleet::broker_config::BrokerSpec,
+    users: fleet::broker_config::Users,
+    port: u16,
+    monitor_port: u16,
+    broker: Broker,
+    cp: Arc<ControlPlane>,
+    nodes: Vec<SimNode>,
+    names: Vec<String>,
+    tracker: Arc<Tracker>,
+}
+
+impl SimFleet {
+    /// Starts the broker of the fleet files in `admin` (its client listener on `address`)
+    /// with `count` node users, the streams and each node's consumer, and the nodes.
+    fn start(
+        rt: &tokio::runtime::Runtime,
+        dir: &Path,
+        admin: &Path,
+        (address, port, monitor_port): (&str, u16, u16),
+        count: usize,
+    ) -> anyhow::Result<SimFleet> {
+        let credential = Arc::new(Credential::load(admin)?);
+        let spec = AdminDir(admin.to_owned()).load_settings()?.broker;
+        let keys: Vec<(String, String, String)> = (0..count)
+            .map(|i| {
+                let key = nkeys::KeyPair::new_user();
+                Ok((format!("sim{i:04}"), key.seed()?, key.public_key()))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let users = fleet::broker_config::Users {
+            control_plane: credential.control_plane.public_key()?,
+            join_password: credential.control_plane.join_password.clone(),
+            nodes: keys
+                .iter()
+                .map(|(name, _, public)| (name.clone(), public.clone()))
+                .collect(),
+            operators: Vec::new(),
+        };
+        let conf = admin.join("broker.conf");
+        std::fs::write(&conf, fleet::broker_config::render(&spec, &users))?;
+        let broker = Broker::start_on(&conf, address, port, monitor_port, &dir.join("broker.log"))?;
+        let names: Vec<String> = keys.iter().map(|(n, _, _)| n.clone()).collect();
+        let tracker = Tracker::new();
+        let catalogue = Arc::new(protocol::catalogue_sha256());
+        let (cp, nodes) = rt.block_on(async {
+            let cp = Arc::new(credential.connect().await?);
+            fleet::setup::ensure_streams_and_buckets(&cp.js, 1).await?;
+            let t0 = Instant::now();
+            let made: Vec<anyhow::Result<()>> = futures_util::stream::iter(names.iter())
+                .map(|name| fleet::setup::ensure_node_consumer(&cp.js, name))
+                .buffer_unordered(16)
+                .collect()
+                .await;
+            made.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
+            println!(
+                "  {count} durable consumers created by the control plane in {:.1} s",
+                t0.elapsed().as_secs_f64()
+            );
+            let t0 = Instant::now();
+            let started: Vec<anyhow::Result<SimNode>> =
+                futures_util::stream::iter(keys.iter().enumerate())
+                    .map(|(i, (name, seed, _))| {
+                        SimNode::start(
+                            name.clone(),
+                            seed.clone(),
+                            credential.clone(),
+                            SIM_HEARTBEAT * i as u32 / count as u32,
+                            catalogue.clone(),
+                        )
+                    })
+                    .buffer_unordered(32)
+                    .collect()
+                    .await;
+            let nodes = started.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+            println!(
+                "  {} nodes connected (TLS, nkey), found their consumers and started pulling in {:.1} s",
+                nodes.len(),
+                t0.elapsed().as_secs_f64()
+            );
+            cp.follow("fleet.evt.node.*.accepted", tracker.clone()).await?;
+            anyhow::Ok((cp, nodes))
+        })?;
+        Ok(SimFleet {
+            conf,
+            spec,
+            users,
+            port,
+            monitor_port,
+            broker,
+            cp,
+            nodes,
+            names,
+            tracker,
+        })
+    }
+
+    /// Closes every node's connection (each drains first).
+    fn stop(self, rt: &tokio::runtime::Runtime) {
+        rt.block_on(async {
+            for n in &self.nodes {
+                let _ = n.client.drain().await;
+            }
+        });
+    }
+}
+
 fn simulated(
     bins: &FleetBins,
     rt: &tokio::runtime::Runtime,
@@ -1212,68 +1361,8 @@ fn simulated(
     let admin = dir.join("admin");
     let (port, monitor_port) = (free_port()?, free_port()?);
     init_files(bins, &admin, port, monitor_port)?;
-    let credential = Arc::new(Credential::load(&admin)?);
-    let spec = AdminDir(admin.clone()).load_settings()?.broker;
-    let keys: Vec<(String, String, String)> = (0..count)
-        .map(|i| {
-            let key = nkeys::KeyPair::new_user();
-            Ok((format!("sim{i:04}"), key.seed()?, key.public_key()))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let users = fleet::broker_config::Users {
-        control_plane: credential.control_plane.public_key()?,
-        join_password: credential.control_plane.join_password.clone(),
-        nodes: keys
-            .iter()
-            .map(|(name, _, public)| (name.clone(), public.clone()))
-            .collect(),
-        operators: Vec::new(),
-    };
-    let conf = admin.join("broker.conf");
-    std::fs::write(&conf, fleet::broker_config::render(&spec, &users))?;
-    let broker = Broker::start(&conf, port, monitor_port, &dir.join("broker.log"))?;
-    let names: Vec<String> = keys.iter().map(|(n, _, _)| n.clone()).collect();
-    let tracker = Tracker::new();
-    let catalogue = Arc::new(protocol::catalogue_sha256());
-
-    let (cp, nodes) = rt.block_on(async {
-        let cp = Arc::new(credential.connect().await?);
-        fleet::setup::ensure_streams_and_buckets(&cp.js, 1).await?;
-        let t0 = Instant::now();
-        let made: Vec<anyhow::Result<()>> = futures_util::stream::iter(names.iter())
-            .map(|name| fleet::setup::ensure_node_consumer(&cp.js, name))
-            .buffer_unordered(16)
-            .collect()
-            .await;
-        made.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
-        println!(
-            "  {count} durable consumers created by the control plane in {:.1} s",
-            t0.elapsed().as_secs_f64()
-        );
-        let t0 = Instant::now();
-        let started: Vec<anyhow::Result<SimNode>> =
-            futures_util::stream::iter(keys.iter().enumerate())
-                .map(|(i, (name, seed, _))| {
-                    SimNode::start(
-                        name.clone(),
-                        seed.clone(),
-                        credential.clone(),
-                        SIM_HEARTBEAT * i as u32 / count as u32,
-                        catalogue.clone(),
-                    )
-                })
-                .buffer_unordered(32)
-                .collect()
-                .await;
-        let nodes = started.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
-        println!(
-            "  {} nodes connected (TLS, nkey), found their consumers and started pulling in {:.1} s",
-            nodes.len(),
-            t0.elapsed().as_secs_f64()
-        );
-        cp.follow("fleet.evt.node.*.accepted", tracker.clone()).await?;
-        anyhow::Ok((cp, nodes))
-    })?;
+    let sims = SimFleet::start(rt, dir, &admin, ("127.0.0.1", port, monitor_port), count)?;
+    let (broker, cp, names, tracker) = (&sims.broker, &sims.cp, &sims.names, &sims.tracker);
     // Every node heartbeats once, and the pulls settle.
     std::thread::sleep(SIM_HEARTBEAT + Duration::from_secs(1));
     let me = std::process::id();
@@ -1293,7 +1382,7 @@ fn simulated(
     );
 
     let (d, cpu) = cpu_during(&pids, || {
-        rt.block_on(closed_loop(&cp, &tracker, &names, DISPATCHES, 0x51))
+        rt.block_on(closed_loop(cp, tracker, names, DISPATCHES, 0x51))
     });
     let mut d = d?;
     (d.broker_cpu, d.bench_cpu) = (cpu[0], cpu[1]);
@@ -1304,9 +1393,9 @@ fn simulated(
     for (i, (rate, time)) in rates.iter().enumerate() {
         let (d, cpu) = cpu_during(&pids, || {
             rt.block_on(open_loop(
-                &cp,
-                &tracker,
-                &names,
+                cp,
+                tracker,
+                names,
                 *rate,
                 *time,
                 0x60 + 2 * i as u32,
@@ -1327,14 +1416,210 @@ fn simulated(
         "  nats-server RSS {:.0} MiB at the end",
         sys::status_kib(broker.pid(), "VmRSS:").unwrap_or(0) as f64 / 1024.0
     );
-    rt.block_on(async {
-        for n in &nodes {
-            let _ = n.client.drain().await;
+    sims.stop(rt);
+    Ok(())
+}
+
+// ----------------------------------------------------------------------------- reconnection
+
+/// The name the reconnection stage's nodes and control plane know the broker by: one the
+/// broker's certificate holds (`fleet init` always names `localhost`), resolved through the
+/// hosts file of the stage's own mount namespace, never the machine's.
+const BROKER_NAME: &str = "localhost";
+/// The loopback addresses the broker listens on, before and after it moves.
+const FIRST_ADDRESS: &str = "127.0.0.1";
+const MOVED_ADDRESS: &str = "127.0.0.2";
+/// The longest the stage waits for every node to be back.
+const BACK_WITHIN: Duration = Duration::from_secs(180);
+/// How long the broker stays away: a restart on another machine's address takes seconds.
+const OUTAGE: Duration = Duration::from_secs(5);
+/// How often the stage counts the connected nodes and the broker's accepted connections.
+const SAMPLE: Duration = Duration::from_millis(100);
+
+/// Stage 3: this benchmark again (`fleet-reconnect DIR`) in a mount namespace of its own,
+/// where a hosts file of its own is bind-mounted over `/etc/hosts`.
+fn reconnection_stage(dir: &Path) -> anyhow::Result<()> {
+    println!(
+        "\n3. Reconnection: {SIM_NODES} simulated nodes know the broker as {BROKER_NAME}; it is killed (-9), and {OUTAGE:?} later started on {MOVED_ADDRESS} instead of {FIRST_ADDRESS} (the hosts file of this stage's own mount namespace says so)"
+    );
+    // SAFETY: geteuid(2) takes nothing and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("  skipped: a mount namespace of its own needs root");
+        return Ok(());
+    }
+    child::in_own_mount_namespace(
+        &std::env::current_exe()?,
+        &[os("fleet-reconnect"), dir.as_os_str()],
+    )
+}
+
+/// Writes the stage's hosts file in place (the bind mount holds its inode): the broker's name
+/// at `address`.
+fn write_hosts(hosts: &Path, address: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(hosts)?;
+    file.write_all(format!("{address} {BROKER_NAME}\n").as_bytes())?;
+    Ok(())
+}
+
+/// One request to each node, all at once; waits for every `accepted` event.
+async fn one_each(
+    cp: &Arc<ControlPlane>,
+    tracker: &Arc<Tracker>,
+    nodes: &[String],
+    tag: u32,
+) -> anyhow::Result<Vec<String>> {
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut ids = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let (rid, body) = trivial_request(tag, i as u64 + 1);
+        ids.push(rid.clone());
+        let (cp, tracker, node) = (cp.clone(), tracker.clone(), node.clone());
+        tasks.spawn(async move { cp.dispatch(&tracker, &node, &rid, body).await });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done??;
+    }
+    if !tracker
+        .wait_for(Duration::from_secs(60), |s| s.pending.is_empty())
+        .await
+    {
+        bail!(
+            "{} requests without an `accepted` event within 60 s",
+            tracker.seen().pending.len()
+        );
+    }
+    Ok(ids)
+}
+
+/// `layerone-bench fleet-reconnect DIR`: stage 3 itself, run by [`reconnection_stage`] in its
+/// own mount namespace.
+pub fn reconnect_in_namespace(dir: &Path) -> anyhow::Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    std::fs::create_dir_all(dir)?;
+    let hosts = dir.join("hosts");
+    write_hosts(&hosts, FIRST_ADDRESS)?;
+    child::run(
+        Path::new("/usr/bin/mount"),
+        &[os("--bind"), hosts.as_os_str(), os("/etc/hosts")],
+        &dir.join("mount.log"),
+    )?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let admin = dir.join("admin");
+    let (port, monitor_port) = (free_port()?, free_port()?);
+    fleet_control::admin::init_files(&fleet_control::admin::InitOptions {
+        dir: AdminDir(admin.clone()),
+        name: "bench".into(),
+        listen: format!("{FIRST_ADDRESS}:{port}"),
+        brokers: vec![format!("tls://{BROKER_NAME}:{port}")],
+        server_names: Vec::new(),
+        replicas: 1,
+        monitor_port,
+        cluster: None,
+        from: None,
+    })?;
+    let mut sims = SimFleet::start(
+        &rt,
+        dir,
+        &admin,
+        (FIRST_ADDRESS, port, monitor_port),
+        SIM_NODES,
+    )?;
+    // Every node heartbeats once, and the pulls settle; then each takes a request.
+    std::thread::sleep(SIM_HEARTBEAT + Duration::from_secs(1));
+    let before = rt.block_on(one_each(&sims.cp, &sims.tracker, &sims.names, 0x90))?;
+    println!(
+        "  before: each of the {} nodes took a request ({} accepted)",
+        sims.names.len(),
+        before.len()
+    );
+
+    sims.broker.kill9();
+    let killed = Instant::now();
+    std::thread::sleep(OUTAGE);
+    write_hosts(&hosts, MOVED_ADDRESS)?;
+    sims.spec.listen = format!("{MOVED_ADDRESS}:{}", sims.port);
+    std::fs::write(
+        &sims.conf,
+        fleet::broker_config::render(&sims.spec, &sims.users),
+    )?;
+    sims.broker = Broker::start_on(
+        &sims.conf,
+        MOVED_ADDRESS,
+        sims.port,
+        sims.monitor_port,
+        &dir.join("broker-moved.log"),
+    )?;
+    let listening = Instant::now();
+    // (since listening, nodes connected, connections the broker accepted)
+    let mut samples: Vec<(Duration, usize, u64)> = Vec::new();
+    loop {
+        let connected = sims
+            .nodes
+            .iter()
+            .filter(|n| n.client.connection_state() == async_nats::connection::State::Connected)
+            .count();
+        let accepted = sims.broker.varz().map_or(0, |v| v.total_connections);
+        samples.push((listening.elapsed(), connected, accepted));
+        if connected == sims.nodes.len() || listening.elapsed() > BACK_WITHIN {
+            break;
         }
-    });
-    drop(nodes);
-    drop(cp);
-    drop(broker);
+        std::thread::sleep(SAMPLE);
+    }
+    let count = sims.nodes.len();
+    let at = |share: usize| {
+        samples
+            .iter()
+            .find(|(_, connected, _)| *connected * 100 >= count * share)
+            .map(|(t, _, _)| *t)
+    };
+    // The most connections the broker accepted within any one second.
+    let peak = samples
+        .iter()
+        .map(|(t, _, n)| {
+            let floor = samples
+                .iter()
+                .find(|(u, _, _)| *t <= *u + Duration::from_secs(1))
+                .map_or(0, |(_, _, m)| *m);
+            n.saturating_sub(floor)
+        })
+        .max()
+        .unwrap_or(0);
+    let secs = |t: Option<Duration>| {
+        t.map_or("not within the wait".to_owned(), |t| {
+            format!("{:.1} s", t.as_secs_f64())
+        })
+    };
+    println!(
+        "  the broker listening again {:.1} s after the kill, on {MOVED_ADDRESS}",
+        (listening - killed).as_secs_f64()
+    );
+    println!(
+        "  nodes back (connected again, without a restart): half {}, 99% {}, all {} after it listened",
+        secs(at(50)),
+        secs(at(99)),
+        secs(at(100))
+    );
+    println!(
+        "  connections the broker accepted: {} in all, at most {peak} within one second",
+        samples.last().map_or(0, |(_, _, n)| *n)
+    );
+    let after = rt.block_on(one_each(&sims.cp, &sims.tracker, &sims.names, 0x92))?;
+    // Give a request of before that the broker would deliver again the time to show.
+    std::thread::sleep(Duration::from_secs(2));
+    let again = sims.tracker.seen().again;
+    println!(
+        "  after: each node took a new request ({} accepted); requests delivered a second time: {again}",
+        after.len()
+    );
+    sims.stop(&rt);
     Ok(())
 }
 
