@@ -22,6 +22,12 @@
 //!   the others back;
 //! - "your assignment changed": the assignment is read from its bucket and handed to root;
 //! - "the fleet's trust changed": the trust bundle is read again ([`super::trust`]).
+//!
+//! A stuck consumer (one that holds requests it does not deliver: NATS's own tracker has
+//! consumers that stopped delivering after a restart) is noticed within a heartbeat: while the
+//! daemon waits for work with nothing held back, it asks the broker every half heartbeat how
+//! many requests the consumer has not delivered; some, twice in a row with nothing delivered
+//! in between, is a stall: the daemon pulls anew and publishes `queue_stalled`, once per stall.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -69,6 +75,9 @@ pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
     apply_assignment(&shared).await;
     let mut poll = tokio::time::interval(ASSIGNMENT_POLL);
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut look = tokio::time::interval(shared.config.heartbeat / 2);
+    look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut stall = Stall::default();
     loop {
         let message = tokio::select! {
             message = messages.next() => message,
@@ -77,6 +86,18 @@ pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
                 super::trust::refresh(&shared).await;
                 if !holds.is_empty() {
                     forget_gone(&shared, &consumer, &mut holds).await;
+                }
+                continue;
+            }
+            _ = look.tick() => {
+                if holds.is_empty() && stall.looked_again(&consumer).await {
+                    let (pending, paused) = stall.seen;
+                    tracing::warn!(pending, paused, "the node's consumer holds requests it does not deliver; pulling anew");
+                    shared.emit(EventBody::QueueStalled { pending, paused }).await?;
+                    messages = consumer
+                        .messages()
+                        .await
+                        .map_err(|e| anyhow::anyhow!("pulling the node's queue anew: {e}"))?;
                 }
                 continue;
             }
@@ -92,7 +113,48 @@ pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
                 continue;
             }
         };
+        stall.delivered();
         handle(&shared, &consumer, &mut holds, message).await?;
+    }
+}
+
+/// What the daemon saw of its consumer at its last looks, for [`run`]'s stall check.
+#[derive(Default)]
+struct Stall {
+    /// Undelivered requests at the last look, and whether the consumer was paused; `None` after
+    /// a delivery or a look that found none.
+    last: Option<(u64, bool)>,
+    /// What the look that found the stall saw.
+    seen: (u64, bool),
+    /// Said already for this stall: said once until a delivery or an empty look ends it.
+    said: bool,
+}
+
+impl Stall {
+    fn delivered(&mut self) {
+        self.last = None;
+        self.said = false;
+    }
+
+    /// Looks at the consumer; returns true once per stall, when it began: requests not
+    /// delivered at this look and at the one before, with nothing delivered in between. A look
+    /// the broker does not answer proves nothing either way.
+    async fn looked_again(&mut self, consumer: &PullConsumer) -> bool {
+        let Ok(info) = consumer.get_info().await else {
+            return false;
+        };
+        if info.num_pending == 0 {
+            self.delivered();
+            return false;
+        }
+        let now = (info.num_pending, info.paused);
+        let stalled = self.last.is_some() && !self.said;
+        self.last = Some(now);
+        if stalled {
+            self.seen = now;
+            self.said = true;
+        }
+        stalled
     }
 }
 

@@ -427,6 +427,14 @@ pub enum EventBody {
         module: Module,
         reason: String,
     },
+    /// The node's consumer held requests it had not delivered while the node waited for work,
+    /// for half a heartbeat twice in a row: the node pulled its queue anew (bound it again)
+    /// and says so, once per stall. `paused`: the broker says the consumer is paused (an
+    /// operator paused it; pulling anew does not lift that).
+    QueueStalled {
+        pending: u64,
+        paused: bool,
+    },
     /// Fleet side: a node's heartbeats stopped.
     NodeDown {
         last_seen_ms: i64,
@@ -460,6 +468,7 @@ impl EventBody {
             EventBody::AssignmentRefused { .. } => "assignment_refused",
             EventBody::ModuleReady { .. } => "module_ready",
             EventBody::ModuleUnavailable { .. } => "module_unavailable",
+            EventBody::QueueStalled { .. } => "queue_stalled",
             EventBody::NodeDown { .. } => "node_down",
             EventBody::NodeUp { .. } => "node_up",
             EventBody::DeadLetter { .. } => "dead_letter",

@@ -7,7 +7,8 @@
 //! account's are admitted in their order on the queue. And a node partitioned from the broker
 //! (its connection cut by a relay) while two accounts' requests are queued for it: its API goes
 //! on, and on heal each request runs once, in its account's order, and the fleet sees it up
-//! again with its tenants.
+//! again with its tenants. And a node whose consumer stops delivering (paused, holding a
+//! request): the node says `queue_stalled` once, and the request runs once it is resumed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -720,4 +721,77 @@ fn a_partitioned_node_serves_its_api_and_on_heal_runs_each_queued_request_once_i
         );
     }
     assert!(status().contains("connected since"), "{}", status());
+}
+
+/// Pauses (`Some(for how long)`) or resumes (`None`) `node`'s consumer as an operator would.
+fn pause_consumer(fleet: &Fleet, node: &str, pause: Option<Duration>) {
+    let cp = control_plane(fleet);
+    runtime().block_on(async move {
+        let js = connect(&cp).await;
+        let stream = js
+            .get_stream(fleet::protocol::REQUESTS_STREAM)
+            .await
+            .unwrap();
+        match pause {
+            Some(pause) => {
+                let until =
+                    async_nats::datetime::add_std_duration(async_nats::datetime::now(), pause)
+                        .unwrap();
+                stream.pause_consumer(node, until).await.unwrap();
+            }
+            None => {
+                stream.resume_consumer(node).await.unwrap();
+            }
+        }
+    });
+}
+
+#[test]
+fn a_node_whose_consumer_stops_delivering_pulls_anew_and_says_so_once() {
+    let (fleet, node) = one_node_fleet();
+    // The consumer holds what is put on the queue and delivers nothing: paused, as an operator
+    // (or a broker's own fault) leaves it.
+    pause_consumer(&fleet, "n1", Some(Duration::from_secs(300)));
+    let request = ensure_account(&hex32(50), &hex32(51), "stall1");
+    let queued = Instant::now();
+    fleet.cli(&["submit", "n1", &request.to_string()]);
+    let stalls = || -> Vec<serde_json::Value> {
+        read_events(&fleet)
+            .into_iter()
+            .map(|(_, e)| e)
+            .filter(|e| e["kind"] == "queue_stalled")
+            .collect()
+    };
+    wait_until(
+        "the node's queue_stalled event",
+        Duration::from_secs(30),
+        || !stalls().is_empty(),
+    );
+    eprintln!(
+        "queue_stalled on the stream {:?} after the request was queued (heartbeat 500 ms)",
+        queued.elapsed()
+    );
+    let stalled = &stalls()[0];
+    assert_eq!(stalled["node"], "n1", "{stalled}");
+    assert_eq!(stalled["pending"], 1, "{stalled}");
+    assert_eq!(stalled["paused"], true, "{stalled}");
+    // Said once while it lasts (ten more looks).
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(stalls().len(), 1, "{:?}", stalls());
+    // Resumed, the request runs, once.
+    pause_consumer(&fleet, "n1", None);
+    wait_until("the request's final event", Duration::from_secs(60), || {
+        read_events(&fleet).iter().any(|(_, e)| {
+            e["kind"] == "job" && e["request_id"] == hex32(50) && e["state"] == "succeeded"
+        })
+    });
+    let finals = read_events(&fleet)
+        .iter()
+        .filter(|(_, e)| {
+            e["kind"] == "job" && e["request_id"] == hex32(50) && e["state"] == "succeeded"
+        })
+        .count();
+    assert_eq!(finals, 1);
+    let status = layerone(&["fleet", "status", "--dev", node.root.to_str().unwrap()]);
+    assert!(status.contains("connected since"), "{status}");
 }
