@@ -62,7 +62,7 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         [] => run(),
         ["fleet"] => in_temp_dir(fleet::run),
-        // Stage 3 of `fleet`, which runs it in a mount namespace of its own.
+        // Stage 2c of `fleet`, which runs it in a mount namespace of its own.
         ["fleet-reconnect", dir] => fleet::reconnect_in_namespace(std::path::Path::new(dir)),
         ["attack"] => in_temp_dir(|dir| attack::run(dir, 20)),
         ["attack", seconds] => match seconds.parse::<u64>() {

@@ -166,7 +166,7 @@ pub async fn supervise_with(
                     Ok(()) => return,
                     Err(e) if fleet::connect::is_refused(&e) => {
                         cap = REFUSED_CAP;
-                        if record_refusal(&config, Some(now_ms())) {
+                        if record_refusal(&config, now_ms()) {
                             tracing::error!(
                                 node,
                                 "the broker refuses this node's key: the fleet has no node {node} with it (it was removed, or another machine joined under its name); join again with a new token (`layerone join TOKEN`)"
@@ -214,12 +214,12 @@ const SETTLED: Duration = Duration::from_secs(60);
 /// wait as a connection's reconnections do (`fleet::connect::full_jitter`, capped at 15 s).
 const REFUSED_CAP: Duration = Duration::from_secs(60);
 
-/// Records in `fleet.db` whether the broker refuses the node's key (for `layerone fleet
-/// status`); returns whether that changed.
-fn record_refusal(config: &DaemonConfig, since_ms: Option<i64>) -> bool {
+/// Records in `fleet.db` that the broker refuses the node's key since `now_ms` (for `layerone
+/// fleet status`; the run that connects clears it); returns whether it is new.
+fn record_refusal(config: &DaemonConfig, now_ms: i64) -> bool {
     let recorded = std::fs::create_dir_all(&config.state_dir)
         .map_err(anyhow::Error::from)
-        .and_then(|()| Outbox::open(&config.fleet_db())?.set_refused(since_ms));
+        .and_then(|()| Outbox::open(&config.fleet_db())?.set_refused(Some(now_ms)));
     match recorded {
         Ok(changed) => changed,
         Err(e) => {
