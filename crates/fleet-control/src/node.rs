@@ -109,10 +109,19 @@ pub async fn join(token: &str, name: Option<&str>, paths: &NodePaths) -> anyhow:
         node_id: paths.node_id.clone(),
         public_key,
     };
-    let reply = tokio::time::timeout(
-        Duration::from_secs(30),
-        client.request(JOIN_SUBJECT, serde_json::to_vec(&request)?.into()),
-    )
+    let payload = serde_json::to_vec(&request)?;
+    // A fleet service that is (re)starting has no subscription for a moment: the broker says
+    // "no responders" at once, and the join asks again within its 30 s.
+    let reply = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match client.request(JOIN_SUBJECT, payload.clone().into()).await {
+                Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                answered => break answered,
+            }
+        }
+    })
     .await
     .context("the join service did not answer in 30 s")?
     .context("the join request")?;

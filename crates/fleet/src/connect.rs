@@ -23,9 +23,14 @@ async fn on_event(who: String, event: Event) {
 /// The first reconnection's ceiling, doubled at each failed attempt up to [`RECONNECT_CAP`].
 pub const RECONNECT_BASE: Duration = Duration::from_millis(250);
 
-/// The longest a connection waits before its next reconnection attempt: 1,000 nodes cut off
-/// together come back at about 1,000 / 15 CONNECTs a second once their ceilings reach it.
+/// The longest a node's connection waits before its next reconnection attempt: 1,000 nodes
+/// cut off together come back at about 1,000 / 15 CONNECTs a second once their ceilings reach
+/// it.
 pub const RECONNECT_CAP: Duration = Duration::from_secs(15);
+
+/// The same for the few other clients (the control plane, an operator's session, a joining
+/// node): no herd to spread, and the fleet service should be back before its nodes.
+pub const FEW_RECONNECT_CAP: Duration = Duration::from_secs(2);
 
 /// A backoff with full jitter: a delay drawn uniformly between zero and
 /// `min(cap, base × 2^attempt)`, so that clients that lost the broker together do not come
@@ -45,6 +50,7 @@ fn base(who: &str) -> ConnectOptions {
         .require_tls(true)
         .connection_timeout(Duration::from_secs(5))
         .ping_interval(Duration::from_secs(2))
+        .reconnect_delay_callback(|attempt| full_jitter(attempt, RECONNECT_BASE, FEW_RECONNECT_CAP))
         .event_callback({
             let who = who.to_owned();
             move |event| on_event(who.clone(), event)
@@ -79,9 +85,10 @@ pub async fn node_trusting(
         .custom_inbox_prefix(node_inbox_prefix(name))
         .tls_client_config(trust.client_config()?)
         .max_reconnects(None)
-        // A fleet's nodes lose the broker together: each waits its own drawn delay before each
-        // attempt. async-nats resolves the broker's name again at each one, so a broker moved
-        // to another address under the same name is found.
+        // A fleet's nodes lose the broker together: each waits its own drawn delay, with a
+        // higher ceiling than the other clients', before each attempt. async-nats resolves the
+        // broker's name again at each one, so a broker moved to another address under the
+        // same name is found.
         .reconnect_delay_callback(|attempt| full_jitter(attempt, RECONNECT_BASE, RECONNECT_CAP));
     if retry {
         options = options.retry_on_initial_connect();
