@@ -90,8 +90,9 @@ pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
                 continue;
             }
             _ = look.tick() => {
-                if holds.is_empty() && stall.looked_again(&consumer).await {
-                    let (pending, paused) = stall.seen;
+                if holds.is_empty()
+                    && let Some((pending, paused)) = stall.looked_again(&consumer).await
+                {
                     tracing::warn!(pending, paused, "the node's consumer holds requests it does not deliver; pulling anew");
                     shared.emit(EventBody::QueueStalled { pending, paused }).await?;
                     messages = consumer
@@ -121,40 +122,31 @@ pub(super) async fn run(shared: Arc<Shared>) -> anyhow::Result<()> {
 /// What the daemon saw of its consumer at its last looks, for [`run`]'s stall check.
 #[derive(Default)]
 struct Stall {
-    /// Undelivered requests at the last look, and whether the consumer was paused; `None` after
-    /// a delivery or a look that found none.
-    last: Option<(u64, bool)>,
-    /// What the look that found the stall saw.
-    seen: (u64, bool),
+    /// Whether the last look found undelivered requests; `false` after a delivery.
+    pending: bool,
     /// Said already for this stall: said once until a delivery or an empty look ends it.
     said: bool,
 }
 
 impl Stall {
     fn delivered(&mut self) {
-        self.last = None;
+        self.pending = false;
         self.said = false;
     }
 
-    /// Looks at the consumer; returns true once per stall, when it began: requests not
-    /// delivered at this look and at the one before, with nothing delivered in between. A look
-    /// the broker does not answer proves nothing either way.
-    async fn looked_again(&mut self, consumer: &PullConsumer) -> bool {
-        let Ok(info) = consumer.get_info().await else {
-            return false;
-        };
+    /// Looks at the consumer; once per stall, when it began, returns what it holds and whether
+    /// it is paused: requests not delivered at this look and at the one before, with nothing
+    /// delivered in between. A look the broker does not answer proves nothing either way.
+    async fn looked_again(&mut self, consumer: &PullConsumer) -> Option<(u64, bool)> {
+        let info = consumer.get_info().await.ok()?;
         if info.num_pending == 0 {
             self.delivered();
-            return false;
+            return None;
         }
-        let now = (info.num_pending, info.paused);
-        let stalled = self.last.is_some() && !self.said;
-        self.last = Some(now);
-        if stalled {
-            self.seen = now;
-            self.said = true;
-        }
-        stalled
+        let stalled = self.pending && !self.said;
+        self.pending = true;
+        self.said |= stalled;
+        stalled.then_some((info.num_pending, info.paused))
     }
 }
 

@@ -161,22 +161,23 @@ pub async fn supervise_with(
                     credentials,
                     stop.clone(),
                 );
-                let mut cap = fleet::connect::RECONNECT_CAP;
-                match run.await {
+                // The ceiling of the pause before the next run.
+                let cap = match run.await {
                     Ok(()) => return,
                     Err(e) if fleet::connect::is_refused(&e) => {
-                        cap = REFUSED_CAP;
                         if record_refusal(&config, now_ms()) {
                             tracing::error!(
                                 node,
                                 "the broker refuses this node's key: the fleet has no node {node} with it (it was removed, or another machine joined under its name); join again with a new token (`layerone join TOKEN`)"
                             );
                         }
+                        REFUSED_CAP
                     }
                     Err(e) => {
                         tracing::error!(error = %format!("{e:#}"), "the fleet daemon stopped; starting it again");
+                        fleet::connect::RECONNECT_CAP
                     }
-                }
+                };
                 if started.elapsed() >= SETTLED {
                     failures = 0;
                 }

@@ -624,10 +624,7 @@ fn syncs_over(pid: u32, window: Duration) -> (u64, String) {
 
 #[test]
 fn an_idle_joined_node_writes_and_syncs_nothing_for_a_minute() {
-    let fleet = Fleet::init();
-    let node = DevNode::start(fleet.dir.path(), "n1");
-    fleet.join(&node, "n1");
-    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    let (fleet, node) = fleet_support::one_node_fleet();
     // One request over the broker: the daemon consumed, published and recorded its link.
     let event = fleet.submit_wait("n1", &ensure_account(&hex32(1), &hex32(2), "idle1"));
     assert!(

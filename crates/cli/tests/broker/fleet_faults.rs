@@ -21,7 +21,7 @@ use futures_util::StreamExt as _;
 use crate::common;
 use crate::fleet_support;
 
-use fleet_support::{DevNode, Fleet, ensure_account, hex32, layerone, wait_until};
+use fleet_support::{DevNode, Fleet, ensure_account, hex32, layerone, one_node_fleet, wait_until};
 
 const REQUESTS: usize = 500;
 
@@ -53,15 +53,6 @@ async fn connect(cp: &fleet_cp::ControlPlane) -> jetstream::Context {
         .await
         .unwrap();
     jetstream::new(client)
-}
-
-/// A fleet with one node, `n1`, up.
-fn one_node_fleet() -> (Fleet, DevNode) {
-    let fleet = Fleet::init();
-    let node = DevNode::start(fleet.dir.path(), "n1");
-    fleet.join(&node, "n1");
-    fleet.wait_state("n1", "up", Duration::from_secs(30));
-    (fleet, node)
 }
 
 /// Publishes `REQUESTS` requests to `node`'s queue from a thread, each retried (same message

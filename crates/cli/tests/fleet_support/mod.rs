@@ -525,6 +525,15 @@ pub fn ensure_account(request_id: &str, id: &str, username: &str) -> Value {
     })
 }
 
+/// A fleet with one node, `n1`, joined and up.
+pub fn one_node_fleet() -> (Fleet, DevNode) {
+    let fleet = Fleet::init();
+    let node = DevNode::start(fleet.dir.path(), "n1");
+    fleet.join(&node, "n1");
+    fleet.wait_state("n1", "up", Duration::from_secs(30));
+    (fleet, node)
+}
+
 /// 32 hex digits from a number.
 pub fn hex32(n: u64) -> String {
     format!("{n:032x}")
